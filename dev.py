@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The project's two quickstart commands, runnable on a fresh machine with only Python 3.11+.
+
+    python3 dev.py demo    # run the product on its embedded default
+    python3 dev.py test    # lint, type-check, layer contract and the whole test suite
+
+Each creates `.venv` and installs the project into it when needed (again only when pyproject.toml changed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".installed-from"
+
+
+def _python() -> str:
+    return str(BIN / "python")
+
+
+def _ensure_venv() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"binding-scheduler needs Python 3.11 or newer, this is {sys.version.split()[0]}")
+    if not (BIN / "python").exists():
+        print(f"dev.py: creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == digest:
+        return
+    print("dev.py: installing binding-scheduler and its test tools into .venv", flush=True)
+    _run([_python(), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", f"{ROOT}[test]"])
+    STAMP.write_text(digest)
+
+
+def _run(cmd: list[str]) -> None:
+    result = subprocess.run(cmd, cwd=ROOT, check=False)
+    if result.returncode != 0:
+        sys.exit(result.returncode)
+
+
+def demo(args: list[str]) -> None:
+    _ensure_venv()
+    _run([str(BIN / "binding-scheduler"), "demo", *args])
+
+
+def test(args: list[str]) -> None:
+    _ensure_venv()
+    _run([str(BIN / "ruff"), "check", "operator", "tests", "benchmarks", "dev.py"])
+    _run([str(BIN / "mypy")])
+    _run([str(BIN / "lint-imports"), "--no-cache"])
+    _run([_python(), "-m", "pytest", *args])
+
+
+def main() -> None:
+    commands = {"demo": demo, "test": test}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        sys.exit(f"usage: python3 dev.py {{{'|'.join(commands)}}} [args...]")
+    commands[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    main()

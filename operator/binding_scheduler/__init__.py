@@ -1,0 +1,3 @@
+"""binding-scheduler: a Karmada-compatible multi-cluster scheduler."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,74 @@
+"""Scheduling errors with Karmada's texts, and the error -> Scheduled-condition table (reference 1.7)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Self
+
+
+class SchedulingError(Exception):
+    """A scheduling attempt failed; the condition reason is `SchedulerError` and the binding is retried."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def wrapped(self, prefix: str) -> Self:
+        """The same error behind a context prefix (Go's `fmt.Errorf("prefix: %w", err)`): its kind is kept."""
+        clone = self.__class__.__new__(self.__class__)
+        clone.__dict__.update(self.__dict__)
+        clone.message = f"{prefix}: {self.message}"
+        clone.args = (clone.message,)
+        return clone
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UnschedulableError(SchedulingError):
+    """Not enough capacity right now: reason `Unschedulable`, parked until an event or the flush."""
+
+
+class FitError(SchedulingError):
+    """No cluster passed the filters: reason `NoClusterFit`, `spec.clusters` is cleared, not retried."""
+
+    def __init__(self, num_all_clusters: int, diagnosis: Mapping[str, str]) -> None:
+        self.num_all_clusters = num_all_clusters
+        self.diagnosis = dict(diagnosis)
+        super().__init__(fit_error_message(num_all_clusters, self.diagnosis))
+
+
+def fit_error_message(num_all_clusters: int, diagnosis: Mapping[str, str]) -> str:
+    """`0/N clusters are available: <count> <reason>, ...` with the items sorted as strings."""
+    if num_all_clusters == 0 or not diagnosis:
+        return f"0/{num_all_clusters} clusters are available: no cluster exists."
+    counts: dict[str, int] = {}
+    for reason in diagnosis.values():
+        counts[reason] = counts.get(reason, 0) + 1
+    items = sorted(f"{count} {reason}" for reason, count in counts.items())
+    return f"0/{num_all_clusters} clusters are available: {', '.join(items)}."
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionVerdict:
+    """What a scheduling outcome writes into the `Scheduled` condition, and whether it is retried."""
+
+    status: str
+    reason: str
+    message: str
+    retry: bool
+
+
+SUCCESS_MESSAGE = "Binding has been scheduled successfully."
+
+
+def condition_for(error: BaseException | None) -> ConditionVerdict:
+    """Karmada's `getConditionByError`, for one error (aggregates are handled where writes fail)."""
+    if error is None:
+        return ConditionVerdict("True", "Success", SUCCESS_MESSAGE, retry=False)
+    if isinstance(error, UnschedulableError):
+        return ConditionVerdict("False", "Unschedulable", str(error), retry=True)
+    if isinstance(error, FitError):
+        return ConditionVerdict("False", "NoClusterFit", str(error), retry=False)
+    return ConditionVerdict("False", "SchedulerError", str(error), retry=True)

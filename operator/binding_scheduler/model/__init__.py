@@ -1,0 +1,71 @@
+"""Typed, immutable views of Karmada objects, parsed from plain dicts with precise errors. No I/O."""
+
+from .binding import (
+    APPLIED_PLACEMENT_ANNOTATION,
+    DEFAULT_SCHEDULER_NAME,
+    FILTER_LABELS,
+    Binding,
+    BindingStatus,
+    Component,
+    Condition,
+    NodeClaim,
+    ObjectReference,
+    ReplicaRequirements,
+    Scope,
+    TargetCluster,
+    parse_binding,
+)
+from .cluster import Cluster, ResourceModel, ResourceSummary, parse_cluster
+from .errors import ValidationError
+from .placement import (
+    ClusterAffinity,
+    ClusterAffinityTerm,
+    DivisionPreference,
+    Placement,
+    ReplicaScheduling,
+    ReplicaSchedulingType,
+    SpreadConstraint,
+    SpreadField,
+    StaticClusterWeight,
+    WeightPreference,
+)
+from .quantity import Quantity, ResourceList, parse_quantity
+from .selectors import LabelSelector, Requirement, Taint, Toleration
+
+__all__ = [
+    "APPLIED_PLACEMENT_ANNOTATION",
+    "DEFAULT_SCHEDULER_NAME",
+    "FILTER_LABELS",
+    "Binding",
+    "BindingStatus",
+    "Cluster",
+    "ClusterAffinity",
+    "ClusterAffinityTerm",
+    "Component",
+    "Condition",
+    "DivisionPreference",
+    "LabelSelector",
+    "NodeClaim",
+    "ObjectReference",
+    "Placement",
+    "Quantity",
+    "ReplicaRequirements",
+    "ReplicaScheduling",
+    "ReplicaSchedulingType",
+    "Requirement",
+    "ResourceList",
+    "ResourceModel",
+    "ResourceSummary",
+    "Scope",
+    "SpreadConstraint",
+    "SpreadField",
+    "StaticClusterWeight",
+    "Taint",
+    "TargetCluster",
+    "Toleration",
+    "ValidationError",
+    "WeightPreference",
+    "parse_binding",
+    "parse_cluster",
+    "parse_quantity",
+]

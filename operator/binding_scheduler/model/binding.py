@@ -1,0 +1,296 @@
+"""ResourceBinding and ClusterResourceBinding (`work.karmada.io/v1alpha2`) as one `Binding` with a scope."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from .errors import ValidationError, show
+from .fields import EMPTY_MAP, INT32_MAX, Fields
+from .placement import Placement, ReplicaSchedulingType, parse_placement
+from .quantity import EMPTY_RESOURCES, ResourceList, parse_resource_list
+from .selectors import NODE_SELECTOR_OPERATORS, Requirement, Toleration, parse_requirement, parse_toleration
+
+GROUP_VERSION = "work.karmada.io/v1alpha2"
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+APPLIED_PLACEMENT_ANNOTATION = "policy.karmada.io/applied-placement"
+FILTER_LABELS = (
+    "propagationpolicy.karmada.io/permanent-id",
+    "clusterpropagationpolicy.karmada.io/permanent-id",
+    "binding.karmada.io/managed-by",
+)
+
+
+class Scope(StrEnum):
+    NAMESPACED = "ResourceBinding"
+    CLUSTER = "ClusterResourceBinding"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectReference:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+
+    @property
+    def group_version(self) -> str:
+        return self.api_version
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClaim:
+    hard_node_affinity: tuple[NodeSelectorTerm, ...] | None = None
+    node_selector: Mapping[str, str] = EMPTY_MAP
+    tolerations: tuple[Toleration, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaRequirements:
+    """What one replica needs; sent to the estimators."""
+
+    resource_request: ResourceList = EMPTY_RESOURCES
+    node_claim: NodeClaim | None = None
+    namespace: str = ""
+    priority_class_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    name: str
+    replicas: int
+    requirements: ReplicaRequirements | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetCluster:
+    """One entry of `spec.clusters`: the scheduler's output."""
+
+    name: str
+    replicas: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "replicas": self.replicas} if self.replicas else {"name": self.name}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str = ""
+    observed_generation: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class AggregatedStatusItem:
+    cluster_name: str
+    health: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BindingStatus:
+    scheduler_observed_generation: int = 0
+    scheduler_observing_affinity_name: str = ""
+    last_scheduled_time: datetime | None = None
+    conditions: tuple[Condition, ...] = ()
+    aggregated_status: tuple[AggregatedStatusItem, ...] = ()
+
+    def condition(self, kind: str) -> Condition | None:
+        for condition in self.conditions:
+            if condition.type == kind:
+                return condition
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    scope: Scope
+    name: str
+    resource: ObjectReference
+    namespace: str = ""
+    uid: str = ""
+    generation: int = 0
+    resource_version: str = ""
+    labels: Mapping[str, str] = EMPTY_MAP
+    annotations: Mapping[str, str] = EMPTY_MAP
+    deletion_timestamp: datetime | None = None
+    replicas: int = 0
+    replica_requirements: ReplicaRequirements | None = None
+    components: tuple[Component, ...] = ()
+    clusters: tuple[TargetCluster, ...] = ()
+    placement: Placement | None = None
+    eviction_clusters: frozenset[str] = frozenset()
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    reschedule_triggered_at: datetime | None = None
+    suspend_scheduling: bool = False
+    schedule_priority: int = 0
+    affinity_group: str = ""
+    anti_affinity_group: str = ""
+    status: BindingStatus = field(default_factory=BindingStatus)
+
+    @property
+    def key(self) -> str:
+        """The queue key: `namespace/name` for a ResourceBinding, `name` for a ClusterResourceBinding."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def is_workload(self) -> bool:
+        return self.replicas > 0 or self.replica_requirements is not None or len(self.components) >= 1
+
+    @property
+    def scheduling_type(self) -> ReplicaSchedulingType:
+        return self.placement.scheduling_type if self.placement is not None else ReplicaSchedulingType.DUPLICATED
+
+    @property
+    def target_names(self) -> frozenset[str]:
+        return frozenset(t.name for t in self.clusters)
+
+    @property
+    def reschedule_pending(self) -> bool:
+        """An explicit reschedule: rescheduleTriggeredAt strictly after lastScheduledTime (both set)."""
+        triggered, last = self.reschedule_triggered_at, self.status.last_scheduled_time
+        return triggered is not None and last is not None and triggered > last
+
+    @property
+    def applied_placement(self) -> str:
+        return self.annotations.get(APPLIED_PLACEMENT_ANNOTATION, "")
+
+
+def _parse_node_selector_terms(fields: Fields) -> tuple[NodeSelectorTerm, ...]:
+    return tuple(
+        NodeSelectorTerm(
+            match_expressions=tuple(
+                parse_requirement(e, NODE_SELECTOR_OPERATORS) for e in term.objects("matchExpressions")
+            ),
+            match_fields=tuple(parse_requirement(e, NODE_SELECTOR_OPERATORS) for e in term.objects("matchFields")),
+        )
+        for term in fields.objects("nodeSelectorTerms")
+    )
+
+
+def _parse_node_claim(fields: Fields) -> NodeClaim:
+    affinity = fields.obj("hardNodeAffinity")
+    return NodeClaim(
+        hard_node_affinity=_parse_node_selector_terms(affinity) if affinity is not None else None,
+        node_selector=fields.string_map("nodeSelector"),
+        tolerations=tuple(parse_toleration(t) for t in fields.objects("tolerations")),
+    )
+
+
+def _parse_requirements(fields: Fields) -> ReplicaRequirements:
+    claim = fields.obj("nodeClaim")
+    return ReplicaRequirements(
+        resource_request=parse_resource_list(fields.raw("resourceRequest"), fields.at("resourceRequest")),
+        node_claim=_parse_node_claim(claim) if claim is not None else None,
+        namespace=fields.text("namespace"),
+        priority_class_name=fields.text("priorityClassName"),
+    )
+
+
+def _parse_status(fields: Fields | None) -> BindingStatus:
+    if fields is None:
+        return BindingStatus()
+    return BindingStatus(
+        scheduler_observed_generation=fields.integer("schedulerObservedGeneration"),
+        scheduler_observing_affinity_name=fields.text("schedulerObservingAffinityName"),
+        last_scheduled_time=fields.time("lastScheduledTime"),
+        conditions=tuple(
+            Condition(
+                type=c.text("type"),
+                status=c.text("status"),
+                reason=c.text("reason"),
+                message=c.text("message"),
+                last_transition_time=c.text("lastTransitionTime"),
+                observed_generation=c.integer("observedGeneration"),
+            )
+            for c in fields.objects("conditions")
+        ),
+        aggregated_status=tuple(
+            AggregatedStatusItem(cluster_name=a.text("clusterName"), health=a.text("health"))
+            for a in fields.objects("aggregatedStatus")
+        ),
+    )
+
+
+def _parse_target_clusters(spec: Fields) -> tuple[TargetCluster, ...]:
+    return tuple(
+        TargetCluster(name=t.required_str("name"), replicas=t.integer("replicas", minimum=0, maximum=INT32_MAX))
+        for t in spec.objects("clusters")
+    )
+
+
+def parse_binding(data: Any) -> Binding:
+    """Parse a ResourceBinding or ClusterResourceBinding from its JSON form.
+
+    Raises `ValidationError` (and only that) for anything it cannot accept.
+    """
+    root = Fields(data, "")
+    kind = root.text("kind")
+    if kind not in (Scope.NAMESPACED.value, Scope.CLUSTER.value):
+        raise ValidationError("kind", f"{show(kind)} is not one of ResourceBinding, ClusterResourceBinding")
+    scope = Scope(kind)
+    meta = root.required_obj("metadata")
+    namespace = meta.text("namespace")
+    if scope is Scope.NAMESPACED and not namespace:
+        raise ValidationError("metadata.namespace", "is required for a ResourceBinding")
+    if scope is Scope.CLUSTER and namespace:
+        raise ValidationError("metadata.namespace", f"must be empty for a ClusterResourceBinding, got {namespace!r}")
+    spec = root.required_obj("spec")
+    resource = spec.required_obj("resource")
+    placement = spec.obj("placement")
+    requirements = spec.obj("replicaRequirements")
+    suspension = spec.obj("suspension")
+    priority = spec.obj("schedulePriority")
+    groups = spec.obj("workloadAffinityGroups")
+    return Binding(
+        scope=scope,
+        name=meta.required_str("name"),
+        namespace=namespace,
+        uid=meta.text("uid"),
+        generation=meta.integer("generation"),
+        resource_version=meta.text("resourceVersion"),
+        labels=meta.string_map("labels"),
+        annotations=meta.string_map("annotations"),
+        deletion_timestamp=meta.time("deletionTimestamp"),
+        resource=ObjectReference(
+            api_version=resource.required_str("apiVersion"),
+            kind=resource.required_str("kind"),
+            name=resource.required_str("name"),
+            namespace=resource.text("namespace"),
+            uid=resource.text("uid"),
+            resource_version=resource.text("resourceVersion"),
+        ),
+        replicas=spec.integer("replicas", minimum=0, maximum=INT32_MAX),
+        replica_requirements=_parse_requirements(requirements) if requirements is not None else None,
+        components=tuple(
+            Component(
+                name=c.required_str("name"),
+                replicas=c.integer("replicas", minimum=0, maximum=INT32_MAX),
+                requirements=_parse_requirements(r) if (r := c.obj("replicaRequirements")) is not None else None,
+            )
+            for c in spec.objects("components")
+        ),
+        clusters=_parse_target_clusters(spec),
+        placement=parse_placement(placement) if placement is not None else None,
+        eviction_clusters=frozenset(t.required_str("fromCluster") for t in spec.objects("gracefulEvictionTasks")),
+        scheduler_name=spec.text("schedulerName") or DEFAULT_SCHEDULER_NAME,
+        reschedule_triggered_at=spec.time("rescheduleTriggeredAt"),
+        suspend_scheduling=suspension.flag("scheduling") if suspension is not None else False,
+        schedule_priority=priority.integer("priority", minimum=-(2**31), maximum=INT32_MAX) if priority else 0,
+        affinity_group=groups.text("affinityGroup") if groups is not None else "",
+        anti_affinity_group=groups.text("antiAffinityGroup") if groups is not None else "",
+        status=_parse_status(root.obj("status")),
+    )
