@@ -1,0 +1,126 @@
+"""Webster (Sainte-Laguë) apportionment and Karmada's uid-hash tie-breaker (reference 2.9.5)."""
+
+from __future__ import annotations
+
+import pytest
+from binding_scheduler.algorithm.webster import allocate_webster, fnv1a_32, names_descending
+
+ODD_UID = "uid-1"  # FNV-1a 0x50c45a43
+EVEN_UID = "uid-2"  # FNV-1a 0x51c45bd6
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("", 0x811C9DC5), ("a", 0xE40C292C), ("foobar", 0xBF9CF968), (ODD_UID, 0x50C45A43)],
+)
+def test_fnv1a_32_matches_the_published_vectors(text: str, expected: int) -> None:
+    assert fnv1a_32(text.encode()) == expected
+
+
+def test_odd_uid_hash_means_names_descending() -> None:
+    assert names_descending(ODD_UID)
+
+
+def test_even_uid_hash_means_names_ascending() -> None:
+    assert not names_descending(EVEN_UID)
+
+
+def test_empty_uid_means_names_ascending() -> None:
+    assert not names_descending("")
+
+
+CLASSIC = [("PartyA", 100000), ("PartyB", 80000), ("PartyC", 30000), ("PartyD", 20000)]
+
+
+@pytest.mark.parametrize(
+    ("seats", "expected"),
+    [
+        (1, [1, 0, 0, 0]),
+        (2, [1, 1, 0, 0]),
+        (3, [2, 1, 0, 0]),
+        (4, [2, 1, 1, 0]),
+        (5, [2, 2, 1, 0]),
+        # Round 6 ties A (100000/5) with D (20000/1): the binding tie-breaker gives it to fewer seats (D),
+        # where the textbook (and Karmada's default, votes-first, tie-breaker) gives it to A.
+        (6, [2, 2, 1, 1]),
+        (7, [3, 2, 1, 1]),
+        (8, [3, 3, 1, 1]),
+    ],
+    ids=lambda value: f"{value}" if isinstance(value, int) else None,
+)
+def test_classic_sainte_lague_example_round_by_round(seats: int, expected: list[int]) -> None:
+    assert allocate_webster(seats, CLASSIC) == list(
+        zip(["PartyA", "PartyB", "PartyC", "PartyD"], expected, strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("seats", "expected"),
+    [(12, [6, 4, 2]), (13, [7, 4, 2]), (14, [7, 5, 2])],
+)
+def test_three_two_one_weights(seats: int, expected: list[int]) -> None:
+    assert allocate_webster(seats, [("m1", 3), ("m2", 2), ("m3", 1)]) == list(
+        zip(["m1", "m2", "m3"], expected, strict=True)
+    )
+
+
+def test_output_is_sorted_by_name_whatever_the_input_order() -> None:
+    assert allocate_webster(4, [("Gamma", 400), ("Alpha", 1200), ("Beta", 900)]) == [
+        ("Alpha", 2),
+        ("Beta", 1),
+        ("Gamma", 1),
+    ]
+
+
+def test_zero_seat_parties_are_kept_in_the_output() -> None:
+    assert allocate_webster(1, [("a", 1), ("b", 5)]) == [("a", 0), ("b", 1)]
+
+
+def test_no_seats_gives_every_party_zero() -> None:
+    assert allocate_webster(0, [("a", 100), ("b", 200)]) == [("a", 0), ("b", 0)]
+
+
+def test_zero_total_votes_allocates_nothing() -> None:
+    assert allocate_webster(5, [("a", 0), ("b", 0)]) == [("a", 0), ("b", 0)]
+
+
+def test_no_parties_gives_an_empty_allocation() -> None:
+    assert allocate_webster(3, []) == []
+
+
+def test_zero_vote_party_never_wins_while_others_have_votes() -> None:
+    assert allocate_webster(10, [("a", 0), ("b", 1)]) == [("a", 0), ("b", 10)]
+
+
+def test_equal_priority_goes_to_fewer_seats_first() -> None:
+    # After a:1 seat (priority 3/3 = 1) and b:0 seats (priority 1/1 = 1) tie; b has fewer seats.
+    assert allocate_webster(2, [("a", 3), ("b", 1)]) == [("a", 1), ("b", 1)]
+
+
+def test_full_tie_goes_to_the_first_name_ascending() -> None:
+    assert allocate_webster(1, [("b", 1), ("a", 1)]) == [("a", 1), ("b", 0)]
+
+
+def test_full_tie_goes_to_the_last_name_when_descending() -> None:
+    assert allocate_webster(1, [("a", 1), ("b", 1)], descending=True) == [("a", 0), ("b", 1)]
+
+
+def test_three_replicas_at_one_to_one_favour_the_first_name() -> None:
+    assert allocate_webster(3, [("m1", 1), ("m2", 1)]) == [("m1", 2), ("m2", 1)]
+
+
+def test_three_replicas_at_one_to_one_favour_the_last_name_when_descending() -> None:
+    assert allocate_webster(3, [("m1", 1), ("m2", 1)], descending=True) == [("m1", 1), ("m2", 2)]
+
+
+def test_priorities_are_compared_in_float64() -> None:
+    # 2**53 + 1 is not a float64: Go's float64(votes) rounds it to 2**53, which ties with the other party,
+    # so the name decides. Exact integer arithmetic would give the seat to "b".
+    assert allocate_webster(1, [("a", 2**53), ("b", 2**53 + 1)]) == [("a", 1), ("b", 0)]
+
+
+def test_every_seat_is_allocated_for_many_parties() -> None:
+    votes = [(f"member{i:04d}", i % 17 + 1) for i in range(5000)]
+    allocation = allocate_webster(10000, votes)
+    assert sum(seats for _, seats in allocation) == 10000
+    assert len(allocation) == 5000
