@@ -285,9 +285,10 @@ def parse_placement(fields: Fields) -> Placement:
     seen: dict[str, int] = {}
     for i, spread in enumerate(spreads):
         if spread.spread_by_field and spread.spread_by_field in seen:
+            earlier = seen[spread.spread_by_field]
             raise ValidationError(
                 f"{fields.at('spreadConstraints')}[{i}].spreadByField",
-                f"{spread.spread_by_field!r} is already constrained by spreadConstraints[{seen[spread.spread_by_field]}]",
+                f"{spread.spread_by_field!r} is already constrained by spreadConstraints[{earlier}]",
             )
         seen[spread.spread_by_field] = i
     scheduling_fields = fields.obj("replicaScheduling")

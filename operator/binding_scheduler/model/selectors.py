@@ -59,9 +59,8 @@ def parse_requirement(item: Fields, operators: tuple[str, ...]) -> Requirement:
         raise ValidationError(item.at("values"), f"must be non-empty for operator {operator}")
     if operator in ("Exists", "DoesNotExist") and values:
         raise ValidationError(item.at("values"), f"must be empty for operator {operator}")
-    if operator in ("Gt", "Lt"):
-        if len(values) != 1 or _parse_int64(values[0]) is None:
-            raise ValidationError(item.at("values"), f"must hold exactly one integer for operator {operator}")
+    if operator in ("Gt", "Lt") and (len(values) != 1 or _parse_int64(values[0]) is None):
+        raise ValidationError(item.at("values"), f"must hold exactly one integer for operator {operator}")
     return Requirement(key=key, operator=operator, values=values)
 
 

@@ -1,0 +1,133 @@
+"""The in-tree filter plugins (reference 2.3), with their exact unschedulable reasons.
+
+They run in one fixed order, `FILTER_ORDER`; the first failing one gives a cluster's reason in the FitError
+message (Karmada runs them in random map order, which makes that message unpredictable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..model import Cluster
+from .affinity import cluster_matches
+from .plugins import FilterContext
+
+API_REASON = "cluster(s) did not have the API resource"
+AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
+EVICTION_REASON = "cluster(s) is in the process of eviction"
+SPREAD_REASONS = {
+    "provider": "cluster(s) did not have provider property",
+    "region": "cluster(s) did not have region property",
+    "zone": "cluster(s) did not have zones property",
+}
+
+
+class APIEnablement:
+    """The cluster serves the resource's group/version and kind (already-targeted clusters pass)."""
+
+    name = "APIEnablement"
+
+    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        if cluster.name in ctx.targets:
+            return None
+        resource = ctx.binding.resource
+        return None if cluster.api_enabled(resource.api_version, resource.kind) else API_REASON
+
+    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+        resource = ctx.binding.resource
+        enabled = ctx.snapshot.api_index.get((resource.api_version, resource.kind), frozenset())
+        return {
+            c.name: API_REASON for c in clusters if c.name not in enabled and c.name not in ctx.targets
+        }
+
+
+class TaintToleration:
+    """The first NoSchedule/NoExecute taint no placement toleration tolerates fails the cluster."""
+
+    name = "TaintToleration"
+
+    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        if cluster.name in ctx.targets:
+            return None
+        placement = ctx.binding.placement
+        tolerations = placement.cluster_tolerations if placement is not None else ()
+        for taint in cluster.taints:
+            if taint.effect not in ("NoSchedule", "NoExecute"):
+                continue
+            if not any(t.tolerates(taint) for t in tolerations):
+                return f"cluster(s) had untolerated taint {{{taint}}}"
+        return None
+
+    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+        tainted = ctx.snapshot.hard_tainted
+        failures: dict[str, str] = {}
+        for cluster in clusters:
+            if cluster.name in tainted and (reason := self.filter(ctx, cluster)) is not None:
+                failures[cluster.name] = reason
+        return failures
+
+
+class ClusterAffinityFilter:
+    """The cluster matches clusterAffinity, or the observed term's affinity or overflow affinities."""
+
+    name = "ClusterAffinity"
+
+    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        if not ctx.affinities:
+            return None
+        return None if any(cluster_matches(cluster, a) for a in ctx.affinities) else AFFINITY_REASON
+
+    def score(self, ctx: FilterContext, cluster: Cluster) -> int:
+        return 0
+
+    def score_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        return {}
+
+    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+        if not ctx.affinities:
+            return {}
+        matching = ctx.snapshot.memo(("affinity", ctx.affinities), lambda: self._matching(ctx))
+        return {c.name: AFFINITY_REASON for c in clusters if c.name not in matching}
+
+    @staticmethod
+    def _matching(ctx: FilterContext) -> frozenset[str]:
+        return frozenset(
+            c.name for c in ctx.snapshot.clusters if any(cluster_matches(c, a) for a in ctx.affinities)
+        )
+
+
+class SpreadConstraintFilter:
+    """A spread by provider, region or zone needs the cluster to have that property."""
+
+    name = "SpreadConstraint"
+
+    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        placement = ctx.binding.placement
+        if placement is None:
+            return None
+        for constraint in placement.spread_constraints:
+            field = constraint.spread_by_field
+            if field in SPREAD_REASONS and cluster.name in ctx.snapshot.without[field]:
+                return SPREAD_REASONS[field]
+        return None
+
+    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+        placement = ctx.binding.placement
+        if placement is None or not any(c.spread_by_field in SPREAD_REASONS for c in placement.spread_constraints):
+            return {}
+        return {c.name: r for c in clusters if (r := self.filter(ctx, c)) is not None}
+
+
+class ClusterEviction:
+    """A cluster the binding is being evicted from is not a candidate (targeted or not)."""
+
+    name = "ClusterEviction"
+
+    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        return EVICTION_REASON if cluster.name in ctx.binding.eviction_clusters else None
+
+    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+        evicted = ctx.binding.eviction_clusters
+        if not evicted:
+            return {}
+        return {c.name: EVICTION_REASON for c in clusters if c.name in evicted}

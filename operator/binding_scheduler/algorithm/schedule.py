@@ -1,0 +1,169 @@
+"""One scheduling attempt (reference 2.1): filter -> score -> estimate -> select -> assign.
+
+The attempt is split where the accurate estimators are asked: `filter_and_score` (pure, may raise FitError),
+then the caller gathers estimates (the general estimator here, the gRPC ones in the async layer), then
+`select_and_assign`. `schedule` runs all three with the general estimator only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..model import Binding, Cluster, TargetCluster
+from .affinity import cluster_matches
+from .assign import assign_replicas
+from .candidates import DEFAULT_OVERFLOW_ORDER, UNMATCHED_OVERFLOW_ORDER, ClusterDetail
+from .errors import FitError, SchedulingError
+from .estimates import merge_estimates
+from .general_estimator import max_available_replicas
+from .plugins import BatchFilter, BatchScore, FilterContext
+from .registry import PluginSet
+from .snapshot import Snapshot
+from .spread import select_best_clusters
+
+MAX_INT32 = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleOptions:
+    enable_empty_workload_propagation: bool = False
+
+
+DEFAULT_OPTIONS = ScheduleOptions()
+
+
+@dataclass(slots=True)
+class Candidates:
+    """The clusters that passed every filter, scored, in snapshot order; estimates not yet applied."""
+
+    binding: Binding
+    context: FilterContext
+    details: list[ClusterDetail]
+    diagnosis: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def clusters(self) -> list[Cluster]:
+        return [d.cluster for d in self.details]
+
+
+def run_filters(ctx: FilterContext, plugins: PluginSet) -> tuple[list[Cluster], dict[str, str]]:
+    """Every live cluster through the filters in order; a cluster stops at its first failure."""
+    remaining: list[Cluster] = list(ctx.snapshot.live)
+    diagnosis: dict[str, str] = {}
+    for plugin in plugins.filters:
+        if not remaining:
+            break
+        if isinstance(plugin, BatchFilter):
+            failures = plugin.filter_many(ctx, remaining)
+        else:
+            failures = {c.name: r for c in remaining if (r := plugin.filter(ctx, c)) is not None}
+        if failures:
+            diagnosis.update(failures)
+            remaining = [c for c in remaining if c.name not in failures]
+    return remaining, diagnosis
+
+
+def run_scores(ctx: FilterContext, plugins: PluginSet, clusters: Sequence[Cluster]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for plugin in plugins.scores:
+        try:
+            if isinstance(plugin, BatchScore):
+                scores = plugin.score_many(ctx, clusters)
+            else:
+                scores = {c.name: plugin.score(ctx, c) for c in clusters}
+        except Exception as error:
+            raise SchedulingError(
+                f'failed to prioritize clusters: plugin "{plugin.name}" failed with: {error}'
+            ) from error
+        for name, score in scores.items():
+            if score:
+                totals[name] = totals.get(name, 0) + score
+    return totals
+
+
+def overflow_order(binding: Binding, cluster: Cluster) -> int:
+    """0 for the observed term's own affinity, i+1 for its i-th overflow affinity, 1000 for none."""
+    placement = binding.placement
+    if placement is None or placement.cluster_affinity is not None or not placement.cluster_affinities:
+        return DEFAULT_OVERFLOW_ORDER
+    term = placement.term(binding.status.scheduler_observing_affinity_name)
+    if term is None:
+        return DEFAULT_OVERFLOW_ORDER
+    if cluster_matches(cluster, term.affinity):
+        return 0
+    for i, overflow in enumerate(term.overflow_affinities or ()):
+        if cluster_matches(cluster, overflow.affinity):
+            return i + 1
+    return UNMATCHED_OVERFLOW_ORDER
+
+
+def filter_and_score(binding: Binding, snapshot: Snapshot, plugins: PluginSet) -> Candidates:
+    ctx = FilterContext.of(binding, snapshot)
+    feasible, diagnosis = run_filters(ctx, plugins)
+    if not feasible:
+        raise FitError(len(snapshot), diagnosis)
+    scores = run_scores(ctx, plugins, feasible)
+    details = [
+        ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=overflow_order(binding, c))
+        for c in feasible
+    ]
+    return Candidates(binding=binding, context=ctx, details=details, diagnosis=diagnosis)
+
+
+def needs_estimates(binding: Binding) -> bool:
+    """Non-workloads (no replicas, no components) get MaxInt32 everywhere; estimators are not asked."""
+    return binding.replicas != 0 or bool(binding.components)
+
+
+def general_estimates(binding: Binding, clusters: Sequence[Cluster]) -> dict[str, int]:
+    return {c.name: max_available_replicas(c, binding.replica_requirements) for c in clusters}
+
+
+def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]) -> None:
+    """Merge the estimators' answers into allocatable/available (reference 2.5)."""
+    binding = candidates.binding
+    names = [d.name for d in candidates.details]
+    if needs_estimates(binding):
+        merged = merge_estimates(names, binding.replicas, answers)
+    else:
+        merged = dict.fromkeys(names, MAX_INT32)
+    assigned = {t.name: t.replicas for t in binding.clusters}
+    for detail in candidates.details:
+        detail.allocatable = merged[detail.name]
+        detail.available = detail.allocatable + assigned.get(detail.name, 0)
+
+
+def select_and_assign(
+    candidates: Candidates, options: ScheduleOptions = DEFAULT_OPTIONS, trace: list[str] | None = None
+) -> list[TargetCluster]:
+    binding = candidates.binding
+    try:
+        selected = select_best_clusters(binding, candidates.details, binding.replicas, trace=trace)
+    except SchedulingError as error:
+        raise error.wrapped("failed to select clusters") from error
+    try:
+        result = assign_replicas(binding, selected)
+    except SchedulingError as error:
+        raise error.wrapped("failed to assign replicas") from error
+    if options.enable_empty_workload_propagation:
+        present = {t.name for t in result}
+        result = result + [TargetCluster(d.name) for d in selected if d.name not in present]
+    return result
+
+
+def schedule(
+    binding: Binding,
+    snapshot: Snapshot,
+    plugins: PluginSet,
+    *,
+    accurate: Sequence[Mapping[str, int]] = (),
+    options: ScheduleOptions = DEFAULT_OPTIONS,
+) -> list[TargetCluster]:
+    """One attempt with the general estimator (plus any accurate answers already gathered)."""
+    candidates = filter_and_score(binding, snapshot, plugins)
+    answers: list[Mapping[str, int]] = []
+    if needs_estimates(binding):
+        answers = [general_estimates(binding, candidates.clusters), *accurate]
+    apply_estimates(candidates, answers)
+    return select_and_assign(candidates, options)

@@ -1,0 +1,24 @@
+"""The in-tree score plugins (reference 2.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..model import Cluster
+from .plugins import FilterContext
+
+MAX_CLUSTER_SCORE = 100
+
+
+class ClusterLocality:
+    """100 for a cluster the binding already targets: stickiness to current placements."""
+
+    name = "ClusterLocality"
+
+    def score(self, ctx: FilterContext, cluster: Cluster) -> int:
+        return MAX_CLUSTER_SCORE if cluster.name in ctx.targets else 0
+
+    def score_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        if not ctx.targets:
+            return {}
+        return {c.name: MAX_CLUSTER_SCORE for c in clusters if c.name in ctx.targets}

@@ -1,0 +1,62 @@
+"""A scheduling snapshot: every cluster, with the binding-independent indexes computed once."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from ..model import Cluster
+
+HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+_MEMO_LIMIT = 256
+T = TypeVar("T")
+
+
+class Snapshot:
+    """An immutable view of all clusters for one or many passes.
+
+    Everything that does not depend on the binding is computed here once (API enablement index, which
+    clusters carry hard taints or lack topology fields), so a pass only does the binding-specific work.
+    Per-affinity match sets are memoized: bindings of one policy share their affinity.
+    """
+
+    def __init__(self, clusters: Iterable[Cluster]) -> None:
+        self.clusters: tuple[Cluster, ...] = tuple(clusters)
+        self.by_name: Mapping[str, Cluster] = {c.name: c for c in self.clusters}
+        self.live: tuple[Cluster, ...] = tuple(c for c in self.clusters if not c.deleting)
+        self.api_index: Mapping[tuple[str, str], frozenset[str]] = _api_index(self.clusters)
+        self.hard_tainted: frozenset[str] = frozenset(
+            c.name for c in self.clusters if any(t.effect in HARD_TAINT_EFFECTS for t in c.taints)
+        )
+        self.without: Mapping[str, frozenset[str]] = {
+            "provider": frozenset(c.name for c in self.clusters if not c.provider),
+            "region": frozenset(c.name for c in self.clusters if not c.region),
+            "zone": frozenset(c.name for c in self.clusters if not c.zones),
+        }
+        self._memo: OrderedDict[Any, Any] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self.clusters)
+
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        """A bounded per-snapshot cache for results that depend only on the snapshot and `key`."""
+        try:
+            value: T = self._memo[key]
+        except KeyError:
+            value = compute()
+            self._memo[key] = value
+            if len(self._memo) > _MEMO_LIMIT:
+                self._memo.popitem(last=False)
+            return value
+        self._memo.move_to_end(key)
+        return value
+
+
+def _api_index(clusters: Iterable[Cluster]) -> Mapping[tuple[str, str], frozenset[str]]:
+    index: dict[tuple[str, str], set[str]] = {}
+    for cluster in clusters:
+        for enablement in cluster.api_enablements:
+            for kind in enablement.kinds:
+                index.setdefault((enablement.group_version, kind), set()).add(cluster.name)
+    return {key: frozenset(names) for key, names in index.items()}

@@ -1,0 +1,81 @@
+"""Reading Clusters and bindings from YAML/JSON files or folders, kubectl style."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..model import Binding, Cluster, ValidationError, parse_binding, parse_cluster
+
+SUFFIXES = (".yaml", ".yml", ".json")
+BINDING_KINDS = ("ResourceBinding", "ClusterResourceBinding")
+
+
+@dataclass(slots=True)
+class Inputs:
+    clusters: list[Cluster] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def input_files(paths: Sequence[str]) -> Iterator[Path]:
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+        else:
+            yield path
+
+
+def documents(path: Path) -> Iterator[Any]:
+    """Every object in a file: multi-document YAML, JSON, and `kind: List` items."""
+    with path.open(encoding="utf-8") as handle:
+        for document in yaml.safe_load_all(handle):
+            if document is None:
+                continue
+            kind = document.get("kind") if isinstance(document, dict) else None
+            if isinstance(kind, str) and kind.endswith("List") and isinstance(document.get("items"), list):
+                yield from document["items"] or ()
+            else:
+                yield document
+
+
+def _describe(document: Any) -> tuple[str, str]:
+    if not isinstance(document, dict):
+        return "-", "-"
+    meta = document.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return str(document.get("kind") or "-"), str(name or "-")
+
+
+def load_inputs(paths: Sequence[str]) -> Inputs:
+    inputs = Inputs()
+    for path in input_files(paths):
+        try:
+            docs = list(documents(path))
+        except OSError as error:
+            inputs.errors.append(f"{path}: - -: {error.strerror or error}")
+            continue
+        except yaml.YAMLError as error:
+            problem = str(error).replace("\n", " ")
+            inputs.errors.append(f"{path}: - -: not valid YAML or JSON: {problem}")
+            continue
+        for document in docs:
+            kind, name = _describe(document)
+            try:
+                if kind == "Cluster":
+                    inputs.clusters.append(parse_cluster(document))
+                elif kind in BINDING_KINDS:
+                    inputs.bindings.append(parse_binding(document))
+                elif not isinstance(document, dict):
+                    raise ValidationError("<document>", "expected an object")
+                else:
+                    inputs.skipped.append(f"{path}: {kind} {name}")
+            except ValidationError as error:
+                inputs.errors.append(f"{path}: {kind} {name}: {error}")
+    return inputs
