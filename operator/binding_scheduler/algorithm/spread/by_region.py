@@ -1,0 +1,72 @@
+"""Selection by the `region` spread constraint (reference 2.7, region selection).
+
+Regions are chosen by the group search; each chosen region gives its best cluster, and the rest of the
+`cluster` constraint's maxGroups is filled with the best remaining clusters of those regions. Capacity is
+not checked here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ...model import SpreadConstraint
+from ..candidates import ClusterDetail, sort_candidates
+from ..errors import SchedulingError
+from .groups import ClusterGroup
+from .select_groups import GroupOption, select_groups
+
+FEWER_REGIONS_THAN_MIN_GROUPS = "the number of feasible region is less than spreadConstraint.MinGroups"
+NO_FEASIBLE_REGIONS = "the number of clusters is less than the cluster spreadConstraint.MinGroups"
+
+ABSENT_CONSTRAINT = SpreadConstraint(min_groups=0, max_groups=0)
+"""What a missing `cluster` constraint counts as: Go's zero value, so minGroups 0 and maxGroups 0."""
+
+
+def choose_regions(
+    regions: Mapping[str, ClusterGroup],
+    region: SpreadConstraint,
+    cluster: SpreadConstraint,
+    trace: list[str] | None = None,
+) -> list[ClusterGroup]:
+    """The chosen regions, heaviest first; the cluster constraint's minGroups is the clusters to reach.
+
+    QUIRK kept from Karmada: a region constraint without maxGroups (0) never has a feasible combination.
+    """
+    if len(regions) < region.min_groups:
+        raise SchedulingError(FEWER_REGIONS_THAN_MIN_GROUPS)
+    options = [GroupOption(g.name, len(g.clusters), g.score) for g in regions.values()]
+    chosen = select_groups(options, region.min_groups, region.max_groups, cluster.min_groups, trace)
+    if not chosen:
+        raise SchedulingError(NO_FEASIBLE_REGIONS)
+    return [regions[option.name] for option in chosen]
+
+
+def select_by_region(
+    regions: Mapping[str, ClusterGroup],
+    region: SpreadConstraint,
+    cluster: SpreadConstraint | None,
+    trace: list[str] | None = None,
+) -> list[ClusterDetail]:
+    """One best cluster per chosen region, then the best of the rest up to the cluster maxGroups.
+
+    Every chosen region keeps its cluster even when that exceeds maxGroups (without a cluster
+    constraint, exactly one cluster per region).
+    """
+    cluster = cluster if cluster is not None else ABSENT_CONSTRAINT
+    chosen = choose_regions(regions, region, cluster, trace)
+    selected = [group.clusters[0] for group in chosen]
+    rest: list[ClusterDetail] = [c for group in chosen for c in group.clusters[1:]]
+    need_count = min(len(selected) + len(rest), cluster.max_groups)
+    fill = need_count - len(selected)
+    if fill > 0:
+        selected.extend(_best(rest, fill))
+    if trace is not None:
+        trace.append(
+            f"regions {', '.join(g.name for g in chosen)}: {len(chosen)} first clusters,"
+            f" {max(fill, 0)} more of {len(rest)} (cluster maxGroups {cluster.max_groups})"
+        )
+    return selected
+
+
+def _best(clusters: Sequence[ClusterDetail], count: int) -> list[ClusterDetail]:
+    return sort_candidates(list(clusters))[:count]

@@ -1,0 +1,73 @@
+"""The spread-constraint selection step: which candidate clusters go on to replica assignment (reference 2.7).
+
+The caller passes candidates in any order, already carrying score and estimates, and prefixes any error
+with `failed to select clusters: `.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ...model import Binding, Placement, ReplicaSchedulingType, SpreadField
+from ..candidates import ClusterDetail, sort_candidates
+from ..errors import SchedulingError
+from .by_cluster import IGNORE_CAPACITY, select_by_cluster
+from .by_region import select_by_region
+from .groups import ClusterGroup, group_clusters, spread_ignored_for_static_weight
+
+UNSUPPORTED_CONSTRAINTS = "just support cluster and region spread constraint"
+
+
+def capacity_ignored(placement: Placement) -> bool:
+    """Duplicated placements (or none at all) put every replica everywhere: capacity does not pick clusters."""
+    strategy = placement.replica_scheduling
+    return strategy is None or strategy.type is ReplicaSchedulingType.DUPLICATED
+
+
+def select_best_clusters(
+    binding: Binding,
+    candidates: Sequence[ClusterDetail],
+    need_replicas: int,
+    trace: list[str] | None = None,
+) -> list[ClusterDetail]:
+    """Karmada's `SelectBestClusters`: the clusters the spread constraints allow, in selection order.
+
+    With no constraint to apply every candidate is returned, best first. A `region` constraint drives
+    region selection, else a `cluster` constraint drives cluster selection; any other constraint set
+    (spreadByLabel, zone or provider only) is a `SchedulingError`. `need_replicas` is what the selection
+    must be able to hold (cluster selection only); it is ignored for Duplicated placements. Human-readable
+    notes on each step are appended to `trace` when one is given.
+    """
+    placement = binding.placement or Placement()
+    if not placement.spread_constraints or spread_ignored_for_static_weight(placement):
+        ordered = sort_candidates(list(candidates))
+        if trace is not None:
+            reason = "no spread constraints" if not placement.spread_constraints else "static weights decide"
+            trace.append(f"{reason}: all {len(ordered)} clusters selected")
+        return ordered
+    if capacity_ignored(placement):
+        need_replicas = IGNORE_CAPACITY
+    groups = group_clusters(binding, candidates)
+    if trace is not None:
+        _trace_groups(trace, groups.zones, "zone")
+        _trace_groups(trace, groups.regions, "region")
+        _trace_groups(trace, groups.providers, "provider")
+    region = placement.spread(SpreadField.REGION)
+    cluster = placement.spread(SpreadField.CLUSTER)
+    if region is not None:
+        selected = select_by_region(groups.regions, region, cluster, trace)
+    elif cluster is not None:
+        selected = select_by_cluster(cluster, groups.clusters, need_replicas, trace)
+    else:
+        raise SchedulingError(UNSUPPORTED_CONSTRAINTS)
+    if trace is not None:
+        trace.append(f"selected {', '.join(c.name for c in selected) or 'no cluster'}")
+    return selected
+
+
+def _trace_groups(trace: list[str], groups: Mapping[str, ClusterGroup], kind: str) -> None:
+    for group in groups.values():
+        trace.append(
+            f"{kind} {group.name}: {len(group.clusters)} clusters"
+            f" ({', '.join(c.name for c in group.clusters)}), available {group.available}, score {group.score}"
+        )
