@@ -1,0 +1,52 @@
+"""StaticWeight division (reference 2.9.3): fixed weights from `staticWeightList`, capacity ignored."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..model import TargetCluster, WeightPreference
+from .affinity import cluster_matches
+from .candidates import ClusterDetail
+from .webster import allocate_webster
+
+
+def static_weights(
+    candidates: Sequence[ClusterDetail], preference: WeightPreference | None
+) -> list[tuple[str, int]]:
+    """(name, weight) per candidate with a weight, in candidate order.
+
+    A nil preference gives every candidate weight 1 (Karmada writes that default into its in-memory spec;
+    our model is immutable, so the default is simply applied here). A candidate's weight is the maximum over
+    the rules whose `targetCluster` matches it; candidates left at 0 are dropped, unless every candidate is
+    at 0, and then all of them get weight 1.
+    """
+    if preference is None:
+        return [(detail.name, 1) for detail in candidates]
+    weighted = []
+    for detail in candidates:
+        weight = max(
+            (
+                rule.weight
+                for rule in preference.static_weight_list
+                if cluster_matches(detail.cluster, rule.target_cluster)
+            ),
+            default=0,
+        )
+        if weight > 0:
+            weighted.append((detail.name, weight))
+    return weighted or [(detail.name, 1) for detail in candidates]
+
+
+def assign_static_weight(
+    candidates: Sequence[ClusterDetail],
+    replicas: int,
+    preference: WeightPreference | None,
+    *,
+    descending: bool,
+) -> list[TargetCluster]:
+    """Webster from zero over the static weights; previous placement and capacity are ignored.
+
+    The result is sorted by cluster name ascending and still holds zero entries (removed by the caller).
+    """
+    allocation = allocate_webster(replicas, static_weights(candidates, preference), descending=descending)
+    return [TargetCluster(name, seats) for name, seats in allocation]
