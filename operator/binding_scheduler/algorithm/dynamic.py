@@ -1,0 +1,120 @@
+"""Dynamic division: Aggregated and DynamicWeight, in Fresh or Steady mode (reference 2.9.4).
+
+Sort stability: Karmada sorts the weights descending with Go's `sort.Sort`, an insertion sort (so stable)
+for up to 12 elements and pattern-defeating quicksort (not stable) above. We always sort stably, which keeps
+equal weights in their input order: identical to Go for <= 12 clusters and a deterministic, documented choice
+where Go's order of equal weights is implementation-defined (Aggregated with more than 12 candidates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..model import TargetCluster
+from .candidates import ClusterDetail
+from .errors import UnschedulableError
+from .webster import allocate_webster
+
+SCALE_UP = "failed to scale up"
+SCALE_DOWN = "failed to scale down"
+FRESH_SCALE = "failed to do fresh scale"
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicPlan:
+    """What one dynamic division works from: the target, the ordered weights and the placement it adds to."""
+
+    target: int
+    weights: list[tuple[str, int]]
+    scheduled: list[TargetCluster]
+    error_prefix: str
+
+
+def scheduled_clusters(
+    candidates: Sequence[ClusterDetail], previous: Sequence[TargetCluster]
+) -> list[TargetCluster]:
+    """The previous `spec.clusters` entries (in their order) that are still candidates.
+
+    Replicas on clusters that are no longer candidates are forgotten, so they count as scale-up.
+    """
+    names = {detail.name for detail in candidates}
+    return [target for target in previous if target.name in names]
+
+
+def _descending(weights: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    return sorted(weights, key=lambda item: -item[1])
+
+
+def plan_dynamic(
+    candidates: Sequence[ClusterDetail], replicas: int, previous: Sequence[TargetCluster], *, fresh: bool
+) -> DynamicPlan | list[TargetCluster]:
+    """Pick the mode; a Steady binding already at its replica count gets its placement back unchanged."""
+    scheduled = scheduled_clusters(candidates, previous)
+    if fresh:
+        held = {target.name: target.replicas for target in scheduled}
+        weights = [(d.name, d.allocatable + held.get(d.name, 0)) for d in candidates]
+        return DynamicPlan(replicas, _descending(weights), [], FRESH_SCALE)
+    assigned = sum(target.replicas for target in scheduled)
+    if assigned > replicas:
+        # Scale down rebalances among the previous clusters only: a first schedule over them.
+        weights = [(target.name, target.replicas) for target in scheduled]
+        return DynamicPlan(replicas, _descending(weights), [], SCALE_DOWN)
+    if assigned < replicas:
+        weights = [(d.name, d.allocatable) for d in candidates]
+        return DynamicPlan(replicas - assigned, _descending(weights), scheduled, SCALE_UP)
+    return scheduled
+
+
+def aggregate(
+    weights: list[tuple[str, int]], scheduled: Sequence[TargetCluster], target: int
+) -> list[tuple[str, int]]:
+    """Previously used clusters first (relative order kept), then the shortest prefix that holds `target`."""
+    used = {t.name for t in scheduled if t.replicas > 0}
+    ordered = [w for w in weights if w[0] in used] + [w for w in weights if w[0] not in used]
+    total = 0
+    for index, (_, weight) in enumerate(ordered):
+        total += weight
+        if total >= target:
+            return ordered[: index + 1]
+    return ordered
+
+
+def merge(added: Sequence[tuple[str, int]], scheduled: Sequence[TargetCluster]) -> list[TargetCluster]:
+    """Add the new allocation to the previous one, per name.
+
+    Names only in the previous list follow the new ones. Karmada appends them in Go map order (random); we
+    append them by name ascending, so the same inputs always give the same list.
+    """
+    held = {target.name: target.replicas for target in scheduled}
+    merged = [TargetCluster(name, seats + held.pop(name, 0)) for name, seats in added]
+    merged.extend(TargetCluster(name, held[name]) for name in sorted(held))
+    return merged
+
+
+def divide(plan: DynamicPlan, *, aggregated: bool, descending: bool) -> list[TargetCluster]:
+    """Karmada's `dynamicDivideReplicas`: check capacity, cut for Aggregated, Webster, merge."""
+    available = sum(weight for _, weight in plan.weights)
+    if available < plan.target:
+        raise UnschedulableError(f"Clusters available replicas {available} are not enough to schedule.")
+    weights = aggregate(plan.weights, plan.scheduled, plan.target) if aggregated else plan.weights
+    return merge(allocate_webster(plan.target, weights, descending=descending), plan.scheduled)
+
+
+def assign_dynamic(
+    candidates: Sequence[ClusterDetail],
+    replicas: int,
+    previous: Sequence[TargetCluster],
+    *,
+    aggregated: bool,
+    fresh: bool,
+    descending: bool,
+) -> list[TargetCluster]:
+    """Aggregated or DynamicWeight over the candidates; errors carry the scale-direction prefix."""
+    plan = plan_dynamic(candidates, replicas, previous, fresh=fresh)
+    if isinstance(plan, list):
+        return plan
+    try:
+        return divide(plan, aggregated=aggregated, descending=descending)
+    except UnschedulableError as error:
+        raise error.wrapped(plan.error_prefix) from error
