@@ -8,7 +8,7 @@ drive selection; zone and provider groups exist for the scores and for `explain`
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ...model import Binding, DivisionPreference, Placement, ReplicaSchedulingType, SpreadField
@@ -40,9 +40,9 @@ class ClusterGroups:
     """
 
     clusters: tuple[ClusterDetail, ...]
-    zones: Mapping[str, ClusterGroup] = _NO_GROUPS
-    regions: Mapping[str, ClusterGroup] = _NO_GROUPS
-    providers: Mapping[str, ClusterGroup] = _NO_GROUPS
+    zones: Mapping[str, ClusterGroup] = field(default_factory=lambda: _NO_GROUPS)
+    regions: Mapping[str, ClusterGroup] = field(default_factory=lambda: _NO_GROUPS)
+    providers: Mapping[str, ClusterGroup] = field(default_factory=lambda: _NO_GROUPS)
 
 
 def spread_ignored_for_static_weight(placement: Placement) -> bool:

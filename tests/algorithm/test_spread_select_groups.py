@@ -1,0 +1,89 @@
+"""The group search behind region selection (reference 2.7 step 3; Karmada's TestSelectGroups, rebuilt from
+its description). A group is (name, value = clusters, weight = group score)."""
+
+from __future__ import annotations
+
+from binding_scheduler.algorithm.spread import GroupOption, feasible_paths, select_groups
+
+
+def g(name: str, value: int, weight: int) -> GroupOption:
+    return GroupOption(name, value, weight)
+
+
+def chosen(groups: list[GroupOption], min_groups: int, max_groups: int, target: int) -> list[str]:
+    return [group.name for group in select_groups(groups, min_groups, max_groups, target)]
+
+
+def test_a_single_group_that_reaches_the_target_is_chosen() -> None:
+    assert chosen([g("r1", 3, 100)], 1, 1, 2) == ["r1"]
+
+
+def test_the_heaviest_single_group_wins_when_any_one_suffices() -> None:
+    assert chosen([g("r1", 1, 100), g("r2", 1, 200), g("r3", 1, 150)], 1, 1, 1) == ["r2"]
+
+
+def test_groups_are_combined_when_no_single_one_reaches_the_target() -> None:
+    groups = [g("r1", 1, 300), g("r2", 1, 200), g("r3", 1, 100)]
+    assert chosen(groups, 1, 2, 2) == ["r1", "r2"]
+
+
+def test_equal_weights_prefer_the_path_with_more_clusters() -> None:
+    assert chosen([g("small", 1, 100), g("big", 3, 100)], 1, 1, 1) == ["big"]
+
+
+def test_equal_weight_and_value_prefer_the_path_found_first() -> None:
+    # the search visits groups by value, then weight descending, then name: "a" is found first
+    assert chosen([g("b", 2, 100), g("a", 2, 100)], 1, 1, 2) == ["a"]
+
+
+def test_a_feasible_strict_prefix_of_the_best_path_is_preferred() -> None:
+    # z+y+x (weight 160) is heaviest, but z+y (150) already reaches the target and leads it
+    groups = [g("x", 1, 10), g("y", 2, 50), g("z", 3, 100)]
+    assert chosen(groups, 2, 3, 5) == ["z", "y"]
+
+
+def test_prefix_preference_keeps_shortening_through_the_ranked_paths() -> None:
+    # ranked: a+b+c (130), a+b (120), a+c (110), a (100): a+b replaces a+b+c, then a replaces a+b;
+    # a+c leads with a but is no prefix of a+b, so it never wins
+    groups = [g("c", 1, 10), g("b", 2, 20), g("a", 5, 100)]
+    assert [p.names for p in feasible_paths(groups, 1, 3, 5)] == [("a", "b", "c"), ("a", "c"), ("a", "b"), ("a",)]
+    assert chosen(groups, 1, 3, 5) == ["a"]
+
+
+def test_a_shorter_path_that_is_no_prefix_does_not_displace_the_best() -> None:
+    groups = [g("a", 2, 100), g("b", 2, 90), g("c", 4, 10)]
+    assert chosen(groups, 1, 2, 4) == ["a", "b"]
+
+
+def test_paths_longer_than_max_groups_are_never_considered() -> None:
+    groups = [g("r1", 1, 100), g("r2", 1, 100), g("r3", 1, 100)]
+    assert chosen(groups, 1, 2, 3) == []
+
+
+def test_as_many_groups_as_min_groups_chooses_them_all_heaviest_first() -> None:
+    # the QUIRK (first branch only at every level) leaves the all-groups path as the only candidate
+    groups = [g("r1", 1, 10), g("r2", 5, 20), g("r3", 2, 15)]
+    assert chosen(groups, 3, 3, 1) == ["r2", "r3", "r1"]
+    assert [p.names for p in feasible_paths(groups, 3, 3, 1)] == [("r2", "r3", "r1")]
+
+
+def test_as_many_groups_as_min_groups_fails_when_together_they_miss_the_target() -> None:
+    assert chosen([g("r1", 1, 10), g("r2", 1, 20)], 2, 2, 3) == []
+
+
+def test_a_path_shorter_than_min_groups_is_extended_even_when_it_reaches_the_target() -> None:
+    groups = [g("r1", 5, 100), g("r2", 1, 10), g("r3", 1, 20)]
+    assert chosen(groups, 2, 2, 1) == ["r1", "r3"]
+
+
+def test_max_groups_zero_has_no_feasible_path() -> None:
+    assert chosen([g("r1", 5, 100)], 1, 0, 1) == []
+
+
+def test_paths_are_numbered_in_search_order_and_ordered_by_weight_then_name() -> None:
+    paths = feasible_paths([g("b", 1, 50), g("a", 1, 50), g("c", 2, 10)], 2, 2, 2)
+    assert [(p.id, p.names, p.weight, p.value) for p in paths] == [
+        (0, ("a", "b"), 100, 2),
+        (1, ("a", "c"), 60, 3),
+        (2, ("b", "c"), 60, 3),
+    ]
