@@ -1,0 +1,29 @@
+"""Merging the answers of several replica estimators into one number per cluster (reference 2.5, 3.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+MAX_INT32 = 2**31 - 1
+UNAUTHENTIC_REPLICA = -1
+"""An estimator's "I do not know" for one cluster: it takes no part in the minimum."""
+
+
+def merge_estimates(clusters: Sequence[str], replicas: int, answers: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """Karmada's `calAvailableReplicas` merge: per cluster, the minimum over the estimators' answers.
+
+    Every cluster starts at MaxInt32. An answer of -1 is ignored, and so are answers for clusters not in
+    `clusters`. A cluster still at MaxInt32 afterwards (no estimator knew, or one answered exactly MaxInt32)
+    gets `replicas`, the binding's `spec.replicas`. Estimators that failed are not passed at all: the caller
+    drops a failed estimator's whole answer (reference 2.5 QUIRK). The result follows the order of `clusters`.
+    """
+    merged = dict.fromkeys(clusters, MAX_INT32)
+    for answer in answers:
+        for name, current in merged.items():
+            value = answer.get(name)
+            if value is not None and value != UNAUTHENTIC_REPLICA and value < current:
+                merged[name] = value
+    for name, value in merged.items():
+        if value == MAX_INT32:
+            merged[name] = replicas
+    return merged

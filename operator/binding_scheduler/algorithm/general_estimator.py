@@ -1,0 +1,462 @@
+"""The general estimator: how many replicas (or component sets) a cluster still takes, from its status alone
+(reference 3.2; Karmada's `general-estimator`).
+
+Two answers per cluster, both pure functions of the `Cluster` snapshot:
+
+* `max_available_replicas` for single-template workloads;
+* `max_available_component_sets` for multi-template workloads.
+
+Speed: the scheduler asks this for every candidate cluster of every decision (thousands per decision). What a
+cluster offers is turned into integers once per `Cluster` object and cached by identity; what a request asks is
+turned into integers once per `ReplicaRequirements` / components object; and the answer for a (cluster,
+request) pair without assumed workloads is memoised on the cluster's entry. A repeated question costs two
+dictionary look-ups. Identity (not equality) is the cache key on purpose: the model's frozen dataclasses do not
+cache their hash, and hashing a Cluster (Fractions inside) costs more than the whole estimate. The caches hold
+strong references, so an `id()` is never reused while its entry lives, and they are bounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Generic, TypeVar
+
+from ..model import Cluster, Component, Quantity, ReplicaRequirements
+from ..model.cluster import ResourceSummary
+from .resource_models import (
+    CPU,
+    PODS,
+    Demand,
+    FirstFit,
+    ModelError,
+    NodeGroups,
+    node_groups,
+    replica_demand,
+    total_fit,
+)
+
+MAX_INT32 = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class AssumedWorkload:
+    """Capacity a binding was just given on a cluster but that the cluster's status may not show yet.
+
+    The `SchedulingOvercommitProtection` assumption cache (reference 1.10) records one per (binding, cluster)
+    after a successful result patch; a single-template workload is one component named after the resource, with
+    that cluster's replicas. The estimators deduct these before answering, so that concurrent decisions do not
+    hand the same capacity out twice. Pass them only when that gate is on.
+    """
+
+    namespace: str
+    components: tuple[Component, ...]
+
+
+# --------------------------------------------------------------------------------------------- identity caches
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _IdentityCache(Generic[_K, _V]):
+    """A bounded memo keyed by object identity. Holds the key object, so its id cannot be reused meanwhile.
+
+    When full it is emptied: entries are cheap to rebuild, and what matters is that a steady working set (the
+    clusters of a snapshot) hits.
+    """
+
+    __slots__ = ("_build", "_entries", "_limit")
+
+    def __init__(self, build: Callable[[_K], _V], limit: int) -> None:
+        self._build = build
+        self._limit = limit
+        self._entries: dict[int, tuple[_K, _V]] = {}
+
+    def get(self, key: _K) -> _V:
+        entry = self._entries.get(id(key))
+        if entry is not None and entry[0] is key:
+            return entry[1]
+        value = self._build(key)
+        if len(self._entries) >= self._limit:
+            self._entries.clear()
+        self._entries[id(key)] = (key, value)
+        return value
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+_MEMO_LIMIT = 256
+
+
+@dataclass(slots=True)
+class _ClusterProfile:
+    """Everything a Cluster offers, as integers."""
+
+    summary: ResourceSummary
+    allowed_pods: int
+    """allocatable − allocated − allocating pods, each rounded up first; may be ≤ 0."""
+    available: dict[str, int]
+    """Per resource in `allocatable`: allocatable − allocated − allocating, cpu in milli, others whole units."""
+    set_available: dict[str, int]
+    """The same, in the component-set units (see the QUIRK in `max_available_component_sets`)."""
+    groups: NodeGroups | None
+    """The virtual nodes, or None when the model path does not apply (no modelings, or the models are broken)."""
+    replica_memo: dict[tuple[object, ...], int] = field(default_factory=dict)
+    set_memo: dict[tuple[object, ...], int] = field(default_factory=dict)
+
+
+def _value(resources: Mapping[str, Quantity], name: str) -> int:
+    quantity = resources.get(name)
+    return 0 if quantity is None else quantity.value()
+
+
+def _set_units(quantity: Quantity) -> int:
+    """Karmada's `quantityAsInt64`: milli-units for decimal quantities, whole units for binary (Ki, Mi, ...)."""
+    return quantity.value() if quantity.binary else quantity.milli_value()
+
+
+def _ceil(value: Fraction) -> int:
+    return -((-value.numerator) // value.denominator)
+
+
+def _build_cluster_profile(cluster: Cluster) -> _ClusterProfile | None:
+    summary = cluster.resource_summary
+    if summary is None:
+        return None
+    allowed_pods = (
+        _value(summary.allocatable, PODS) - _value(summary.allocated, PODS) - _value(summary.allocating, PODS)
+    )
+    available: dict[str, int] = {}
+    set_available: dict[str, int] = {}
+    for name, allocatable in summary.allocatable.items():
+        amount = allocatable.amount
+        used = summary.allocated.get(name)
+        if used is not None:
+            amount -= used.amount
+        used = summary.allocating.get(name)
+        if used is not None:
+            amount -= used.amount
+        available[name] = _ceil(amount * 1000) if name == CPU else _ceil(amount)
+        # The difference keeps the format of the allocatable quantity.
+        set_available[name] = _ceil(amount) if allocatable.binary else _ceil(amount * 1000)
+    groups: NodeGroups | None = None
+    if summary.allocatable_modelings:
+        try:
+            groups = node_groups(cluster)
+        except ModelError:
+            groups = None
+    return _ClusterProfile(summary, allowed_pods, available, set_available, groups)
+
+
+_clusters: _IdentityCache[Cluster, _ClusterProfile | None] = _IdentityCache(_build_cluster_profile, 16384)
+
+
+@dataclass(frozen=True, slots=True)
+class _RequestProfile:
+    """One replica's request, as integers."""
+
+    summary_request: tuple[tuple[str, int], ...]
+    """Resources with `Value() > 0`: cpu in milli, others whole units; sorted by name."""
+    demand: Demand
+    """The same request on a virtual node (modelled resources only)."""
+    key: tuple[object, ...]
+
+
+def _build_request_profile(requirements: ReplicaRequirements) -> _RequestProfile:
+    summary_request = tuple(
+        sorted(
+            (name, q.milli_value() if name == CPU else q.value())
+            for name, q in requirements.resource_request.items()
+            if q.value() > 0
+        )
+    )
+    demand = replica_demand(requirements.resource_request)
+    return _RequestProfile(summary_request, demand, (summary_request, demand))
+
+
+_requests: _IdentityCache[ReplicaRequirements, _RequestProfile] = _IdentityCache(_build_request_profile, 4096)
+
+
+def clear_caches() -> None:
+    """Forget every cached profile (tests and benchmarks measuring cold costs)."""
+    _clusters.clear()
+    _requests.clear()
+    _component_sets.clear()
+
+
+# --------------------------------------------------------------------------------------------- replicas
+
+
+def max_available_replicas(
+    cluster: Cluster,
+    requirements: ReplicaRequirements | None,
+    assumed: Sequence[AssumedWorkload] = (),
+    *,
+    use_resource_models: bool = True,
+) -> int:
+    """How many more replicas of `requirements` the cluster takes (Karmada's general `MaxAvailableReplicas`).
+
+    1. No resource summary: 0.
+    2. `assumed` workloads are added to `allocating` first: pods += replicas; cpu += milli × replicas; any other
+       requested resource += Value() × replicas. Components with replicas ≤ 0 are skipped.
+    3. `allowedPods` = allocatable − allocated − allocating pods (missing counts as 0); ≤ 0 gives 0.
+    4. No requirements: `allowedPods`.
+    5. Resource models (`use_resource_models`, the `CustomizedClusterResourceModeling` gate, on by default, and
+       non-empty `allocatableModelings`): place the assumed workloads first-fit on the virtual nodes, then count
+       how many 1-pod units still fit; the answer is `min(that, allowedPods)`, returned directly. When the models
+       cannot be built (none defined, a negative count) fall through to 6.
+    6. Cluster summary: for each requested resource with Value() > 0 — absent from allocatable gives 0; available
+       (allocatable − allocated − allocating) ≤ 0 gives 0; otherwise `floor(available / request)`, cpu in
+       milli-units, others in whole units. The answer is the minimum of those and `allowedPods`.
+
+    The answer is capped at MaxInt32 (Go's int32 result).
+    """
+    profile = _clusters.get(cluster)
+    if profile is None:
+        return 0
+    if assumed:
+        return _replicas_with_assumed(cluster, profile, requirements, assumed, use_resource_models)
+    allowed = profile.allowed_pods
+    if allowed <= 0:
+        return 0
+    if requirements is None:
+        return allowed if allowed < MAX_INT32 else MAX_INT32
+    request = _requests.get(requirements)
+    key = (request.key, use_resource_models)
+    memo = profile.replica_memo
+    answer = memo.get(key)
+    if answer is None:
+        if use_resource_models and profile.groups is not None:
+            answer = min(total_fit(profile.groups, request.demand), allowed)
+        else:
+            answer = _summary_replicas(profile.available, request.summary_request, allowed)
+        answer = answer if answer < MAX_INT32 else MAX_INT32
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        memo[key] = answer
+    return answer
+
+
+def _summary_replicas(available: Mapping[str, int], request: tuple[tuple[str, int], ...], bound: int) -> int:
+    for name, amount in request:
+        left = available.get(name)
+        if left is None or left <= 0:
+            return 0
+        fits = left // amount
+        bound = min(bound, fits)
+    return bound
+
+
+def _component_request(component: Component) -> Mapping[str, Quantity]:
+    requirements = component.requirements
+    return {} if requirements is None else requirements.resource_request
+
+
+def _replicas_with_assumed(
+    cluster: Cluster,
+    profile: _ClusterProfile,
+    requirements: ReplicaRequirements | None,
+    assumed: Sequence[AssumedWorkload],
+    use_resource_models: bool,
+) -> int:
+    """Steps 2-6 with assumed workloads: not memoised, they change from one decision to the next."""
+    pods = 0
+    deducted: dict[str, int] = {}
+    for workload in assumed:
+        for component in workload.components:
+            if component.replicas <= 0:
+                continue
+            pods += component.replicas
+            for name, q in _component_request(component).items():
+                per_replica = q.milli_value() if name == CPU else q.value()
+                deducted[name] = deducted.get(name, 0) + per_replica * component.replicas
+    allowed = profile.allowed_pods - pods
+    if allowed <= 0:
+        return 0
+    if requirements is None:
+        return min(allowed, MAX_INT32)
+    request = _requests.get(requirements)
+    if use_resource_models and profile.groups is not None:
+        simulator = FirstFit(profile.groups)
+        for workload in assumed:
+            simulator.place_set(_set_demands(workload.components))
+        return min(simulator.fit(request.demand), allowed, MAX_INT32)
+    # Integers deducted from allocating commute with the rounding up: ceil(x − n) = ceil(x) − n.
+    available = dict(profile.available)
+    for name, amount in deducted.items():
+        if name in available:
+            available[name] -= amount
+    return min(_summary_replicas(available, request.summary_request, allowed), MAX_INT32)
+
+
+def _set_demands(components: Sequence[Component]) -> list[tuple[Demand, int]]:
+    return [(replica_demand(_component_request(c)), c.replicas) for c in components]
+
+
+# --------------------------------------------------------------------------------------------- component sets
+
+
+@dataclass(frozen=True, slots=True)
+class _ComponentsProfile:
+    pods_per_set: int
+    per_set: tuple[tuple[str, int], ...]
+    """Σ request × replicas per resource, in the component-set units (QUIRK), sorted by name."""
+    demands: tuple[tuple[Demand, int], ...]
+    """Each component's per-pod demand on a virtual node, with its replicas, in the given order."""
+    key: tuple[object, ...]
+
+
+def _build_components_profile(components: Sequence[Component]) -> _ComponentsProfile:
+    per_set: dict[str, int] = {}
+    for component in components:
+        for name, q in _component_request(component).items():
+            per_set[name] = per_set.get(name, 0) + _set_units(q) * component.replicas
+    pods_per_set = sum(c.replicas for c in components)
+    demands = tuple(_set_demands(components))
+    items = tuple(sorted(per_set.items()))
+    return _ComponentsProfile(pods_per_set, items, demands, (pods_per_set, items, demands))
+
+
+_component_sets: _IdentityCache[Sequence[Component], _ComponentsProfile] = _IdentityCache(
+    _build_components_profile, 4096
+)
+
+
+def max_available_component_sets(
+    cluster: Cluster,
+    components: Sequence[Component],
+    assumed: Sequence[AssumedWorkload] = (),
+    *,
+    use_resource_models: bool = True,
+) -> int:
+    """How many more whole sets of `components` the cluster takes (Karmada's general `MaxAvailableComponentSets`).
+
+    1. No summary, or `allowedPods` ≤ 0: 0.
+    2. `available[r]` = allocatable − allocated − allocating, as an integer (units below).
+    3. `assumed` workloads are deducted: pods and Σ request × replicas per resource; pods left ≤ 0 gives 0.
+    4. `podsPerSet` = Σ component replicas; ≤ 0 gives the pods left.
+    5. `podBound` = pods left // podsPerSet.
+    6. `perSet[r]` = Σ request × replicas; when every value is 0, the answer is `podBound`.
+    7. For each r with `perSet[r]` > 0: `available[r]` ≤ 0 (or absent) gives 0; else bound by
+       `available[r] // perSet[r]`.
+    8. With resource models (as for replicas), also bound by a first-fit simulation of whole sets over the
+       virtual nodes, after placing the assumed workloads (here virtual-node units are consistent: cpu milli,
+       others whole units).
+
+    **QUIRK (reproduced on purpose, it changes decisions):** in steps 2, 3, 6 and 7 each quantity becomes an
+    integer in the unit of *its own* format: decimal quantities (`4`, `500M`, `1G`, `250m`, `1e3`) in
+    milli-units, binary ones (`1Gi`, `512Mi`) in whole units. `available` takes the format of the allocatable
+    quantity. When the cluster reports memory in binary units (as kubelets do) and the request is decimal
+    (`500M`), the request looks 1000× bigger than it is and the answer is usually 0; the reverse mix overstates
+    capacity 1000×. cpu is consistent in practice since both sides are decimal. `max_available_replicas` has no
+    such problem (it uses Value(), or milli for cpu).
+    """
+    profile = _clusters.get(cluster)
+    if profile is None or profile.allowed_pods <= 0:
+        return 0
+    sets = _component_sets.get(components)
+    if assumed:
+        return _sets_with_assumed(profile, sets, assumed, use_resource_models)
+    key = (sets.key, use_resource_models)
+    answer = profile.set_memo.get(key)
+    if answer is None:
+        answer = _sets(
+            profile,
+            sets,
+            allowed=profile.allowed_pods,
+            available=profile.set_available,
+            assumed=(),
+            use_resource_models=use_resource_models,
+        )
+        if len(profile.set_memo) >= _MEMO_LIMIT:
+            profile.set_memo.clear()
+        profile.set_memo[key] = answer
+    return answer
+
+
+def _sets_with_assumed(
+    profile: _ClusterProfile,
+    sets: _ComponentsProfile,
+    assumed: Sequence[AssumedWorkload],
+    use_resource_models: bool,
+) -> int:
+    allowed = profile.allowed_pods
+    available = dict(profile.set_available)
+    for workload in assumed:
+        for component in workload.components:
+            allowed -= component.replicas
+            for name, q in _component_request(component).items():
+                available[name] = available.get(name, 0) - _set_units(q) * component.replicas
+    if allowed <= 0:
+        return 0
+    return _sets(
+        profile, sets, allowed=allowed, available=available, assumed=assumed, use_resource_models=use_resource_models
+    )
+
+
+def _sets(
+    profile: _ClusterProfile,
+    sets: _ComponentsProfile,
+    *,
+    allowed: int,
+    available: Mapping[str, int],
+    assumed: Sequence[AssumedWorkload],
+    use_resource_models: bool,
+) -> int:
+    if sets.pods_per_set <= 0:
+        return min(allowed, MAX_INT32)
+    bound = min(allowed // sets.pods_per_set, MAX_INT32)
+    if all(amount == 0 for _, amount in sets.per_set):
+        return bound
+    for name, amount in sets.per_set:
+        if amount <= 0:
+            continue
+        left = available.get(name, 0)
+        if left <= 0:
+            return 0
+        bound = min(bound, left // amount)
+    if use_resource_models and profile.groups is not None:
+        simulator = FirstFit(profile.groups)
+        for workload in assumed:
+            simulator.place_set(_set_demands(workload.components))
+        bound = simulator.count_sets(sets.demands, bound)
+    return bound
+
+
+# --------------------------------------------------------------------------------------------- many clusters
+
+
+def estimate_replicas(
+    clusters: Sequence[Cluster],
+    requirements: ReplicaRequirements | None,
+    assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
+    *,
+    use_resource_models: bool = True,
+) -> dict[str, int]:
+    """The general estimator's answer for every candidate, by cluster name (the input of `merge_estimates`)."""
+    assumed = assumed or {}
+    return {
+        c.name: max_available_replicas(
+            c, requirements, assumed.get(c.name, ()), use_resource_models=use_resource_models
+        )
+        for c in clusters
+    }
+
+
+def estimate_component_sets(
+    clusters: Sequence[Cluster],
+    components: Sequence[Component],
+    assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
+    *,
+    use_resource_models: bool = True,
+) -> dict[str, int]:
+    """`max_available_component_sets` for every candidate, by cluster name."""
+    assumed = assumed or {}
+    return {
+        c.name: max_available_component_sets(
+            c, components, assumed.get(c.name, ()), use_resource_models=use_resource_models
+        )
+        for c in clusters
+    }
