@@ -134,22 +134,29 @@ def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]
         detail.available = detail.allocatable + assigned.get(detail.name, 0)
 
 
-def select_and_assign(
-    candidates: Candidates, options: ScheduleOptions = DEFAULT_OPTIONS, trace: list[str] | None = None
-) -> list[TargetCluster]:
+def select(candidates: Candidates, trace: list[str] | None = None) -> list[ClusterDetail]:
     binding = candidates.binding
     try:
-        selected = select_best_clusters(binding, candidates.details, binding.replicas, trace=trace)
+        return select_best_clusters(binding, candidates.details, binding.replicas, trace=trace)
     except SchedulingError as error:
         raise error.wrapped("failed to select clusters") from error
+
+
+def assign(
+    candidates: Candidates, selected: Sequence[ClusterDetail], options: ScheduleOptions = DEFAULT_OPTIONS
+) -> list[TargetCluster]:
     try:
-        result = assign_replicas(binding, selected)
+        result = assign_replicas(candidates.binding, selected)
     except SchedulingError as error:
         raise error.wrapped("failed to assign replicas") from error
     if options.enable_empty_workload_propagation:
         present = {t.name for t in result}
         result = result + [TargetCluster(d.name) for d in selected if d.name not in present]
     return result
+
+
+def select_and_assign(candidates: Candidates, options: ScheduleOptions = DEFAULT_OPTIONS) -> list[TargetCluster]:
+    return assign(candidates, select(candidates), options)
 
 
 def schedule(

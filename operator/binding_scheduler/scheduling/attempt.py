@@ -8,18 +8,22 @@ and assigns. The same code serves the operator's passes and `simulate`/`explain`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import SchedulingError
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
     DEFAULT_OPTIONS,
     ScheduleOptions,
+    Candidates,
     apply_estimates,
+    assign,
     filter_and_score,
     general_estimates,
     needs_estimates,
-    select_and_assign,
+    select,
 )
 from ..algorithm.snapshot import Snapshot
 from ..algorithm.walk import Attempt, Decision, Outcome, attempts, decide
@@ -29,6 +33,9 @@ from ..model import Binding, Cluster, ObjectReference, ReplicaRequirements, Targ
 class EstimateAnswerLike(Protocol):
     @property
     def replicas(self) -> Mapping[str, int]: ...
+
+    @property
+    def failures(self) -> Mapping[str, str]: ...
 
 
 class ReplicaEstimator(Protocol):
@@ -43,24 +50,48 @@ class ReplicaEstimator(Protocol):
     ) -> EstimateAnswerLike: ...
 
 
+@dataclass(slots=True)
+class AttemptRecord:
+    """What one attempt saw, for `explain`: candidates, every estimator's answers, selection and result."""
+
+    binding: Binding
+    candidates: Candidates | None = None
+    general: Mapping[str, int] = field(default_factory=dict)
+    accurate: Mapping[str, int] = field(default_factory=dict)
+    accurate_failures: Mapping[str, str] = field(default_factory=dict)
+    trace: list[str] = field(default_factory=list)
+    selected: list[ClusterDetail] = field(default_factory=list)
+    outcome: Outcome | None = None
+
+
 async def run_attempt(
     binding: Binding,
     snapshot: Snapshot,
     plugins: PluginSet,
     estimator: ReplicaEstimator | None = None,
     options: ScheduleOptions = DEFAULT_OPTIONS,
+    record: AttemptRecord | None = None,
 ) -> list[TargetCluster]:
     candidates = filter_and_score(binding, snapshot, plugins)
     answers: list[Mapping[str, int]] = []
     if needs_estimates(binding):
-        answers.append(general_estimates(binding, candidates.clusters))
+        general = general_estimates(binding, candidates.clusters)
+        answers.append(general)
         if estimator is not None:
             answer = await estimator.max_available_replicas(
                 candidates.clusters, binding.replica_requirements, resource=binding.resource
             )
             answers.append(answer.replicas)
+            if record is not None:
+                record.accurate, record.accurate_failures = answer.replicas, answer.failures
+        if record is not None:
+            record.general = general
     apply_estimates(candidates, answers)
-    return select_and_assign(candidates, options)
+    if record is None:
+        return assign(candidates, select(candidates), options)
+    record.candidates = candidates
+    record.selected = select(candidates, record.trace)
+    return assign(candidates, record.selected, options)
 
 
 async def decide_binding(
@@ -69,18 +100,25 @@ async def decide_binding(
     plugins: PluginSet,
     estimator: ReplicaEstimator | None = None,
     options: ScheduleOptions = DEFAULT_OPTIONS,
+    records: list[AttemptRecord] | None = None,
 ) -> Decision:
-    """Walk the affinity terms (or the single affinity) and decide what to write."""
+    """Walk the affinity terms (or the single affinity) and decide what to write.
+
+    With `records`, each attempt appends what it saw (for `explain`)."""
     if binding.placement is None:
         error = SchedulingError(f"failed to get placement from {_describe(binding)}")
         return Decision(None, None, error)
     outcomes: list[tuple[Attempt, Outcome]] = []
     for attempt in attempts(binding):
+        record = AttemptRecord(attempt.binding) if records is not None else None
         try:
-            outcome: Outcome = await run_attempt(attempt.binding, snapshot, plugins, estimator, options)
+            outcome: Outcome = await run_attempt(attempt.binding, snapshot, plugins, estimator, options, record)
         except SchedulingError as error:
             outcome = error
         outcomes.append((attempt, outcome))
+        if records is not None and record is not None:
+            record.outcome = outcome
+            records.append(record)
         if not isinstance(outcome, SchedulingError):
             break
     return decide(binding, outcomes)

@@ -1,0 +1,67 @@
+"""Every verdict for every cluster, not only the first: what `explain` shows when a binding lands unexpectedly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model import Cluster, TargetCluster
+from .candidates import ClusterDetail
+from .plugins import FilterContext
+from .registry import PluginSet
+
+
+@dataclass(slots=True)
+class ClusterVerdicts:
+    """One cluster in one attempt: each filter's verdict (None = passed), each score, each estimate."""
+
+    cluster: Cluster
+    filters: list[tuple[str, str | None]] = field(default_factory=list)
+    scores: list[tuple[str, int]] = field(default_factory=list)
+    estimates: dict[str, int | str] = field(default_factory=dict)
+    detail: ClusterDetail | None = None
+    selected: bool = False
+    replicas: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def feasible(self) -> bool:
+        return not self.cluster.deleting and all(reason is None for _, reason in self.filters)
+
+
+def all_filter_verdicts(ctx: FilterContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, str | None]]:
+    """Run every filter (no short circuit); a plugin that raises is reported with its error."""
+    verdicts: list[tuple[str, str | None]] = []
+    for plugin in plugins.filters:
+        try:
+            verdicts.append((plugin.name, plugin.filter(ctx, cluster)))
+        except Exception as error:
+            verdicts.append((plugin.name, f"plugin failed: {error}"))
+    return verdicts
+
+
+def all_scores(ctx: FilterContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, int]]:
+    return [(plugin.name, plugin.score(ctx, cluster)) for plugin in plugins.scores]
+
+
+def cluster_verdicts(ctx: FilterContext, plugins: PluginSet) -> list[ClusterVerdicts]:
+    """Verdicts for every cluster of the snapshot, in name order."""
+    verdicts = []
+    for cluster in sorted(ctx.snapshot.clusters, key=lambda c: c.name):
+        entry = ClusterVerdicts(cluster=cluster, filters=all_filter_verdicts(ctx, plugins, cluster))
+        if entry.feasible:
+            entry.scores = all_scores(ctx, plugins, cluster)
+        verdicts.append(entry)
+    return verdicts
+
+
+def mark_result(
+    verdicts: list[ClusterVerdicts], selected: list[ClusterDetail], result: list[TargetCluster]
+) -> None:
+    chosen = {d.name for d in selected}
+    assigned = {t.name: t.replicas for t in result}
+    for entry in verdicts:
+        entry.selected = entry.name in chosen
+        entry.replicas = assigned.get(entry.name)

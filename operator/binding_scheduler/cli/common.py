@@ -1,0 +1,101 @@
+"""Arguments and helpers shared by `simulate` and `explain`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from ..algorithm.plugins import PluginError
+from ..algorithm.registry import PluginSet
+from ..model import ValidationError
+from ..model.duration import parse_duration
+from ..scheduling.attempt import ReplicaEstimator
+from ..scheduling.plugins import load_plugins
+from .inputs import Inputs, load_inputs
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-f", "--filename", dest="files", action="append", required=True, metavar="PATH",
+        help="a YAML/JSON file or a folder of them (repeatable); single or multi-document, or kind: List",
+    )
+    parser.add_argument(
+        "--plugins", default="*", metavar="SPEC",
+        help="Karmada's --plugins syntax: '*' all, 'name' one, '-name' without one (default '*')",
+    )
+    parser.add_argument(
+        "--enable-empty-workload-propagation", action="store_true",
+        help="also list selected clusters that received no replicas, with 0",
+    )
+
+
+def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--estimator", action="append", default=[], metavar="CLUSTER=HOST:PORT",
+        help="ask this accurate estimator (Karmada's gRPC service) for CLUSTER (repeatable)",
+    )
+    parser.add_argument(
+        "--estimator-timeout", default="3s", metavar="DURATION",
+        help="one deadline for all estimator calls of an attempt (default 3s)",
+    )
+
+
+def fail(lines: list[str], code: int = 2) -> SystemExit:
+    for line in lines:
+        print(line)
+    return SystemExit(code)
+
+
+def load_or_exit(files: list[str]) -> Inputs:
+    """Parse every input; on any problem print one `FILE: KIND NAME: path: problem` line each and exit 2."""
+    inputs = load_inputs(files)
+    if inputs.errors:
+        raise fail(inputs.errors)
+    for skipped in inputs.skipped:
+        print(f"note: ignoring {skipped} (not a Cluster or binding)", file=sys.stderr)
+    return inputs
+
+
+def plugins_or_exit(spec: str) -> PluginSet:
+    try:
+        return load_plugins(spec)
+    except PluginError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(2) from error
+
+
+def estimator_endpoints(values: list[str]) -> dict[str, str]:
+    endpoints: dict[str, str] = {}
+    for value in values:
+        cluster, _, address = value.partition("=")
+        host, _, port = address.rpartition(":")
+        if not cluster or not host or not port.isdigit():
+            print(f"error: --estimator {value!r}: expected CLUSTER=HOST:PORT", file=sys.stderr)
+            raise SystemExit(2)
+        endpoints[cluster] = address
+    return endpoints
+
+
+@asynccontextmanager
+async def open_estimator(args: argparse.Namespace) -> AsyncIterator[ReplicaEstimator | None]:
+    """The accurate estimator the flags ask for (None without `--estimator`), closed on exit."""
+    endpoints = estimator_endpoints(args.estimator)
+    if not endpoints:
+        yield None
+        return
+    try:
+        timeout = parse_duration(args.estimator_timeout, "--estimator-timeout")
+    except ValidationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(2) from error
+    from ..estimation import AccurateEstimator, EstimatorSettings
+
+    estimator = AccurateEstimator(EstimatorSettings(timeout=timeout, endpoints=endpoints))
+    try:
+        yield estimator
+    finally:
+        await estimator.close()
+
+

@@ -1,0 +1,210 @@
+"""`binding-scheduler explain`: why a binding lands where it does, verdict by verdict."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..algorithm.errors import SchedulingError, condition_for
+from ..algorithm.events import clusters_text
+from ..algorithm.explain import ClusterVerdicts, cluster_verdicts, mark_result
+from ..algorithm.plugins import FilterContext
+from ..algorithm.registry import PluginSet
+from ..algorithm.schedule import ScheduleOptions
+from ..algorithm.snapshot import Snapshot
+from ..algorithm.triggers import schedule_trigger
+from ..algorithm.walk import Decision
+from ..model import Binding
+from ..scheduling.attempt import AttemptRecord, decide_binding
+from .common import add_estimator_arguments, add_input_arguments, load_or_exit, open_estimator, plugins_or_exit
+from .inputs import Inputs
+
+
+def find_binding(inputs: Inputs, reference: str) -> Binding:
+    namespace, _, name = reference.rpartition("/")
+    matches = [
+        b for b in inputs.bindings if b.name == name and (not namespace or b.namespace == namespace)
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        known = ", ".join(b.key for b in inputs.bindings) or "none"
+        print(f"error: no binding {reference!r} in the inputs (bindings: {known})", file=sys.stderr)
+    else:
+        keys = ", ".join(b.key for b in matches)
+        print(f"error: {reference!r} is ambiguous ({keys}); use NAMESPACE/NAME", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def attempt_verdicts(record: AttemptRecord, snapshot: Snapshot, plugins: PluginSet) -> list[ClusterVerdicts]:
+    verdicts = cluster_verdicts(FilterContext.of(record.binding, snapshot), plugins)
+    details = {d.name: d for d in record.candidates.details} if record.candidates is not None else {}
+    for entry in verdicts:
+        entry.detail = details.get(entry.name)
+        if entry.name in record.general:
+            entry.estimates["general"] = record.general[entry.name]
+        if entry.name in record.accurate:
+            entry.estimates["accurate"] = record.accurate[entry.name]
+        elif entry.name in record.accurate_failures:
+            entry.estimates["accurate"] = f"failed: {record.accurate_failures[entry.name]}"
+    result = record.outcome if isinstance(record.outcome, list) else []
+    mark_result(verdicts, record.selected, result)
+    return verdicts
+
+
+def _describe_strategy(binding: Binding) -> str:
+    placement = binding.placement
+    if placement is None or placement.replica_scheduling is None:
+        return "Duplicated"
+    scheduling = placement.replica_scheduling
+    text = scheduling.type.value
+    if scheduling.division_preference is not None and scheduling.type.value == "Divided":
+        text += f"/{scheduling.division_preference.value}"
+        weights = scheduling.weight_preference
+        if weights is not None and weights.dynamic_weight:
+            text += f" (dynamic weight: {weights.dynamic_weight})"
+        elif scheduling.division_preference.value == "Weighted":
+            text += " (static weights)"
+    return text
+
+
+def _cluster_lines(entry: ClusterVerdicts) -> list[str]:
+    if entry.cluster.deleting:
+        return [f"  cluster {entry.name}: being deleted, not considered"]
+    state = "feasible" if entry.feasible else "filtered out"
+    lines = [f"  cluster {entry.name}: {state}"]
+    verdicts = "; ".join(f"{name} {'ok' if reason is None else 'FAILED: ' + reason}" for name, reason in entry.filters)
+    lines.append(f"    filters: {verdicts or 'none enabled'}")
+    if entry.feasible:
+        total = sum(score for _, score in entry.scores)
+        parts = ", ".join(f"{name} {score}" for name, score in entry.scores)
+        lines.append(f"    scores: {parts or 'none enabled'} (total {total})")
+    if entry.estimates or entry.detail is not None:
+        estimates = ", ".join(f"{name} {value}" for name, value in entry.estimates.items()) or "not asked"
+        line = f"    estimates: {estimates}"
+        if entry.detail is not None:
+            line += f" -> allocatable {entry.detail.allocatable}, available {entry.detail.available}"
+            if entry.detail.overflow_order:
+                line += f", overflow tier {entry.detail.overflow_order}"
+        lines.append(line)
+    if entry.feasible:
+        placed = f", replicas {entry.replicas}" if entry.replicas is not None else ""
+        lines.append(f"    selected: {'yes' if entry.selected else 'no'}{placed}")
+    return lines
+
+
+def render_text(
+    binding: Binding, records: Sequence[AttemptRecord], decision: Decision, snapshot: Snapshot, plugins: PluginSet
+) -> str:
+    trigger = schedule_trigger(binding, snapshot.by_name)
+    lines = [
+        f"{binding.scope.value} {binding.key}: {binding.replicas} replicas, {_describe_strategy(binding)}",
+        f"current spec.clusters: {clusters_text(binding.clusters)}",
+        f"a pass now would {'schedule (' + trigger.value + ')' if trigger else 'not reschedule (nothing changed)'}",
+        f"plugins: {', '.join(plugins.names) or 'none'}",
+    ]
+    for number, record in enumerate(records, start=1):
+        term = record.binding.status.scheduler_observing_affinity_name
+        title = f"attempt {number}" + (f" with clusterAffinities term {term!r}" if term else "")
+        lines += ["", f"{title}:"]
+        for entry in attempt_verdicts(record, snapshot, plugins):
+            lines += _cluster_lines(entry)
+        if record.trace:
+            lines.append("  selection:")
+            lines += [f"    {line}" for line in record.trace]
+        outcome = record.outcome
+        shown = str(outcome) if isinstance(outcome, SchedulingError) else clusters_text(outcome or [])
+        lines.append(f"  outcome: {shown}")
+    verdict = condition_for(decision.error)
+    lines += ["", f"result: Scheduled={verdict.status} reason={verdict.reason}", f"  message: {verdict.message}"]
+    if decision.clusters is None:
+        lines.append("  spec.clusters: left unchanged (nothing is written)")
+    else:
+        lines.append(f"  spec.clusters: {clusters_text(decision.clusters)}")
+    if decision.affinity_name is not None:
+        lines.append(f"  status.schedulerObservingAffinityName: {decision.affinity_name}")
+    lines += [f"  warning event: {w}" for w in decision.warnings]
+    return "\n".join(lines)
+
+
+def render_json(
+    binding: Binding, records: Sequence[AttemptRecord], decision: Decision, snapshot: Snapshot, plugins: PluginSet
+) -> str:
+    verdict = condition_for(decision.error)
+    attempts: list[dict[str, Any]] = []
+    for record in records:
+        outcome = record.outcome
+        attempts.append(
+            {
+                "affinityName": record.binding.status.scheduler_observing_affinity_name or None,
+                "clusters": [
+                    {
+                        "name": e.name,
+                        "deleting": e.cluster.deleting,
+                        "filters": [{"plugin": n, "passed": r is None, "reason": r} for n, r in e.filters],
+                        "scores": {n: s for n, s in e.scores},
+                        "estimates": e.estimates,
+                        "allocatable": e.detail.allocatable if e.detail else None,
+                        "available": e.detail.available if e.detail else None,
+                        "selected": e.selected,
+                        "replicas": e.replicas,
+                    }
+                    for e in attempt_verdicts(record, snapshot, plugins)
+                ],
+                "selection": record.trace,
+                "error": str(outcome) if isinstance(outcome, SchedulingError) else None,
+                "result": [t.to_dict() for t in outcome] if isinstance(outcome, list) else None,
+            }
+        )
+    document = {
+        "kind": binding.scope.value,
+        "namespace": binding.namespace,
+        "name": binding.name,
+        "attempts": attempts,
+        "scheduled": decision.error is None,
+        "reason": verdict.reason,
+        "message": verdict.message,
+        "clusters": None if decision.clusters is None else [t.to_dict() for t in decision.clusters],
+        "warnings": list(decision.warnings),
+    }
+    return json.dumps(document, indent=2)
+
+
+async def _run(args: argparse.Namespace) -> int:
+    inputs = load_or_exit(args.files)
+    binding = find_binding(inputs, args.binding)
+    plugins = plugins_or_exit(args.plugins)
+    snapshot = Snapshot(inputs.clusters)
+    options = ScheduleOptions(enable_empty_workload_propagation=args.enable_empty_workload_propagation)
+    records: list[AttemptRecord] = []
+    async with open_estimator(args) as estimator:
+        decision = await decide_binding(binding, snapshot, plugins, estimator, options, records)
+    render = render_json if args.output == "json" else render_text
+    print(render(binding, records, decision, snapshot, plugins))
+    return 0
+
+
+def handle(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_run(args))
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "explain",
+        help="show every filter verdict, score, estimate and the division for one binding",
+        description="Explain how one binding would be scheduled against the clusters in the inputs: every "
+        "filter's verdict per cluster (all of them), the scores, each estimator's answer, the selection, "
+        "how the replicas were divided, and the result.",
+    )
+    add_input_arguments(parser)
+    parser.add_argument("--binding", required=True, metavar="[NAMESPACE/]NAME", help="the binding to explain")
+    parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    add_estimator_arguments(parser)
+    parser.set_defaults(handler=handle)
