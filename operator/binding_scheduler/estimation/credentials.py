@@ -1,0 +1,44 @@
+"""Channel credentials from the TLS settings (reference 3.3, `grpcconnection/config.go`).
+
+Plaintext when no CA file is given and verification is not skipped; the client certificate is then ignored.
+Otherwise TLS: roots from the CA file (system roots when it is empty), a client certificate when both the
+certificate and key files are set (mTLS). The files are read once, when the estimator is built (at startup
+or on a configuration reload), never during a scheduling pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from .settings import EstimatorSettings
+
+
+@dataclass(frozen=True, slots=True)
+class TlsMaterial:
+    root_certificates: bytes | None
+    private_key: bytes | None
+    certificate_chain: bytes | None
+    skip_verify: bool
+
+    def credentials(self, root_override: bytes | None = None) -> grpc.ChannelCredentials:
+        return grpc.ssl_channel_credentials(
+            root_certificates=root_override if root_override is not None else self.root_certificates,
+            private_key=self.private_key,
+            certificate_chain=self.certificate_chain,
+        )
+
+
+def load_tls(settings: EstimatorSettings) -> TlsMaterial | None:
+    """The TLS material to use, or None for plaintext. Raises OSError when a file cannot be read."""
+    if not settings.uses_tls:
+        return None
+    with_cert = bool(settings.cert_file and settings.key_file)
+    return TlsMaterial(
+        root_certificates=Path(settings.ca_file).read_bytes() if settings.ca_file else None,
+        private_key=Path(settings.key_file).read_bytes() if with_cert else None,
+        certificate_chain=Path(settings.cert_file).read_bytes() if with_cert else None,
+        skip_verify=settings.insecure_skip_verify,
+    )
