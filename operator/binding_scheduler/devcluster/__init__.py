@@ -1,1 +1,32 @@
-"""devcluster layer."""
+"""devcluster: an embedded Kubernetes API emulator with real concurrency semantics.
+
+It imports nothing else from binding_scheduler. See docs/devcluster.md.
+"""
+
+from .client import DevClient, Reply, WatchStream, resource_path
+from .cluster import PACKAGE_CRDS, DevCluster, default_crds_dir
+from .errors import ApiError
+from .faults import Fault, Faults
+from .journal import Journal, JournalEntry
+from .patch import copy_json
+from .resources import Registry, ResourceType
+from .store import Store
+
+__all__ = [
+    "PACKAGE_CRDS",
+    "ApiError",
+    "DevClient",
+    "DevCluster",
+    "Fault",
+    "Faults",
+    "Journal",
+    "JournalEntry",
+    "Registry",
+    "Reply",
+    "ResourceType",
+    "Store",
+    "WatchStream",
+    "copy_json",
+    "default_crds_dir",
+    "resource_path",
+]

@@ -1,0 +1,150 @@
+"""Resource types the emulator serves: built-ins plus whatever the loaded CRDs declare."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+SUBRESOURCE_VERBS = ("get", "patch", "update")
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    """One served (group, version, plural) with its discovery facts."""
+
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool
+    has_status: bool = False
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def storage_key(self) -> tuple[str, str]:
+        """Objects are shared by every served version of a (group, plural)."""
+        return (self.group, self.plural)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def base_path(self, namespace: str | None = None) -> str:
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace is not None:
+            return f"{root}/namespaces/{namespace}/{self.plural}"
+        return f"{root}/{self.plural}"
+
+
+BUILTINS: tuple[ResourceType, ...] = (
+    ResourceType("", "v1", "namespaces", "namespace", "Namespace", False, True, ("ns",),
+                 verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
+    ResourceType("", "v1", "events", "event", "Event", True, False, ("ev",)),
+    ResourceType("", "v1", "services", "service", "Service", True, True, ("svc",), ("all",)),
+    ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, False),
+    ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
+                 "CustomResourceDefinition", False, True, ("crd", "crds"), ("api-extensions",)),
+)
+
+
+def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
+    """Every served version of a `CustomResourceDefinition` as a `ResourceType`."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    plural = str(names["plural"])
+    result: list[ResourceType] = []
+    for version in spec.get("versions") or []:
+        if not version.get("served", True):
+            continue
+        subresources = version.get("subresources") or {}
+        result.append(
+            ResourceType(
+                group=str(spec["group"]),
+                version=str(version["name"]),
+                plural=plural,
+                singular=str(names.get("singular") or plural.rstrip("s")),
+                kind=str(names["kind"]),
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                has_status="status" in subresources,
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+            )
+        )
+    return result
+
+
+def load_crds(directory: Path) -> list[dict[str, Any]]:
+    """All `CustomResourceDefinition` documents in the YAML files of a folder, sorted by file name."""
+    crds: list[dict[str, Any]] = []
+    for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")]):
+        with path.open(encoding="utf-8") as stream:
+            for doc in yaml.safe_load_all(stream):
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                    crds.append(doc)
+    return crds
+
+
+@dataclass
+class Registry:
+    """The served resource types, looked up by URL parts or by any of their names."""
+
+    _types: dict[tuple[str, str, str], ResourceType] = field(default_factory=dict)
+
+    @classmethod
+    def with_builtins(cls) -> Registry:
+        registry = cls()
+        registry.add_all(BUILTINS)
+        return registry
+
+    def add_all(self, types: Iterable[ResourceType]) -> None:
+        for rtype in types:
+            self._types[(rtype.group, rtype.version, rtype.plural)] = rtype
+
+    def remove_crd(self, crd: Mapping[str, Any]) -> None:
+        spec = crd.get("spec") or {}
+        plural = (spec.get("names") or {}).get("plural")
+        for key in [k for k in self._types if k[0] == spec.get("group") and k[2] == plural]:
+            del self._types[key]
+
+    def get(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._types.get((group, version, plural))
+
+    def __iter__(self) -> Iterator[ResourceType]:
+        return iter(list(self._types.values()))
+
+    def groups(self) -> dict[str, list[str]]:
+        """group -> served versions, in registration order (the first one is preferred)."""
+        result: dict[str, list[str]] = {}
+        for group, version, _ in self._types:
+            versions = result.setdefault(group, [])
+            if version not in versions:
+                versions.append(version)
+        return result
+
+    def in_group_version(self, group: str, version: str) -> list[ResourceType]:
+        return [t for (g, v, _), t in self._types.items() if g == group and v == version]
+
+    def resolve(self, name: str) -> ResourceType:
+        """Find a type by plural, singular, kind or short name, optionally `.group`-qualified."""
+        lowered = name.lower()
+        for rtype in self._types.values():
+            for candidate in (rtype.plural, rtype.singular, rtype.kind.lower(), *rtype.short_names):
+                if lowered in (candidate, f"{candidate}.{rtype.group}"):
+                    return rtype
+        raise KeyError(f"no served resource is called {name!r}")

@@ -1,0 +1,313 @@
+"""The HTTP layer: one catch-all aiohttp handler that routes like kube-apiserver."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from . import discovery
+from .errors import ApiError, bad_request
+from .faults import Fault, Faults
+from .journal import Journal, JournalEntry
+from .resources import Registry, ResourceType
+from .selectors import make_matcher
+from .store import MERGE_PATCH, Store
+from .watch import Watch, expired_event, parse_rv
+
+_JSON = "application/json"
+_NOT_FOUND = "the server could not find the requested resource"
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(status=status, body=_dumps(body), content_type=_JSON, headers=headers)
+
+
+@dataclass(frozen=True)
+class Route:
+    """A parsed resource URL."""
+
+    rtype: ResourceType
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+
+
+class _Dropped(Exception):
+    """The connection was cut on purpose (a `drop` fault)."""
+
+
+def _drop(request: web.Request) -> None:
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+    raise _Dropped
+
+
+class ApiServer:
+    """Routes requests to the store, journals them and applies the faults."""
+
+    def __init__(
+        self, store: Store, journal: Journal, faults: Faults, *, bookmark_interval: float = 30.0
+    ) -> None:
+        self.store = store
+        self.registry: Registry = store.registry
+        self.journal = journal
+        self.faults = faults
+        self.bookmark_interval = bookmark_interval
+        self.closing = False
+        self.server_address = "127.0.0.1:0"
+
+    def make_app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        return app
+
+    # ---- the request pipeline ---------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read() if request.can_read_body else b""
+        body: Any = None
+        body_error: str | None = None
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError as exc:
+                body_error = f"the body of the request could not be decoded as JSON: {exc}"
+        query = dict(request.query)
+        entry = self.journal.record(
+            JournalEntry(time.monotonic(), request.method, request.path, query, body)
+        )
+        try:
+            response = await self._handle(request, entry, body, body_error)
+        except _Dropped:
+            entry.status = 0
+            entry.finished = time.monotonic()
+            self.journal.notify()
+            raise asyncio.CancelledError from None
+        except ApiError as exc:
+            response = _json_response(exc.code, exc.body, exc.headers)
+        if not entry.status:
+            entry.status = response.status
+        entry.finished = time.monotonic()
+        self.journal.notify()
+        return response
+
+    async def _handle(
+        self, request: web.Request, entry: JournalEntry, body: Any, body_error: str | None
+    ) -> web.StreamResponse:
+        fault = self.faults.take(request.method, request.path, request.query_string, entry.is_watch)
+        if fault is not None:
+            if fault.delay:
+                await asyncio.sleep(fault.delay)
+            if fault.hang:
+                await fault.wait_released()
+            if fault.drop:
+                _drop(request)
+            error = fault.error()
+            if error is not None:
+                raise error
+        if body_error is not None:
+            raise bad_request(body_error)
+        path = request.path
+        if path in ("/healthz", "/readyz", "/livez"):
+            return web.Response(text="ok")
+        discovered = self._discovery(path)
+        if discovered is not None:
+            return _json_response(200, discovered)
+        route = self._route(path)
+        if route is None:
+            raise ApiError(404, _NOT_FOUND, "NotFound", {})
+        return await self._dispatch(request, entry, route, body, fault)
+
+    # ---- routing ----------------------------------------------------------------------------------
+
+    def _discovery(self, path: str) -> dict[str, Any] | None:
+        segments = [s for s in path.split("/") if s]
+        match segments:
+            case ["version"]:
+                return dict(discovery.VERSION_INFO)
+            case ["api"]:
+                return discovery.api_versions(self.server_address)
+            case ["api", version]:
+                return discovery.api_resource_list(self.registry, "", version)
+            case ["apis"]:
+                return discovery.api_group_list(self.registry)
+            case ["apis", group]:
+                return discovery.api_group(self.registry, group)
+            case ["apis", group, version]:
+                return discovery.api_resource_list(self.registry, group, version)
+        return None
+
+    def _route(self, path: str) -> Route | None:
+        segments = [s for s in path.split("/") if s]
+        if len(segments) >= 3 and segments[0] == "api":
+            group, version, rest = "", segments[1], segments[2:]
+        elif len(segments) >= 4 and segments[0] == "apis":
+            group, version, rest = segments[1], segments[2], segments[3:]
+        else:
+            return None
+        namespace = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            candidate = self.registry.get(group, version, rest[2])
+            if candidate is not None and candidate.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        if len(rest) > 3:
+            return None
+        rtype = self.registry.get(group, version, rest[0])
+        if rtype is None:
+            return None
+        name = rest[1] if len(rest) > 1 else None
+        subresource = rest[2] if len(rest) > 2 else None
+        if subresource is not None and not (subresource == "status" and rtype.has_status):
+            return None
+        if rtype.namespaced and name is not None and namespace is None:
+            return None
+        return Route(rtype, namespace, name, subresource)
+
+    # ---- verbs ------------------------------------------------------------------------------------
+
+    async def _dispatch(
+        self, request: web.Request, entry: JournalEntry, route: Route, body: Any, fault: Fault | None
+    ) -> web.StreamResponse:
+        rt, ns, name, sub = route.rtype, route.namespace, route.name, route.subresource
+        method = request.method
+        store = self.store
+        if name is None:
+            if method == "GET":
+                if entry.is_watch:
+                    return await self._watch(request, entry, route, fault)
+                return _json_response(200, self._list(route, request))
+            if method == "POST":
+                if rt.namespaced and ns is None:
+                    raise ApiError(405, f"the server does not allow this method on the requested resource "
+                                        f"(post {rt.plural})", "MethodNotAllowed", {})
+                return _json_response(201, store.create(rt, body, ns))
+            if method == "DELETE":
+                return _json_response(200, self._delete_collection(route, request))
+        else:
+            if method == "GET":
+                return _json_response(200, store.get(rt, name, ns))
+            if method == "PUT":
+                return _json_response(200, store.update(rt, name, body, namespace=ns, subresource=sub))
+            if method == "PATCH":
+                content_type = request.content_type or MERGE_PATCH
+                return _json_response(200, store.patch(rt, name, body, namespace=ns, subresource=sub,
+                                                      content_type=content_type))
+            if method == "DELETE" and sub is None:
+                preconditions = (body or {}).get("preconditions") if isinstance(body, dict) else None
+                return _json_response(200, store.delete(rt, name, ns, preconditions))
+        raise ApiError(405, f"the server does not allow this method on the requested resource "
+                            f"({method.lower()} {rt.plural})", "MethodNotAllowed", {})
+
+    def _list(self, route: Route, request: web.Request) -> dict[str, Any]:
+        query = request.query
+        parse_rv(query.get("resourceVersion"))
+        matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"))
+        items = self.store.list(route.rtype, route.namespace, matcher)
+        metadata: dict[str, Any] = {"resourceVersion": str(self.store.resource_version)}
+        token = query.get("continue")
+        if token:
+            try:
+                after = tuple(json.loads(base64.urlsafe_b64decode(token.encode())))
+            except ValueError:
+                raise bad_request(f"invalid continue token {token!r}") from None
+            items = [obj for obj in items if _sort_key(obj) > after]
+        limit = int(query.get("limit") or 0)
+        if limit > 0 and len(items) > limit:
+            metadata["continue"] = base64.urlsafe_b64encode(_dumps(list(_sort_key(items[limit - 1])))).decode()
+            metadata["remainingItemCount"] = len(items) - limit
+            items = items[:limit]
+        return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
+                "metadata": metadata, "items": items}
+
+    def _delete_collection(self, route: Route, request: web.Request) -> dict[str, Any]:
+        matcher = make_matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
+        deleted = [
+            self.store.delete(route.rtype, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+            for obj in self.store.list(route.rtype, route.namespace, matcher)
+        ]
+        return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
+                "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
+
+    async def _watch(
+        self, request: web.Request, entry: JournalEntry, route: Route, fault: Fault | None
+    ) -> web.StreamResponse:
+        query = request.query
+        matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"))
+        since = parse_rv(query.get("resourceVersion"))
+        timeout = float(query["timeoutSeconds"]) if query.get("timeoutSeconds") else None
+        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
+        send_initial = query.get("sendInitialEvents") in ("true", "1")
+        watch = Watch(self.store, route.rtype, route.namespace, matcher, since, bookmarks, send_initial)
+        response = web.StreamResponse(status=200, headers={"Content-Type": _JSON})
+        entry.status = 200
+        try:
+            try:
+                initial = watch.initial()
+            except ApiError as exc:
+                initial = [expired_event(exc)]
+                fault = None
+                timeout = 0.0
+            await response.prepare(request)
+            for event in initial:
+                await response.write(_dumps(event) + b"\n")
+            if fault is not None and fault.end_watch:
+                return response
+            await self._stream(request, response, watch, timeout)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            watch.close()
+        return response
+
+    async def _stream(
+        self, request: web.Request, response: web.StreamResponse, watch: Watch, duration: float | None
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + duration if duration is not None else None
+        while not self.closing:
+            wait = self.bookmark_interval if watch.bookmarks else None
+            if deadline is not None:
+                left = max(deadline - loop.time(), 0.0)
+                wait = left if wait is None else min(wait, left)
+            try:
+                async with asyncio.timeout(wait):
+                    event = await watch.next()
+            except TimeoutError:
+                if deadline is not None and loop.time() >= deadline:
+                    for pending in watch.pending():
+                        await response.write(_dumps(pending) + b"\n")
+                    if watch.bookmarks:
+                        await response.write(_dumps(watch.bookmark()) + b"\n")
+                    return
+                await response.write(_dumps(watch.bookmark()) + b"\n")
+                continue
+            if event is None:
+                fault = self.faults.take(request.method, request.path, request.query_string, True,
+                                         streaming=True)
+                if fault is not None and fault.drop:
+                    _drop(request)
+                if fault is not None:
+                    return
+                continue
+            await response.write(_dumps(event) + b"\n")
+
+    def stop_watches(self) -> None:
+        """End every open watch stream (used on shutdown)."""
+        self.closing = True
+        self.store.poke_all()
+
+
+def _sort_key(obj: dict[str, Any]) -> tuple[str, str]:
+    metadata = obj["metadata"]
+    return (metadata.get("namespace") or "", metadata["name"])

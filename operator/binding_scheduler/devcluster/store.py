@@ -1,0 +1,423 @@
+"""The object store: one global resourceVersion, object semantics, and the event history for watches.
+
+Every method runs synchronously inside the event loop, so each write is atomic. Stored objects are never
+mutated in place (writes replace them), so the dicts handed out are consistent snapshots: treat them as
+read-only and `copy_json()` them before changing anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import random
+import uuid
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from . import errors
+from .errors import ApiError
+from .patch import PatchError, PatchTestFailed, copy_json, json_patch, merge_patch
+from .resources import Registry, ResourceType, types_from_crd
+from .selectors import Matcher
+
+Obj = dict[str, Any]
+StorageKey = tuple[str, str]
+
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the same alphabet kube-apiserver uses
+_IMMUTABLE_META = ("name", "namespace", "uid", "creationTimestamp", "generateName")
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One write as watchers see it. `old` is the previous object of a MODIFIED/DELETED event."""
+
+    rv: int
+    type: str  # ADDED | MODIFIED | DELETED
+    key: StorageKey
+    namespace: str | None
+    obj: Obj
+    old: Obj | None = None
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """A live watch: receives every new event of one storage key (and namespace, if given)."""
+
+    key: StorageKey
+    namespace: str | None
+    queue: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
+
+    def poke(self) -> None:
+        """Wake the watch up without an event (to re-check faults or the server stopping)."""
+        self.queue.put_nowait(None)
+
+
+def _spec_part(obj: Mapping[str, Any], has_status: bool) -> dict[str, Any]:
+    skip = ("metadata", "status") if has_status else ("metadata",)
+    return {k: v for k, v in obj.items() if k not in skip}
+
+
+class Store:
+    """All objects of all served types, plus the retained event history (`history` events)."""
+
+    def __init__(self, registry: Registry, history: int = 1000) -> None:
+        self.registry = registry
+        self._objects: dict[StorageKey, dict[tuple[str, str], Obj]] = {}
+        self._rv = 0
+        self._history: deque[Event] = deque(maxlen=max(history, 0))
+        self._evicted_rv = 0
+        self._subscribers: set[Subscriber] = set()
+
+    # ---- introspection ----------------------------------------------------------------------------
+
+    @property
+    def resource_version(self) -> int:
+        """The latest resourceVersion handed out (0 before the first write)."""
+        return self._rv
+
+    @property
+    def oldest_watchable_rv(self) -> int:
+        """A watch from a version older than this gets `410 Gone` (its events are no longer retained)."""
+        return self._evicted_rv
+
+    def _type(self, rtype: ResourceType | str) -> ResourceType:
+        return rtype if isinstance(rtype, ResourceType) else self.registry.resolve(rtype)
+
+    # ---- reads ------------------------------------------------------------------------------------
+
+    def get(self, rtype: ResourceType | str, name: str, namespace: str | None = None) -> Obj:
+        """The stored object (404 `ApiError` if absent)."""
+        rt = self._type(rtype)
+        obj = self._objects.get(rt.storage_key, {}).get((namespace or "" if rt.namespaced else "", name))
+        if obj is None:
+            raise errors.not_found(rt.plural, rt.group, name)
+        return obj
+
+    def find(self, rtype: ResourceType | str, name: str, namespace: str | None = None) -> Obj | None:
+        """The stored object or None."""
+        try:
+            return self.get(rtype, name, namespace)
+        except ApiError:
+            return None
+
+    def list(
+        self, rtype: ResourceType | str, namespace: str | None = None, matcher: Matcher | None = None
+    ) -> builtins.list[Obj]:
+        """Objects sorted by (namespace, name); all namespaces when `namespace` is None."""
+        rt = self._type(rtype)
+        bucket = self._objects.get(rt.storage_key, {})
+        result = []
+        for (ns, _), obj in sorted(bucket.items(), key=lambda item: item[0]):
+            if rt.namespaced and namespace is not None and ns != namespace:
+                continue
+            if matcher is None or matcher(obj):
+                result.append(obj)
+        return result
+
+    def history_since(self, rv: int, key: StorageKey) -> builtins.list[Event]:
+        """Retained events of one storage key newer than `rv` (410 `ApiError` if some were dropped)."""
+        if rv < self._evicted_rv:
+            raise errors.expired(f"too old resource version: {rv} ({self._evicted_rv + 1})")
+        return [event for event in self._history if event.rv > rv and event.key == key]
+
+    # ---- subscriptions ----------------------------------------------------------------------------
+
+    def subscribe(self, rtype: ResourceType, namespace: str | None) -> Subscriber:
+        subscriber = Subscriber(rtype.storage_key, namespace if rtype.namespaced else None)
+        self._subscribers.add(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.discard(subscriber)
+
+    def poke_all(self) -> None:
+        for subscriber in list(self._subscribers):
+            subscriber.poke()
+
+    # ---- writes -----------------------------------------------------------------------------------
+
+    def _next_rv(self) -> int:
+        self._rv += 1
+        return self._rv
+
+    def _emit(self, event: Event) -> None:
+        history = self._history
+        if history.maxlen == 0:
+            self._evicted_rv = event.rv
+        else:
+            if len(history) == history.maxlen:
+                self._evicted_rv = history[0].rv
+            history.append(event)
+        for subscriber in self._subscribers:
+            if subscriber.key == event.key and subscriber.namespace in (None, event.namespace):
+                subscriber.queue.put_nowait(event)
+
+    def _put(self, rt: ResourceType, obj: Obj, event_type: str, old: Obj | None) -> None:
+        metadata = obj["metadata"]
+        namespace = metadata.get("namespace") if rt.namespaced else None
+        self._objects.setdefault(rt.storage_key, {})[(namespace or "", metadata["name"])] = obj
+        self._emit(Event(int(metadata["resourceVersion"]), event_type, rt.storage_key, namespace, obj, old))
+        if rt.storage_key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+            self.registry.add_all(types_from_crd(obj))
+
+    def _drop(self, rt: ResourceType, obj: Obj, old: Obj) -> None:
+        metadata = obj["metadata"]
+        namespace = metadata.get("namespace") if rt.namespaced else None
+        self._objects.get(rt.storage_key, {}).pop((namespace or "", metadata["name"]), None)
+        self._emit(Event(int(metadata["resourceVersion"]), "DELETED", rt.storage_key, namespace, obj, old))
+        if rt.storage_key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+            self.registry.remove_crd(obj)
+        if namespace:
+            self._finish_namespace(namespace)
+
+    def _check_namespace(self, rt: ResourceType, name: str, namespace: str | None) -> str | None:
+        if not rt.namespaced:
+            return None
+        if not namespace:
+            raise errors.bad_request("the server could not find the requested resource (namespace required)")
+        ns = self.find("namespaces", namespace)
+        if ns is None:
+            raise errors.not_found("namespaces", "", namespace)
+        if ns["metadata"].get("deletionTimestamp"):
+            raise errors.namespace_terminating(rt.plural, rt.group, name, namespace)
+        return namespace
+
+    def create(self, rtype: ResourceType | str, body: Mapping[str, Any], namespace: str | None = None) -> Obj:
+        """Create (POST): uid, timestamps, generation 1, a new resourceVersion, `generateName`."""
+        rt = self._type(rtype)
+        if not isinstance(body, Mapping):
+            raise errors.bad_request("the body of the request must be a JSON object")
+        obj: Obj = copy_json(dict(body))
+        metadata = obj.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = obj["metadata"] = {}
+        body_ns = metadata.get("namespace")
+        if rt.namespaced:
+            if namespace is not None and body_ns and body_ns != namespace:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request")
+            namespace = namespace or body_ns
+        name = metadata.get("name")
+        if not name:
+            prefix = metadata.get("generateName")
+            if not prefix:
+                raise errors.invalid(rt.plural, rt.group, rt.kind, "", [{
+                    "reason": "FieldValueRequired",
+                    "message": "Required value: name or generateName is required",
+                    "field": "metadata.name"}])
+            bucket = self._objects.get(rt.storage_key, {})
+            while True:
+                name = prefix + "".join(random.choices(_GENERATE_ALPHABET, k=5))
+                if (namespace or "" if rt.namespaced else "", name) not in bucket:
+                    break
+        self._check_namespace(rt, str(name), namespace)
+        if self.find(rt, str(name), namespace) is not None:
+            raise errors.already_exists(rt.plural, rt.group, str(name))
+        obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
+        for transient in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
+            metadata.pop(transient, None)
+        metadata["name"] = name
+        if rt.namespaced:
+            metadata["namespace"] = namespace
+        else:
+            metadata.pop("namespace", None)
+        metadata["uid"] = str(uuid.uuid4())
+        metadata["creationTimestamp"] = now_rfc3339()
+        metadata["generation"] = 1
+        if rt.has_status:
+            obj.pop("status", None)
+        if rt.storage_key == ("", "namespaces"):
+            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+            obj["status"] = {"phase": "Active"}
+        metadata["resourceVersion"] = str(self._next_rv())
+        self._put(rt, obj, "ADDED", None)
+        return obj
+
+    def update(
+        self,
+        rtype: ResourceType | str,
+        name: str,
+        body: Mapping[str, Any],
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+    ) -> Obj:
+        """Replace (PUT); `metadata.resourceVersion`, when given, must be the current one (else 409)."""
+        rt = self._type(rtype)
+        old = self.get(rt, name, namespace)
+        if not isinstance(body, Mapping):
+            raise errors.bad_request("the body of the request must be a JSON object")
+        body_name = (body.get("metadata") or {}).get("name")
+        if body_name is not None and body_name != name:
+            raise errors.bad_request("the name of the object does not match the name on the URL")
+        return self._write(rt, old, copy_json(dict(body)), subresource)
+
+    def patch(
+        self,
+        rtype: ResourceType | str,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        content_type: str = MERGE_PATCH,
+    ) -> Obj:
+        """Patch: merge patch or JSON patch. A `metadata.resourceVersion` in the result is a precondition."""
+        rt = self._type(rtype)
+        if content_type == STRATEGIC_PATCH and rt.group not in ("", "coordination.k8s.io"):
+            raise ApiError(415, "the body of the request was in an unknown format - accepted media types "
+                                f"include: {JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}", "UnsupportedMediaType")
+        if content_type not in (MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH):
+            raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
+                                f"include: {JSON_PATCH}, {MERGE_PATCH}, {STRATEGIC_PATCH}",
+                           "UnsupportedMediaType")
+        old = self.get(rt, name, namespace)
+        try:
+            if content_type == JSON_PATCH:
+                new = json_patch(old, patch)
+            else:
+                if not isinstance(patch, dict):
+                    raise PatchError("a merge patch must be a JSON object")
+                new = merge_patch(old, patch)
+        except PatchTestFailed as exc:
+            raise errors.ApiError(422, f"the server rejected our request due to an error in our request: {exc}",
+                                  "Invalid", {"name": name, "group": rt.group, "kind": rt.plural}) from exc
+        except PatchError as exc:
+            raise errors.ApiError(422, f"the server rejected our request due to an error in our request: {exc}",
+                                  "Invalid", {"name": name, "group": rt.group, "kind": rt.plural}) from exc
+        if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+            raise errors.ApiError(422, "the patch removed the object's metadata", "Invalid")
+        return self._write(rt, old, new, subresource)
+
+    def _write(self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None) -> Obj:
+        old_meta = old["metadata"]
+        new_meta = new.get("metadata")
+        if not isinstance(new_meta, dict):
+            new_meta = {}
+        wanted_rv = new_meta.get("resourceVersion")
+        if wanted_rv not in (None, "") and str(wanted_rv) != old_meta["resourceVersion"]:
+            raise errors.conflict(rt.plural, rt.group, old_meta["name"])
+        if subresource == "status":
+            result = {k: v for k, v in old.items() if k != "status"}
+            if "status" in new:
+                result["status"] = new["status"]
+            metadata = dict(old_meta)
+        elif subresource is not None:
+            raise errors.not_found(f"{rt.plural}/{subresource}", rt.group, old_meta["name"])
+        else:
+            result = {k: v for k, v in new.items() if k != "status"}
+            if rt.has_status:
+                if "status" in old:
+                    result["status"] = old["status"]
+            elif "status" in new:
+                result["status"] = new["status"]
+            metadata = dict(new_meta)
+            for key in (*_IMMUTABLE_META, "generation", "deletionTimestamp", "deletionGracePeriodSeconds"):
+                if key in old_meta:
+                    metadata[key] = old_meta[key]
+                else:
+                    metadata.pop(key, None)
+            if old_meta.get("deletionTimestamp"):
+                added = set(metadata.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+                if added:
+                    raise errors.invalid(rt.plural, rt.group, rt.kind, old_meta["name"], [{
+                        "reason": "FieldValueForbidden",
+                        "message": "Forbidden: no new finalizers can be added if the object is being deleted, "
+                                   f"found new finalizers {sorted(added)!r}",
+                        "field": "metadata.finalizers"}])
+            if not metadata.get("finalizers"):
+                metadata.pop("finalizers", None)
+        result["apiVersion"], result["kind"] = old["apiVersion"], old["kind"]
+        metadata["resourceVersion"] = old_meta["resourceVersion"]
+        result["metadata"] = metadata
+        if result == old:
+            return old  # a no-op write stores nothing: no new resourceVersion, no event (as kube-apiserver)
+        if _spec_part(result, rt.has_status) != _spec_part(old, rt.has_status):
+            metadata["generation"] = int(old_meta.get("generation") or 0) + 1
+        metadata["resourceVersion"] = str(self._next_rv())
+        if metadata.get("deletionTimestamp") and not metadata.get("finalizers") and not (
+            rt.storage_key == ("", "namespaces") and self._has_content(metadata["name"])
+        ):
+            self._drop(rt, result, old)
+        else:
+            self._put(rt, result, "MODIFIED", old)
+        return result
+
+    def delete(
+        self,
+        rtype: ResourceType | str,
+        name: str,
+        namespace: str | None = None,
+        preconditions: Mapping[str, Any] | None = None,
+    ) -> Obj:
+        """Delete: with finalizers only mark `deletionTimestamp`; without, remove (DELETED event)."""
+        rt = self._type(rtype)
+        old = self.get(rt, name, namespace)
+        old_meta = old["metadata"]
+        for key in ("uid", "resourceVersion"):
+            wanted = (preconditions or {}).get(key)
+            if wanted and str(wanted) != old_meta.get(key):
+                raise errors.conflict(rt.plural, rt.group, name, f"Precondition failed: {key}: {wanted}, "
+                                                               f"{key} in object meta: {old_meta.get(key)}")
+        if old_meta.get("deletionTimestamp"):
+            return old
+        is_namespace = rt.storage_key == ("", "namespaces")
+        if old_meta.get("finalizers") or is_namespace:
+            metadata = dict(old_meta)
+            metadata["deletionTimestamp"] = now_rfc3339()
+            metadata["deletionGracePeriodSeconds"] = 0
+            if old_meta.get("generation"):
+                metadata["generation"] = int(old_meta["generation"]) + 1
+            metadata["resourceVersion"] = str(self._next_rv())
+            obj = {**old, "metadata": metadata}
+            if is_namespace:
+                obj["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
+            self._put(rt, obj, "MODIFIED", old)
+            if is_namespace:
+                self._empty_namespace(name)
+                return self.find(rt, name) or obj
+            return obj
+        metadata = {**old_meta, "resourceVersion": str(self._next_rv())}
+        obj = {**old, "metadata": metadata}
+        self._drop(rt, obj, old)
+        return obj
+
+    def _empty_namespace(self, namespace: str) -> None:
+        for key, bucket in list(self._objects.items()):
+            for (ns, name), _ in list(bucket.items()):
+                if ns == namespace:
+                    rt = next((t for t in self.registry if t.storage_key == key), None)
+                    if rt is not None and rt.namespaced:
+                        self.delete(rt, name, namespace)
+        self._finish_namespace(namespace)
+
+    def _finish_namespace(self, namespace: str) -> None:
+        ns = self.find("namespaces", namespace)
+        if ns is None or not ns["metadata"].get("deletionTimestamp") or ns["metadata"].get("finalizers"):
+            return
+        if self._has_content(namespace):
+            return
+        rt = self.registry.resolve("namespaces")
+        obj = {**ns, "metadata": {**ns["metadata"], "resourceVersion": str(self._next_rv())}}
+        self._drop(rt, obj, ns)
+
+    def _has_content(self, namespace: str) -> bool:
+        return any(key_ns == namespace for bucket in self._objects.values() for key_ns, _ in bucket)
+
+    def ensure_namespace(self, name: str) -> Obj:
+        """Create a namespace unless it exists (for bootstrapping and tests)."""
+        existing = self.find("namespaces", name)
+        return existing if existing is not None else self.create("namespaces", {"metadata": {"name": name}})
+
