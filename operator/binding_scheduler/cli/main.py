@@ -11,6 +11,7 @@ COMMAND_MODULES = (
     "binding_scheduler.cli.simulate",
     "binding_scheduler.cli.explain",
     "binding_scheduler.cli.estimator_stub",
+    "binding_scheduler.cli.devcluster",
 )
 
 
