@@ -1,0 +1,218 @@
+"""`binding-scheduler simulate`: the contract users and black-box checks rely on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from binding_scheduler.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).with_name("golden") / "examples-simulate.json"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["simulate", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def write(tmp_path: Path, name: str, *documents: dict[str, Any]) -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(documents))
+    return str(path)
+
+
+def cluster(name: str, pods: int, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "cluster.karmada.io/v1alpha1",
+        "kind": "Cluster",
+        "metadata": {"name": name},
+        "spec": {"syncMode": "Push", **spec},
+        "status": {
+            "apiEnablements": [
+                {"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]}
+            ],
+            "resourceSummary": {"allocatable": {"pods": str(pods)}, "allocated": {"pods": "0"}},
+        },
+    }
+
+
+def binding(name: str, replicas: int, placement: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ResourceBinding",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name, "namespace": "default"},
+            "replicas": replicas,
+            "placement": placement,
+            **spec,
+        },
+    }
+
+
+def test_examples_match_the_golden_results(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "-f", str(ROOT / "examples"), "-o", "json")
+    assert code == 0
+    assert json.loads(out) == json.loads(GOLDEN.read_text())
+
+
+def test_static_weights_three_two_one_divide_twelve_as_six_four_two(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    weights = [
+        {"targetCluster": {"clusterNames": ["m1"]}, "weight": 3},
+        {"targetCluster": {"clusterNames": ["m2"]}, "weight": 2},
+        {"targetCluster": {"clusterNames": ["m3"]}, "weight": 1},
+    ]
+    placement = {
+        "replicaScheduling": {
+            "replicaSchedulingType": "Divided",
+            "replicaDivisionPreference": "Weighted",
+            "weightPreference": {"staticWeightList": weights},
+        }
+    }
+    files = write(tmp_path, "in.yaml", *(cluster(n, 100) for n in ("m1", "m2", "m3")), binding("web", 12, placement))
+    code, out, _ = run(capsys, "-f", files, "-o", "json")
+    assert code == 0
+    assert json.loads(out) == {
+        "results": [
+            {
+                "kind": "ResourceBinding",
+                "namespace": "default",
+                "name": "web",
+                "scheduled": True,
+                "reason": "Success",
+                "message": "Binding has been scheduled successfully.",
+                "clusters": [
+                    {"name": "m1", "replicas": 6},
+                    {"name": "m2", "replicas": 4},
+                    {"name": "m3", "replicas": 2},
+                ],
+            }
+        ]
+    }
+
+
+def test_aggregated_first_schedule_fills_the_roomiest_clusters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
+    files = write(
+        tmp_path, "in.yaml", cluster("m1", 6), cluster("m2", 8), cluster("m3", 10), binding("web", 12, placement)
+    )
+    code, out, _ = run(capsys, "-f", files, "-o", "json")
+    assert code == 0
+    assert json.loads(out)["results"][0]["clusters"] == [{"name": "m2", "replicas": 5}, {"name": "m3", "replicas": 7}]
+
+
+def test_fit_error_clears_clusters_and_reports_every_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    no_api = cluster("m3", 10)
+    no_api["status"]["apiEnablements"] = []
+    placement = {"clusterAffinity": {"clusterNames": ["m3"]}}
+    files = write(
+        tmp_path,
+        "in.yaml",
+        cluster("m1", 10),
+        cluster("m2", 10),
+        no_api,
+        binding("web", 2, placement, clusters=[{"name": "m1", "replicas": 2}]),
+    )
+    code, out, _ = run(capsys, "-f", files, "-o", "json")
+    assert code == 0
+    result = json.loads(out)["results"][0]
+    assert result["scheduled"] is False
+    assert result["reason"] == "NoClusterFit"
+    assert result["clusters"] == []
+    assert result["message"] == (
+        "0/3 clusters are available: 1 cluster(s) did not have the API resource, "
+        "2 cluster(s) did not match the placement cluster affinity constraint."
+    )
+
+
+def test_unsupported_spread_keeps_the_previous_clusters_as_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    placement = {
+        "spreadConstraints": [{"spreadByLabel": "rack", "maxGroups": 2}],
+        "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
+    }
+    previous = [{"name": "m1", "replicas": 2}]
+    files = write(tmp_path, "in.yaml", cluster("m1", 10), binding("web", 2, placement, clusters=previous))
+    code, out, _ = run(capsys, "-f", files, "-o", "json")
+    assert code == 0
+    result = json.loads(out)["results"][0]
+    assert (result["scheduled"], result["reason"]) == (False, "SchedulerError")
+    assert result["message"] == "failed to select clusters: just support cluster and region spread constraint"
+    assert result["clusters"] == [{"name": "m1", "replicas": 2}]
+
+
+def test_results_come_in_input_order_across_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    duplicated = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
+    first = write(tmp_path, "a.yaml", binding("zeta", 1, duplicated), cluster("m1", 10))
+    second = write(tmp_path, "b.yaml", binding("alpha", 1, duplicated))
+    code, out, _ = run(capsys, "-f", first, "-f", second, "-o", "json")
+    assert code == 0
+    assert [r["name"] for r in json.loads(out)["results"]] == ["zeta", "alpha"]
+
+
+def test_json_documents_and_lists_are_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps({"kind": "List", "items": [cluster("m1", 10), binding("web", 1, {})]}))
+    code, out, _ = run(capsys, "-f", str(path), "-o", "json")
+    assert code == 0
+    assert json.loads(out)["results"][0]["clusters"] == [{"name": "m1", "replicas": 1}]
+
+
+def test_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expression = {"key": "a", "operator": "Inn", "values": ["b"]}
+    bad = binding("web", 1, {"clusterAffinity": {"labelSelector": {"matchExpressions": [expression]}}})
+    negative = cluster("m1", 10)
+    negative["spec"]["syncMode"] = "Sideways"
+    files = write(tmp_path, "bad.yaml", bad, negative)
+    code, out, _ = run(capsys, "-f", files, "-o", "json")
+    assert code == 2
+    assert out.splitlines() == [
+        f"{files}: ResourceBinding web: spec.placement.clusterAffinity.labelSelector.matchExpressions[0].operator: "
+        "'Inn' is not one of In, NotIn, Exists, DoesNotExist",
+        f"{files}: Cluster m1: spec.syncMode: 'Sideways' is not one of Push, Pull",
+    ]
+
+
+def test_yaml_output_carries_the_same_document(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "-f", str(ROOT / "examples"), "-o", "yaml")
+    assert code == 0
+    assert yaml.safe_load(out) == json.loads(GOLDEN.read_text())
+
+
+def test_table_output_has_one_row_per_binding(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "-f", str(ROOT / "examples"), "-o", "table")
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0].split()[:5] == ["KIND", "NAMESPACE", "NAME", "SCHEDULED", "REASON"]
+    assert len(lines) == 1 + len(json.loads(GOLDEN.read_text())["results"])
+
+
+def test_plugins_flag_disables_a_filter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tainted = cluster("m1", 10, taints=[{"key": "maintenance", "effect": "NoSchedule"}])
+    files = write(tmp_path, "in.yaml", tainted, binding("web", 1, {}))
+    _, with_all, _ = run(capsys, "-f", files, "-o", "json")
+    _, without_taints, _ = run(capsys, "-f", files, "-o", "json", "--plugins", "*,-TaintToleration")
+    assert json.loads(with_all)["results"][0]["reason"] == "NoClusterFit"
+    assert json.loads(without_taints)["results"][0]["clusters"] == [{"name": "m1", "replicas": 1}]
+
+
+def test_empty_workload_propagation_lists_unused_selected_clusters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
+    files = write(tmp_path, "in.yaml", cluster("m1", 10), cluster("m2", 4), binding("web", 3, placement))
+    code, out, _ = run(capsys, "-f", files, "-o", "json", "--enable-empty-workload-propagation")
+    assert code == 0
+    assert json.loads(out)["results"][0]["clusters"] == [{"name": "m1", "replicas": 3}, {"name": "m2"}]
