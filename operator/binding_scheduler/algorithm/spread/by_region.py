@@ -62,8 +62,9 @@ def select_by_region(
         selected.extend(_best(rest, fill))
     if trace is not None:
         trace.append(
-            f"regions {', '.join(g.name for g in chosen)}: {len(chosen)} first clusters,"
-            f" {max(fill, 0)} more of {len(rest)} (cluster maxGroups {cluster.max_groups})"
+            f"chosen regions {', '.join(g.name for g in chosen)}: best clusters"
+            f" {', '.join(c.name for c in selected[: len(chosen)])}; {max(fill, 0)} more of {len(rest)} remaining"
+            f" (cluster maxGroups {cluster.max_groups})"
         )
     return selected
 

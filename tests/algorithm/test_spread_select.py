@@ -1,0 +1,167 @@
+"""The `select_best_clusters` entry: when constraints apply, capacity rules, dispatch and the trace
+(reference 2.7 and 8 items 10, 11)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from binding_scheduler.algorithm.candidates import ClusterDetail
+from binding_scheduler.algorithm.errors import SchedulingError
+from binding_scheduler.algorithm.spread import select_best_clusters
+from binding_scheduler.model import Binding, parse_binding, parse_cluster
+
+AGGREGATED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
+WEIGHTED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}
+UNSUPPORTED = "just support cluster and region spread constraint"
+
+
+def detail(name: str, available: int, score: int = 0, region: str = "", zone: str = "") -> ClusterDetail:
+    spec = {"region": region, "provider": "aws", "zones": [zone] if zone else []}
+    cluster = parse_cluster({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
+                             "metadata": {"name": name}, "spec": spec})
+    return ClusterDetail(cluster, score=score, allocatable=available, available=available)
+
+
+def binding(replicas: int, placement: dict[str, Any] | None) -> Binding:
+    spec: dict[str, Any] = {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
+                            "replicas": replicas}
+    if placement is not None:
+        spec["placement"] = placement
+    return parse_binding({"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+                          "metadata": {"name": "nginx", "namespace": "default"}, "spec": spec})
+
+
+def select(b: Binding, trace: list[str] | None = None) -> list[str]:
+    return [c.name for c in select_best_clusters(b, FLEET, b.replicas, trace)]
+
+
+def error_of(b: Binding) -> str:
+    with pytest.raises(SchedulingError) as caught:
+        select(b)
+    return str(caught.value)
+
+
+FLEET = [
+    detail("c", 5, region="west", zone="west-a"),
+    detail("a", 5, region="east", zone="east-a"),
+    detail("d", 50, region="west", zone="west-b"),
+    detail("b", 1, score=100, region="east", zone="east-b"),
+]
+ALL_SORTED = ["b", "d", "a", "c"]
+ONE_CLUSTER = {"spreadByField": "cluster", "maxGroups": 1}
+
+
+def test_no_placement_selects_every_cluster_best_first() -> None:
+    assert select(binding(3, None)) == ALL_SORTED
+
+
+def test_no_spread_constraints_select_every_cluster_best_first() -> None:
+    assert select(binding(3, {"replicaScheduling": AGGREGATED})) == ALL_SORTED
+
+
+def test_weighted_without_weight_preference_ignores_spread_constraints() -> None:
+    assert select(binding(3, {"replicaScheduling": WEIGHTED, "spreadConstraints": [ONE_CLUSTER]})) == ALL_SORTED
+
+
+def test_dynamic_weight_applies_spread_constraints() -> None:
+    scheduling = {**WEIGHTED, "weightPreference": {"dynamicWeight": "AvailableReplicas"}}
+    assert select(binding(3, {"replicaScheduling": scheduling, "spreadConstraints": [ONE_CLUSTER]})) == ["d"]
+
+
+def test_a_static_weight_list_with_dynamic_weight_applies_spread_constraints() -> None:
+    weights = {
+        "staticWeightList": [{"targetCluster": {"clusterNames": ["a"]}, "weight": 1}],
+        "dynamicWeight": "AvailableReplicas",
+    }
+    scheduling = {**WEIGHTED, "weightPreference": weights}
+    assert select(binding(1, {"replicaScheduling": scheduling, "spreadConstraints": [ONE_CLUSTER]})) == ["b"]
+
+
+def test_an_empty_weight_preference_applies_spread_constraints() -> None:
+    scheduling = {**WEIGHTED, "weightPreference": {}}
+    assert select(binding(1, {"replicaScheduling": scheduling, "spreadConstraints": [ONE_CLUSTER]})) == ["b"]
+
+
+def test_spread_by_label_is_not_supported() -> None:
+    placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": [{"spreadByLabel": "team", "maxGroups": 2}]}
+    assert error_of(binding(3, placement)) == UNSUPPORTED
+
+
+def test_a_zone_constraint_alone_is_not_supported() -> None:
+    placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": [{"spreadByField": "zone", "maxGroups": 2}]}
+    assert error_of(binding(3, placement)) == UNSUPPORTED
+
+
+def test_a_provider_constraint_alone_is_not_supported() -> None:
+    placement = {
+        "replicaScheduling": AGGREGATED,
+        "spreadConstraints": [{"spreadByField": "provider", "maxGroups": 1}],
+    }
+    assert error_of(binding(3, placement)) == UNSUPPORTED
+
+
+def test_zone_and_provider_together_are_not_supported() -> None:
+    placement = {
+        "replicaScheduling": AGGREGATED,
+        "spreadConstraints": [{"spreadByField": "zone", "maxGroups": 2}, {"spreadByField": "provider", "maxGroups": 1}],
+    }
+    assert error_of(binding(3, placement)) == UNSUPPORTED
+
+
+def test_a_zone_constraint_beside_a_cluster_constraint_selects_by_cluster() -> None:
+    placement = {
+        "replicaScheduling": AGGREGATED,
+        "spreadConstraints": [{"spreadByField": "zone", "maxGroups": 4}, {"spreadByField": "cluster", "maxGroups": 2}],
+    }
+    assert select(binding(3, placement)) == ["b", "d"]
+
+
+def test_a_spread_by_label_constraint_beside_a_cluster_constraint_selects_by_cluster() -> None:
+    placement = {
+        "replicaScheduling": AGGREGATED,
+        "spreadConstraints": [{"spreadByLabel": "team", "maxGroups": 4}, {"spreadByField": "cluster", "maxGroups": 2}],
+    }
+    assert select(binding(3, placement)) == ["b", "d"]
+
+
+def test_candidates_in_any_order_give_the_same_selection() -> None:
+    two = {"spreadByField": "cluster", "maxGroups": 2}
+    b = binding(3, {"replicaScheduling": AGGREGATED, "spreadConstraints": [two]})
+    forward = select_best_clusters(b, FLEET, 3)
+    backward = select_best_clusters(b, list(reversed(FLEET)), 3)
+    assert [c.name for c in forward] == [c.name for c in backward] == ["b", "d"]
+
+
+def test_the_trace_tells_the_groups_the_region_path_and_the_selection() -> None:
+    placement = {
+        "replicaScheduling": AGGREGATED,
+        "spreadConstraints": [{"spreadByField": "region", "minGroups": 1, "maxGroups": 1},
+                              {"spreadByField": "cluster", "minGroups": 1, "maxGroups": 2}],
+    }
+    trace: list[str] = []
+    assert select(binding(10, placement), trace) == ["d", "c"]
+    assert trace == [
+        "region east: 2 clusters (b, a), available 6, score 6050",
+        "region west: 2 clusters (d, c), available 55, score 10000",
+        "best region path [west] (weight 10000, value 2, id 0) of 2 feasible",
+        "chosen regions west: best clusters d; 1 more of 1 remaining (cluster maxGroups 2)",
+        "selected d, c",
+    ]
+
+
+def test_the_trace_tells_each_capacity_swap() -> None:
+    placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 1}]}
+    trace: list[str] = []
+    assert select(binding(10, placement), trace) == ["d"]
+    assert trace == [
+        "cluster spread: 1 of 4 clusters (minGroups 1, maxGroups 1)",
+        "capacity swap at position 0: b (1 available) -> d (50 available)",
+        "selected d",
+    ]
+
+
+def test_the_trace_tells_when_every_cluster_is_selected() -> None:
+    trace: list[str] = []
+    select(binding(3, None), trace)
+    assert trace == ["no spread constraints: all 4 clusters selected"]
