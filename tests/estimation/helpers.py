@@ -1,0 +1,52 @@
+"""Helpers shared by the estimator tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from binding_scheduler.estimation import AccurateEstimator
+from binding_scheduler.estimation.stub import EstimatorStub
+
+StartStub = Callable[..., Awaitable[EstimatorStub]]
+MakeEstimator = Callable[..., AccurateEstimator]
+
+
+def estimator_tasks() -> list[asyncio.Task[Any]]:
+    """Tasks of the estimation client still alive (the fan-out's per-cluster tasks)."""
+    return [
+        task
+        for task in asyncio.all_tasks()
+        if not task.done() and "AccurateEstimator" in getattr(task.get_coro(), "__qualname__", "")
+    ]
+
+
+def varint(value: int) -> bytes:
+    """Protobuf base-128 varint; negative numbers as their 64-bit two's complement."""
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def ld(field: int, payload: bytes) -> bytes:
+    """A length-delimited field (wire type 2): strings, bytes, embedded messages, map entries."""
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+def text(field: int, value: str) -> bytes:
+    return ld(field, value.encode())
+
+
+def number(field: int, value: int) -> bytes:
+    """A varint field (wire type 0)."""
+    return varint(field << 3 | 0) + varint(value)
+
+
+def entry(key: str, value: bytes) -> bytes:
+    """A map entry message: key = 1, value = 2."""
+    return ld(1, key.encode()) + ld(2, value)
