@@ -35,10 +35,7 @@ from .wire import (
     serialize,
 )
 
-_RPC_REASONS = {
-    grpc.StatusCode.DEADLINE_EXCEEDED: Reason.DEADLINE,
-    grpc.StatusCode.UNAVAILABLE: Reason.UNAVAILABLE,
-}
+_RPC_REASONS = {grpc.StatusCode.UNAVAILABLE: Reason.UNAVAILABLE}
 
 
 class _Failed(Exception):
@@ -174,13 +171,21 @@ class AccurateEstimator:
                 remaining = max(deadline - asyncio.get_running_loop().time(), 0.0)
                 data: bytes = await call(request, timeout=remaining, metadata=metadata)
             return read_count(data)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the pass is cancelled
+            # Not us: gRPC ends a call this way when its channel is closed under it (forget, close).
+            raise _Failed(Reason.UNAVAILABLE, f"cluster {cluster}: the channel was closed during the call") from None
         except TimeoutError:
-            raise _Failed(Reason.DEADLINE, f"cluster {cluster}: no answer within {self.settings.timeout:g}s") from None
+            raise self._deadline_passed(cluster) from None
         except DiscoveryError as exc:
             raise _Failed(Reason.DISCOVERY, f"cluster {cluster}: estimator not found: {exc}") from None
         except DialError as exc:
             raise _Failed(Reason.DIAL, f"cluster {cluster}: cannot connect to the estimator: {exc}") from None
         except grpc.aio.AioRpcError as exc:
+            if exc.code() is grpc.StatusCode.DEADLINE_EXCEEDED:  # gRPC's clock was first: same failure
+                raise self._deadline_passed(cluster) from None
             reason = _RPC_REASONS.get(exc.code(), Reason.RPC_ERROR)
             text = (
                 f"gRPC request cluster({cluster}) estimator error when calling {short}: "
@@ -191,3 +196,6 @@ class AccurateEstimator:
             raise _Failed(Reason.INVALID_ANSWER, f"cluster {cluster}: invalid answer to {short}: {exc}") from None
         except Exception as exc:  # anything else from gRPC or the network: a failed cluster, not a failed pass
             raise _Failed(Reason.RPC_ERROR, f"cluster {cluster}: {short} failed: {exc!r}") from None
+
+    def _deadline_passed(self, cluster: str) -> _Failed:
+        return _Failed(Reason.DEADLINE, f"cluster {cluster}: no answer within {self.settings.timeout:g}s")

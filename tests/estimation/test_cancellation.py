@@ -1,0 +1,93 @@
+"""Cancelling a pass stops every estimator call at once; the deadline ends calls that do not answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from binding_scheduler.estimation import FAILURES_METRIC
+from binding_scheduler.model import Cluster
+from prometheus_client import CollectorRegistry
+
+from tests.estimation.helpers import MakeEstimator, StartStub, estimator_tasks
+
+
+async def test_cancelling_the_pass_cancels_the_call_on_the_server(
+    stubs: StartStub, make_estimator: MakeEstimator
+) -> None:
+    hang = await stubs("hang", replicas=1, mode="hang")
+    estimator = make_estimator([hang])
+    task = asyncio.create_task(estimator.max_available_replicas([Cluster(name="hang")], None))
+    await hang.arrived.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert estimator_tasks() == []
+    await hang.cancelled.wait()
+    assert hang.outcomes() == ["cancelled"]
+
+
+async def test_cancelling_the_pass_cancels_every_call_in_flight(
+    stubs: StartStub, make_estimator: MakeEstimator
+) -> None:
+    hanging = [await stubs(f"h{i}", replicas=1, mode="hang") for i in range(5)]
+    estimator = make_estimator(hanging)
+    task = asyncio.create_task(estimator.max_available_replicas([Cluster(name=s.cluster_name) for s in hanging], None))
+    for stub in hanging:
+        await stub.arrived.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert estimator_tasks() == []
+    for stub in hanging:
+        await stub.cancelled.wait()
+    assert [s.outcomes() for s in hanging] == [["cancelled"]] * 5
+
+
+async def test_the_estimator_still_works_after_a_cancelled_pass(
+    stubs: StartStub, make_estimator: MakeEstimator
+) -> None:
+    stub = await stubs("a", replicas=1, mode="hang")
+    estimator = make_estimator([stub])
+    task = asyncio.create_task(estimator.max_available_replicas([Cluster(name="a")], None))
+    await stub.arrived.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    stub.mode = stub.mode.OK
+    answer = await estimator.max_available_replicas([Cluster(name="a")], None)
+    assert dict(answer.replicas) == {"a": 1}
+
+
+async def test_the_deadline_ends_a_hanging_call_and_the_pass_goes_on(
+    stubs: StartStub, make_estimator: MakeEstimator, registry: CollectorRegistry
+) -> None:
+    a, hang = await stubs("a", replicas=3), await stubs("hang", replicas=1, mode="hang")
+    estimator = make_estimator([a, hang], timeout=0.2)
+    answer = await estimator.max_available_replicas([Cluster(name="a"), Cluster(name="hang")], None)
+    assert dict(answer.replicas) == {"a": 3}
+    assert dict(answer.failures) == {"hang": "cluster hang: no answer within 0.2s"}
+    assert registry.get_sample_value(f"{FAILURES_METRIC}_total", {"cluster": "hang", "reason": "deadline"}) == 1
+    assert estimator_tasks() == []
+    await hang.cancelled.wait()
+    assert hang.outcomes() == ["cancelled"]
+
+
+async def test_a_zero_timeout_fails_every_cluster(stubs: StartStub, make_estimator: MakeEstimator) -> None:
+    a = await stubs("a", replicas=3)
+    answer = await make_estimator([a], timeout=0).max_available_replicas([Cluster(name="a")], None)
+    assert dict(answer.replicas) == {}
+    assert dict(answer.failures) == {"a": "cluster a: no answer within 0s"}
+
+
+async def test_forgetting_a_cluster_during_a_call_fails_that_cluster_only(
+    stubs: StartStub, make_estimator: MakeEstimator
+) -> None:
+    hang = await stubs("hang", replicas=1, mode="hang")
+    estimator = make_estimator([hang])
+    task = asyncio.create_task(estimator.max_available_replicas([Cluster(name="hang")], None))
+    await hang.arrived.wait()
+    await estimator.forget("hang")
+    answer = await task
+    assert dict(answer.replicas) == {}
+    assert dict(answer.failures) == {"hang": "cluster hang: the channel was closed during the call"}
