@@ -144,7 +144,8 @@ def test_the_trace_tells_the_groups_the_region_path_and_the_selection() -> None:
     assert trace == [
         "region east: 2 clusters (b, a), available 6, score 6050",
         "region west: 2 clusters (d, c), available 55, score 10000",
-        "best region path [west] (weight 10000, value 2, id 0) of 2 feasible",
+        "2 feasible region combinations",
+        "best region path [west] (weight 10000, value 2, id 0)",
         "chosen regions west: best clusters d; 1 more of 1 remaining (cluster maxGroups 2)",
         "selected d, c",
     ]

@@ -3,7 +3,9 @@ its description). A group is (name, value = clusters, weight = group score)."""
 
 from __future__ import annotations
 
-from binding_scheduler.algorithm.spread import GroupOption, feasible_paths, select_groups
+from binding_scheduler.algorithm.spread import GroupOption, choose_path, feasible_paths, select_groups
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def g(name: str, value: int, weight: int) -> GroupOption:
@@ -87,3 +89,17 @@ def test_paths_are_numbered_in_search_order_and_ordered_by_weight_then_name() ->
         (1, ("a", "c"), 60, 3),
         (2, ("b", "c"), 60, 3),
     ]
+
+
+group_sets = st.lists(
+    st.tuples(st.integers(1, 6), st.integers(0, 5).map(lambda w: w * 1000)), min_size=0, max_size=7
+).map(lambda items: [g(f"r{i}", value, weight) for i, (value, weight) in enumerate(items)])
+
+
+@given(group_sets, st.integers(0, 4), st.integers(0, 5), st.integers(0, 12))
+def test_the_fast_choice_agrees_with_ranking_every_path(
+    groups: list[GroupOption], min_groups: int, max_groups: int, target: int
+) -> None:
+    slow = choose_path(feasible_paths(groups, min_groups, max_groups, target))
+    fast = select_groups(groups, min_groups, max_groups, target)
+    assert fast == (slow.groups if slow is not None else ())

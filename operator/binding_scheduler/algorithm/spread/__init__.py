@@ -12,7 +12,7 @@ from .groups import (
     topology_ignored,
 )
 from .select import capacity_ignored, select_best_clusters
-from .select_groups import GroupOption, GroupPath, feasible_paths, select_groups
+from .select_groups import GroupOption, GroupPath, choose_path, feasible_paths, select_groups
 
 __all__ = [
     "IGNORE_CAPACITY",
@@ -22,6 +22,7 @@ __all__ = [
     "GroupOption",
     "GroupPath",
     "capacity_ignored",
+    "choose_path",
     "feasible_paths",
     "group_clusters",
     "group_score",

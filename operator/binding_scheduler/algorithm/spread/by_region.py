@@ -7,10 +7,12 @@ not checked here.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
+from itertools import islice
 
 from ...model import SpreadConstraint
-from ..candidates import ClusterDetail, sort_candidates
+from ..candidates import ClusterDetail
 from ..errors import SchedulingError
 from .groups import ClusterGroup
 from .select_groups import GroupOption, select_groups
@@ -55,19 +57,24 @@ def select_by_region(
     cluster = cluster if cluster is not None else ABSENT_CONSTRAINT
     chosen = choose_regions(regions, region, cluster, trace)
     selected = [group.clusters[0] for group in chosen]
-    rest: list[ClusterDetail] = [c for group in chosen for c in group.clusters[1:]]
-    need_count = min(len(selected) + len(rest), cluster.max_groups)
+    rest = sum(len(group.clusters) - 1 for group in chosen)
+    need_count = min(len(selected) + rest, cluster.max_groups)
     fill = need_count - len(selected)
     if fill > 0:
-        selected.extend(_best(rest, fill))
+        selected.extend(_best_rest(chosen, fill))
     if trace is not None:
         trace.append(
             f"chosen regions {', '.join(g.name for g in chosen)}: best clusters"
-            f" {', '.join(c.name for c in selected[: len(chosen)])}; {max(fill, 0)} more of {len(rest)} remaining"
+            f" {', '.join(c.name for c in selected[: len(chosen)])}; {max(fill, 0)} more of {rest} remaining"
             f" (cluster maxGroups {cluster.max_groups})"
         )
     return selected
 
 
-def _best(clusters: Sequence[ClusterDetail], count: int) -> list[ClusterDetail]:
-    return sort_candidates(list(clusters))[:count]
+def _best_rest(chosen: Sequence[ClusterGroup], count: int) -> list[ClusterDetail]:
+    """The best `count` clusters after each region's first, in the order of `sort_candidates`.
+
+    Each region's clusters are already in that order, so merging them lazily computes few sort keys.
+    """
+    merged = heapq.merge(*(group.clusters[1:] for group in chosen), key=ClusterDetail.sort_key)
+    return list(islice(merged, count))

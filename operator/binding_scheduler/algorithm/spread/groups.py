@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from types import MappingProxyType
 
 from ...model import Binding, DivisionPreference, Placement, ReplicaSchedulingType, SpreadField
@@ -125,9 +126,13 @@ def group_score(clusters: Sequence[ClusterDetail], binding: Binding, min_groups:
     return divided_group_score(clusters, placement, binding.replicas, min_groups)
 
 
+_AVAILABLE = attrgetter("available")
+
+
 def _build_groups(
     keyed: Iterable[tuple[str, ClusterDetail]], binding: Binding, min_groups: int
 ) -> dict[str, ClusterGroup]:
+    """Groups in order of first appearance, each keeping its clusters in the given (sorted) order."""
     members: dict[str, list[ClusterDetail]] = {}
     for key, cluster in keyed:
         bucket = members.get(key)
@@ -137,10 +142,7 @@ def _build_groups(
             bucket.append(cluster)
     return {
         name: ClusterGroup(
-            name=name,
-            clusters=tuple(clusters),
-            available=sum(c.available for c in clusters),
-            score=group_score(clusters, binding, min_groups),
+            name, tuple(clusters), sum(map(_AVAILABLE, clusters)), group_score(clusters, binding, min_groups)
         )
         for name, clusters in members.items()
     }
@@ -153,12 +155,13 @@ def zone_groups(clusters: Sequence[ClusterDetail], binding: Binding, min_groups:
 
 def region_groups(clusters: Sequence[ClusterDetail], binding: Binding, min_groups: int) -> dict[str, ClusterGroup]:
     """Clusters without a region belong to no region group."""
-    return _build_groups(((c.cluster.region, c) for c in clusters if c.cluster.region), binding, min_groups)
+    keyed = zip(map(attrgetter("cluster.region"), clusters), clusters, strict=True)
+    return _build_groups(((region, c) for region, c in keyed if region), binding, min_groups)
 
 
 def provider_groups(clusters: Sequence[ClusterDetail], binding: Binding, min_groups: int) -> dict[str, ClusterGroup]:
     """Keyed by `spec.provider` as it is; the reference skips only empty regions, so "" is a provider here."""
-    return _build_groups(((c.cluster.provider, c) for c in clusters), binding, min_groups)
+    return _build_groups(zip(map(attrgetter("cluster.provider"), clusters), clusters, strict=True), binding, min_groups)
 
 
 def group_clusters(binding: Binding, candidates: Sequence[ClusterDetail]) -> ClusterGroups:

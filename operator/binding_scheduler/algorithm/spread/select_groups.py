@@ -54,50 +54,82 @@ def _path_order(group: GroupOption) -> tuple[int, str]:
     return (-group.weight, group.name)
 
 
-def feasible_paths(groups: Sequence[GroupOption], min_groups: int, max_groups: int, target: int) -> list[GroupPath]:
-    """Every feasible path, numbered in the order the search finds them.
+_Found = tuple[int, int, tuple[int, ...]]
+"""A feasible path as the search records it: (weight, value, indices into the search order)."""
+
+
+def _search(ordered: Sequence[GroupOption], min_groups: int, max_groups: int, target: int) -> list[_Found]:
+    """Depth-first over combinations in index order; a path's id is its position in the answer.
 
     QUIRK kept from Karmada: when there are exactly minGroups groups, each level stops after its first
     branch. Only the path of all groups can be feasible then, and it lies on that first branch, so this
     changes the work done, not the result.
     """
-    ordered = sorted(groups, key=_search_order)
     first_branch_only = len(ordered) == min_groups
-    found: list[GroupPath] = []
-    path: list[GroupOption] = []
+    found: list[_Found] = []
+    path: list[int] = []
 
-    def extend(start: int, value: int) -> None:
+    def extend(start: int, weight: int, value: int) -> None:
         for index in range(start, len(ordered)):
             group = ordered[index]
-            path.append(group)
-            total = value + group.value
-            if total >= target and min_groups <= len(path) <= max_groups:
-                members = tuple(sorted(path, key=_path_order))
-                found.append(GroupPath(len(found), members, sum(g.weight for g in members), total))
+            path.append(index)
+            total_weight, total_value = weight + group.weight, value + group.value
+            if total_value >= target and min_groups <= len(path) <= max_groups:
+                found.append((total_weight, total_value, tuple(path)))
             elif len(path) < max_groups:
-                extend(index + 1, total)
+                extend(index + 1, total_weight, total_value)
             path.pop()
             if first_branch_only:
                 break
 
-    extend(0, 0)
+    extend(0, 0, 0)
     return found
 
 
+def _as_path(ordered: Sequence[GroupOption], path_id: int, found: _Found) -> GroupPath:
+    weight, value, indices = found
+    members = tuple(sorted((ordered[i] for i in indices), key=_path_order))
+    return GroupPath(path_id, members, weight, value)
+
+
+def feasible_paths(groups: Sequence[GroupOption], min_groups: int, max_groups: int, target: int) -> list[GroupPath]:
+    """Every feasible path, numbered in the order the search finds them (for tests and `explain`)."""
+    ordered = sorted(groups, key=_search_order)
+    return [_as_path(ordered, i, f) for i, f in enumerate(_search(ordered, min_groups, max_groups, target))]
+
+
 def choose_path(paths: Sequence[GroupPath], trace: list[str] | None = None) -> GroupPath | None:
-    """The best path, then walked down to the shortest strict prefix of it that is also feasible."""
+    """The rule as Karmada states it: rank every path, then walk the ranking switching to strict prefixes."""
     if not paths:
         return None
     ranked = sorted(paths, key=GroupPath.rank)
     chosen = ranked[0]
     if trace is not None:
-        trace.append(f"best region path {chosen.describe()} of {len(ranked)} feasible")
+        trace.append(f"best region path {chosen.describe()}")
     for path in ranked[1:]:
         if path.is_strict_prefix_of(chosen):
             if trace is not None:
                 trace.append(f"prefer {path.describe()}: a strict prefix of [{', '.join(chosen.names)}]")
             chosen = path
     return chosen
+
+
+def _fast_choice(ordered: Sequence[GroupOption], found: Sequence[_Found]) -> list[GroupPath]:
+    """The best path and the feasible strict prefixes of it, without ranking every path.
+
+    Only a strict prefix of the best path can ever be switched to, and a strict prefix of the best path
+    holds the best path's first k groups in path order, so looking those sets up is enough.
+    """
+    best_id = min(range(len(found)), key=lambda i: (-found[i][0], -found[i][1], i))
+    best = _as_path(ordered, best_id, found[best_id])
+    index_of = {g: i for i, g in enumerate(ordered)}
+    by_members = {frozenset(f[2]): i for i, f in enumerate(found) if len(f[2]) < len(best.groups)}
+    prefixes = [best]
+    for length in range(1, len(best.groups)):
+        path_id = by_members.get(frozenset(index_of[g] for g in best.groups[:length]))
+        if path_id is not None:
+            prefixes.append(_as_path(ordered, path_id, found[path_id]))
+    return prefixes
 
 
 def select_groups(
@@ -107,6 +139,17 @@ def select_groups(
     target: int,
     trace: list[str] | None = None,
 ) -> tuple[GroupOption, ...]:
-    """The chosen groups, heaviest first; empty when no combination is feasible."""
-    chosen = choose_path(feasible_paths(groups, min_groups, max_groups, target), trace)
-    return chosen.groups if chosen is not None else ()
+    """The chosen groups, heaviest first; empty when no combination is feasible.
+
+    Same answer as `choose_path(feasible_paths(...))`, which a property test checks, but it builds paths
+    only for the best one and its feasible prefixes.
+    """
+    ordered = sorted(groups, key=_search_order)
+    found = _search(ordered, min_groups, max_groups, target)
+    if not found:
+        return ()
+    if trace is not None:
+        trace.append(f"{len(found)} feasible region combinations")
+    chosen = choose_path(_fast_choice(ordered, found), trace)
+    assert chosen is not None
+    return chosen.groups
