@@ -18,6 +18,15 @@ from .discovery import ServiceLookup, candidate_targets
 from .settings import EstimatorSettings
 from .trust import peer_trust
 
+# A channel whose estimator went away fails calls fast (UNAVAILABLE) while gRPC reconnects in the background,
+# with exponential backoff. gRPC's default cap (120 s) would keep a restarted estimator unused for minutes;
+# these bounds bring it back within seconds.
+CHANNEL_OPTIONS: list[tuple[str, int]] = [
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.min_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 5000),
+]
+
 
 class DialError(Exception):
     """No candidate address of a cluster's estimator could be connected."""
@@ -76,13 +85,12 @@ class ChannelPool:
 
     async def _open(self, target: str) -> grpc.aio.Channel:
         if self._tls is None:
-            return grpc.aio.insecure_channel(target)
+            return grpc.aio.insecure_channel(target, options=CHANNEL_OPTIONS)
         if not self._tls.skip_verify:
-            return grpc.aio.secure_channel(target, self._tls.credentials())
+            return grpc.aio.secure_channel(target, self._tls.credentials(), options=CHANNEL_OPTIONS)
         root, name = await peer_trust(target)
-        return grpc.aio.secure_channel(
-            target, self._tls.credentials(root_override=root), options=[("grpc.ssl_target_name_override", name)]
-        )
+        options = [*CHANNEL_OPTIONS, ("grpc.ssl_target_name_override", name)]
+        return grpc.aio.secure_channel(target, self._tls.credentials(root_override=root), options=options)
 
     async def _dial(self, cluster: str) -> tuple[str, grpc.aio.Channel]:
         errors = []
