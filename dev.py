@@ -48,7 +48,7 @@ def _run(cmd: list[str]) -> None:
 
 def demo(args: list[str]) -> None:
     _ensure_venv()
-    _run([str(BIN / "binding-scheduler"), "demo", *args])
+    _run([str(BIN / "binding-scheduler"), "simulate", "-f", str(ROOT / "examples"), "-o", "table", *args])
 
 
 def test(args: list[str]) -> None:
