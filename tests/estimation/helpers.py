@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from binding_scheduler.estimation import AccurateEstimator
@@ -50,3 +52,24 @@ def number(field: int, value: int) -> bytes:
 def entry(key: str, value: bytes) -> bytes:
     """A map entry message: key = 1, value = 2."""
     return ld(1, key.encode()) + ld(2, value)
+
+
+def make_certificates(directory: Path) -> dict[str, Path]:
+    """A CA, a server certificate for localhost/127.0.0.1 and a client certificate, made with openssl."""
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=directory)
+
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=test-ca")
+    for name, extension in (
+        ("server", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+        ("client", "extendedKeyUsage=clientAuth"),
+    ):
+        openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}")
+        (directory / f"{name}.ext").write_text(extension + "\n")
+        openssl(
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext",
+        )
+    return {p.stem + p.suffix: p for p in directory.iterdir()}
