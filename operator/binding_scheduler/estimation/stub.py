@@ -1,6 +1,8 @@
 """A real estimator server for tests and the demo: Karmada's Estimator service over grpc.aio.
 
-It answers from fixed numbers or from a Cluster's resource summary, and can misbehave on purpose:
+It answers from fixed numbers or from a Cluster's resource summary (through the general estimator's rules,
+`binding_scheduler.algorithm.general_estimator`: a real estimator counts nodes, the stub only has the summary),
+and can misbehave on purpose:
 
 - `ok`: answer (after `latency` seconds, when set);
 - `hang`: never answer; the call ends only when the client cancels or its deadline passes;
@@ -16,7 +18,7 @@ metadata and how it ended, so tests can check what reached the wire and that can
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -25,10 +27,10 @@ import grpc
 import grpc.aio
 from google.protobuf.message import Message
 
-from binding_scheduler.model import Cluster, Quantity, ResourceSummary, parse_quantity
+from binding_scheduler.algorithm import general_estimator
+from binding_scheduler.model import Cluster, Component, Quantity, ReplicaRequirements, ResourceSummary, parse_quantity
 
 from .pb import estimator_pb2, k8s_resource_pb2, wide_pb2
-from .summary_rule import replicas_from_summary, sets_from_summary
 from .wire import GET_UNSCHEDULABLE_REPLICAS, INT32_MAX, MAX_AVAILABLE_COMPONENT_SETS, MAX_AVAILABLE_REPLICAS, SERVICE
 
 GARBAGE = b"\x08"  # field 1 announced as a varint, and then nothing: not a message
@@ -209,34 +211,47 @@ class EstimatorStub:
         call.outcome = "failed"
         await context.abort(grpc.StatusCode.UNKNOWN, text)
 
-    def _summary(self) -> ResourceSummary | None:
+    def _cluster(self) -> Cluster:
         source = self.summary
         if callable(source):
             source = source()
         if isinstance(source, Cluster):
-            return source.resource_summary
-        return source
+            return source
+        return Cluster(name=self.cluster_name, resource_summary=source)
 
     def _replicas(self, request: estimator_pb2.MaxAvailableReplicasRequest) -> int:
         if self.replicas is not None:
             return self.replicas
-        requirements = request.replicaRequirements
-        wanted = _request_of(requirements.resourceRequestBytes, requirements.resourceRequest)
-        return replicas_from_summary(self._summary(), wanted)
+        requirements = None
+        if request.HasField("replicaRequirements"):
+            wanted = request.replicaRequirements
+            requirements = ReplicaRequirements(
+                resource_request=_request_of(wanted.resourceRequestBytes, wanted.resourceRequest),
+                namespace=wanted.namespace,
+                priority_class_name=wanted.priorityClassName,
+            )
+        return general_estimator.max_available_replicas(self._cluster(), requirements)
 
     def _sets(self, request: estimator_pb2.MaxAvailableComponentSetsRequest) -> int:
         if self.sets is not None:
             return self.sets
         if self.replicas is not None:
             return self.replicas
-        components: Sequence[tuple[int, Mapping[str, Quantity]]] = [
-            (
-                c.replicas,
-                _request_of(c.replicaRequirements.resourceRequestBytes, c.replicaRequirements.resourceRequest),
+        components = [
+            Component(
+                name=c.name,
+                replicas=c.replicas,
+                requirements=ReplicaRequirements(
+                    resource_request=_request_of(
+                        c.replicaRequirements.resourceRequestBytes, c.replicaRequirements.resourceRequest
+                    ),
+                    namespace=request.namespace,
+                    priority_class_name=c.replicaRequirements.priorityClassName,
+                ),
             )
             for c in request.components
         ]
-        return sets_from_summary(self._summary(), components)
+        return general_estimator.max_available_component_sets(self._cluster(), components)
 
     def _unschedulable(self, request: estimator_pb2.UnschedulableReplicasRequest) -> int:
         return self.unschedulable
