@@ -540,3 +540,16 @@ def test_repeated_questions_get_the_same_answers() -> None:
 def test_equal_requests_from_different_objects_get_the_same_answer() -> None:
     c = cluster(allocatable={"pods": "100", "cpu": "8"})
     assert [max_available_replicas(c, request(cpu="3")) for _ in range(3)] == [2, 2, 2]
+
+
+def test_a_new_snapshot_of_the_same_cluster_is_not_answered_from_the_old_one() -> None:
+    before = cluster(allocatable={"pods": "100", "cpu": "8"})
+    after = cluster(allocatable={"pods": "100", "cpu": "2"})
+    cpu = request(cpu="1")
+    assert [max_available_replicas(before, cpu), max_available_replicas(after, cpu)] == [8, 2]
+    assert estimate_replicas([after], cpu) == {"member1": 2}
+
+
+def test_estimate_replicas_answers_zero_for_a_cluster_without_summary() -> None:
+    clusters = [cluster("a", summary=False), cluster("b", allocatable={"pods": "3"})]
+    assert estimate_replicas(clusters, None) == {"a": 0, "b": 3}

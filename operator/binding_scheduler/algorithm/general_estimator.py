@@ -17,6 +17,7 @@ strong references, so an `id()` is never reused while its entry lives, and they 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -87,7 +88,7 @@ class _IdentityCache(Generic[_K, _V]):
         self._entries.clear()
 
 
-_MEMO_LIMIT = 256
+_MEMO_LIMIT = 64
 
 
 @dataclass(slots=True)
@@ -103,7 +104,7 @@ class _ClusterProfile:
     """The same, in the component-set units (see the QUIRK in `max_available_component_sets`)."""
     groups: NodeGroups | None
     """The virtual nodes, or None when the model path does not apply (no modelings, or the models are broken)."""
-    replica_memo: dict[tuple[object, ...], int] = field(default_factory=dict)
+    replica_memo: dict[int, int] = field(default_factory=dict)
     set_memo: dict[tuple[object, ...], int] = field(default_factory=dict)
 
 
@@ -117,8 +118,9 @@ def _set_units(quantity: Quantity) -> int:
     return quantity.value() if quantity.binary else quantity.milli_value()
 
 
-def _ceil(value: Fraction) -> int:
-    return -((-value.numerator) // value.denominator)
+def _ceil(value: Fraction, scale: int = 1) -> int:
+    """ceil(value × scale) in integers (Fraction multiplication is slow)."""
+    return -((-value.numerator * scale) // value.denominator)
 
 
 def _build_cluster_profile(cluster: Cluster) -> _ClusterProfile | None:
@@ -138,9 +140,10 @@ def _build_cluster_profile(cluster: Cluster) -> _ClusterProfile | None:
         used = summary.allocating.get(name)
         if used is not None:
             amount -= used.amount
-        available[name] = _ceil(amount * 1000) if name == CPU else _ceil(amount)
+        whole, milli = _ceil(amount), _ceil(amount, 1000)
+        available[name] = milli if name == CPU else whole
         # The difference keeps the format of the allocatable quantity.
-        set_available[name] = _ceil(amount) if allocatable.binary else _ceil(amount * 1000)
+        set_available[name] = whole if allocatable.binary else milli
     groups: NodeGroups | None = None
     if summary.allocatable_modelings:
         try:
@@ -161,7 +164,22 @@ class _RequestProfile:
     """Resources with `Value() > 0`: cpu in milli, others whole units; sorted by name."""
     demand: Demand
     """The same request on a virtual node (modelled resources only)."""
-    key: tuple[object, ...]
+    summary_key: int
+    model_key: int
+    """Memo keys: small ints shared by equal requests (tuples do not cache their hash; ints hash for free)."""
+
+
+_key_ids: dict[tuple[object, ...], int] = {}
+_next_key = itertools.count()
+
+
+def _key_id(key: tuple[object, ...]) -> int:
+    found = _key_ids.get(key)
+    if found is None:
+        if len(_key_ids) >= 65536:
+            _key_ids.clear()  # ids are never reused, so forgetting only costs memo misses
+        found = _key_ids[key] = next(_next_key)
+    return found
 
 
 def _build_request_profile(requirements: ReplicaRequirements) -> _RequestProfile:
@@ -173,7 +191,7 @@ def _build_request_profile(requirements: ReplicaRequirements) -> _RequestProfile
         )
     )
     demand = replica_demand(requirements.resource_request)
-    return _RequestProfile(summary_request, demand, (summary_request, demand))
+    return _RequestProfile(summary_request, demand, _key_id(("s", summary_request)), _key_id(("m", demand)))
 
 
 _requests: _IdentityCache[ReplicaRequirements, _RequestProfile] = _IdentityCache(_build_request_profile, 4096)
@@ -184,6 +202,7 @@ def clear_caches() -> None:
     _clusters.clear()
     _requests.clear()
     _component_sets.clear()
+    _assumed.clear()
 
 
 # --------------------------------------------------------------------------------------------- replicas
@@ -211,31 +230,38 @@ def max_available_replicas(
        (allocatable − allocated − allocating) ≤ 0 gives 0; otherwise `floor(available / request)`, cpu in
        milli-units, others in whole units. The answer is the minimum of those and `allowedPods`.
 
-    The answer is capped at MaxInt32 (Go's int32 result).
+    The answer is capped at MaxInt32 (Go's int32 result). For many clusters at once use `estimate_replicas`.
     """
     profile = _clusters.get(cluster)
     if profile is None:
         return 0
     if assumed:
-        return _replicas_with_assumed(cluster, profile, requirements, assumed, use_resource_models)
+        return _replicas_with_assumed(profile, requirements, assumed, use_resource_models)
+    return _replicas(profile, None if requirements is None else _requests.get(requirements), use_resource_models)
+
+
+def _replicas(profile: _ClusterProfile, request: _RequestProfile | None, use_resource_models: bool) -> int:
+    """Steps 3-6 without assumed workloads, memoised per (cluster, request, gate)."""
     allowed = profile.allowed_pods
     if allowed <= 0:
         return 0
-    if requirements is None:
+    if request is None:
         return allowed if allowed < MAX_INT32 else MAX_INT32
-    request = _requests.get(requirements)
-    key = (request.key, use_resource_models)
+    groups = profile.groups if use_resource_models else None
+    key = request.summary_key if groups is None else request.model_key
     memo = profile.replica_memo
     answer = memo.get(key)
-    if answer is None:
-        if use_resource_models and profile.groups is not None:
-            answer = min(total_fit(profile.groups, request.demand), allowed)
-        else:
-            answer = _summary_replicas(profile.available, request.summary_request, allowed)
-        answer = answer if answer < MAX_INT32 else MAX_INT32
-        if len(memo) >= _MEMO_LIMIT:
-            memo.clear()
-        memo[key] = answer
+    if answer is not None:
+        return answer
+    if groups is not None:
+        answer = total_fit(groups, request.demand)
+        answer = min(answer, allowed)
+    else:
+        answer = _summary_replicas(profile.available, request.summary_request, allowed)
+    answer = min(answer, MAX_INT32)
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = answer
     return answer
 
 
@@ -245,7 +271,8 @@ def _summary_replicas(available: Mapping[str, int], request: tuple[tuple[str, in
         if left is None or left <= 0:
             return 0
         fits = left // amount
-        bound = min(bound, fits)
+        if fits < bound:  # noqa: PLR1730 (hot loop: no call)
+            bound = fits
     return bound
 
 
@@ -254,40 +281,79 @@ def _component_request(component: Component) -> Mapping[str, Quantity]:
     return {} if requirements is None else requirements.resource_request
 
 
+@dataclass(frozen=True, slots=True)
+class _AssumedProfile:
+    """What one assumed workload takes, as integers, in the units of each estimate."""
+
+    pods: int
+    """Pods deducted for replicas: components with replicas ≤ 0 are skipped."""
+    deducted: tuple[tuple[str, int], ...]
+    """Added to allocating for replicas: cpu milli × replicas, others Value() × replicas."""
+    set_pods: int
+    """Pods deducted for component sets: every component's replicas, as Karmada sums them."""
+    set_deducted: tuple[tuple[str, int], ...]
+    """Deducted for component sets, in the component-set units (QUIRK)."""
+    demands: tuple[tuple[Demand, int], ...]
+    """The workload as one set on the virtual nodes."""
+
+
+def _build_assumed_profile(workload: AssumedWorkload) -> _AssumedProfile:
+    pods = 0
+    deducted: dict[str, int] = {}
+    set_deducted: dict[str, int] = {}
+    for component in workload.components:
+        replicas = component.replicas
+        request = _component_request(component)
+        for name, q in request.items():
+            set_deducted[name] = set_deducted.get(name, 0) + _set_units(q) * replicas
+        if replicas <= 0:
+            continue
+        pods += replicas
+        for name, q in request.items():
+            per_replica = q.milli_value() if name == CPU else q.value()
+            deducted[name] = deducted.get(name, 0) + per_replica * replicas
+    return _AssumedProfile(
+        pods=pods,
+        deducted=tuple(deducted.items()),
+        set_pods=sum(c.replicas for c in workload.components),
+        set_deducted=tuple(set_deducted.items()),
+        demands=tuple(_set_demands(workload.components)),
+    )
+
+
+_assumed: _IdentityCache[AssumedWorkload, _AssumedProfile] = _IdentityCache(_build_assumed_profile, 16384)
+
+
+def _place_assumed(groups: NodeGroups, assumed: Sequence[AssumedWorkload]) -> FirstFit:
+    """Virtual nodes after first-fit of each assumed workload as one set (what does not fit stays placed)."""
+    simulator = FirstFit(groups)
+    for workload in assumed:
+        simulator.place_set(_assumed.get(workload).demands)
+    return simulator
+
+
 def _replicas_with_assumed(
-    cluster: Cluster,
     profile: _ClusterProfile,
     requirements: ReplicaRequirements | None,
     assumed: Sequence[AssumedWorkload],
     use_resource_models: bool,
 ) -> int:
     """Steps 2-6 with assumed workloads: not memoised, they change from one decision to the next."""
-    pods = 0
-    deducted: dict[str, int] = {}
-    for workload in assumed:
-        for component in workload.components:
-            if component.replicas <= 0:
-                continue
-            pods += component.replicas
-            for name, q in _component_request(component).items():
-                per_replica = q.milli_value() if name == CPU else q.value()
-                deducted[name] = deducted.get(name, 0) + per_replica * component.replicas
-    allowed = profile.allowed_pods - pods
+    workloads = [_assumed.get(w) for w in assumed]
+    allowed = profile.allowed_pods - sum(w.pods for w in workloads)
     if allowed <= 0:
         return 0
     if requirements is None:
         return min(allowed, MAX_INT32)
     request = _requests.get(requirements)
     if use_resource_models and profile.groups is not None:
-        simulator = FirstFit(profile.groups)
-        for workload in assumed:
-            simulator.place_set(_set_demands(workload.components))
-        return min(simulator.fit(request.demand), allowed, MAX_INT32)
+        return min(_place_assumed(profile.groups, assumed).fit(request.demand), allowed, MAX_INT32)
     # Integers deducted from allocating commute with the rounding up: ceil(x − n) = ceil(x) − n.
     available = dict(profile.available)
-    for name, amount in deducted.items():
-        if name in available:
-            available[name] -= amount
+    for workload in workloads:
+        for name, amount in workload.deducted:
+            if name in available:
+                available[name] -= amount
     return min(_summary_replicas(available, request.summary_request, allowed), MAX_INT32)
 
 
@@ -385,10 +451,10 @@ def _sets_with_assumed(
     allowed = profile.allowed_pods
     available = dict(profile.set_available)
     for workload in assumed:
-        for component in workload.components:
-            allowed -= component.replicas
-            for name, q in _component_request(component).items():
-                available[name] = available.get(name, 0) - _set_units(q) * component.replicas
+        deduction = _assumed.get(workload)
+        allowed -= deduction.set_pods
+        for name, amount in deduction.set_deducted:
+            available[name] = available.get(name, 0) - amount
     if allowed <= 0:
         return 0
     return _sets(
@@ -418,10 +484,7 @@ def _sets(
             return 0
         bound = min(bound, left // amount)
     if use_resource_models and profile.groups is not None:
-        simulator = FirstFit(profile.groups)
-        for workload in assumed:
-            simulator.place_set(_set_demands(workload.components))
-        bound = simulator.count_sets(sets.demands, bound)
+        bound = _place_assumed(profile.groups, assumed).count_sets(sets.demands, bound)
     return bound
 
 
@@ -435,14 +498,24 @@ def estimate_replicas(
     *,
     use_resource_models: bool = True,
 ) -> dict[str, int]:
-    """The general estimator's answer for every candidate, by cluster name (the input of `merge_estimates`)."""
-    assumed = assumed or {}
-    return {
-        c.name: max_available_replicas(
-            c, requirements, assumed.get(c.name, ()), use_resource_models=use_resource_models
-        )
-        for c in clusters
-    }
+    """The general estimator's answer for every candidate, by cluster name (the input of `merge_estimates`).
+
+    The same as `max_available_replicas` per cluster, with the per-request work done once.
+    """
+    request = None if requirements is None else _requests.get(requirements)
+    profile_of = _clusters.get
+    answers: dict[str, int] = {}
+    for cluster in clusters:
+        profile = profile_of(cluster)
+        if profile is None:
+            answers[cluster.name] = 0
+            continue
+        workloads = assumed.get(cluster.name) if assumed else None
+        if workloads:
+            answers[cluster.name] = _replicas_with_assumed(profile, requirements, workloads, use_resource_models)
+        else:
+            answers[cluster.name] = _replicas(profile, request, use_resource_models)
+    return answers
 
 
 def estimate_component_sets(
