@@ -105,7 +105,7 @@ class _ClusterProfile:
     groups: NodeGroups | None
     """The virtual nodes, or None when the model path does not apply (no modelings, or the models are broken)."""
     replica_memo: dict[int, int] = field(default_factory=dict)
-    set_memo: dict[tuple[object, ...], int] = field(default_factory=dict)
+    set_memo: dict[int, int] = field(default_factory=dict)
 
 
 def _value(resources: Mapping[str, Quantity], name: str) -> int:
@@ -371,7 +371,8 @@ class _ComponentsProfile:
     """Σ request × replicas per resource, in the component-set units (QUIRK), sorted by name."""
     demands: tuple[tuple[Demand, int], ...]
     """Each component's per-pod demand on a virtual node, with its replicas, in the given order."""
-    key: tuple[object, ...]
+    key: int
+    """Memo key shared by equal component lists."""
 
 
 def _build_components_profile(components: Sequence[Component]) -> _ComponentsProfile:
@@ -382,7 +383,7 @@ def _build_components_profile(components: Sequence[Component]) -> _ComponentsPro
     pods_per_set = sum(c.replicas for c in components)
     demands = tuple(_set_demands(components))
     items = tuple(sorted(per_set.items()))
-    return _ComponentsProfile(pods_per_set, items, demands, (pods_per_set, items, demands))
+    return _ComponentsProfile(pods_per_set, items, demands, _key_id(("c", pods_per_set, items, demands)))
 
 
 _component_sets: _IdentityCache[Sequence[Component], _ComponentsProfile] = _IdentityCache(
@@ -418,6 +419,9 @@ def max_available_component_sets(
     (`500M`), the request looks 1000× bigger than it is and the answer is usually 0; the reverse mix overstates
     capacity 1000×. cpu is consistent in practice since both sides are decimal. `max_available_replicas` has no
     such problem (it uses Value(), or milli for cpu).
+
+    `components` should not change after the call (pass a tuple, as `Binding.components` is): its integer form
+    is cached by identity.
     """
     profile = _clusters.get(cluster)
     if profile is None or profile.allowed_pods <= 0:
@@ -425,7 +429,7 @@ def max_available_component_sets(
     sets = _component_sets.get(components)
     if assumed:
         return _sets_with_assumed(profile, sets, assumed, use_resource_models)
-    key = (sets.key, use_resource_models)
+    key = sets.key * 2 + int(use_resource_models)
     answer = profile.set_memo.get(key)
     if answer is None:
         answer = _sets(
