@@ -164,3 +164,13 @@ def test_distribution_drops_a_removed_cluster() -> None:
 def test_distribution_is_sorted_by_name_whatever_the_selection_order() -> None:
     placement = weighted(by_names({"m1": 1, "m2": 1, "m3": 1}))
     assert assign_replicas(binding(3, placement), details("m3", "m1", "m2")) == targets(m1=1, m2=1, m3=1)
+
+
+def test_empty_target_cluster_matches_every_cluster() -> None:
+    rules = [{"targetCluster": {}, "weight": 1}, *by_names({"m2": 3})]
+    assert assign_replicas(binding(4, weighted(rules)), details("m1", "m2")) == targets(m1=1, m2=3)
+
+
+def test_excluded_cluster_does_not_take_the_rule_weight() -> None:
+    rules = [{"targetCluster": {"clusterNames": ["m1", "m2"], "exclude": ["m2"]}, "weight": 2}, *by_names({"m2": 1})]
+    assert assign_replicas(binding(3, weighted(rules)), details("m1", "m2")) == targets(m1=2, m2=1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from binding_scheduler.algorithm.webster import allocate_webster, fnv1a_32, names_descending
 
@@ -124,3 +126,34 @@ def test_every_seat_is_allocated_for_many_parties() -> None:
     allocation = allocate_webster(10000, votes)
     assert sum(seats for _, seats in allocation) == 10000
     assert len(allocation) == 5000
+
+
+def seat_by_seat(seats: int, votes: list[tuple[str, int]], descending: bool) -> list[tuple[str, int]]:
+    """The textbook greedy, one seat at a time, as the reference describes it: the oracle for the fast path."""
+    won = {name: 0 for name, _ in votes}
+    if sum(v for _, v in votes) <= 0:
+        return sorted(won.items())
+    ballots = dict(votes)
+    for _ in range(seats):
+
+        def key(name: str) -> tuple[float, int, str | tuple[int, ...]]:
+            order = tuple(-ord(c) for c in name) if descending else name
+            return (-(float(ballots[name]) / float(2 * won[name] + 1)), won[name], order)
+
+        won[min(won, key=key)] += 1
+    return sorted(won.items())
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_fast_path_matches_seat_by_seat(seed: int) -> None:
+    rng = random.Random(seed)
+    parties = rng.randint(1, 12)
+    scale = rng.choice([1, 3, 10, 1000, 2**40])
+    votes = [(f"m{i:02d}", rng.choice([0, rng.randint(0, 4), rng.randint(0, scale)])) for i in range(parties)]
+    seats = rng.randint(0, 60)
+    descending = bool(seed % 2)
+    assert allocate_webster(seats, votes, descending=descending) == seat_by_seat(seats, votes, descending)
+
+
+def test_a_billion_seats_are_split_without_walking_every_seat() -> None:
+    assert allocate_webster(10**9, [("a", 1), ("b", 2)]) == [("a", 333333333), ("b", 666666667)]

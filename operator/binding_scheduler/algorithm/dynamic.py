@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ..model import TargetCluster
 from .candidates import ClusterDetail
@@ -31,19 +32,20 @@ class DynamicPlan:
     error_prefix: str
 
 
-def scheduled_clusters(
-    candidates: Sequence[ClusterDetail], previous: Sequence[TargetCluster]
-) -> list[TargetCluster]:
+def scheduled_clusters(candidates: Sequence[ClusterDetail], previous: Sequence[TargetCluster]) -> list[TargetCluster]:
     """The previous `spec.clusters` entries (in their order) that are still candidates.
 
     Replicas on clusters that are no longer candidates are forgotten, so they count as scale-up.
     """
+    if not previous:
+        return []
     names = {detail.name for detail in candidates}
     return [target for target in previous if target.name in names]
 
 
 def _descending(weights: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    return sorted(weights, key=lambda item: -item[1])
+    """By weight, largest first; `reverse=True` keeps Python's sort stable (equal weights keep input order)."""
+    return sorted(weights, key=itemgetter(1), reverse=True)
 
 
 def plan_dynamic(
@@ -66,9 +68,7 @@ def plan_dynamic(
     return scheduled
 
 
-def aggregate(
-    weights: list[tuple[str, int]], scheduled: Sequence[TargetCluster], target: int
-) -> list[tuple[str, int]]:
+def aggregate(weights: list[tuple[str, int]], scheduled: Sequence[TargetCluster], target: int) -> list[tuple[str, int]]:
     """Previously used clusters first (relative order kept), then the shortest prefix that holds `target`."""
     used = {t.name for t in scheduled if t.replicas > 0}
     ordered = [w for w in weights if w[0] in used] + [w for w in weights if w[0] not in used]
@@ -81,14 +81,18 @@ def aggregate(
 
 
 def merge(added: Sequence[tuple[str, int]], scheduled: Sequence[TargetCluster]) -> list[TargetCluster]:
-    """Add the new allocation to the previous one, per name.
+    """Add the new allocation to the previous one, per name; entries that end at 0 are left out here already.
 
     Names only in the previous list follow the new ones. Karmada appends them in Go map order (random); we
     append them by name ascending, so the same inputs always give the same list.
     """
     held = {target.name: target.replicas for target in scheduled}
-    merged = [TargetCluster(name, seats + held.pop(name, 0)) for name, seats in added]
-    merged.extend(TargetCluster(name, held[name]) for name in sorted(held))
+    merged = []
+    for name, seats in added:
+        total = seats + held.pop(name, 0) if held else seats
+        if total > 0:
+            merged.append(TargetCluster(name, total))
+    merged.extend(TargetCluster(name, held[name]) for name in sorted(held) if held[name] > 0)
     return merged
 
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model import TargetCluster, WeightPreference
+from ..model import ClusterAffinity, TargetCluster, WeightPreference
 from .affinity import cluster_matches
 from .candidates import ClusterDetail
 from .webster import allocate_webster
 
 
-def static_weights(
-    candidates: Sequence[ClusterDetail], preference: WeightPreference | None
-) -> list[tuple[str, int]]:
+def static_weights(candidates: Sequence[ClusterDetail], preference: WeightPreference | None) -> list[tuple[str, int]]:
     """(name, weight) per candidate with a weight, in candidate order.
 
     A nil preference gives every candidate weight 1 (Karmada writes that default into its in-memory spec;
@@ -22,19 +20,30 @@ def static_weights(
     """
     if preference is None:
         return [(detail.name, 1) for detail in candidates]
+    rules = [
+        (rule.weight, _names_only(rule.target_cluster), rule.target_cluster) for rule in preference.static_weight_list
+    ]
     weighted = []
     for detail in candidates:
-        weight = max(
-            (
-                rule.weight
-                for rule in preference.static_weight_list
-                if cluster_matches(detail.cluster, rule.target_cluster)
-            ),
-            default=0,
-        )
+        weight = 0
+        for rule_weight, names, target in rules:
+            if rule_weight > weight and (
+                detail.name in names if names is not None else cluster_matches(detail.cluster, target)
+            ):
+                weight = rule_weight
         if weight > 0:
             weighted.append((detail.name, weight))
     return weighted or [(detail.name, 1) for detail in candidates]
+
+
+def _names_only(target: ClusterAffinity) -> frozenset[str] | None:
+    """For a rule that only lists cluster names, the set of them: `cluster_matches` then means membership.
+
+    Any other rule (selectors, exclude, or nothing at all) returns None and goes through `cluster_matches`.
+    """
+    if target.label_selector is None and target.field_selector is None and not target.exclude and target.cluster_names:
+        return frozenset(target.cluster_names)
+    return None
 
 
 def assign_static_weight(
@@ -46,7 +55,7 @@ def assign_static_weight(
 ) -> list[TargetCluster]:
     """Webster from zero over the static weights; previous placement and capacity are ignored.
 
-    The result is sorted by cluster name ascending and still holds zero entries (removed by the caller).
+    The result is sorted by cluster name ascending; clusters that get nothing are left out.
     """
     allocation = allocate_webster(replicas, static_weights(candidates, preference), descending=descending)
-    return [TargetCluster(name, seats) for name, seats in allocation]
+    return [TargetCluster(name, seats) for name, seats in allocation if seats > 0]
