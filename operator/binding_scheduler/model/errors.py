@@ -26,4 +26,6 @@ def show(value: Any) -> str:
         return "true" if value else "false"
     if value is None:
         return "null"
+    if isinstance(value, int) and value.bit_length() > 64:
+        return "an integer out of range"  # repr() of a huge int may even fail (str-digits limit)
     return repr(value) if not isinstance(value, dict | list) else type(value).__name__

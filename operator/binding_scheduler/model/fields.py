@@ -92,9 +92,9 @@ class Fields:
             else:
                 raise ValidationError(self.at(key), f"expected an integer, got {show(value)}")
         if minimum is not None and value < minimum:
-            raise ValidationError(self.at(key), f"{value} is less than {minimum}")
+            raise ValidationError(self.at(key), f"{show(value)} is less than {minimum}")
         if value > maximum:
-            raise ValidationError(self.at(key), f"{value} is greater than {maximum}")
+            raise ValidationError(self.at(key), f"{show(value)} is greater than {maximum}")
         return value
 
     def flag(self, key: str, default: bool = False) -> bool:
@@ -126,6 +126,8 @@ class Fields:
         if not isinstance(value, Mapping):
             raise ValidationError(self.at(key), f"expected an object, got {show(value)}")
         for k, v in value.items():
+            if not isinstance(k, str):
+                raise ValidationError(self.at(key), f"expected string keys, got {show(k)}")
             if not isinstance(v, str):
                 raise ValidationError(f"{self.at(key)}.{k}", f"expected a string, got {show(v)}")
         return FrozenMap(value)

@@ -26,6 +26,10 @@ _DECIMAL = {
     "E": Fraction(10**18),
 }
 _EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
+# Bounds that keep parsing cheap: `1e999999999` would otherwise build a billion-digit integer, and Python refuses
+# to convert numbers of more than 4300 digits from text. Real quantities are nowhere near either.
+_MAX_TEXT = 100
+_MAX_EXPONENT = 400
 
 
 def _ceil(value: Fraction) -> int:
@@ -55,7 +59,11 @@ class Quantity:
 def parse_quantity(value: Any, path: str) -> Quantity:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValidationError(path, f"expected a quantity, got {show(value)}")
+    if isinstance(value, int) and value.bit_length() > 256:
+        raise ValidationError(path, "the integer is too large for a quantity")
     text = str(value) if not isinstance(value, float) else repr(value)
+    if len(text.strip()) > _MAX_TEXT:
+        raise ValidationError(path, f"{show(text[:20] + '...')} is too long for a quantity")
     match = _PATTERN.match(text.strip())
     if match is None:
         raise ValidationError(path, f"{show(value)} is not a valid quantity")
@@ -68,7 +76,10 @@ def parse_quantity(value: Any, path: str) -> Quantity:
     elif suffix in _DECIMAL:
         amount *= _DECIMAL[suffix]
     elif (exponent := _EXPONENT.match(suffix)) is not None:
-        amount *= Fraction(10) ** int(exponent.group(1))
+        power = int(exponent.group(1))
+        if abs(power) > _MAX_EXPONENT:
+            raise ValidationError(path, f"{show(value)} has an exponent out of range")
+        amount *= Fraction(10) ** power
     else:
         raise ValidationError(path, f"{show(value)} is not a valid quantity")
     return Quantity(amount=amount, text=text.strip(), binary=binary)
