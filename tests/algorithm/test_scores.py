@@ -1,0 +1,69 @@
+"""Score plugins (reference 2.4; Karmada's ClusterLocality_Score table): locality gives 100 to current targets."""
+
+from __future__ import annotations
+
+from binding_scheduler.algorithm.errors import SchedulingError
+from binding_scheduler.algorithm.filters import ClusterAffinityFilter
+from binding_scheduler.algorithm.plugins import FilterContext
+from binding_scheduler.algorithm.registry import build_plugins
+from binding_scheduler.algorithm.schedule import run_scores
+from binding_scheduler.algorithm.scores import ClusterLocality
+from binding_scheduler.model import Binding, Cluster
+
+from tests.builders import make_binding, make_cluster, placement, snapshot
+
+M1, M2 = make_cluster("m1"), make_cluster("m2")
+
+
+def context(rb: Binding) -> FilterContext:
+    return FilterContext.of(rb, snapshot(M1, M2))
+
+
+def locality(rb: Binding, cluster: Cluster) -> int:
+    ctx = context(rb)
+    one = ClusterLocality().score(ctx, cluster)
+    assert ClusterLocality().score_many(ctx, [cluster]).get(cluster.name, 0) == one
+    return one
+
+
+def test_locality_is_zero_without_a_previous_result() -> None:
+    assert locality(make_binding(), M1) == 0
+
+
+def test_locality_is_100_for_a_targeted_cluster() -> None:
+    assert locality(make_binding(clusters={"m1": 2}), M1) == 100
+
+
+def test_locality_is_zero_for_a_cluster_not_targeted() -> None:
+    assert locality(make_binding(clusters={"m1": 2}), M2) == 0
+
+
+def test_cluster_affinity_always_scores_zero() -> None:
+    rb = make_binding(placement=placement(affinity={"clusterNames": ["m1"]}), clusters=["m1"])
+    assert ClusterAffinityFilter().score(context(rb), M1) == 0
+
+
+def test_scores_are_summed_over_plugins() -> None:
+    class Bonus:
+        name = "Bonus"
+
+        def score(self, ctx: FilterContext, cluster: Cluster) -> int:
+            return 7 if cluster.name == "m1" else 0
+
+    rb = make_binding(clusters=["m1", "m2"])
+    assert run_scores(context(rb), build_plugins(extra=[Bonus()]), [M1, M2]) == {"m1": 107, "m2": 100}
+
+
+def test_a_failing_score_plugin_names_itself() -> None:
+    class Broken:
+        name = "Broken"
+
+        def score(self, ctx: FilterContext, cluster: Cluster) -> int:
+            raise RuntimeError("boom")
+
+    try:
+        run_scores(context(make_binding()), build_plugins(extra=[Broken()]), [M1])
+    except SchedulingError as error:
+        assert str(error) == 'failed to prioritize clusters: plugin "Broken" failed with: boom'
+    else:
+        raise AssertionError("expected a SchedulingError")
