@@ -15,8 +15,8 @@ from typing import Any
 
 import kopf
 import pytest
-
 from binding_scheduler.devcluster import DevCluster
+
 from tests.devcluster.helpers import cluster_path, rb_body, rb_path
 
 
@@ -24,13 +24,20 @@ from tests.devcluster.helpers import cluster_path, rb_body, rb_path
 class Seen:
     """What the handlers saw (written from Kopf's thread, polled from the test's loop)."""
 
+    loop: asyncio.AbstractEventLoop
     events: list[tuple[str | None, str, str]] = field(default_factory=list)
     index: dict[str, list[str]] | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def record(self, event: tuple[str | None, str, str]) -> None:
+        self.events.append(event)
+        self.loop.call_soon_threadsafe(self.changed.set)
 
     async def until(self, check: Callable[[], bool], seconds: float = 10.0) -> None:
         async with asyncio.timeout(seconds):
             while not check():
-                await asyncio.sleep(0.01)
+                self.changed.clear()
+                await self.changed.wait()
 
 
 class Operator:
@@ -60,9 +67,7 @@ class Operator:
 
     async def start(self) -> None:
         self._thread.start()
-        async with asyncio.timeout(10):
-            while not self.ready.is_set():
-                await asyncio.sleep(0.01)
+        assert await asyncio.to_thread(self.ready.wait, 10)
 
     async def stop(self) -> None:
         self._loop.call_soon_threadsafe(self._stop.set)
@@ -86,11 +91,11 @@ def _registry(api: DevCluster, seen: Seen) -> kopf.OperatorRegistry:
     async def binding_event(event: kopf.RawEvent, name: str, clusters_by_region: kopf.Index[str, str],
                             **_: Any) -> None:
         seen.index = {key: list(values) for key, values in clusters_by_region.items()}
-        seen.events.append((event["type"], "rb", name))
+        seen.record((event["type"], "rb", name))
 
     @kopf.on.event("cluster.karmada.io", "v1alpha1", "clusters", registry=registry)
     async def cluster_event(event: kopf.RawEvent, name: str, **_: Any) -> None:
-        seen.events.append((event["type"], "cluster", name))
+        seen.record((event["type"], "cluster", name))
 
     return registry
 
@@ -108,7 +113,7 @@ def _settings() -> kopf.OperatorSettings:
 
 @pytest.fixture
 async def operator(api: DevCluster) -> AsyncIterator[Operator]:
-    seen = Seen()
+    seen = Seen(asyncio.get_running_loop())
     running = Operator(_registry(api, seen), seen)
     await running.start()
     yield running

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from binding_scheduler.devcluster import DevCluster
+
 from tests.devcluster.helpers import cluster_path, rb_body, rb_path, status_of
 
 CONFLICT = status_of(
@@ -81,7 +81,7 @@ async def test_a_malformed_label_selector_is_400(api: DevCluster) -> None:
 async def test_list_by_field_selector_on_name(api: DevCluster) -> None:
     await _labelled(api)
     status, body = await api.client.list(rb_path(), fieldSelector="metadata.name=b")
-    assert [i["metadata"]["name"] for i in body["items"]] == ["b"]
+    assert (status, [i["metadata"]["name"] for i in body["items"]]) == (200, ["b"])
     status, body = await api.client.list(rb_path(), fieldSelector="metadata.name!=b")
     assert [i["metadata"]["name"] for i in body["items"]] == ["a", "c"]
 

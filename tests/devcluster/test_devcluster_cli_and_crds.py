@@ -1,0 +1,108 @@
+"""`binding-scheduler devcluster` and the CRDs it serves."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import yaml
+from binding_scheduler.devcluster import PACKAGE_CRDS, DevCluster, default_crds_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_package_crds_are_identical_to_the_repository_crds() -> None:
+    packaged = sorted(p.name for p in PACKAGE_CRDS.glob("*.yaml"))
+    assert packaged == ["cluster.karmada.io_clusters.yaml", "work.karmada.io_clusterresourcebindings.yaml",
+                        "work.karmada.io_resourcebindings.yaml"]
+    for name in packaged:
+        assert (ROOT / "crds" / name).read_bytes() == (PACKAGE_CRDS / name).read_bytes(), name
+
+
+def test_the_default_crds_dir_is_the_repository_folder_in_a_checkout() -> None:
+    assert default_crds_dir() == ROOT / "crds"
+
+
+def _walk(schema: dict[str, object], where: str) -> list[str]:
+    """Places that break the structural-schema rules (every node typed unless it preserves unknowns)."""
+    problems = []
+    if "type" not in schema and "anyOf" not in schema and not schema.get("x-kubernetes-preserve-unknown-fields"):
+        problems.append(where)
+    for key, child in (schema.get("properties") or {}).items():  # type: ignore[attr-defined]
+        problems += _walk(child, f"{where}.{key}")
+    if isinstance(schema.get("items"), dict):
+        problems += _walk(schema["items"], f"{where}[]")  # type: ignore[arg-type]
+    return problems
+
+
+def test_the_karmada_crds_are_structural_with_a_status_subresource() -> None:
+    for path in sorted(PACKAGE_CRDS.glob("*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
+        (version,) = crd["spec"]["versions"]
+        assert (version["served"], version["storage"], version["subresources"]) == (True, True, {"status": {}})
+        assert _walk(version["schema"]["openAPIV3Schema"], path.name) == []
+
+
+def test_crd_scopes_groups_and_short_names() -> None:
+    facts = {}
+    for path in sorted(PACKAGE_CRDS.glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text())["spec"]
+        facts[spec["names"]["kind"]] = (spec["group"], spec["versions"][0]["name"], spec["scope"],
+                                        spec["names"].get("shortNames"))
+    assert facts == {
+        "Cluster": ("cluster.karmada.io", "v1alpha1", "Cluster", None),
+        "ClusterResourceBinding": ("work.karmada.io", "v1alpha2", "Cluster", ["crb"]),
+        "ResourceBinding": ("work.karmada.io", "v1alpha2", "Namespaced", ["rb"]),
+    }
+
+
+async def test_a_crds_folder_of_our_own_is_served(tmp_path: Path) -> None:
+    crd = yaml.safe_load((PACKAGE_CRDS / "cluster.karmada.io_clusters.yaml").read_text())
+    crd["metadata"]["name"] = "widgets.example.com"
+    crd["spec"].update(group="example.com", names={"plural": "widgets", "singular": "widget", "kind": "Widget"})
+    (tmp_path / "widgets.yaml").write_text(yaml.safe_dump(crd))
+    async with DevCluster(crds_dir=tmp_path) as api:
+        status, body = await api.client.get("/apis/example.com/v1alpha1")
+        assert status == 200
+        assert [r["name"] for r in body["resources"]] == ["widgets", "widgets/status"]
+        assert (await api.client.get("/apis/work.karmada.io/v1alpha2"))[0] == 404
+
+
+async def test_creating_a_crd_through_the_api_serves_its_resource(api: DevCluster) -> None:
+    crd = yaml.safe_load((PACKAGE_CRDS / "cluster.karmada.io_clusters.yaml").read_text())
+    crd["metadata"] = {"name": "gadgets.example.com"}
+    crd["spec"].update(group="example.com", names={"plural": "gadgets", "singular": "gadget", "kind": "Gadget"})
+    status, _ = await api.client.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert status == 201
+    status, body = await api.client.create("/apis/example.com/v1alpha1/gadgets", {"metadata": {"name": "g1"}})
+    assert (status, body["kind"]) == (201, "Gadget")
+
+
+def test_the_cli_serves_until_sigterm(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kc.yaml"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "binding_scheduler.cli.devcluster", "devcluster", "--kubeconfig-out",
+         str(kubeconfig)],
+        stdout=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().strip()
+        assert first.startswith("devcluster: serving http://127.0.0.1:")
+        url = first.split()[-1]
+        with urllib.request.urlopen(f"{url}/api/v1/namespaces", timeout=10) as response:
+            assert [n["metadata"]["name"] for n in json.load(response)["items"]] == ["default", "kube-system"]
+        assert f"server: {url}" in kubeconfig.read_text()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
