@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from binding_scheduler.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]

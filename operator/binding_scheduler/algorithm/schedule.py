@@ -98,16 +98,24 @@ def overflow_order(binding: Binding, cluster: Cluster) -> int:
     return UNMATCHED_OVERFLOW_ORDER
 
 
+def _has_overflow_tiers(binding: Binding) -> bool:
+    placement = binding.placement
+    return placement is not None and placement.cluster_affinity is None and bool(placement.cluster_affinities)
+
+
 def filter_and_score(binding: Binding, snapshot: Snapshot, plugins: PluginSet) -> Candidates:
     ctx = FilterContext.of(binding, snapshot)
     feasible, diagnosis = run_filters(ctx, plugins)
     if not feasible:
         raise FitError(len(snapshot), diagnosis)
     scores = run_scores(ctx, plugins, feasible)
-    details = [
-        ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=overflow_order(binding, c))
-        for c in feasible
-    ]
+    if _has_overflow_tiers(binding):
+        details = [
+            ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=overflow_order(binding, c))
+            for c in feasible
+        ]
+    else:
+        details = [ClusterDetail(cluster=c, score=scores.get(c.name, 0)) for c in feasible]
     return Candidates(binding=binding, context=ctx, details=details, diagnosis=diagnosis)
 
 
@@ -116,8 +124,19 @@ def needs_estimates(binding: Binding) -> bool:
     return binding.replicas != 0 or bool(binding.components)
 
 
-def general_estimates(binding: Binding, clusters: Sequence[Cluster]) -> dict[str, int]:
-    return {c.name: max_available_replicas(c, binding.replica_requirements) for c in clusters}
+def general_estimates(
+    binding: Binding, clusters: Sequence[Cluster], snapshot: Snapshot | None = None
+) -> dict[str, int]:
+    """The general estimate per cluster. With the snapshot, computed once per snapshot for all live
+    clusters and each distinct replicaRequirements (bindings of one workload shape share it)."""
+    requirements = binding.replica_requirements
+    if snapshot is None:
+        return {c.name: max_available_replicas(c, requirements) for c in clusters}
+    every = snapshot.memo(
+        ("general-estimate", requirements),
+        lambda: {c.name: max_available_replicas(c, requirements) for c in snapshot.live},
+    )
+    return {c.name: every[c.name] for c in clusters}
 
 
 def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]) -> None:
@@ -171,6 +190,6 @@ def schedule(
     candidates = filter_and_score(binding, snapshot, plugins)
     answers: list[Mapping[str, int]] = []
     if needs_estimates(binding):
-        answers = [general_estimates(binding, candidates.clusters), *accurate]
+        answers = [general_estimates(binding, candidates.clusters, snapshot), *accurate]
     apply_estimates(candidates, answers)
     return select_and_assign(candidates, options)

@@ -182,7 +182,7 @@ async def _run(args: argparse.Namespace) -> int:
     options = ScheduleOptions(enable_empty_workload_propagation=args.enable_empty_workload_propagation)
     records: list[AttemptRecord] = []
     async with open_estimator(args) as estimator:
-        decision = await decide_binding(binding, snapshot, plugins, estimator, options, records)
+        decision = await decide_binding(binding, snapshot, plugins, estimator, options=options, records=records)
     render = render_json if args.output == "json" else render_text
     print(render(binding, records, decision, snapshot, plugins))
     return 0

@@ -50,7 +50,7 @@ async def simulate(
     """Schedule every binding as a pass would now; its current `spec.clusters` is the previous result."""
     results = []
     for binding in bindings:
-        decision = await decide_binding(binding, snapshot, plugins, estimator, options)
+        decision = await decide_binding(binding, snapshot, plugins, estimator, options=options)
         verdict = condition_for(decision.error)
         clusters = decision.clusters if decision.clusters is not None else binding.clusters
         results.append(SimulationResult(binding, decision.error is None, verdict.reason, verdict.message, clusters))

@@ -60,6 +60,10 @@ class Cluster:
     resource_summary: ResourceSummary | None = None
     pseudo_labels: Mapping[str, str] = field(default=EMPTY_MAP, compare=False)
 
+    def __hash__(self) -> int:
+        # Equal clusters have equal names; hashing only the name keeps per-pass memo lookups cheap.
+        return hash(self.name)
+
     @property
     def deleting(self) -> bool:
         return self.deletion_timestamp is not None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -49,6 +49,15 @@ class ClusterAffinity:
     field_selector: tuple[Requirement, ...] | None = None
     cluster_names: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "_hash", hash((self.label_selector, self.field_selector, self.cluster_names, self.exclude))
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -16,8 +16,8 @@ from ..algorithm.errors import SchedulingError
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
     DEFAULT_OPTIONS,
-    ScheduleOptions,
     Candidates,
+    ScheduleOptions,
     apply_estimates,
     assign,
     filter_and_score,
@@ -69,13 +69,14 @@ async def run_attempt(
     snapshot: Snapshot,
     plugins: PluginSet,
     estimator: ReplicaEstimator | None = None,
+    *,
     options: ScheduleOptions = DEFAULT_OPTIONS,
     record: AttemptRecord | None = None,
 ) -> list[TargetCluster]:
     candidates = filter_and_score(binding, snapshot, plugins)
     answers: list[Mapping[str, int]] = []
     if needs_estimates(binding):
-        general = general_estimates(binding, candidates.clusters)
+        general = general_estimates(binding, candidates.clusters, snapshot)
         answers.append(general)
         if estimator is not None:
             answer = await estimator.max_available_replicas(
@@ -99,6 +100,7 @@ async def decide_binding(
     snapshot: Snapshot,
     plugins: PluginSet,
     estimator: ReplicaEstimator | None = None,
+    *,
     options: ScheduleOptions = DEFAULT_OPTIONS,
     records: list[AttemptRecord] | None = None,
 ) -> Decision:
@@ -112,7 +114,9 @@ async def decide_binding(
     for attempt in attempts(binding):
         record = AttemptRecord(attempt.binding) if records is not None else None
         try:
-            outcome: Outcome = await run_attempt(attempt.binding, snapshot, plugins, estimator, options, record)
+            outcome: Outcome = await run_attempt(
+                attempt.binding, snapshot, plugins, estimator, options=options, record=record
+            )
         except SchedulingError as error:
             outcome = error
         outcomes.append((attempt, outcome))
