@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from binding_scheduler.algorithm.affinity import cluster_matches
 from binding_scheduler.algorithm.filters import (
     APIEnablement,
@@ -22,7 +23,6 @@ from binding_scheduler.algorithm.schedule import run_filters
 from binding_scheduler.model import Binding, Cluster, ClusterAffinity
 from binding_scheduler.model.fields import Fields
 from binding_scheduler.model.placement import parse_cluster_affinity
-
 from tests.builders import (
     expression,
     make_binding,

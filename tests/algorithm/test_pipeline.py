@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from binding_scheduler.algorithm.errors import FitError
 from binding_scheduler.algorithm.plugins import FilterContext
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions, filter_and_score, schedule
 from binding_scheduler.model import Binding, Cluster, TargetCluster
-
 from tests.builders import AGGREGATED, DUPLICATED, make_binding, make_cluster, placement, snapshot
 
 CAPACITY = {"cpu": "4", "memory": "16Gi", "pods": "110"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from binding_scheduler.algorithm.plugins import FilterContext, PluginError
 from binding_scheduler.algorithm.registry import build_plugins, enabled_names, registry
 from binding_scheduler.model import Cluster

@@ -9,7 +9,6 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import run_scores
 from binding_scheduler.algorithm.scores import ClusterLocality
 from binding_scheduler.model import Binding, Cluster
-
 from tests.builders import make_binding, make_cluster, placement, snapshot
 
 M1, M2 = make_cluster("m1"), make_cluster("m2")

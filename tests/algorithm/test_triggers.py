@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+
 from binding_scheduler.algorithm.triggers import (
     ScheduleType,
     affinity_index,
@@ -15,7 +16,6 @@ from binding_scheduler.algorithm.triggers import (
     schedule_trigger,
 )
 from binding_scheduler.model import Placement
-
 from tests.builders import AGGREGATED, DIVIDED_WEIGHTED, DUPLICATED, make_binding, make_cluster, placement, term
 
 

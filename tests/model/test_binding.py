@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+
 from binding_scheduler.model import (
     DEFAULT_SCHEDULER_NAME,
     ReplicaSchedulingType,
@@ -14,7 +15,6 @@ from binding_scheduler.model import (
     ValidationError,
     parse_binding,
 )
-
 from tests.builders import DUPLICATED, binding, make_binding, placement
 
 

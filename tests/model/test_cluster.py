@@ -6,8 +6,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from binding_scheduler.model import Taint, ValidationError, parse_cluster
 
+from binding_scheduler.model import Taint, ValidationError, parse_cluster
 from tests.builders import cluster, make_cluster, taint
 
 

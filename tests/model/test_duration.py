@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from binding_scheduler.model import ValidationError
 from binding_scheduler.model.duration import parse_duration
 

@@ -7,10 +7,10 @@ import contextlib
 import copy
 from typing import Any
 
-from binding_scheduler.model import ValidationError, parse_binding, parse_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from binding_scheduler.model import ValidationError, parse_binding, parse_cluster
 from tests.builders import AGGREGATED, binding, cluster, expression, placement, taint, term, toleration
 
 SCALARS = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from binding_scheduler.model import (
     DivisionPreference,
     Placement,
@@ -15,7 +16,6 @@ from binding_scheduler.model import (
 )
 from binding_scheduler.model.fields import Fields
 from binding_scheduler.model.placement import parse_placement
-
 from tests.builders import expression, make_binding, term
 
 

@@ -6,6 +6,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+
 from binding_scheduler.model import ValidationError, parse_quantity
 from binding_scheduler.model.quantity import parse_resource_list
 

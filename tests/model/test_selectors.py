@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from binding_scheduler.model import LabelSelector, Requirement, Taint, Toleration, ValidationError
 from binding_scheduler.model.fields import Fields, FrozenMap
 from binding_scheduler.model.selectors import (
