@@ -15,7 +15,7 @@ from .candidates import ClusterDetail
 from .dynamic import assign_dynamic
 from .errors import SchedulingError
 from .overflow import assign_by_tiers, overflow_enabled
-from .static_weight import assign_static_weight
+from .static_weight import WeightTable, assign_static_weight
 from .webster import names_descending
 
 NO_CLUSTERS = "no clusters available to schedule"
@@ -60,9 +60,10 @@ class AssignState:
     previous: tuple[TargetCluster, ...]
     fresh: bool
     descending: bool
+    weight_table: WeightTable | None = None
 
     @classmethod
-    def of(cls, binding: Binding) -> AssignState:
+    def of(cls, binding: Binding, weight_table: WeightTable | None = None) -> AssignState:
         placement = binding.placement
         scheduling = placement.replica_scheduling if placement is not None else None
         return cls(
@@ -71,6 +72,7 @@ class AssignState:
             previous=binding.clusters,
             fresh=binding.reschedule_pending,
             descending=names_descending(binding.resource.uid),
+            weight_table=weight_table,
         )
 
     def assign(self, candidates: Sequence[ClusterDetail], replicas: int) -> list[TargetCluster]:
@@ -79,7 +81,7 @@ class AssignState:
             return [TargetCluster(detail.name, replicas) for detail in candidates]
         if self.strategy is Strategy.STATIC_WEIGHT:
             return assign_static_weight(
-                candidates, replicas, self.weight_preference, descending=self.descending
+                candidates, replicas, self.weight_preference, descending=self.descending, table=self.weight_table
             )
         return assign_dynamic(
             candidates,
@@ -100,8 +102,12 @@ def is_workload_assignment(binding: Binding) -> bool:
     return (binding.replicas > 0 or binding.replica_requirements is not None) and len(binding.components) <= 1
 
 
-def assign_replicas(binding: Binding, selected: Sequence[ClusterDetail]) -> list[TargetCluster]:
+def assign_replicas(
+    binding: Binding, selected: Sequence[ClusterDetail], *, weight_table: WeightTable | None = None
+) -> list[TargetCluster]:
     """Karmada's `AssignReplicas`: the new `spec.clusters` for `binding` over the selected clusters.
+
+    `weight_table` optionally supplies static rule weights precomputed per snapshot (same answer, faster).
 
     Raises `SchedulingError` (no clusters, unsupported strategy) or `UnschedulableError` (not enough
     capacity, prefixed with `failed to scale up` / `failed to scale down` / `failed to do fresh scale`).
@@ -110,7 +116,7 @@ def assign_replicas(binding: Binding, selected: Sequence[ClusterDetail]) -> list
         raise SchedulingError(NO_CLUSTERS)
     if not is_workload_assignment(binding):
         return [TargetCluster(detail.name, 0) for detail in selected]
-    state = AssignState.of(binding)
+    state = AssignState.of(binding, weight_table)
     if overflow_enabled(binding):
         return remove_zeros(assign_by_tiers(selected, binding.replicas, state.assign))
     return remove_zeros(state.assign(selected, binding.replicas))

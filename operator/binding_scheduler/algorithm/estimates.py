@@ -17,13 +17,12 @@ def merge_estimates(clusters: Sequence[str], replicas: int, answers: Sequence[Ma
     gets `replicas`, the binding's `spec.replicas`. Estimators that failed are not passed at all: the caller
     drops a failed estimator's whole answer (reference 2.5 QUIRK). The result follows the order of `clusters`.
     """
-    merged = dict.fromkeys(clusters, MAX_INT32)
-    for answer in answers:
-        for name, current in merged.items():
+    merged: dict[str, int] = {}
+    for name in clusters:
+        best = MAX_INT32
+        for answer in answers:
             value = answer.get(name)
-            if value is not None and value != UNAUTHENTIC_REPLICA and value < current:
-                merged[name] = value
-    for name, value in merged.items():
-        if value == MAX_INT32:
-            merged[name] = replicas
+            if value is not None and value != UNAUTHENTIC_REPLICA and value < best:
+                best = value
+        merged[name] = replicas if best == MAX_INT32 else best
     return merged

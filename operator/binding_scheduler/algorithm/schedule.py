@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..model import Binding, Cluster, TargetCluster
+from ..model import Binding, Cluster, TargetCluster, WeightPreference
 from .affinity import cluster_matches
 from .assign import assign_replicas
 from .candidates import DEFAULT_OVERFLOW_ORDER, UNMATCHED_OVERFLOW_ORDER, ClusterDetail
@@ -21,6 +21,7 @@ from .plugins import BatchFilter, BatchScore, FilterContext
 from .registry import PluginSet
 from .snapshot import Snapshot
 from .spread import select_best_clusters
+from .static_weight import rule_weights
 
 MAX_INT32 = 2**31 - 1
 
@@ -142,15 +143,16 @@ def general_estimates(
 def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]) -> None:
     """Merge the estimators' answers into allocatable/available (reference 2.5)."""
     binding = candidates.binding
-    names = [d.name for d in candidates.details]
-    if needs_estimates(binding):
-        merged = merge_estimates(names, binding.replicas, answers)
-    else:
-        merged = dict.fromkeys(names, MAX_INT32)
     assigned = {t.name: t.replicas for t in binding.clusters}
-    for detail in candidates.details:
-        detail.allocatable = merged[detail.name]
-        detail.available = detail.allocatable + assigned.get(detail.name, 0)
+    if needs_estimates(binding):
+        merged = merge_estimates([d.name for d in candidates.details], binding.replicas, answers)
+        for detail in candidates.details:
+            detail.allocatable = merged[detail.name]
+            detail.available = detail.allocatable + assigned.get(detail.name, 0)
+    else:
+        for detail in candidates.details:
+            detail.allocatable = MAX_INT32
+            detail.available = MAX_INT32 + assigned.get(detail.name, 0)
 
 
 def select(candidates: Candidates, trace: list[str] | None = None) -> list[ClusterDetail]:
@@ -164,8 +166,14 @@ def select(candidates: Candidates, trace: list[str] | None = None) -> list[Clust
 def assign(
     candidates: Candidates, selected: Sequence[ClusterDetail], options: ScheduleOptions = DEFAULT_OPTIONS
 ) -> list[TargetCluster]:
+    snapshot = candidates.context.snapshot
+
+    def weight_table(preference: WeightPreference) -> Mapping[str, int]:
+        key = ("static-weights", preference.static_weight_list)
+        return snapshot.memo(key, lambda: rule_weights(snapshot.clusters, preference))
+
     try:
-        result = assign_replicas(candidates.binding, selected)
+        result = assign_replicas(candidates.binding, selected, weight_table=weight_table)
     except SchedulingError as error:
         raise error.wrapped("failed to assign replicas") from error
     if options.enable_empty_workload_propagation:

@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from ..model import ClusterAffinity, TargetCluster, WeightPreference
+from ..model import Cluster, ClusterAffinity, TargetCluster, WeightPreference
 from .affinity import cluster_matches
 from .candidates import ClusterDetail
 from .webster import allocate_webster
 
+WeightTable = Callable[[WeightPreference], Mapping[str, int]]
+"""Given a preference, every cluster's rule weight (0 when no rule matches): lets a caller compute the table
+once per snapshot and policy instead of once per binding."""
 
-def static_weights(candidates: Sequence[ClusterDetail], preference: WeightPreference | None) -> list[tuple[str, int]]:
+
+def rule_weights(clusters: Iterable[Cluster], preference: WeightPreference) -> dict[str, int]:
+    """Each cluster's weight: the maximum over the rules whose `targetCluster` matches it, 0 for none."""
+    rules = [
+        (rule.weight, _names_only(rule.target_cluster), rule.target_cluster) for rule in preference.static_weight_list
+    ]
+    weights: dict[str, int] = {}
+    for cluster in clusters:
+        weight = 0
+        for rule_weight, names, target in rules:
+            if rule_weight > weight and (
+                cluster.name in names if names is not None else cluster_matches(cluster, target)
+            ):
+                weight = rule_weight
+        weights[cluster.name] = weight
+    return weights
+
+
+def static_weights(
+    candidates: Sequence[ClusterDetail], preference: WeightPreference | None, table: WeightTable | None = None
+) -> list[tuple[str, int]]:
     """(name, weight) per candidate with a weight, in candidate order.
 
     A nil preference gives every candidate weight 1 (Karmada writes that default into its in-memory spec;
@@ -20,19 +43,8 @@ def static_weights(candidates: Sequence[ClusterDetail], preference: WeightPrefer
     """
     if preference is None:
         return [(detail.name, 1) for detail in candidates]
-    rules = [
-        (rule.weight, _names_only(rule.target_cluster), rule.target_cluster) for rule in preference.static_weight_list
-    ]
-    weighted = []
-    for detail in candidates:
-        weight = 0
-        for rule_weight, names, target in rules:
-            if rule_weight > weight and (
-                detail.name in names if names is not None else cluster_matches(detail.cluster, target)
-            ):
-                weight = rule_weight
-        if weight > 0:
-            weighted.append((detail.name, weight))
+    weights = table(preference) if table is not None else rule_weights([d.cluster for d in candidates], preference)
+    weighted = [(detail.name, weight) for detail in candidates if (weight := weights.get(detail.name, 0)) > 0]
     return weighted or [(detail.name, 1) for detail in candidates]
 
 
@@ -52,10 +64,11 @@ def assign_static_weight(
     preference: WeightPreference | None,
     *,
     descending: bool,
+    table: WeightTable | None = None,
 ) -> list[TargetCluster]:
     """Webster from zero over the static weights; previous placement and capacity are ignored.
 
     The result is sorted by cluster name ascending; clusters that get nothing are left out.
     """
-    allocation = allocate_webster(replicas, static_weights(candidates, preference), descending=descending)
+    allocation = allocate_webster(replicas, static_weights(candidates, preference, table), descending=descending)
     return [TargetCluster(name, seats) for name, seats in allocation if seats > 0]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import ValidationError, show
 from .fields import EMPTY_MAP, INT32_MAX, Fields
@@ -73,9 +73,8 @@ class Component:
     requirements: ReplicaRequirements | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TargetCluster:
-    """One entry of `spec.clusters`: the scheduler's output."""
+class TargetCluster(NamedTuple):
+    """One entry of `spec.clusters`: the scheduler's output (a tuple: cheap to build by the thousand)."""
 
     name: str
     replicas: int = 0
