@@ -70,7 +70,7 @@ class DevCluster:
         self.server = ApiServer(self.store, self.journal, self.faults, bookmark_interval=bookmark_interval)
         self._kubeconfig_wanted = kubeconfig
         self._tmpdir: Path | None = None
-        self._runner: web.AppRunner | None = None
+        self._runner: web.ServerRunner | None = None
         self._client: DevClient | None = None
         self.url = ""
         self.kubeconfig_path = Path()
@@ -96,8 +96,7 @@ class DevCluster:
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{host}:{self.port}"
         self.server.server_address = f"{host}:{self.port}"
-        self._runner = web.AppRunner(self.server.make_app(), access_log=None, handler_cancellation=True,
-                                     shutdown_timeout=1.0)
+        self._runner = web.ServerRunner(self.server.make_server(), shutdown_timeout=1.0)
         await self._runner.setup()
         await web.SockSite(self._runner, sock).start()
         if self._kubeconfig_wanted is not None:

@@ -24,8 +24,11 @@ _JSON = "application/json"
 _NOT_FOUND = "the server could not find the requested resource"
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def _json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
@@ -46,7 +49,7 @@ class _Dropped(Exception):
     """The connection was cut on purpose (a `drop` fault)."""
 
 
-def _drop(request: web.Request) -> None:
+def _drop(request: web.BaseRequest) -> None:
     transport = request.transport
     if transport is not None:
         transport.abort()
@@ -67,14 +70,13 @@ class ApiServer:
         self.closing = False
         self.server_address = "127.0.0.1:0"
 
-    def make_app(self) -> web.Application:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        return app
+    def make_server(self) -> web.Server:
+        """A low-level aiohttp server: every request goes to `handle` (no router, no middlewares)."""
+        return web.Server(self.handle, access_log=None, handler_cancellation=True)
 
     # ---- the request pipeline ---------------------------------------------------------------------
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         raw = await request.read() if request.can_read_body else b""
         body: Any = None
         body_error: str | None = None
@@ -103,7 +105,7 @@ class ApiServer:
         return response
 
     async def _handle(
-        self, request: web.Request, entry: JournalEntry, body: Any, body_error: str | None
+        self, request: web.BaseRequest, entry: JournalEntry, body: Any, body_error: str | None
     ) -> web.StreamResponse:
         fault = self.faults.take(request.method, request.path, request.query_string, entry.is_watch)
         if fault is not None:
@@ -177,7 +179,7 @@ class ApiServer:
     # ---- verbs ------------------------------------------------------------------------------------
 
     async def _dispatch(
-        self, request: web.Request, entry: JournalEntry, route: Route, body: Any, fault: Fault | None
+        self, request: web.BaseRequest, entry: JournalEntry, route: Route, body: Any, fault: Fault | None
     ) -> web.StreamResponse:
         rt, ns, name, sub = route.rtype, route.namespace, route.name, route.subresource
         method = request.method
@@ -209,7 +211,7 @@ class ApiServer:
         raise ApiError(405, f"the server does not allow this method on the requested resource "
                             f"({method.lower()} {rt.plural})", "MethodNotAllowed", {})
 
-    def _list(self, route: Route, request: web.Request) -> dict[str, Any]:
+    def _list(self, route: Route, request: web.BaseRequest) -> dict[str, Any]:
         query = request.query
         parse_rv(query.get("resourceVersion"))
         matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"))
@@ -230,7 +232,7 @@ class ApiServer:
         return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
                 "metadata": metadata, "items": items}
 
-    def _delete_collection(self, route: Route, request: web.Request) -> dict[str, Any]:
+    def _delete_collection(self, route: Route, request: web.BaseRequest) -> dict[str, Any]:
         matcher = make_matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
         deleted = [
             self.store.delete(route.rtype, obj["metadata"]["name"], obj["metadata"].get("namespace"))
@@ -240,7 +242,7 @@ class ApiServer:
                 "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
 
     async def _watch(
-        self, request: web.Request, entry: JournalEntry, route: Route, fault: Fault | None
+        self, request: web.BaseRequest, entry: JournalEntry, route: Route, fault: Fault | None
     ) -> web.StreamResponse:
         query = request.query
         matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"))
@@ -271,7 +273,7 @@ class ApiServer:
         return response
 
     async def _stream(
-        self, request: web.Request, response: web.StreamResponse, watch: Watch, duration: float | None
+        self, request: web.BaseRequest, response: web.StreamResponse, watch: Watch, duration: float | None
     ) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + duration if duration is not None else None
