@@ -8,6 +8,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+
 from binding_scheduler.algorithm.assign import Strategy, assign_replicas, select_strategy
 from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.errors import SchedulingError, UnschedulableError

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from binding_scheduler.algorithm.assign import assign_replicas
 from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster

@@ -7,6 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from binding_scheduler.algorithm.resource_models import (
     MODEL_NODE_PODS,
     Demand,
@@ -21,8 +24,6 @@ from binding_scheduler.algorithm.resource_models import (
     total_fit,
 )
 from binding_scheduler.model import Cluster, parse_cluster, parse_quantity
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def cluster(models: list[dict[str, Any]], modelings: list[tuple[int, int]], *, summary: bool = True) -> Cluster:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.spread import select_best_clusters

@@ -3,9 +3,10 @@ its description). A group is (name, value = clusters, weight = group score)."""
 
 from __future__ import annotations
 
-from binding_scheduler.algorithm.spread import GroupOption, choose_path, feasible_paths, select_groups
 from hypothesis import given
 from hypothesis import strategies as st
+
+from binding_scheduler.algorithm.spread import GroupOption, choose_path, feasible_paths, select_groups
 
 
 def g(name: str, value: int, weight: int) -> GroupOption:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from binding_scheduler.algorithm.webster import allocate_webster, fnv1a_32, names_descending
 
 ODD_UID = "uid-1"  # FNV-1a 0x50c45a43

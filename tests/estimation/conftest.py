@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
-from binding_scheduler.estimation import AccurateEstimator, EstimatorSettings
-from binding_scheduler.estimation.stub import EstimatorStub
 from prometheus_client import CollectorRegistry
 
+from binding_scheduler.estimation import AccurateEstimator, EstimatorSettings
+from binding_scheduler.estimation.stub import EstimatorStub
 from tests.estimation.helpers import MakeEstimator, StartStub
 
 

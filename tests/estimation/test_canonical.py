@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from binding_scheduler.estimation import canonical_quantity
 from binding_scheduler.model import parse_quantity
 

@@ -6,8 +6,8 @@ import asyncio
 
 import grpc
 import grpc.aio
-from binding_scheduler.model import Cluster
 
+from binding_scheduler.model import Cluster
 from tests.estimation.helpers import MakeEstimator, StartStub
 
 

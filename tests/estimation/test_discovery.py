@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+
 from binding_scheduler.estimation import DiscoveryError, EstimatorSettings
 from binding_scheduler.estimation.discovery import candidate_targets
 from binding_scheduler.model import Cluster
-
 from tests.estimation.helpers import MakeEstimator, StartStub
 
 SETTINGS = EstimatorSettings(service_namespace="est", service_prefix="karmada-scheduler-estimator", port=10352)

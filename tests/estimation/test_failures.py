@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 
 import pytest
+from prometheus_client import CollectorRegistry
+
 from binding_scheduler.estimation import FAILURES_METRIC, Reason
 from binding_scheduler.estimation.failures import FailureReporter
-from prometheus_client import CollectorRegistry
 
 
 class Clock:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 
 import pytest
-from binding_scheduler.estimation import FAILURES_METRIC
-from binding_scheduler.model import Cluster
 from prometheus_client import CollectorRegistry
 
+from binding_scheduler.estimation import FAILURES_METRIC
+from binding_scheduler.model import Cluster
 from tests.estimation.helpers import MakeEstimator, StartStub
 
 INT32_MAX = 2**31 - 1

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import grpc.aio
 import pytest
+
 from binding_scheduler.estimation import wire
 from binding_scheduler.estimation.pb import estimator_pb2
 from binding_scheduler.model import Cluster, Component, ReplicaRequirements, parse_cluster, parse_quantity
-
 from tests.estimation.helpers import MakeEstimator, StartStub, entry, ld, text
 
 CLUSTER = parse_cluster(

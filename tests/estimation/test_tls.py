@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from binding_scheduler.estimation.stub import StubTls
 from binding_scheduler.model import Cluster
-
 from tests.estimation.helpers import MakeEstimator, StartStub, make_certificates
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")

@@ -14,14 +14,14 @@ from pathlib import Path
 import grpc
 import grpc.aio
 import pytest
+from google.protobuf.message import Message
+
 from binding_scheduler.estimation import AccurateEstimator, wire
 from binding_scheduler.estimation.pb import estimator_pb2
 from binding_scheduler.estimation.stub import EstimatorStub
 from binding_scheduler.model import Cluster, Component, NodeClaim, ObjectReference, ReplicaRequirements, parse_quantity
 from binding_scheduler.model.binding import NodeSelectorTerm
 from binding_scheduler.model.selectors import Requirement, Toleration
-from google.protobuf.message import Message
-
 from tests.estimation.helpers import MakeEstimator, StartStub, entry, ld, number, text
 
 ROOT = Path(__file__).resolve().parents[2]
