@@ -31,14 +31,11 @@ MERGE = {"Content-Type": "application/merge-patch+json"}
 
 def start_server() -> tuple[subprocess.Popen[str], str]:
     cpus = sorted(os.sched_getaffinity(0))
-
-    def pin() -> None:
-        os.sched_setaffinity(0, {cpus[0]})
-
     proc = subprocess.Popen(
         [sys.executable, "-m", "binding_scheduler.cli.devcluster", "devcluster"],
-        stdout=subprocess.PIPE, text=True, preexec_fn=pin,
+        stdout=subprocess.PIPE, text=True,
     )
+    os.sched_setaffinity(proc.pid, {cpus[0]})  # before it serves anything: it waits for its first line
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line.startswith("devcluster: serving "):
