@@ -35,7 +35,7 @@ def start_server() -> tuple[subprocess.Popen[str], str]:
         [sys.executable, "-m", "binding_scheduler.cli.devcluster", "devcluster"],
         stdout=subprocess.PIPE, text=True,
     )
-    os.sched_setaffinity(proc.pid, {cpus[0]})  # before it serves anything: it waits for its first line
+    os.sched_setaffinity(proc.pid, {cpus[0]})  # pinned at once, long before the load starts
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line.startswith("devcluster: serving "):
