@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
+from ..model import Cluster
 from .filters import APIEnablement, ClusterAffinityFilter, ClusterEviction, SpreadConstraintFilter, TaintToleration
-from .plugins import FilterPlugin, PluginError, ScorePlugin
+from .plugins import BatchFilter, BatchScore, FilterContext, FilterPlugin, PluginError, ScorePlugin
 from .scores import ClusterLocality
 
 
@@ -22,12 +23,46 @@ def in_tree_plugins() -> list[object]:
     ]
 
 
+FilterRunner = Callable[[FilterContext, Sequence[Cluster]], Mapping[str, str]]
+ScoreRunner = Callable[[FilterContext, Sequence[Cluster]], Mapping[str, int]]
+
+
+def _filter_runner(plugin: FilterPlugin) -> FilterRunner:
+    if isinstance(plugin, BatchFilter):
+        return plugin.filter_many
+
+    def run(ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+        return {c.name: reason for c in clusters if (reason := plugin.filter(ctx, c)) is not None}
+
+    return run
+
+
+def _score_runner(plugin: ScorePlugin) -> ScoreRunner:
+    if isinstance(plugin, BatchScore):
+        return plugin.score_many
+
+    def run(ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        return {c.name: plugin.score(ctx, c) for c in clusters}
+
+    return run
+
+
 @dataclass(frozen=True, slots=True)
 class PluginSet:
-    """The enabled plugins: filters in run order, and scores."""
+    """The enabled plugins: filters in run order, and scores.
+
+    `filter_runners`/`score_runners` answer for many clusters at once (the plugin's batch method, or a loop
+    over its per-cluster one), resolved once here rather than on every pass.
+    """
 
     filters: tuple[FilterPlugin, ...]
     scores: tuple[ScorePlugin, ...]
+    filter_runners: tuple[tuple[str, FilterRunner], ...] = field(init=False, repr=False, compare=False)
+    score_runners: tuple[tuple[str, ScoreRunner], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "filter_runners", tuple((p.name, _filter_runner(p)) for p in self.filters))
+        object.__setattr__(self, "score_runners", tuple((p.name, _score_runner(p)) for p in self.scores))
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from .candidates import DEFAULT_OVERFLOW_ORDER, UNMATCHED_OVERFLOW_ORDER, Cluste
 from .errors import FitError, SchedulingError
 from .estimates import merge_estimates
 from .general_estimator import max_available_replicas
-from .plugins import BatchFilter, BatchScore, FilterContext
+from .plugins import FilterContext
 from .registry import PluginSet
 from .snapshot import Snapshot
 from .spread import select_best_clusters
@@ -52,13 +52,10 @@ def run_filters(ctx: FilterContext, plugins: PluginSet) -> tuple[list[Cluster], 
     """Every live cluster through the filters in order; a cluster stops at its first failure."""
     remaining: list[Cluster] = list(ctx.snapshot.live)
     diagnosis: dict[str, str] = {}
-    for plugin in plugins.filters:
+    for _, run_filter in plugins.filter_runners:
         if not remaining:
             break
-        if isinstance(plugin, BatchFilter):
-            failures = plugin.filter_many(ctx, remaining)
-        else:
-            failures = {c.name: r for c in remaining if (r := plugin.filter(ctx, c)) is not None}
+        failures = run_filter(ctx, remaining)
         if failures:
             diagnosis.update(failures)
             remaining = [c for c in remaining if c.name not in failures]
@@ -67,16 +64,11 @@ def run_filters(ctx: FilterContext, plugins: PluginSet) -> tuple[list[Cluster], 
 
 def run_scores(ctx: FilterContext, plugins: PluginSet, clusters: Sequence[Cluster]) -> dict[str, int]:
     totals: dict[str, int] = {}
-    for plugin in plugins.scores:
+    for plugin_name, run_score in plugins.score_runners:
         try:
-            if isinstance(plugin, BatchScore):
-                scores = plugin.score_many(ctx, clusters)
-            else:
-                scores = {c.name: plugin.score(ctx, c) for c in clusters}
+            scores = run_score(ctx, clusters)
         except Exception as error:
-            raise SchedulingError(
-                f'failed to prioritize clusters: plugin "{plugin.name}" failed with: {error}'
-            ) from error
+            raise SchedulingError(f'failed to prioritize clusters: plugin "{plugin_name}" failed with: {error}') from error
         for name, score in scores.items():
             if score:
                 totals[name] = totals.get(name, 0) + score
