@@ -68,7 +68,8 @@ def run_scores(ctx: FilterContext, plugins: PluginSet, clusters: Sequence[Cluste
         try:
             scores = run_score(ctx, clusters)
         except Exception as error:
-            raise SchedulingError(f'failed to prioritize clusters: plugin "{plugin_name}" failed with: {error}') from error
+            message = f'failed to prioritize clusters: plugin "{plugin_name}" failed with: {error}'
+            raise SchedulingError(message) from error
         for name, score in scores.items():
             if score:
                 totals[name] = totals.get(name, 0) + score
