@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from binding_scheduler.devcluster import DevCluster
 
+from binding_scheduler.devcluster import DevCluster
 from tests.devcluster.helpers import rb_body, rb_path
 
 

@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import yaml
+
 from binding_scheduler.devcluster import PACKAGE_CRDS, DevCluster, default_crds_dir
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from binding_scheduler.devcluster import DevCluster
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
+from binding_scheduler.devcluster import DevCluster
 from tests.devcluster.helpers import rb_body
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import aiohttp
 import pytest
-from binding_scheduler.devcluster import DevClient, DevCluster
 
+from binding_scheduler.devcluster import DevClient, DevCluster
 from tests.devcluster.helpers import rb_body, rb_path, status_of
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import kopf
 import pytest
-from binding_scheduler.devcluster import DevCluster
 
+from binding_scheduler.devcluster import DevCluster
 from tests.devcluster.helpers import cluster_path, rb_body, rb_path
 
 

@@ -6,7 +6,6 @@ import re
 from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
-
 from tests.devcluster.helpers import cluster_path, rb_body, rb_path, status_of
 
 

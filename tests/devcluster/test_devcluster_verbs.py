@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from binding_scheduler.devcluster import DevCluster
 
+from binding_scheduler.devcluster import DevCluster
 from tests.devcluster.helpers import cluster_path, rb_body, rb_path, status_of
 
 CONFLICT = status_of(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from binding_scheduler.devcluster import DevClient, DevCluster
-
 from tests.devcluster.helpers import rb_body, rb_path, status_of
 
 
