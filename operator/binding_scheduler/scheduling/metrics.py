@@ -1,0 +1,268 @@
+"""The scheduler's Prometheus metrics: Karmada's (reference 1.11, same names, types, labels and buckets) and ours
+(prefix `binding_scheduler_`: queue depth, passes in flight, pass outcomes, writes, the shutdown report).
+
+The scheduling code calls the typed methods of `SchedulerMetrics` and never spells a label itself. Every label
+value is checked against its allowed set, so a typo raises `ValueError` in the tests instead of creating a new
+series in production. Each instance owns its registry (a fresh one by default), so several instances and tests
+never collide.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Iterable, Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+
+from binding_scheduler import __version__
+
+# Prometheus text format 0.0.4, which `generate_latest` produces.
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# Karmada's label values (reference 1.11).
+ATTEMPT_RESULTS: tuple[str, ...] = ("scheduled", "error")
+SCHEDULE_TYPES: tuple[str, ...] = ("ReconcileSchedule", "ScaleSchedule")
+SCHEDULE_STEPS: tuple[str, ...] = ("Filter", "Score", "Select", "AssignReplicas")
+BINDING_EVENTS: tuple[str, ...] = ("BindingAdd", "BindingUpdate", "ClusterChanged", "ScheduleAttemptFailure",
+                                   "PolicyChanged")
+EXTENSION_POINTS: tuple[str, ...] = ("Filter", "Score")
+PLUGIN_EXTENSION_POINTS: tuple[str, ...] = ("Filter", "Score", "ScoreExtensionNormalize")
+PLUGIN_RESULTS: tuple[str, ...] = ("Success", "Unschedulable", "Error")
+
+# Ours.
+QUEUES: tuple[str, ...] = ("active", "backoff", "unschedulable")
+PASS_OUTCOMES: tuple[str, ...] = ("scheduled", "unschedulable", "no_cluster_fit", "error", "conflict", "cancelled",
+                                  "skipped", "forgotten")
+WRITE_KINDS: tuple[str, ...] = ("spec", "status", "event")
+WRITE_RESULTS: tuple[str, ...] = ("ok", "conflict", "error", "gate_closed")
+SHUTDOWN_FATES: tuple[str, ...] = ("cancelled", "drained", "cut")
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """Bucket upper bounds as Go's `prometheus.ExponentialBuckets` computes them (repeated multiplication, so the
+    exposed `le` values are the same floats Karmada exposes)."""
+    if start <= 0 or factor <= 1 or count < 1:
+        raise ValueError(f"exponential buckets need start > 0, factor > 1, count >= 1 (got {start}, {factor}, {count})")
+    bounds: list[float] = []
+    bound = start
+    for _ in range(count):
+        bounds.append(bound)
+        bound *= factor
+    return tuple(bounds)
+
+
+E2E_BUCKETS = exponential_buckets(0.001, 2, 15)
+ALGORITHM_BUCKETS = exponential_buckets(0.001, 2, 15)
+EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
+PLUGIN_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
+
+
+def _check(what: str, value: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(allowed)}")
+    return value
+
+
+def _check_count(what: str, value: int) -> int:
+    if value < 0:
+        raise ValueError(f"{what} must not be negative (got {value})")
+    return value
+
+
+def _check_seconds(seconds: float) -> float:
+    if seconds < 0:
+        raise ValueError(f"a duration must not be negative (got {seconds})")
+    return seconds
+
+
+class _WithoutCreated(Collector):
+    """The registry's families minus prometheus_client's `_created` series, which Karmada (Go) does not expose."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterable[Metric]:
+        for family in self._registry.collect():
+            trimmed = Metric(family.name, family.documentation, family.type, family.unit)
+            trimmed.samples = [s for s in family.samples if not s.name.endswith("_created")]
+            yield trimmed
+
+
+class SchedulerMetrics:
+    """Every metric the scheduler exports, registered in `registry` (a fresh `CollectorRegistry` by default)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry: CollectorRegistry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+
+        # Karmada's (reference 1.11). prometheus_client appends `_total` to counter names on exposition.
+        self._attempts = Counter(
+            "karmada_scheduler_schedule_attempts",
+            "Number of attempts to schedule a binding, by result and schedule type.",
+            ["result", "schedule_type"], registry=r)
+        self._e2e = Histogram(
+            "karmada_scheduler_e2e_scheduling_duration_seconds",
+            "E2E scheduling latency in seconds, by result and schedule type.",
+            ["result", "schedule_type"], buckets=E2E_BUCKETS, registry=r)
+        self._algorithm = Histogram(
+            "karmada_scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds, by step.",
+            ["schedule_step"], buckets=ALGORITHM_BUCKETS, registry=r)
+        self._incoming = Counter(
+            "karmada_scheduler_queue_incoming_bindings",
+            "Number of bindings added to the scheduling queue, by the event that added them.",
+            ["event"], registry=r)
+        self._extension_point = Histogram(
+            "karmada_scheduler_framework_extension_point_duration_seconds",
+            "Latency of running an extension point of the scheduling framework, in seconds.",
+            ["extension_point", "result"], buckets=EXTENSION_POINT_BUCKETS, registry=r)
+        self._plugin = Histogram(
+            "karmada_scheduler_plugin_execution_duration_seconds",
+            "Duration of running a plugin at a specific extension point, in seconds.",
+            ["plugin", "extension_point", "result"], buckets=PLUGIN_BUCKETS, registry=r)
+        self._build_info = Gauge(
+            "karmada_build_info",
+            "Build information of the running scheduler; the value is always 1.",
+            ["git_version", "python_version", "platform"], registry=r)
+        self._build_info.labels(
+            git_version=__version__,
+            python_version=platform.python_version(),
+            platform=f"{platform.system().lower()}/{platform.machine().lower()}",
+        ).set(1)
+
+        # Ours.
+        self._queue_depth = Gauge(
+            "binding_scheduler_queue_depth",
+            "Number of binding keys waiting in each sub-queue.",
+            ["queue"], registry=r)
+        self._in_flight = Gauge(
+            "binding_scheduler_passes_in_flight",
+            "Number of scheduling passes running now.", registry=r)
+        self._outcomes = Counter(
+            "binding_scheduler_pass_outcomes",
+            "Number of finished scheduling passes, by outcome.",
+            ["outcome"], registry=r)
+        self._writes = Counter(
+            "binding_scheduler_writes",
+            "Number of API writes (spec patch, status patch, event), by result.",
+            ["kind", "result"], registry=r)
+        self._shutdown_seconds = Gauge(
+            "binding_scheduler_shutdown_duration_seconds",
+            "Duration of the last shutdown, from the stop request to the write gate closing, in seconds.",
+            registry=r)
+        self._shutdown_passes = Counter(
+            "binding_scheduler_shutdown_passes",
+            "Passes found in flight at shutdown, by fate: cancelled before their commit point, drained, "
+            "or cut at the drain deadline.",
+            ["fate"], registry=r)
+        self._leader = Gauge(
+            "binding_scheduler_leader",
+            "1 while this instance holds the leader Lease, else 0.", registry=r)
+        self._config_valid = Gauge(
+            "binding_scheduler_config_valid",
+            "1 when the last SchedulerConfiguration seen was valid, 0 when the last good one is kept in force.",
+            registry=r)
+
+        # Our own series exist from the start (zero), so rate() and alerts see them before the first event.
+        for queue in QUEUES:
+            self._queue_depth.labels(queue=queue).set(0)
+        for outcome in PASS_OUTCOMES:
+            self._outcomes.labels(outcome=outcome)
+        for kind in WRITE_KINDS:
+            for result in WRITE_RESULTS:
+                self._writes.labels(kind=kind, result=result)
+        for fate in SHUTDOWN_FATES:
+            self._shutdown_passes.labels(fate=fate)
+        self._in_flight.set(0)
+        self._leader.set(0)
+        self._config_valid.set(1)  # the defaults are valid until a configuration says otherwise
+
+    # --- Karmada's ---------------------------------------------------------------------------------------------
+
+    def observe_attempt(self, result: str, schedule_type: str, seconds: float) -> None:
+        """One scheduling attempt that actually ran, observed with its final result (reference 1.4 step 6: a
+        FitError counts as `scheduled`): `schedule_attempts_total` and `e2e_scheduling_duration_seconds`."""
+        _check("attempt result", result, ATTEMPT_RESULTS)
+        _check("schedule type", schedule_type, SCHEDULE_TYPES)
+        _check_seconds(seconds)
+        self._attempts.labels(result=result, schedule_type=schedule_type).inc()
+        self._e2e.labels(result=result, schedule_type=schedule_type).observe(seconds)
+
+    def observe_step(self, step: str, seconds: float) -> None:
+        """The duration of one algorithm step (Filter, Score, Select, AssignReplicas)."""
+        _check("schedule step", step, SCHEDULE_STEPS)
+        self._algorithm.labels(schedule_step=step).observe(_check_seconds(seconds))
+
+    def binding_event(self, event: str) -> None:
+        """A binding key entered the queue because of `event` (reference 1.2, 1.3)."""
+        self._incoming.labels(event=_check("binding event", event, BINDING_EVENTS)).inc()
+
+    def observe_extension_point(self, extension_point: str, result: str, seconds: float) -> None:
+        """One run of a framework extension point (Filter is observed per cluster, as Karmada does)."""
+        _check("extension point", extension_point, EXTENSION_POINTS)
+        _check("extension point result", result, PLUGIN_RESULTS)
+        self._extension_point.labels(extension_point=extension_point, result=result).observe(
+            _check_seconds(seconds))
+
+    def observe_plugin(self, plugin: str, extension_point: str, result: str, seconds: float) -> None:
+        """One run of one plugin at one extension point. Observed directly (Karmada samples these through a
+        buffered recorder that drops when full; we do not drop)."""
+        if not plugin:
+            raise ValueError("a plugin name must not be empty")
+        _check("plugin extension point", extension_point, PLUGIN_EXTENSION_POINTS)
+        _check("plugin result", result, PLUGIN_RESULTS)
+        self._plugin.labels(plugin=plugin, extension_point=extension_point, result=result).observe(
+            _check_seconds(seconds))
+
+    # --- ours ----------------------------------------------------------------------------------------------------
+
+    def set_queue_depth(self, active: int, backoff: int, unschedulable: int) -> None:
+        """The number of keys in each sub-queue now."""
+        depths = {"active": active, "backoff": backoff, "unschedulable": unschedulable}
+        for queue, depth in depths.items():
+            _check_count(f"{queue} queue depth", depth)
+        for queue, depth in depths.items():
+            self._queue_depth.labels(queue=queue).set(depth)
+
+    def pass_started(self) -> None:
+        """A pass began; pair with `pass_finished`."""
+        self._in_flight.inc()
+
+    def pass_finished(self, outcome: str) -> None:
+        """A pass ended with `outcome`. The in-flight gauge is decremented even when the outcome is unknown, so a
+        typo never leaves a phantom pass behind; the typo still raises."""
+        self._in_flight.dec()
+        self._outcomes.labels(outcome=_check("pass outcome", outcome, PASS_OUTCOMES)).inc()
+
+    def write(self, kind: str, result: str) -> None:
+        """One write attempt (or one refused by the closed write gate) and how it ended."""
+        _check("write kind", kind, WRITE_KINDS)
+        _check("write result", result, WRITE_RESULTS)
+        self._writes.labels(kind=kind, result=result).inc()
+
+    def shutdown_report(self, cancelled: int, drained: int, cut: int, seconds: float) -> None:
+        """The shutdown report: passes cancelled before their commit point, drained, cut at the deadline, and
+        how long the shutdown took."""
+        fates = {"cancelled": cancelled, "drained": drained, "cut": cut}
+        for fate, count in fates.items():
+            _check_count(f"{fate} passes", count)
+        _check_seconds(seconds)
+        for fate, count in fates.items():
+            self._shutdown_passes.labels(fate=fate).inc(count)
+        self._shutdown_seconds.set(seconds)
+
+    def set_leader(self, leader: bool) -> None:
+        """Whether this instance holds the leader Lease."""
+        self._leader.set(1 if leader else 0)
+
+    def set_config_valid(self, valid: bool) -> None:
+        """Whether the last configuration seen was valid."""
+        self._config_valid.set(1 if valid else 0)
+
+    # --- exposition ----------------------------------------------------------------------------------------------
+
+    def render(self) -> bytes:
+        """The registry in the Prometheus text format (0.0.4, `CONTENT_TYPE`), without `_created` series."""
+        return generate_latest(_WithoutCreated(self.registry))
