@@ -1,0 +1,186 @@
+"""The binding queue: Karmada's priority-queue semantics (reference 1.8)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from binding_scheduler.scheduling.queue import QueueDepth, SchedulingQueue
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def queue(clock: Clock) -> SchedulingQueue:
+    return SchedulingQueue(clock=clock)
+
+
+def drain(queue: SchedulingQueue) -> list[str]:
+    keys = []
+    while (info := queue.pop_nowait()) is not None:
+        keys.append(info.key)
+        queue.done(info)
+    return keys
+
+
+def test_higher_priority_is_handed_out_first_then_older(queue: SchedulingQueue, clock: Clock) -> None:
+    queue.push("ns/low", priority=0)
+    clock.now += 1
+    queue.push("ns/high", priority=10)
+    clock.now += 1
+    queue.push("ns/low-later", priority=0)
+    assert drain(queue) == ["ns/high", "ns/low", "ns/low-later"]
+
+
+def test_a_key_waiting_in_the_active_queue_is_not_added_twice(queue: SchedulingQueue) -> None:
+    queue.push("ns/a")
+    queue.push("ns/a", priority=100)
+    assert drain(queue) == ["ns/a"]
+
+
+def test_a_key_pushed_while_its_pass_runs_is_handed_out_again_after_done(queue: SchedulingQueue) -> None:
+    queue.push("ns/a")
+    first = queue.pop_nowait()
+    assert first is not None
+    queue.push("ns/a")
+    assert queue.pop_nowait() is None
+    queue.done(first)
+    again = queue.pop_nowait()
+    assert again is not None
+    assert (again.key, again.attempts) == ("ns/a", 2)
+
+
+def test_one_pass_per_key_at_a_time(queue: SchedulingQueue) -> None:
+    queue.push("ns/a")
+    queue.push("ns/b")
+    first = queue.pop_nowait()
+    queue.push("ns/a")
+    second = queue.pop_nowait()
+    assert first is not None and second is not None
+    assert (first.key, second.key) == ("ns/a", "ns/b")
+    assert queue.pop_nowait() is None
+
+
+@pytest.mark.parametrize(
+    ("attempts", "seconds"), [(0, 0.0), (1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (5, 10.0), (9, 10.0)]
+)
+def test_backoff_doubles_from_one_second_to_ten(queue: SchedulingQueue, attempts: int, seconds: float) -> None:
+    assert queue.backoff_for(attempts) == seconds
+
+
+def test_backoff_expires_from_when_the_key_last_entered_the_active_queue(queue: SchedulingQueue, clock: Clock) -> None:
+    queue.push("ns/a")
+    info = queue.pop_nowait()
+    assert info is not None
+    clock.now += 0.6
+    queue.done(info)
+    queue.push_backoff(info)
+    clock.now += 0.5
+    assert queue.flush_backoff() == 1
+    assert queue.where("ns/a") == "active"
+
+
+def test_backoff_holds_the_key_until_it_expires(queue: SchedulingQueue, clock: Clock) -> None:
+    queue.push("ns/a")
+    info = queue.pop_nowait()
+    assert info is not None
+    queue.done(info)
+    queue.push_backoff(info)
+    clock.now += 0.9
+    assert queue.flush_backoff() == 0
+    assert queue.where("ns/a") == "backoff"
+
+
+def test_backoff_is_ignored_while_the_key_waits_in_the_active_queue(queue: SchedulingQueue) -> None:
+    queue.push("ns/a")
+    info = queue.pop_nowait()
+    assert info is not None
+    queue.push("ns/a")
+    queue.push_backoff(info)
+    assert queue.depth() == QueueDepth(active=1, backoff=0, unschedulable=0)
+
+
+def test_unschedulable_keys_return_after_five_minutes(queue: SchedulingQueue, clock: Clock) -> None:
+    queue.push("ns/a")
+    info = queue.pop_nowait()
+    assert info is not None
+    queue.done(info)
+    queue.push_unschedulable(info)
+    clock.now += 299
+    assert queue.flush_unschedulable() == 0
+    clock.now += 2
+    assert queue.flush_unschedulable() == 1
+    assert queue.where("ns/a") == "active"
+
+
+def test_an_event_moves_an_unschedulable_key_back_to_active_at_once(queue: SchedulingQueue) -> None:
+    queue.push("ns/a")
+    info = queue.pop_nowait()
+    assert info is not None
+    queue.done(info)
+    queue.push_unschedulable(info)
+    queue.push("ns/a")
+    assert queue.where("ns/a") == "active"
+    assert queue.depth() == QueueDepth(active=1, backoff=0, unschedulable=0)
+
+
+def test_an_event_moves_a_backed_off_key_back_to_active_at_once(queue: SchedulingQueue) -> None:
+    queue.push("ns/a")
+    info = queue.pop_nowait()
+    assert info is not None
+    queue.done(info)
+    queue.push_backoff(info)
+    queue.push("ns/a")
+    assert queue.where("ns/a") == "active"
+
+
+def test_forget_drops_the_backoff(queue: SchedulingQueue) -> None:
+    queue.push("ns/a")
+    info = queue.pop_nowait()
+    assert info is not None
+    queue.done(info)
+    queue.push_backoff(info)
+    queue.forget("ns/a")
+    assert queue.where("ns/a") is None
+
+
+def test_requeue_hands_the_key_out_again_at_once(queue: SchedulingQueue) -> None:
+    queue.push("ns/a")
+    info = queue.pop_nowait()
+    assert info is not None
+    queue.done(info)
+    queue.requeue(info)
+    again = queue.pop_nowait()
+    assert again is not None and again.key == "ns/a"
+
+
+async def test_pop_waits_for_a_push() -> None:
+    queue = SchedulingQueue()
+    waiter = asyncio.create_task(queue.pop())
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    queue.push("ns/a")
+    info = await waiter
+    assert info is not None and info.key == "ns/a"
+
+
+async def test_close_wakes_waiters_and_stops_intake() -> None:
+    queue = SchedulingQueue()
+    waiter = asyncio.create_task(queue.pop())
+    await asyncio.sleep(0)
+    queue.close()
+    assert await waiter is None
+    assert queue.push("ns/a") is False
+    assert await queue.pop() is None
