@@ -82,13 +82,17 @@ def schedule_trigger(binding: Binding, clusters: Mapping[str, Cluster]) -> Sched
     return None
 
 
+def observed_term_index(placement: Placement, observed_affinity_name: str) -> int:
+    """Karmada's `getAffinityIndex`: the index of the named term; 0 for an empty or unknown name."""
+    for i, term in enumerate(placement.cluster_affinities or ()):
+        if term.affinity_name == observed_affinity_name:
+            return i
+    return 0
+
+
 def affinity_index(binding: Binding) -> int:
     """Where the walk through clusterAffinities starts: the observed term, or 0 (always 0 on a reschedule)."""
     placement = binding.placement
     if placement is None or not placement.cluster_affinities or binding.reschedule_pending:
         return 0
-    observed = binding.status.scheduler_observing_affinity_name
-    for i, term in enumerate(placement.cluster_affinities):
-        if term.affinity_name == observed:
-            return i
-    return 0
+    return observed_term_index(placement, binding.status.scheduler_observing_affinity_name)

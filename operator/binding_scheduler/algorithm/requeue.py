@@ -1,0 +1,65 @@
+"""Which events concern the scheduler (reference 1.2, 1.3): the binding event filter and cluster requeues."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import DEFAULT_SCHEDULER_NAME, FILTER_LABELS, Binding, Cluster
+from .affinity import cluster_matches
+from .triggers import observed_term_index
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def passes_event_filter(body: Mapping[str, Any], scheduler_name: str) -> bool:
+    """Karmada's binding event filter, on the raw object (so even a binding the model rejects is seen):
+    our scheduler name (empty means `default-scheduler`), scheduling not suspended, and one of the policy
+    labels present with a non-empty value."""
+    name = _get(body, "spec", "schedulerName") or DEFAULT_SCHEDULER_NAME
+    if name != scheduler_name:
+        return False
+    if _get(body, "spec", "suspension", "scheduling") is True:
+        return False
+    labels = _get(body, "metadata", "labels")
+    if not isinstance(labels, Mapping):
+        return False
+    return any(isinstance(labels.get(label), str) and labels.get(label) for label in FILTER_LABELS)
+
+
+def cluster_change_requeues(old: Cluster | None, new: Cluster) -> list[Cluster]:
+    """The cluster objects whose affected bindings are requeued for an update (reference 1.2): the new one
+    when deletion just started; old and new when labels or generation changed; none otherwise (status-only
+    changes, and cluster additions, requeue nothing)."""
+    if old is None:
+        return []
+    if old.deletion_timestamp is None and new.deletion_timestamp is not None:
+        return [new]
+    if old.labels != new.labels or old.generation != new.generation:
+        return [old, new]
+    return []
+
+
+def affected_by_cluster(binding: Binding, cluster: Cluster, scheduler_name: str) -> bool:
+    """Karmada's cluster reconcile for one binding: skip bindings without placement, of another scheduler or
+    suspended; with clusterAffinities, requeue when not yet observed at this generation, else test the observed
+    term's own affinity only (a QUIRK kept: overflow affinities do not requeue); otherwise test clusterAffinity
+    (none at all requeues)."""
+    placement = binding.placement
+    if placement is None or binding.scheduler_name != scheduler_name or binding.suspend_scheduling:
+        return False
+    if placement.cluster_affinities:
+        if binding.status.scheduler_observed_generation != binding.generation:
+            return True
+        index = observed_term_index(placement, binding.status.scheduler_observing_affinity_name)
+        affinity = placement.cluster_affinities[index].affinity
+        return cluster_matches(cluster, affinity)
+    if placement.cluster_affinity is None:
+        return True
+    return cluster_matches(cluster, placement.cluster_affinity)
