@@ -1,0 +1,440 @@
+"""SchedulerConfiguration (`config.binding-scheduler.io/v1alpha1`): the scheduler's settings, typed and validated.
+
+What Karmada passes as command-line flags (reference section 5) is one namespaced custom resource here. The
+defaults are Karmada's; `metrics` and `kubeAPI` are our additions (Karmada's `--metrics-bind-address`,
+`--health-probe-bind-address`, `--kube-api-qps` and `--kube-api-burst`). Durations are Go/Kubernetes duration
+strings in the object and float seconds in the model. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .binding import DEFAULT_SCHEDULER_NAME
+from .duration import parse_duration
+from .errors import ValidationError, show
+from .fields import EMPTY_MAP, INT32_MAX, Fields, FrozenMap
+
+API_VERSION = "config.binding-scheduler.io/v1alpha1"
+KIND = "SchedulerConfiguration"
+PARTIAL_FAILURE_MODES = ("fallback", "discard")
+MAX_PORT = 65535
+MAX_QPS = 1e6
+LEADER_ELECTION_JITTER = 1.2  # client-go's JitterFactor: renewDeadline must exceed retryPeriod times this
+
+CONDITION_VALID = "Valid"
+REASON_VALID = "Valid"
+REASON_INVALID_SPEC = "InvalidSpec"
+REASON_RESTART_REQUIRED = "RestartRequired"
+
+# Changes under these paths take effect only at the next start: the event filter (schedulerName), the Lease
+# and its identity, the HTTP servers and the API client are all set up once.
+RESTART_REQUIRED_PATHS = ("spec.schedulerName", "spec.leaderElection", "spec.metrics", "spec.kubeAPI")
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _json(name: str) -> dict[str, str]:
+    return {"json": name}
+
+
+@dataclass(frozen=True, slots=True)
+class EstimatorServiceConfig:
+    """Where the accurate estimator of cluster C is found: service `<prefix>-<C>` in `namespace`, on `port`."""
+
+    namespace: str = field(default="karmada-system", metadata=_json("namespace"))
+    prefix: str = field(default="karmada-scheduler-estimator", metadata=_json("prefix"))
+    port: int = field(default=10352, metadata=_json("port"))
+
+
+@dataclass(frozen=True, slots=True)
+class EstimatorTLSConfig:
+    ca_file: str = field(default="", metadata=_json("caFile"))
+    cert_file: str = field(default="", metadata=_json("certFile"))
+    key_file: str = field(default="", metadata=_json("keyFile"))
+    insecure_skip_verify: bool = field(default=False, metadata=_json("insecureSkipVerify"))
+
+
+@dataclass(frozen=True, slots=True)
+class EstimatorConfig:
+    enabled: bool = field(default=False, metadata=_json("enabled"))
+    timeout: float = field(default=3.0, metadata=_json("timeout"))
+    service: EstimatorServiceConfig = field(default=EstimatorServiceConfig(), metadata=_json("service"))
+    endpoints: Mapping[str, str] = field(default=EMPTY_MAP, metadata=_json("endpoints"))
+    """Static addresses by cluster name (`host:port`); a cluster listed here skips service discovery."""
+    tls: EstimatorTLSConfig = field(default=EstimatorTLSConfig(), metadata=_json("tls"))
+    partial_failure: str = field(default="fallback", metadata=_json("partialFailure"))
+    """`fallback`: a cluster whose estimator failed keeps the general estimate; `discard`: it gets none."""
+    disable_in_pull_mode: bool = field(default=False, metadata=_json("disableInPullMode"))
+
+
+@dataclass(frozen=True, slots=True)
+class QueueConfig:
+    initial_backoff: float = field(default=1.0, metadata=_json("initialBackoff"))
+    max_backoff: float = field(default=10.0, metadata=_json("maxBackoff"))
+    unschedulable_timeout: float = field(default=300.0, metadata=_json("unschedulableTimeout"))
+
+
+@dataclass(frozen=True, slots=True)
+class ShutdownConfig:
+    drain_timeout: float = field(default=5.0, metadata=_json("drainTimeout"))
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElectionConfig:
+    enabled: bool = field(default=True, metadata=_json("enabled"))
+    lease_name: str = field(default="karmada-scheduler", metadata=_json("leaseName"))
+    lease_namespace: str = field(default="karmada-system", metadata=_json("leaseNamespace"))
+    lease_duration: float = field(default=15.0, metadata=_json("leaseDuration"))
+    renew_deadline: float = field(default=10.0, metadata=_json("renewDeadline"))
+    retry_period: float = field(default=2.0, metadata=_json("retryPeriod"))
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsConfig:
+    """Our addition. A port of 0 disables that server; equal ports mean one server for both."""
+
+    port: int = field(default=8080, metadata=_json("port"))
+    health_port: int = field(default=10351, metadata=_json("healthPort"))
+
+
+@dataclass(frozen=True, slots=True)
+class KubeAPIConfig:
+    """Our addition: the client-side rate limit of our API client (Karmada's --kube-api-qps/--kube-api-burst)."""
+
+    qps: float = field(default=40.0, metadata=_json("qps"))
+    burst: int = field(default=60, metadata=_json("burst"))
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConfig:
+    scheduler_name: str = field(default=DEFAULT_SCHEDULER_NAME, metadata=_json("schedulerName"))
+    workers: int = field(default=1, metadata=_json("workers"))
+    plugins: tuple[str, ...] = field(default=("*",), metadata=_json("plugins"))
+    enable_empty_workload_propagation: bool = field(default=False, metadata=_json("enableEmptyWorkloadPropagation"))
+    estimator: EstimatorConfig = field(default=EstimatorConfig(), metadata=_json("estimator"))
+    queue: QueueConfig = field(default=QueueConfig(), metadata=_json("queue"))
+    shutdown: ShutdownConfig = field(default=ShutdownConfig(), metadata=_json("shutdown"))
+    leader_election: LeaderElectionConfig = field(default=LeaderElectionConfig(), metadata=_json("leaderElection"))
+    metrics: MetricsConfig = field(default=MetricsConfig(), metadata=_json("metrics"))
+    kube_api: KubeAPIConfig = field(default=KubeAPIConfig(), metadata=_json("kubeAPI"))
+
+
+DEFAULT_CONFIG = SchedulerConfig()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Field paths
+
+
+def _json_fields(cls: type[Any]) -> list[tuple[str, dataclasses.Field[Any]]]:
+    return [(f.metadata["json"], f) for f in dataclasses.fields(cls)]
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    if not dataclasses.is_dataclass(value):
+        return [(path, value)]
+    found: list[tuple[str, Any]] = []
+    for name, f in _json_fields(type(value)):
+        found += _leaves(getattr(value, f.name), f"{path}.{name}")
+    return found
+
+
+def config_field_paths() -> list[str]:
+    """Every leaf field of the spec, as JSON paths (`spec.estimator.service.port`), in declaration order.
+
+    `spec.estimator.endpoints` is one leaf (a map of cluster name to address).
+    """
+    return [path for path, _ in _leaves(DEFAULT_CONFIG, "spec")]
+
+
+def changed_fields(old: SchedulerConfig, new: SchedulerConfig) -> list[str]:
+    """The leaf paths whose values differ, in declaration order."""
+    return [path for (path, a), (_, b) in zip(_leaves(old, "spec"), _leaves(new, "spec"), strict=True) if a != b]
+
+
+def restart_required(old: SchedulerConfig, new: SchedulerConfig) -> list[str]:
+    """The changed paths a running scheduler cannot apply (see RESTART_REQUIRED_PATHS); the rest apply to the
+    next pass."""
+    return [
+        path
+        for path in changed_fields(old, new)
+        if any(path == prefix or path.startswith(prefix + ".") for prefix in RESTART_REQUIRED_PATHS)
+    ]
+
+
+def validity(error: ValidationError | None, restart: Sequence[str] = ()) -> tuple[bool, str, str]:
+    """The `Valid` condition's status, reason and message for the outcome of reading a new spec."""
+    if error is not None:
+        return False, REASON_INVALID_SPEC, f"{error}; the last valid configuration stays in force"
+    if restart:
+        return True, REASON_RESTART_REQUIRED, f"applied except {', '.join(restart)}, which take effect at restart"
+    return True, REASON_VALID, "applied"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Parsing
+
+
+def parse_config(data: Any) -> SchedulerConfig:
+    """A whole SchedulerConfiguration object (apiVersion, kind, metadata, spec, status) as a SchedulerConfig.
+
+    A missing spec, or a missing field, takes the default. Anything else wrong raises ValidationError with the
+    JSON path, unknown spec fields included (`spec.estimater: unknown field`).
+    """
+    root = Fields(data, "")
+    _expect(root, "apiVersion", API_VERSION)
+    _expect(root, "kind", KIND)
+    spec = root.obj("spec")
+    if spec is None:
+        return DEFAULT_CONFIG
+    _reject_unknown(spec, SchedulerConfig)
+    return SchedulerConfig(
+        scheduler_name=_name(spec, "schedulerName", DEFAULT_SCHEDULER_NAME),
+        workers=spec.integer("workers", 1, minimum=1, maximum=INT32_MAX),
+        plugins=_plugins(spec),
+        enable_empty_workload_propagation=spec.flag("enableEmptyWorkloadPropagation"),
+        estimator=_estimator(spec.obj("estimator")),
+        queue=_queue(spec.obj("queue")),
+        shutdown=_shutdown(spec.obj("shutdown")),
+        leader_election=_leader_election(spec.obj("leaderElection")),
+        metrics=_metrics(spec.obj("metrics")),
+        kube_api=_kube_api(spec.obj("kubeAPI")),
+    )
+
+
+def _expect(root: Fields, key: str, wanted: str) -> None:
+    value = root.text(key)
+    if not value:
+        raise ValidationError(key, "is required")
+    if value != wanted:
+        raise ValidationError(key, f"{show(value)} is not {wanted}")
+
+
+def _reject_unknown(fields: Fields, cls: type[Any]) -> None:
+    known = {name for name, _ in _json_fields(cls)}
+    for key in fields.data:
+        if key not in known:
+            raise ValidationError(fields.at(str(key)), "unknown field")
+
+
+def _section(fields: Fields | None, cls: type[Any]) -> Fields | None:
+    if fields is not None:
+        _reject_unknown(fields, cls)
+    return fields
+
+
+def _name(fields: Fields, key: str, default: str) -> str:
+    value = fields.text(key, default)
+    if not value:
+        raise ValidationError(fields.at(key), "must not be empty")
+    return value
+
+
+def _dns(fields: Fields, key: str, default: str, pattern: re.Pattern[str], *, what: str, limit: int) -> str:
+    value = _name(fields, key, default)
+    if len(value) > limit or not pattern.fullmatch(value):
+        raise ValidationError(fields.at(key), f"{show(value)} is not a valid {what}")
+    return value
+
+
+def _namespace(fields: Fields, key: str, default: str) -> str:
+    return _dns(fields, key, default, _DNS_LABEL, what="namespace name (a DNS-1123 label)", limit=63)
+
+
+def _port(fields: Fields, key: str, default: int) -> int:
+    return fields.integer(key, default, minimum=0, maximum=MAX_PORT)
+
+
+def _duration(fields: Fields, key: str, default: float) -> float:
+    if fields.raw(key) is None:
+        return default
+    path = fields.at(key)
+    seconds = parse_duration(fields.text(key), path)
+    if not math.isfinite(seconds):
+        raise ValidationError(path, f"{show(fields.raw(key))} is out of range")
+    return seconds
+
+
+def _positive_duration(fields: Fields, key: str, default: float) -> float:
+    seconds = _duration(fields, key, default)
+    if seconds <= 0:
+        raise ValidationError(fields.at(key), f"{show(fields.raw(key))} must be greater than 0")
+    return seconds
+
+
+def _quote(fields: Fields, key: str, seconds: float) -> str:
+    """The value as the user wrote it, or the default in seconds when they wrote nothing."""
+    raw = fields.raw(key)
+    return show(raw) if raw is not None else f"{seconds:g}s"
+
+
+def _plugins(spec: Fields) -> tuple[str, ...]:
+    if spec.raw("plugins") is None:
+        return DEFAULT_CONFIG.plugins
+    plugins = spec.strings("plugins")
+    for i, entry in enumerate(plugins):
+        if entry in ("", "-"):
+            raise ValidationError(f"{spec.at('plugins')}[{i}]", f"{show(entry)} is not a plugin name")
+    return plugins
+
+
+def _estimator(fields: Fields | None) -> EstimatorConfig:
+    est = _section(fields, EstimatorConfig)
+    if est is None:
+        return EstimatorConfig()
+    partial = est.text("partialFailure", "fallback")
+    if partial not in PARTIAL_FAILURE_MODES:
+        raise ValidationError(est.at("partialFailure"), f"{show(partial)} is not one of fallback, discard")
+    return EstimatorConfig(
+        enabled=est.flag("enabled"),
+        timeout=_duration(est, "timeout", 3.0),
+        service=_service(est.obj("service")),
+        endpoints=_endpoints(est),
+        tls=_tls(est.obj("tls")),
+        partial_failure=partial,
+        disable_in_pull_mode=est.flag("disableInPullMode"),
+    )
+
+
+def _service(fields: Fields | None) -> EstimatorServiceConfig:
+    service = _section(fields, EstimatorServiceConfig)
+    if service is None:
+        return EstimatorServiceConfig()
+    defaults = EstimatorServiceConfig()
+    return EstimatorServiceConfig(
+        namespace=_namespace(service, "namespace", defaults.namespace),
+        prefix=_name(service, "prefix", defaults.prefix),
+        port=_port(service, "port", defaults.port),
+    )
+
+
+def _endpoints(est: Fields) -> Mapping[str, str]:
+    endpoints = est.string_map("endpoints")
+    for cluster, address in endpoints.items():
+        if not cluster:
+            raise ValidationError(est.at("endpoints"), "a cluster name must not be empty")
+        if not _is_host_port(address):
+            raise ValidationError(
+                f"{est.at('endpoints')}.{cluster}", f"{show(address)} is not host:port (a port from 1 to 65535)"
+            )
+    return FrozenMap(endpoints) if endpoints else EMPTY_MAP
+
+
+def _is_host_port(address: str) -> bool:
+    host, colon, port = address.rpartition(":")
+    if not colon or not host or not (port.isascii() and port.isdigit() and len(port) <= 5):
+        return False
+    if not 1 <= int(port) <= MAX_PORT:
+        return False
+    if host.startswith("[") and host.endswith("]"):  # an IPv6 literal, [::1]:10352
+        host = host[1:-1]
+        return bool(host) and all(c in "0123456789abcdefABCDEF:." for c in host)
+    return ":" not in host and "[" not in host and not any(c.isspace() or c == "/" for c in host)
+
+
+def _tls(fields: Fields | None) -> EstimatorTLSConfig:
+    tls = _section(fields, EstimatorTLSConfig)
+    if tls is None:
+        return EstimatorTLSConfig()
+    cert, key = tls.text("certFile"), tls.text("keyFile")
+    if cert and not key:
+        raise ValidationError(tls.at("keyFile"), "is required when certFile is set")
+    if key and not cert:
+        raise ValidationError(tls.at("certFile"), "is required when keyFile is set")
+    return EstimatorTLSConfig(
+        ca_file=tls.text("caFile"),
+        cert_file=cert,
+        key_file=key,
+        insecure_skip_verify=tls.flag("insecureSkipVerify"),
+    )
+
+
+def _queue(fields: Fields | None) -> QueueConfig:
+    queue = _section(fields, QueueConfig)
+    if queue is None:
+        return QueueConfig()
+    defaults = QueueConfig()
+    initial = _positive_duration(queue, "initialBackoff", defaults.initial_backoff)
+    maximum = _duration(queue, "maxBackoff", defaults.max_backoff)
+    if initial > maximum:
+        raise ValidationError(
+            queue.at("initialBackoff"),
+            f"{_quote(queue, 'initialBackoff', initial)} is greater than maxBackoff "
+            f"({_quote(queue, 'maxBackoff', maximum)})",
+        )
+    return QueueConfig(
+        initial_backoff=initial,
+        max_backoff=maximum,
+        unschedulable_timeout=_duration(queue, "unschedulableTimeout", defaults.unschedulable_timeout),
+    )
+
+
+def _shutdown(fields: Fields | None) -> ShutdownConfig:
+    shutdown = _section(fields, ShutdownConfig)
+    if shutdown is None:
+        return ShutdownConfig()
+    return ShutdownConfig(drain_timeout=_duration(shutdown, "drainTimeout", ShutdownConfig().drain_timeout))
+
+
+def _leader_election(fields: Fields | None) -> LeaderElectionConfig:
+    le = _section(fields, LeaderElectionConfig)
+    if le is None:
+        return LeaderElectionConfig()
+    defaults = LeaderElectionConfig()
+    lease = _positive_duration(le, "leaseDuration", defaults.lease_duration)
+    renew = _positive_duration(le, "renewDeadline", defaults.renew_deadline)
+    retry = _positive_duration(le, "retryPeriod", defaults.retry_period)
+    if renew >= lease:
+        raise ValidationError(
+            le.at("renewDeadline"),
+            f"{_quote(le, 'renewDeadline', renew)} must be less than leaseDuration "
+            f"({_quote(le, 'leaseDuration', lease)})",
+        )
+    if renew <= LEADER_ELECTION_JITTER * retry:
+        raise ValidationError(
+            le.at("retryPeriod"),
+            f"{_quote(le, 'retryPeriod', retry)} is too long: renewDeadline ({_quote(le, 'renewDeadline', renew)})"
+            f" must be greater than {LEADER_ELECTION_JITTER:g} x retryPeriod",
+        )
+    return LeaderElectionConfig(
+        enabled=le.flag("enabled", defaults.enabled),
+        lease_name=_dns(le, "leaseName", defaults.lease_name, _DNS_SUBDOMAIN,
+                        what="Lease name (a DNS-1123 subdomain)", limit=253),
+        lease_namespace=_namespace(le, "leaseNamespace", defaults.lease_namespace),
+        lease_duration=lease,
+        renew_deadline=renew,
+        retry_period=retry,
+    )
+
+
+def _metrics(fields: Fields | None) -> MetricsConfig:
+    metrics = _section(fields, MetricsConfig)
+    if metrics is None:
+        return MetricsConfig()
+    defaults = MetricsConfig()
+    return MetricsConfig(
+        port=_port(metrics, "port", defaults.port),
+        health_port=_port(metrics, "healthPort", defaults.health_port),
+    )
+
+
+def _kube_api(fields: Fields | None) -> KubeAPIConfig:
+    api = _section(fields, KubeAPIConfig)
+    if api is None:
+        return KubeAPIConfig()
+    defaults = KubeAPIConfig()
+    qps: Any = api.raw("qps")
+    if qps is None:
+        qps = defaults.qps
+    elif isinstance(qps, bool) or not isinstance(qps, int | float):
+        raise ValidationError(api.at("qps"), f"expected a number, got {show(qps)}")
+    elif not 0 < qps <= MAX_QPS:  # also false for NaN; an int of any size compares without conversion
+        raise ValidationError(api.at("qps"), f"{show(qps)} is not a number greater than 0 and at most {MAX_QPS:.0f}")
+    return KubeAPIConfig(qps=float(qps), burst=api.integer("burst", defaults.burst, minimum=1, maximum=INT32_MAX))
