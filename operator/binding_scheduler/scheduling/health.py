@@ -1,0 +1,149 @@
+"""The metrics and health HTTP endpoints: `/metrics` (Prometheus text format), `/healthz` and `/readyz`.
+
+Karmada serves `/metrics` on `--metrics-bind-address` (`:8080`) and `/healthz` on `--health-probe-bind-address`
+(`:10351`); when the two are equal, one server serves both (reference 1.11). Here a port of `None` disables that
+server and `0` binds a free port (the CLI maps Karmada's "0 disables" onto `None`). Equal ports, `0` included,
+mean one server for all three paths.
+
+An aiohttp server on the event loop: no threads, `start()` and `stop()` are idempotent, and `stop()` waits at
+most `shutdown_timeout` for requests in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from types import TracebackType
+
+from aiohttp import web
+
+from binding_scheduler.scheduling.metrics import CONTENT_TYPE, SchedulerMetrics
+
+METRICS_PATH = "/metrics"
+HEALTHZ_PATH = "/healthz"
+READYZ_PATH = "/readyz"
+
+
+class HealthServer:
+    """Serves `/metrics` from `metrics`' registry, `/healthz` (always `ok` while serving) and `/readyz` (`ok` when
+    `ready()` is true, else 503 with a short reason)."""
+
+    def __init__(
+        self,
+        metrics: SchedulerMetrics,
+        *,
+        host: str = "0.0.0.0",
+        metrics_port: int | None = 8080,
+        health_port: int | None = 10351,
+        ready: Callable[[], bool],
+        shutdown_timeout: float = 1.0,
+    ) -> None:
+        for what, port in (("metrics", metrics_port), ("health", health_port)):
+            if port is not None and not 0 <= port <= 65535:
+                raise ValueError(f"{what} port must be within 0..65535 or None (got {port})")
+        if shutdown_timeout < 0:
+            raise ValueError(f"shutdown_timeout must not be negative (got {shutdown_timeout})")
+        self._metrics = metrics
+        self._host = host
+        self._metrics_port_wanted = metrics_port
+        self._health_port_wanted = health_port
+        self._ready = ready
+        self._shutdown_timeout = shutdown_timeout
+        self._lock = asyncio.Lock()
+        self._runners: list[web.AppRunner] = []
+        self._metrics_port: int | None = None
+        self._health_port: int | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bind and serve. Does nothing when already serving. On any failure (a port in use, cancellation) the
+        servers started so far are stopped again before the error propagates."""
+        async with self._lock:
+            if self._runners:
+                return
+            try:
+                await self._start_servers()
+            except BaseException:
+                await self._stop_servers()
+                raise
+
+    async def stop(self) -> None:
+        """Stop serving, waiting at most `shutdown_timeout` for requests in progress. Safe to call any number of
+        times, and before `start()`."""
+        async with self._lock:
+            await self._stop_servers()
+
+    async def __aenter__(self) -> HealthServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    @property
+    def serving(self) -> bool:
+        return bool(self._runners)
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The port `/metrics` is served on, or None when that server is disabled or not running."""
+        return self._metrics_port
+
+    @property
+    def health_port(self) -> int | None:
+        """The port `/healthz` and `/readyz` are served on, or None when that server is disabled or not running."""
+        return self._health_port
+
+    # --- internals -----------------------------------------------------------------------------------------------
+
+    async def _start_servers(self) -> None:
+        metrics_port, health_port = self._metrics_port_wanted, self._health_port_wanted
+        if metrics_port is not None and metrics_port == health_port:
+            port = await self._serve(metrics_port, metrics=True, health=True)
+            self._metrics_port = self._health_port = port
+            return
+        if metrics_port is not None:
+            self._metrics_port = await self._serve(metrics_port, metrics=True, health=False)
+        if health_port is not None:
+            self._health_port = await self._serve(health_port, metrics=False, health=True)
+
+    async def _serve(self, port: int, *, metrics: bool, health: bool) -> int:
+        app = web.Application()
+        if metrics:
+            app.router.add_get(METRICS_PATH, self._handle_metrics)
+        if health:
+            app.router.add_get(HEALTHZ_PATH, self._handle_healthz)
+            app.router.add_get(READYZ_PATH, self._handle_readyz)
+        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=self._shutdown_timeout)
+        self._runners.append(runner)
+        await runner.setup()
+        await web.TCPSite(runner, self._host, port).start()
+        bound: int = runner.addresses[0][1]
+        return bound
+
+    async def _stop_servers(self) -> None:
+        runners, self._runners = self._runners, []
+        self._metrics_port = self._health_port = None
+        for runner in runners:
+            await runner.cleanup()
+
+    async def _handle_metrics(self, request: web.Request) -> web.Response:
+        return web.Response(body=self._metrics.render(), headers={"Content-Type": CONTENT_TYPE})
+
+    async def _handle_healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _handle_readyz(self, request: web.Request) -> web.Response:
+        try:
+            ready = self._ready()
+        except Exception as exc:
+            return web.Response(status=503, text=f"not ready: readiness check failed: {exc}")
+        if ready:
+            return web.Response(text="ok")
+        return web.Response(status=503, text="not ready")
