@@ -1,0 +1,214 @@
+"""The one API client every read and write of ours goes through.
+
+Async and cancellable end to end: one aiohttp session (created on first use), no threads and no synchronous
+HTTP. Cancelling the calling task aborts its request at once (aiohttp closes that connection). Every request
+takes a token from one shared bucket (qps/burst); every write (create, put, patch, delete) passes the write
+gate twice: once before waiting for a token (a closed gate fails fast) and once, counted as in flight, right
+before the request is sent. Nothing is retried here: the callers own their retry policies.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from .connection import ConfigError, Connection
+from .errors import TransportError, error_from_response
+from .gate import WriteGate
+from .ratelimit import TokenBucket
+from .tls import ssl_context
+
+MERGE_PATCH = "application/merge-patch+json"
+JSON = "application/json"
+USER_AGENT = "binding-scheduler"
+TOKEN_FILE_REFRESH = 60.0  # seconds; projected service-account tokens rotate, so the file is re-read
+
+
+def resource_path(
+    group: str,
+    version: str,
+    plural: str,
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> str:
+    """`("work.karmada.io", "v1alpha2", "resourcebindings", "default", "rb1", "status")` ->
+    `/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings/rb1/status`; group "" is the core API."""
+    path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    if namespace:
+        path += f"/namespaces/{namespace}"
+    path += f"/{plural}"
+    if name is not None:
+        path += f"/{name}"
+    if subresource is not None:
+        if name is None:
+            raise ValueError("a subresource needs an object name")
+        path += f"/{subresource}"
+    return path
+
+
+Params = Mapping[str, str | int | bool]
+
+
+class ApiClient:
+    """Requests to one API server. Use `async with ApiClient(...)` or call `await close()` at the end."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        gate: WriteGate,
+        *,
+        qps: float = 40,
+        burst: int = 60,
+        request_timeout: float = 30,
+    ) -> None:
+        self.connection = connection
+        self.gate = gate
+        self.limiter = TokenBucket(qps, burst)
+        self.request_timeout = request_timeout
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+        self._token: str | None = connection.token
+        self._token_read_at = float("-inf")
+
+    async def __aenter__(self) -> ApiClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # ---- verbs --------------------------------------------------------------------------------------
+
+    async def get(self, path: str, params: Params | None = None) -> dict[str, Any]:
+        return await self._request("GET", path, params=params)
+
+    async def list(self, path: str, params: Params | None = None) -> dict[str, Any]:
+        """A list; with a `limit`, every page is fetched (following `continue`) and the items joined."""
+        first = await self._request("GET", path, params=params)
+        if not params or "limit" not in params:
+            return first
+        items = list(first.get("items") or [])
+        token = (first.get("metadata") or {}).get("continue")
+        while token:
+            page = await self._request("GET", path, params={**params, "continue": token})
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue")
+        first["items"] = items
+        first.setdefault("metadata", {}).pop("continue", None)
+        return first
+
+    async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._request("POST", path, body=body, write=True)
+
+    async def put(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._request("PUT", path, body=body, write=True)
+
+    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._request("PATCH", path, body=body, content_type=MERGE_PATCH, write=True)
+
+    async def delete(self, path: str) -> dict[str, Any]:
+        return await self._request("DELETE", path, write=True)
+
+    async def close(self) -> None:
+        """Close the HTTP session (requests still running are aborted). The client cannot be used after."""
+        self._closed = True
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+    # ---- plumbing -----------------------------------------------------------------------------------
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Params | None = None,
+        body: Mapping[str, Any] | None = None,
+        content_type: str = JSON,
+        write: bool = False,
+    ) -> dict[str, Any]:
+        if write:
+            self.gate.check()
+        await self.limiter.acquire()
+        if not write:
+            return await self._send(method, path, params, body, content_type)
+        async with self.gate.writing():
+            return await self._send(method, path, params, body, content_type)
+
+    async def _send(
+        self, method: str, path: str, params: Params | None, body: Mapping[str, Any] | None, content_type: str
+    ) -> dict[str, Any]:
+        session = self._get_session()
+        headers = {"Accept": JSON, "User-Agent": USER_AGENT}
+        authorization = self._authorization()
+        if authorization:
+            headers["Authorization"] = authorization
+        data: bytes | None = None
+        if body is not None:
+            data = json.dumps(body, separators=(",", ":")).encode()
+            headers["Content-Type"] = content_type
+        query = {key: _query_value(value) for key, value in params.items()} if params else None
+        url = self.connection.server + path
+        try:
+            async with session.request(
+                method, url, params=query, data=data, headers=headers,
+                timeout=aiohttp.ClientTimeout(total=self.request_timeout),
+            ) as response:
+                raw = await response.read()
+                status, answer_headers = response.status, response.headers
+        except TimeoutError as exc:
+            raise TransportError(f"{method} {path}: no answer within {self.request_timeout:g}s") from exc
+        except aiohttp.ClientError as exc:
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        parsed: Any = None
+        if raw:
+            try:
+                parsed = json.loads(raw)
+            except ValueError:
+                parsed = None
+        if status >= 400:
+            raise error_from_response(status, parsed, answer_headers, raw.decode("utf-8", "replace"))
+        if parsed is None:
+            return {}
+        if not isinstance(parsed, dict):
+            raise TransportError(f"{method} {path}: the answer is not a JSON object")
+        return parsed
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("the API client is closed")
+        if self._session is None:
+            context = ssl_context(self.connection)
+            connector = aiohttp.TCPConnector(ssl=context if context is not None else True, limit=100)
+            self._session = aiohttp.ClientSession(connector=connector)
+        return self._session
+
+    def _authorization(self) -> str | None:
+        connection = self.connection
+        if connection.token_file and not connection.token:
+            now = time.monotonic()
+            if now - self._token_read_at >= TOKEN_FILE_REFRESH:
+                try:
+                    self._token = Path(connection.token_file).read_text(encoding="utf-8").strip()
+                except OSError as exc:
+                    raise ConfigError(f"cannot read the token file {connection.token_file}: {exc}") from exc
+                self._token_read_at = now
+        if self._token:
+            return f"Bearer {self._token}"
+        if connection.username is not None:
+            pair = f"{connection.username}:{connection.password or ''}".encode()
+            return "Basic " + base64.b64encode(pair).decode("ascii")
+        return None
+
+
+def _query_value(value: str | int | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,246 @@
+"""Leader election on a `coordination.k8s.io/v1` Lease (Karmada: `karmada-scheduler` in `karmada-system`,
+15 s lease, 10 s renew deadline, 2 s retry period; reference 1.1 and 5).
+
+Every Lease write is a PUT carrying the resourceVersion that was read, so two candidates cannot both win: the
+second gets 409, re-reads, and sees the winner. A lease is free when it has no holder or when
+`renewTime + leaseDurationSeconds` has passed (by `clock`). `keep()` renews every `retry_period`; when it cannot
+renew within `renew_deadline`, or finds another holder, it closes the client's write gate first (nothing of ours
+may be written once leadership is in doubt), then calls `on_lost(reason)` once and returns. `release()` hands
+the lease over at once: holder "" and a 1 s duration. Every write passes the write gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import inspect
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .client import ApiClient, resource_path
+from .errors import Conflict, KubeError, NotFound
+from .gate import WriteGateClosed
+
+logger = logging.getLogger(__name__)
+
+OnLost = Callable[[str], Awaitable[None] | None]
+
+
+def micro_time(seconds: float) -> str:
+    """RFC 3339 with microseconds, UTC (metav1.MicroTime)."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
+
+
+def default_identity() -> str:
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """The outcome of one try: `held` (we hold it now) or why not (`holder` is the other holder, if any)."""
+
+    held: bool
+    holder: str = ""
+    why: str = ""
+
+
+class LeaseElector:
+    """One candidate for the Lease `namespace/name`."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        *,
+        name: str = "karmada-scheduler",
+        namespace: str = "karmada-system",
+        identity: str | None = None,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if not lease_duration > renew_deadline > 0:
+            raise ValueError(f"lease_duration ({lease_duration}) must exceed renew_deadline ({renew_deadline}) > 0")
+        if not 0 < retry_period < renew_deadline:
+            raise ValueError(f"retry_period ({retry_period}) must be positive and below renew_deadline")
+        self.client = client
+        self.name = name
+        self.namespace = namespace
+        self.identity = identity or default_identity()
+        self.lease_duration = lease_duration
+        self.renew_deadline = renew_deadline
+        self.retry_period = retry_period
+        self._clock = clock
+        self._sleep = sleep
+        self._leader = False
+        self._renewed_at = float("-inf")  # clock() of our last successful write
+        self.observed: dict[str, Any] = {}  # the last Lease read or written
+
+    @property
+    def is_leader(self) -> bool:
+        return self._leader
+
+    @property
+    def path(self) -> str:
+        return resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name)
+
+    @property
+    def holder(self) -> str:
+        """The holder in the last Lease seen ("" when none)."""
+        return str((self.observed.get("spec") or {}).get("holderIdentity") or "")
+
+    # ---- public --------------------------------------------------------------------------------------
+
+    async def acquire(self) -> None:
+        """Return once this instance holds the Lease; try every `retry_period` meanwhile."""
+        while True:
+            try:
+                attempt = await self._try_acquire_or_renew()
+            except KubeError as exc:
+                attempt = _Attempt(False, why=str(exc))
+            if attempt.held:
+                logger.info("acquired lease %s/%s as %s", self.namespace, self.name, self.identity)
+                self._leader = True
+                return
+            logger.debug("lease %s/%s not acquired: %s", self.namespace, self.name, attempt.why)
+            await self._sleep(self.retry_period)
+
+    async def keep(self, on_lost: OnLost) -> None:
+        """Renew every `retry_period` until leadership is lost; then close the write gate, call
+        `on_lost(reason)` once and return. Run it in a task of its own; cancel it to stop renewing."""
+        if not self._leader:
+            await self._lost(on_lost, "keep() was called without holding the lease")
+            return
+        last_error = ""
+        while True:
+            await self._sleep(self.retry_period)
+            remaining = self.renew_deadline - (self._clock() - self._renewed_at)
+            try:
+                async with asyncio.timeout(max(remaining, 0.0)):
+                    attempt = await self._try_acquire_or_renew()
+            except TimeoutError:
+                attempt = _Attempt(False, why="the renewal got no answer in time")
+            except KubeError as exc:
+                attempt = _Attempt(False, why=str(exc))
+            except WriteGateClosed as exc:
+                await self._lost(on_lost, f"cannot renew the lease: {exc}")
+                return
+            if attempt.held:
+                last_error = ""
+                continue
+            if attempt.holder:
+                await self._lost(on_lost, f"the lease is now held by {attempt.holder}")
+                return
+            last_error = attempt.why or last_error
+            if self._clock() - self._renewed_at >= self.renew_deadline:
+                await self._lost(on_lost, f"could not renew the lease within {self.renew_deadline:g}s: {last_error}")
+                return
+            logger.warning("lease %s/%s renewal failed, retrying: %s", self.namespace, self.name, attempt.why)
+
+    async def release(self) -> bool:
+        """If we hold the Lease, give it up (holder "", duration 1 s) so a successor acquires at once.
+        True when released. Stop `keep()` first."""
+        if not self._leader:
+            return False
+        self._leader = False
+        for _ in range(3):
+            try:
+                lease = await self.client.get(self.path)
+            except NotFound:
+                return False
+            self.observed = lease
+            spec = dict(lease.get("spec") or {})
+            if spec.get("holderIdentity") != self.identity:
+                return False
+            now = micro_time(self._clock())
+            spec.update(holderIdentity="", leaseDurationSeconds=1, acquireTime=now, renewTime=now)
+            try:
+                self.observed = await self.client.put(self.path, {**lease, "spec": spec})
+            except Conflict:
+                continue
+            logger.info("released lease %s/%s", self.namespace, self.name)
+            return True
+        return False
+
+    # ---- one attempt ---------------------------------------------------------------------------------
+
+    def _record(self, previous: dict[str, Any] | None) -> dict[str, Any]:
+        now = micro_time(self._clock())
+        previous = previous or {}
+        ours = previous.get("holderIdentity") == self.identity
+        transitions = int(previous.get("leaseTransitions") or 0)
+        return {
+            **previous,
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": max(1, round(self.lease_duration)),
+            "acquireTime": previous.get("acquireTime") if ours and previous.get("acquireTime") else now,
+            "renewTime": now,
+            "leaseTransitions": transitions if ours or not previous else transitions + 1,
+        }
+
+    def _expired(self, spec: dict[str, Any]) -> bool:
+        renewed = parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime"))
+        duration = spec.get("leaseDurationSeconds")
+        if renewed is None or not isinstance(duration, int | float):
+            return True
+        return self._clock() > renewed + float(duration)
+
+    async def _try_acquire_or_renew(self) -> _Attempt:
+        """Read the Lease; create it, renew it or take it over when free. A 409 means someone else wrote in
+        between: read again and decide again (a few times, then report it)."""
+        why = ""
+        for _ in range(3):
+            started = self._clock()
+            try:
+                lease = await self.client.get(self.path)
+            except NotFound:
+                body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                        "metadata": {"name": self.name, "namespace": self.namespace},
+                        "spec": self._record(None)}
+                try:
+                    self.observed = await self.client.create(self.path.rsplit("/", 1)[0], body)
+                except Conflict as exc:
+                    why = str(exc)
+                    continue
+                self._renewed_at = started
+                return _Attempt(True)
+            self.observed = lease
+            spec = dict(lease.get("spec") or {})
+            holder = str(spec.get("holderIdentity") or "")
+            if holder and holder != self.identity and not self._expired(spec):
+                return _Attempt(False, holder=holder, why=f"held by {holder}")
+            if holder != self.identity and self._leader:
+                # We believed we held it, but it expired and someone (or a release) changed it: not ours.
+                return _Attempt(False, holder=holder or "nobody", why="lost while we believed we held it")
+            try:
+                self.observed = await self.client.put(self.path, {**lease, "spec": self._record(spec)})
+            except Conflict as exc:
+                why = str(exc)
+                continue
+            self._renewed_at = started
+            return _Attempt(True)
+        return _Attempt(False, why=f"conflicting writes: {why}")
+
+    async def _lost(self, on_lost: OnLost, reason: str) -> None:
+        self._leader = False
+        logger.error("lost lease %s/%s: %s", self.namespace, self.name, reason)
+        self.client.gate.close(f"leadership lost: {reason}")
+        outcome = on_lost(reason)
+        if inspect.isawaitable(outcome):
+            await outcome

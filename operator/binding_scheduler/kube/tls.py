@@ -1,0 +1,58 @@
+"""The TLS context of a `Connection`: trusted CAs, the client certificate, or no verification."""
+
+from __future__ import annotations
+
+import os
+import ssl
+import tempfile
+
+from .connection import ConfigError, Connection
+
+
+def ssl_context(connection: Connection) -> ssl.SSLContext | None:
+    """None for plain HTTP; otherwise a client context trusting the configured CA (or the system's)."""
+    if not connection.server.startswith("https://"):
+        return None
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    try:
+        if connection.insecure:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        elif connection.ca_data is not None:
+            context.load_verify_locations(cadata=connection.ca_data.decode("ascii"))
+        elif connection.ca_file is not None:
+            context.load_verify_locations(cafile=connection.ca_file)
+        _load_client_certificate(context, connection)
+    except (OSError, ssl.SSLError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"TLS settings of {connection.source or connection.server}: {exc}") from exc
+    return context
+
+
+def _load_client_certificate(context: ssl.SSLContext, connection: Connection) -> None:
+    has_cert = connection.cert_data is not None or connection.cert_file is not None
+    has_key = connection.key_data is not None or connection.key_file is not None
+    if not has_cert and not has_key:
+        return
+    if has_cert != has_key:
+        raise ConfigError(f"{connection.source or connection.server}: a client certificate needs both the "
+                          "certificate and its key")
+    if connection.cert_data is None and connection.key_data is None:
+        assert connection.cert_file is not None
+        context.load_cert_chain(connection.cert_file, connection.key_file)
+        return
+    # ssl loads certificate chains from files only: write the inline data to private, short-lived files.
+    with tempfile.TemporaryDirectory(prefix="binding-scheduler-tls-") as folder:
+        cert_path = _pem_file(folder, "client.crt", connection.cert_data, connection.cert_file)
+        key_path = _pem_file(folder, "client.key", connection.key_data, connection.key_file)
+        context.load_cert_chain(cert_path, key_path)
+
+
+def _pem_file(folder: str, name: str, data: bytes | None, path: str | None) -> str:
+    if data is None:
+        assert path is not None
+        return path
+    target = os.path.join(folder, name)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    return target
