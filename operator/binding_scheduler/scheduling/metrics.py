@@ -150,7 +150,7 @@ class SchedulerMetrics:
             ["kind", "result"], registry=r)
         self._shutdown_seconds = Gauge(
             "binding_scheduler_shutdown_duration_seconds",
-            "Duration of the last shutdown, from the stop request to the write gate closing, in seconds.",
+            "Duration of the last shutdown, as reported by the shutdown report, in seconds.",
             registry=r)
         self._shutdown_passes = Counter(
             "binding_scheduler_shutdown_passes",
