@@ -1,0 +1,112 @@
+"""The API client: verbs, pagination, cancellation and the shared rate limiter."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.kube import ApiClient, TokenBucket, WriteGate, load_connection, resource_path
+from tests.kube.helpers import FakeTime, rb_body, rb_path
+
+
+def test_resource_path_builds_core_group_namespaced_and_subresource_paths() -> None:
+    assert resource_path("", "v1", "events", "default") == "/api/v1/namespaces/default/events"
+    assert resource_path("coordination.k8s.io", "v1", "leases", "karmada-system", "karmada-scheduler") == (
+        "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases/karmada-scheduler")
+    assert resource_path("work.karmada.io", "v1alpha2", "clusterresourcebindings", None, "crb", "status") == (
+        "/apis/work.karmada.io/v1alpha2/clusterresourcebindings/crb/status")
+
+
+async def test_create_get_put_patch_and_delete_round_trip(api: DevCluster, client: ApiClient) -> None:
+    created = await client.create(rb_path(), rb_body("rb1"))
+    assert (await client.get(rb_path("rb1")))["metadata"]["uid"] == created["metadata"]["uid"]
+    replaced = await client.put(rb_path("rb1"), {**created, "spec": {**created["spec"], "replicas": 2}})
+    patched = await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 5}})
+    assert (replaced["spec"]["replicas"], patched["spec"]["replicas"]) == (2, 5)
+    await client.delete(rb_path("rb1"))
+    assert [(e.method, e.status) for e in api.journal] == [
+        ("POST", 201), ("GET", 200), ("PUT", 200), ("PATCH", 200), ("DELETE", 200)]
+
+
+async def test_list_with_a_limit_follows_every_page(api: DevCluster, client: ApiClient) -> None:
+    for index in range(5):
+        await client.create(rb_path(), rb_body(f"rb{index}"))
+    listed = await client.list(rb_path(), {"limit": 2})
+    assert [item["metadata"]["name"] for item in listed["items"]] == [f"rb{i}" for i in range(5)]
+    assert "continue" not in listed["metadata"]
+    assert len(api.journal.filter("GET")) == 3
+
+
+async def test_query_parameters_are_sent(api: DevCluster, client: ApiClient) -> None:
+    await client.list(rb_path(), {"labelSelector": "a=b", "allowWatchBookmarks": True})
+    assert api.journal[-1].query == {"labelSelector": "a=b", "allowWatchBookmarks": "true"}
+
+
+async def test_cancelling_the_caller_aborts_the_request_in_flight(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    fault = api.faults.add(method="PATCH", hang=True)
+    write = asyncio.create_task(client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}}))
+    entry = await api.journal.wait_for(lambda e: e.method == "PATCH")
+    write.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await write
+    assert gate.in_flight == 0
+    await client.get(rb_path("rb1"))  # a round trip: the server has seen the closed connection by now
+    fault.release()
+    await client.get(rb_path("rb1"))
+    assert (entry.status, entry.finished) == (0, None)  # the server's handler was cancelled, not answered
+    assert api.store.get("rb", "rb1", "default") == rb1
+
+
+async def test_a_wait_for_a_rate_limit_token_is_cancellable(api: DevCluster) -> None:
+    async with ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate(), qps=0.001, burst=1) as kube:
+        await kube.list(rb_path())
+        waiting = asyncio.create_task(kube.list(rb_path()))
+        await asyncio.sleep(0)
+        assert kube.limiter.tokens < 0
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert len(api.journal) == 1
+        assert kube.limiter.tokens == pytest.approx(0.0, abs=0.01)
+
+
+async def test_the_bucket_lets_a_burst_through_then_spaces_requests_by_one_over_qps() -> None:
+    time = FakeTime(0.0)
+    bucket = TokenBucket(10.0, 3, clock=time, sleep=time.sleep)
+    for _ in range(5):
+        await bucket.acquire()
+    assert time.sleeps == [pytest.approx(0.1), pytest.approx(0.1)]
+
+
+async def test_the_bucket_refills_at_qps_up_to_burst() -> None:
+    time = FakeTime(0.0)
+    bucket = TokenBucket(10.0, 3, clock=time, sleep=time.sleep)
+    for _ in range(3):
+        await bucket.acquire()
+    time.advance(100.0)
+    assert bucket.tokens == 3.0
+
+
+async def test_waiters_queue_up_behind_each_other() -> None:
+    slept: list[float] = []
+
+    async def record(seconds: float) -> None:
+        slept.append(seconds)
+
+    bucket = TokenBucket(2.0, 1, clock=lambda: 0.0, sleep=record)
+    for _ in range(3):
+        await bucket.acquire()
+    assert slept == [0.5, 1.0]
+
+
+async def test_the_client_cannot_be_used_after_close(api: DevCluster) -> None:
+    kube = ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate())
+    await kube.list(rb_path())
+    await kube.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await kube.list(rb_path())

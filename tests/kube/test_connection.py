@@ -1,0 +1,161 @@
+"""Loading a Connection: kubeconfig files (explicit, $KUBECONFIG, ~/.kube/config) and in-cluster credentials."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from binding_scheduler.kube import ConfigError, load_connection
+
+CA_PEM = b"-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n"
+CERT_PEM = b"-----BEGIN CERTIFICATE-----\nCLIENT\n-----END CERTIFICATE-----\n"
+KEY_PEM = b"-----BEGIN PRIVATE KEY-----\nKEY\n-----END PRIVATE KEY-----\n"
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def kubeconfig(
+    path: Path, *, cluster: dict[str, Any] | None = None, user: dict[str, Any] | None = None,
+    current: str | None = "main", contexts: dict[str, str] | None = None, namespace: str | None = None,
+) -> Path:
+    context: dict[str, Any] = {"cluster": "c", "user": "u"}
+    if namespace:
+        context["namespace"] = namespace
+    data: dict[str, Any] = {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "c", "cluster": cluster or {"server": "https://api.example:6443"}}],
+        "users": [{"name": "u", "user": user or {}}],
+        "contexts": [{"name": "main", "context": context}]
+        + [{"name": name, "context": {"cluster": cl, "user": "u"}} for name, cl in (contexts or {}).items()],
+    }
+    if current:
+        data["current-context"] = current
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def test_an_explicit_kubeconfig_gives_server_token_and_namespace(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", user={"token": "abc"}, namespace="karmada-system")
+    connection = load_connection(str(path))
+    assert (connection.server, connection.token, connection.namespace, connection.insecure) == (
+        "https://api.example:6443", "abc", "karmada-system", False)
+
+
+def test_inline_certificate_data_is_base64_decoded(tmp_path: Path) -> None:
+    path = kubeconfig(
+        tmp_path / "config",
+        cluster={"server": "https://api.example", "certificate-authority-data": b64(CA_PEM)},
+        user={"client-certificate-data": b64(CERT_PEM), "client-key-data": b64(KEY_PEM)},
+    )
+    connection = load_connection(str(path))
+    assert (connection.ca_data, connection.cert_data, connection.key_data) == (CA_PEM, CERT_PEM, KEY_PEM)
+
+
+def test_relative_certificate_and_token_files_are_relative_to_the_kubeconfig(tmp_path: Path) -> None:
+    path = kubeconfig(
+        tmp_path / "config",
+        cluster={"server": "https://api.example", "certificate-authority": "pki/ca.crt"},
+        user={"client-certificate": "pki/me.crt", "client-key": "/abs/me.key", "tokenFile": "token"},
+    )
+    connection = load_connection(str(path))
+    assert (connection.ca_file, connection.cert_file, connection.key_file, connection.token_file) == (
+        str(tmp_path / "pki/ca.crt"), str(tmp_path / "pki/me.crt"), "/abs/me.key", str(tmp_path / "token"))
+
+
+def test_insecure_skip_tls_verify_is_read(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", cluster={"server": "https://x", "insecure-skip-tls-verify": True})
+    assert load_connection(str(path)).insecure is True
+
+
+def test_a_named_context_overrides_the_current_one(tmp_path: Path) -> None:
+    path = tmp_path / "config"
+    kubeconfig(path, contexts={"other": "c2"})
+    data = yaml.safe_load(path.read_text())
+    data["clusters"].append({"name": "c2", "cluster": {"server": "https://second:443/"}})
+    path.write_text(yaml.safe_dump(data))
+    assert load_connection(str(path), context="other").server == "https://second:443"
+
+
+def test_an_unknown_context_is_named_in_the_error(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config")
+    with pytest.raises(ConfigError, match=r"contex.*'nope'.*defined: main"):
+        load_connection(str(path), context="nope")
+
+
+def test_no_current_context_is_an_error(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", current=None)
+    with pytest.raises(ConfigError, match="no current-context"):
+        load_connection(str(path))
+
+
+def test_a_missing_explicit_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"kubeconfig .*missing\.yaml does not exist"):
+        load_connection(str(tmp_path / "missing.yaml"))
+
+
+def test_exec_credential_plugins_are_refused_with_a_clear_error(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", user={"exec": {"command": "aws", "apiVersion": "x"}})
+    with pytest.raises(ConfigError, match="exec credential plugin, which binding-scheduler does not support"):
+        load_connection(str(path))
+
+
+def test_auth_provider_plugins_are_refused_with_a_clear_error(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", user={"auth-provider": {"name": "oidc"}})
+    with pytest.raises(ConfigError, match="auth-provider credential plugin"):
+        load_connection(str(path))
+
+
+def test_invalid_base64_data_is_an_error(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", cluster={"server": "https://x", "certificate-authority-data": "@@"})
+    with pytest.raises(ConfigError, match=r"certificate-authority-data .* is not valid base64"):
+        load_connection(str(path))
+
+
+def test_kubeconfig_env_lists_files_and_the_first_definition_wins(tmp_path: Path) -> None:
+    first = kubeconfig(tmp_path / "one", cluster={"server": "https://first"}, user={"token": "t1"})
+    second = kubeconfig(tmp_path / "two", cluster={"server": "https://second"}, user={"token": "t2"},
+                        current="elsewhere")
+    connection = load_connection(environ={"KUBECONFIG": f"{tmp_path / 'absent'}:{first}:{second}"},
+                                 home=tmp_path)
+    assert (connection.server, connection.token) == ("https://first", "t1")
+
+
+def test_home_kube_config_is_used_when_nothing_else_is_set(tmp_path: Path) -> None:
+    (tmp_path / ".kube").mkdir()
+    kubeconfig(tmp_path / ".kube" / "config", cluster={"server": "https://home"})
+    assert load_connection(environ={}, home=tmp_path).server == "https://home"
+
+
+def test_in_cluster_credentials_come_from_the_service_account(tmp_path: Path) -> None:
+    sa = tmp_path / "sa"
+    sa.mkdir()
+    (sa / "token").write_text("sa-token")
+    (sa / "ca.crt").write_bytes(CA_PEM)
+    (sa / "namespace").write_text("karmada-system\n")
+    env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    connection = load_connection(environ=env, home=tmp_path / "nohome", service_account_dir=sa)
+    assert (connection.server, connection.token_file, connection.ca_file, connection.namespace) == (
+        "https://10.0.0.1:443", str(sa / "token"), str(sa / "ca.crt"), "karmada-system")
+
+
+def test_in_cluster_ipv6_hosts_are_bracketed(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("t")
+    env = {"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}
+    connection = load_connection(environ=env, home=tmp_path, service_account_dir=tmp_path)
+    assert connection.server == "https://[fd00::1]:443"
+
+
+def test_nothing_configured_names_what_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT, .*token"):
+        load_connection(environ={}, home=tmp_path, service_account_dir=tmp_path / "sa")
+
+
+def test_the_connection_repr_hides_secrets(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", user={"token": "very-secret"})
+    assert "very-secret" not in repr(load_connection(str(path)))

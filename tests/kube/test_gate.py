@@ -1,0 +1,109 @@
+"""The write gate: closed means no write leaves the process; open writes are counted while in flight."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.kube import ApiClient, ServerError, TokenBucket, WriteGate, WriteGateClosed
+from tests.kube.helpers import rb_body, rb_path
+
+
+def test_a_new_gate_is_open_and_idle() -> None:
+    gate = WriteGate()
+    assert (gate.is_open, gate.reason, gate.in_flight) == (True, None, 0)
+    gate.check()
+
+
+def test_close_is_idempotent_keeps_the_first_reason_and_never_reopens() -> None:
+    gate = WriteGate()
+    gate.close("shutdown")
+    gate.close("lease lost")
+    assert (gate.is_open, gate.reason) == (False, "shutdown")
+    with pytest.raises(WriteGateClosed) as caught:
+        gate.check()
+    assert caught.value.reason == "shutdown"
+
+
+@pytest.mark.parametrize("verb", ["create", "put", "patch_merge", "delete"])
+async def test_a_closed_gate_refuses_every_write_before_it_reaches_the_server(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any], verb: str
+) -> None:
+    gate.close("shutdown")
+    calls = {
+        "create": lambda: client.create(rb_path(), rb_body("rb2")),
+        "put": lambda: client.put(rb_path("rb1"), rb1),
+        "patch_merge": lambda: client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 1}}),
+        "delete": lambda: client.delete(rb_path("rb1")),
+    }
+    with pytest.raises(WriteGateClosed, match=r"write gate is closed \(shutdown\)"):
+        await calls[verb]()
+    assert list(api.journal) == []
+    assert api.store.get("rb", "rb1", "default") == rb1
+
+
+async def test_reads_still_work_with_the_gate_closed(client: ApiClient, gate: WriteGate, rb1: dict[str, Any]) -> None:
+    gate.close("shutdown")
+    assert (await client.get(rb_path("rb1")))["metadata"]["name"] == "rb1"
+
+
+async def test_a_write_in_progress_is_counted_until_it_ends(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    fault = api.faults.add(method="PATCH", hang=True)
+    write = asyncio.create_task(client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 1}}))
+    await api.journal.wait_for(lambda entry: entry.method == "PATCH")
+    assert gate.in_flight == 1
+    idle = asyncio.create_task(gate.wait_idle())
+    await asyncio.sleep(0)
+    assert not idle.done()
+    fault.release()
+    await write
+    await idle
+    assert gate.in_flight == 0
+
+
+async def test_closing_the_gate_does_not_cut_a_write_already_sent(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    fault = api.faults.add(method="PATCH", hang=True)
+    write = asyncio.create_task(client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 1}}))
+    await api.journal.wait_for(lambda entry: entry.method == "PATCH")
+    gate.close("shutdown")
+    fault.release()
+    assert (await write)["spec"]["replicas"] == 1
+    await gate.wait_idle()
+
+
+async def test_a_failed_write_leaves_the_count_at_zero(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="PATCH", status=500)
+    with pytest.raises(ServerError):
+        await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 1}})
+    assert gate.in_flight == 0
+
+
+async def test_a_gate_closed_while_a_write_waits_for_a_token_stops_it_before_sending(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    token_ready = asyncio.Event()
+    waiting = asyncio.Event()
+
+    async def held_sleep(_: float) -> None:
+        waiting.set()
+        await token_ready.wait()
+
+    client.limiter = TokenBucket(1.0, 1, clock=lambda: 0.0, sleep=held_sleep)
+    await client.limiter.acquire()  # the only token
+    write = asyncio.create_task(client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 1}}))
+    await waiting.wait()
+    gate.close("lease lost")
+    token_ready.set()
+    with pytest.raises(WriteGateClosed):
+        await write
+    assert list(api.journal) == []
+    assert gate.in_flight == 0
