@@ -131,11 +131,15 @@ class LeaseElector:
         while True:
             await self._sleep(self.retry_period)
             remaining = self.renew_deadline - (self._clock() - self._renewed_at)
+            if remaining <= 0:
+                why = last_error or "no renewal was attempted in time"
+                await self._lost(on_lost, f"could not renew the lease within {self.renew_deadline:g}s: {why}")
+                return
             try:
-                async with asyncio.timeout(max(remaining, 0.0)):
+                async with asyncio.timeout(remaining):
                     attempt = await self._try_acquire_or_renew()
             except TimeoutError:
-                attempt = _Attempt(False, why="the renewal got no answer in time")
+                attempt = _Attempt(False, why="the renewal got no answer within the renew deadline")
             except KubeError as exc:
                 attempt = _Attempt(False, why=str(exc))
             except WriteGateClosed as exc:

@@ -1,0 +1,222 @@
+"""Leader election on a coordination.k8s.io/v1 Lease, against the emulator, with a fake wall clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.kube import ApiClient, LeaseElector, WriteGate, WriteGateClosed, load_connection
+from binding_scheduler.kube.lease import micro_time
+from tests.kube.helpers import EPOCH, FakeTime
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases"
+LEASE = f"{LEASES}/karmada-scheduler"
+
+
+@pytest.fixture
+async def karmada_system(api: DevCluster) -> None:
+    api.store.ensure_namespace("karmada-system")
+    api.journal.clear()
+
+
+@pytest.fixture
+def time() -> FakeTime:
+    return FakeTime()
+
+
+@pytest.fixture
+async def other_client(api: DevCluster) -> AsyncIterator[ApiClient]:
+    async with ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate()) as kube:
+        yield kube
+
+
+def elector(client: ApiClient, time: FakeTime, identity: str, **kwargs: Any) -> LeaseElector:
+    return LeaseElector(client, identity=identity, clock=time, sleep=time.sleep, **kwargs)
+
+
+def spec_of(api: DevCluster) -> dict[str, Any]:
+    return dict(api.store.get("leases", "karmada-scheduler", "karmada-system")["spec"])
+
+
+def hold(api: DevCluster, holder: str, renewed: float, duration: int = 15) -> None:
+    lease = api.store.get("leases", "karmada-scheduler", "karmada-system")
+    api.store.update("leases", "karmada-scheduler", {**lease, "spec": {
+        **lease["spec"], "holderIdentity": holder, "renewTime": micro_time(renewed),
+        "leaseDurationSeconds": duration}}, namespace="karmada-system")
+
+
+pytestmark = pytest.mark.usefixtures("karmada_system")
+
+
+def test_micro_time_is_rfc3339_with_microseconds() -> None:
+    assert micro_time(EPOCH + 0.25) == "2023-11-14T22:13:20.250000Z"
+
+
+def test_the_default_identity_is_hostname_underscore_uuid(client: ApiClient) -> None:
+    host, _, uid = LeaseElector(client).identity.rpartition("_")
+    assert host and len(uid) == 36
+
+
+async def test_acquire_creates_a_missing_lease(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
+    candidate = elector(client, time, "a")
+    await candidate.acquire()
+    assert candidate.is_leader
+    assert [(e.method, e.path, e.status) for e in api.journal] == [("GET", LEASE, 404), ("POST", LEASES, 201)]
+    assert spec_of(api) == {"holderIdentity": "a", "leaseDurationSeconds": 15, "acquireTime": micro_time(EPOCH),
+                            "renewTime": micro_time(EPOCH), "leaseTransitions": 0}
+
+
+async def test_keep_renews_every_retry_period_with_the_read_version(
+    api: DevCluster, client: ApiClient, time: FakeTime
+) -> None:
+    candidate = elector(client, time, "a")
+    await candidate.acquire()
+    read_version = candidate.observed["metadata"]["resourceVersion"]
+    lost: list[str] = []
+    keeping = asyncio.create_task(candidate.keep(lost.append))
+    await api.journal.wait_for(lambda e: e.method == "PUT" and e.status == 200)
+    keeping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await keeping
+    put = api.journal.filter("PUT")[0]
+    assert put.body["metadata"]["resourceVersion"] == read_version
+    assert time.sleeps[0] == 2.0
+    spec = spec_of(api)
+    assert (spec["holderIdentity"], spec["acquireTime"], spec["leaseTransitions"]) == ("a", micro_time(EPOCH), 0)
+    assert spec["renewTime"] == put.body["spec"]["renewTime"] != micro_time(EPOCH)
+    assert (lost, candidate.is_leader) == ([], True)
+
+
+async def test_a_live_lease_of_another_holder_is_not_taken_until_it_expires(
+    api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
+) -> None:
+    await elector(other_client, time, "old").acquire()
+    candidate = LeaseElector(client, identity="new", clock=time, retry_period=0.01)
+    acquiring = asyncio.create_task(candidate.acquire())
+    await api.journal.wait_for(lambda e: len(api.journal.filter("GET")) >= 3)
+    assert not acquiring.done()
+    assert api.journal.filter("PUT") == []
+    time.advance(15.001)  # renewTime + leaseDurationSeconds has passed
+    await acquiring
+    spec = spec_of(api)
+    assert (spec["holderIdentity"], spec["leaseTransitions"], spec["acquireTime"]) == (
+        "new", 1, micro_time(EPOCH + 15.001))
+
+
+async def test_two_candidates_racing_for_a_free_lease_cannot_both_win(
+    api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
+) -> None:
+    await elector(client, time, "seed").acquire()
+    time.advance(60)  # "seed" expired: the lease is free for both
+    api.journal.clear()
+    fault = api.faults.add(method="GET", path="leases/karmada-scheduler$", hang=True, times=2)
+    first = asyncio.create_task(LeaseElector(client, identity="a", clock=time, retry_period=0.01).acquire())
+    second = asyncio.create_task(LeaseElector(other_client, identity="b", clock=time, retry_period=0.01).acquire())
+    await api.journal.wait_for(lambda e: len(api.journal.filter("GET")) == 2)
+    fault.release()  # both read the same version, both try to PUT it
+    done, pending = await asyncio.wait({first, second}, return_when=asyncio.FIRST_COMPLETED)
+    statuses = sorted(e.status for e in api.journal.filter("PUT"))
+    winner = spec_of(api)["holderIdentity"]
+    for task in pending:
+        task.cancel()
+    assert (len(done), statuses, winner in ("a", "b")) == (1, [200, 409], True)
+    assert spec_of(api)["leaseTransitions"] == 1
+
+
+async def test_a_conflicting_write_is_re_read_and_retried_at_once(
+    api: DevCluster, client: ApiClient, time: FakeTime
+) -> None:
+    await elector(client, time, "seed").acquire()
+    time.advance(60)
+    api.journal.clear()
+    api.faults.add(method="PUT", path="leases", status=409, times=1)
+    await elector(client, time, "a").acquire()
+    assert [(e.method, e.status) for e in api.journal] == [("GET", 200), ("PUT", 409), ("GET", 200), ("PUT", 200)]
+    assert time.sleeps == []
+
+
+async def test_release_hands_over_at_once(
+    api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
+) -> None:
+    old = elector(client, time, "old")
+    await old.acquire()
+    assert await old.release() is True
+    spec = spec_of(api)
+    assert (spec["holderIdentity"], spec["leaseDurationSeconds"], old.is_leader) == ("", 1, False)
+    successor = elector(other_client, time, "new")
+    await successor.acquire()  # no clock advance needed
+    assert (spec_of(api)["holderIdentity"], spec_of(api)["leaseTransitions"], time.sleeps) == ("new", 1, [])
+
+
+async def test_release_without_holding_writes_nothing(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
+    assert await elector(client, time, "a").release() is False
+    assert list(api.journal) == []
+
+
+async def test_a_rejected_renewal_past_the_deadline_loses_the_lease_once_and_closes_the_gate(
+    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
+) -> None:
+    candidate = elector(client, time, "a")
+    await candidate.acquire()
+    api.faults.add(method="PUT", path="leases", status=500)
+    lost: list[str] = []
+
+    async def on_lost(reason: str) -> None:
+        lost.append(reason)
+
+    await candidate.keep(on_lost)
+    assert len(lost) == 1
+    assert lost[0].startswith("could not renew the lease within 10s: 500 InternalError")
+    assert (candidate.is_leader, gate.is_open) == (False, False)
+    assert len(api.journal.filter("PUT")) == 4  # at 2, 4, 6 and 8 s; at 10 s the deadline has passed
+    with pytest.raises(WriteGateClosed, match="leadership lost"):
+        await client.create(LEASES, {})
+
+
+async def test_a_renewal_that_fails_once_within_the_deadline_keeps_the_lease(
+    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
+) -> None:
+    candidate = elector(client, time, "a")
+    await candidate.acquire()
+    api.faults.add(method="PUT", path="leases", status=503, times=1)
+    keeping = asyncio.create_task(candidate.keep(lambda reason: None))
+    await api.journal.wait_for(lambda e: e.method == "PUT" and e.status == 200)
+    keeping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await keeping
+    assert (candidate.is_leader, gate.is_open) == (True, True)
+
+
+async def test_another_holder_writing_the_lease_is_a_loss(
+    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
+) -> None:
+    candidate = elector(client, time, "a")
+    await candidate.acquire()
+    hold(api, "intruder", renewed=EPOCH)
+    lost: list[str] = []
+    await candidate.keep(lost.append)
+    assert lost == ["the lease is now held by intruder"]
+    assert (candidate.is_leader, gate.is_open, api.journal.filter("PUT")) == (False, False, [])
+
+
+async def test_lease_writes_go_through_the_gate(api: DevCluster, client: ApiClient, gate: WriteGate,
+                                                time: FakeTime) -> None:
+    gate.close("shutdown")
+    with pytest.raises(WriteGateClosed):
+        await elector(client, time, "a").acquire()
+    assert api.journal.writes() == []
+
+
+async def test_keep_reports_a_closed_gate_as_a_loss(api: DevCluster, client: ApiClient, gate: WriteGate,
+                                                    time: FakeTime) -> None:
+    candidate = elector(client, time, "a")
+    await candidate.acquire()
+    gate.close("fatal error")
+    lost: list[str] = []
+    await candidate.keep(lost.append)
+    assert lost == ["cannot renew the lease: write refused: the write gate is closed (fatal error)"]
+    assert api.journal.filter("PUT") == []
