@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from binding_scheduler.cli.config_file import ConfigFileError, load_config_file
+from binding_scheduler.operator.config_file import ConfigFileError, load_config_file
 from binding_scheduler.model.config import API_VERSION, DEFAULT_CONFIG, KIND
 
 ROOT = Path(__file__).resolve().parents[2]

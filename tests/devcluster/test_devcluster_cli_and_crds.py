@@ -19,8 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_package_crds_are_identical_to_the_repository_crds() -> None:
     packaged = sorted(p.name for p in PACKAGE_CRDS.glob("*.yaml"))
-    assert packaged == ["cluster.karmada.io_clusters.yaml", "work.karmada.io_clusterresourcebindings.yaml",
-                        "work.karmada.io_resourcebindings.yaml"]
+    assert packaged == [
+        "cluster.karmada.io_clusters.yaml",
+        "config.binding-scheduler.io_schedulerconfigurations.yaml",
+        "work.karmada.io_clusterresourcebindings.yaml",
+        "work.karmada.io_resourcebindings.yaml",
+    ]
     for name in packaged:
         assert (ROOT / "crds" / name).read_bytes() == (PACKAGE_CRDS / name).read_bytes(), name
 
@@ -41,7 +45,7 @@ def _walk(schema: dict[str, object], where: str) -> list[str]:
     return problems
 
 
-def test_the_karmada_crds_are_structural_with_a_status_subresource() -> None:
+def test_the_crds_are_structural_with_a_status_subresource() -> None:
     for path in sorted(PACKAGE_CRDS.glob("*.yaml")):
         crd = yaml.safe_load(path.read_text())
         assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
@@ -60,6 +64,7 @@ def test_crd_scopes_groups_and_short_names() -> None:
         "Cluster": ("cluster.karmada.io", "v1alpha1", "Cluster", None),
         "ClusterResourceBinding": ("work.karmada.io", "v1alpha2", "Cluster", ["crb"]),
         "ResourceBinding": ("work.karmada.io", "v1alpha2", "Namespaced", ["rb"]),
+        "SchedulerConfiguration": ("config.binding-scheduler.io", "v1alpha1", "Namespaced", ["schedconf"]),
     }
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 COMMAND_MODULES = (
     "binding_scheduler.cli.simulate",
     "binding_scheduler.cli.explain",
+    "binding_scheduler.cli.run",
     "binding_scheduler.cli.estimator_stub",
     "binding_scheduler.cli.devcluster",
 )

@@ -1,0 +1,219 @@
+"""One operator instance: builds the scheduler service at Kopf's startup and routes Kopf's events to it.
+
+Kopf is the event source and the lifecycle, nothing more: it never writes (only `on.event` and `index`
+handlers, posting off, standalone). Every write goes through the service's own client and write gate.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import kopf
+
+from ..kube.client import ApiClient
+from ..kube.connection import Connection, load_connection
+from ..kube.errors import Conflict, KubeError, NotFound
+from ..kube.gate import WriteGate, WriteGateClosed
+from ..model import ValidationError
+from ..model.config import (
+    API_VERSION,
+    CONDITION_VALID,
+    DEFAULT_CONFIG,
+    SchedulerConfig,
+    parse_config,
+    restart_required,
+    validity,
+)
+from ..scheduling.passes import Decider
+from ..scheduling.service import SchedulerService, ShutdownReport
+from .config_file import load_config_file
+from .options import LaunchOptions
+
+logger = logging.getLogger(__name__)
+
+CONFIG_GROUP, CONFIG_VERSION = API_VERSION.split("/")
+CONFIG_PLURAL = "schedulerconfigurations"
+
+
+class OperatorApp:
+    def __init__(self, options: LaunchOptions, *, decider: Decider | None = None) -> None:
+        self.options = options
+        self.decider = decider
+        self.connection: Connection | None = None
+        self.namespace = "default"
+        self.service: SchedulerService | None = None
+        self.stop_flag: Any = None
+        self._config_body: Mapping[str, Any] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Kopf's startup: build the service and wait for the Lease (Kopf makes no API call before this
+        returns, so a standby instance only ever talks to the Lease)."""
+        self.connection = load_connection(self.options.kubeconfig, self.options.context)
+        self.namespace = self.options.namespace or self.connection.namespace or "default"
+        config = await self._initial_config(self.connection)
+        self.service = SchedulerService(
+            self.connection,
+            config,
+            identity=self.options.identity,
+            decider=self.decider,
+            health_host=self.options.health_host,
+        )
+        self.service.on_fatal = self._fatal
+        if self._config_body is not None:
+            await self.config_event({"type": None, "object": self._config_body})
+        await self.service.start()
+
+    def request_stop(self) -> None:
+        if self.service is not None:
+            self.service.request_stop()
+
+    async def shutdown(self) -> ShutdownReport | None:
+        if self.service is None:
+            return None
+        return await self.service.shutdown()
+
+    @property
+    def exit_code(self) -> int:
+        return self.service.exit_code if self.service is not None else 0
+
+    def _fatal(self) -> None:
+        if self.stop_flag is not None:
+            self.stop_flag.set()
+
+    def connection_info(self) -> kopf.ConnectionInfo:
+        connection = self.connection
+        if connection is None:
+            raise kopf.PermanentError("no connection: the startup handler has not run")
+        return kopf.ConnectionInfo(
+            server=connection.server,
+            ca_path=connection.ca_file,
+            ca_data=connection.ca_data,
+            insecure=connection.insecure,
+            token=connection.token or _read(connection.token_file),
+            certificate_path=connection.cert_file,
+            certificate_data=connection.cert_data,
+            private_key_path=connection.key_file,
+            private_key_data=connection.key_data,
+            username=connection.username,
+            password=connection.password,
+            default_namespace=connection.namespace,
+        )
+
+    # -- configuration -----------------------------------------------------------------------------------
+
+    async def _initial_config(self, connection: Connection) -> SchedulerConfig:
+        if self.options.config_file:
+            return load_config_file(self.options.config_file)
+        if not self.options.config_name:
+            return DEFAULT_CONFIG
+        client = ApiClient(connection, WriteGate())
+        try:
+            self._config_body = await client.get(self._config_path())
+        except NotFound:
+            logger.warning("SchedulerConfiguration %s not found: starting with defaults", self._name())
+            return DEFAULT_CONFIG
+        finally:
+            await client.close()
+        try:
+            return parse_config(self._config_body)
+        except ValidationError:
+            return DEFAULT_CONFIG
+
+    def _config_path(self, subresource: str | None = None) -> str:
+        path = (
+            f"/apis/{CONFIG_GROUP}/{CONFIG_VERSION}/namespaces/{self.namespace}/{CONFIG_PLURAL}/"
+            f"{self.options.config_name}"
+        )
+        return f"{path}/{subresource}" if subresource else path
+
+    def watches_config(self, body: Mapping[str, Any]) -> bool:
+        metadata = body.get("metadata") or {}
+        return (
+            bool(self.options.config_name)
+            and metadata.get("name") == self.options.config_name
+            and metadata.get("namespace") == self.namespace
+        )
+
+    async def config_event(self, event: Mapping[str, Any]) -> None:
+        """A change of our SchedulerConfiguration: apply it to the next passes, or keep the last valid one
+        and say why in the status."""
+        body = event.get("object") or {}
+        service = self.service
+        if service is None or event.get("type") == "DELETED" or not self.watches_config(body):
+            return
+        try:
+            config = parse_config(body)
+        except ValidationError as error:
+            logger.error("SchedulerConfiguration %s is invalid, keeping the last valid one: %s", self._name(), error)
+            service.metrics.set_config_valid(False)
+            await self._write_config_status(body, *validity(error))
+            return
+        restart = restart_required(service.config, config)
+        service.apply_config(config)
+        service.metrics.set_config_valid(True)
+        if restart:
+            logger.warning("configuration changes need a restart: %s", ", ".join(restart))
+        await self._write_config_status(body, *validity(None, restart))
+
+    def _name(self) -> str:
+        return f"{self.namespace}/{self.options.config_name}"
+
+    async def _write_config_status(self, body: Mapping[str, Any], valid: bool, reason: str, message: str) -> None:
+        service = self.service
+        if service is None:
+            return
+        metadata = body.get("metadata") or {}
+        status = body.get("status") or {}
+        condition = {
+            "type": CONDITION_VALID,
+            "status": "True" if valid else "False",
+            "reason": reason,
+            "message": message,
+            "observedGeneration": metadata.get("generation") or 0,
+        }
+        current = [c for c in status.get("conditions") or [] if c.get("type") == CONDITION_VALID]
+        if current and all(current[0].get(k) == v for k, v in condition.items()):
+            return
+        condition["lastTransitionTime"] = service.context.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        others = [c for c in status.get("conditions") or [] if c.get("type") != CONDITION_VALID]
+        patch = {
+            "metadata": {"resourceVersion": metadata.get("resourceVersion")},
+            "status": {"conditions": [*others, condition], "observedGeneration": metadata.get("generation") or 0},
+        }
+        try:
+            await service.client.patch_merge(self._config_path("status"), patch)
+        except Conflict:
+            logger.info("SchedulerConfiguration %s changed meanwhile; its next event brings the status", self._name())
+        except (KubeError, WriteGateClosed) as error:
+            logger.warning("could not write the status of SchedulerConfiguration %s: %s", self._name(), error)
+
+    # -- events ------------------------------------------------------------------------------------------
+
+    def binding_event(self, event: Mapping[str, Any]) -> None:
+        body = event.get("object")
+        if self.service is None or not isinstance(body, Mapping):
+            return
+        if event.get("type") == "DELETED":
+            self.service.scheduler.on_binding_deleted(body)
+        else:
+            self.service.scheduler.on_binding(body)
+
+    def cluster_indexed(self, body: Mapping[str, Any]) -> None:
+        if self.service is not None:
+            self.service.scheduler.on_cluster(body)
+
+    def cluster_event(self, event: Mapping[str, Any]) -> None:
+        body = event.get("object")
+        if self.service is not None and event.get("type") == "DELETED" and isinstance(body, Mapping):
+            self.service.scheduler.on_cluster_deleted(body)
+
+
+def _read(path: str | None) -> str | None:
+    if not path:
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return handle.read().strip()

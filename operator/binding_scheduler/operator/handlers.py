@@ -1,0 +1,64 @@
+"""Kopf registrations only: startup, login, the event and index handlers, and the bounded cleanup."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import kopf
+
+from .app import CONFIG_GROUP, CONFIG_PLURAL, CONFIG_VERSION, OperatorApp
+
+CLEANUP_MARGIN = 10.0
+
+
+def configure(settings: kopf.OperatorSettings) -> None:
+    """Kopf must write nothing and stop at once: posting off (and its level raised, because `kopf.warn`
+    ignores `enabled`), no drain window for its own workers, no peering."""
+    settings.posting.enabled = False
+    settings.posting.level = logging.CRITICAL
+    settings.queueing.exit_timeout = 0
+    settings.peering.standalone = True
+    settings.peering.mandatory = False
+    settings.networking.request_timeout = 60
+
+
+def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
+    @kopf.on.startup(registry=registry)
+    async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
+        configure(settings)
+        await app.start()
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        return app.connection_info()
+
+    @kopf.on.cleanup(registry=registry, retries=1, errors=kopf.ErrorsMode.IGNORED)
+    async def cleanup(**_: Any) -> None:
+        drain = app.service.config.shutdown.drain_timeout if app.service is not None else 0.0
+        async with asyncio.timeout(drain + CLEANUP_MARGIN):
+            await app.shutdown()
+
+    @kopf.on.event("work.karmada.io", "v1alpha2", "resourcebindings", registry=registry)
+    async def resource_binding(event: kopf.RawEvent, **_: Any) -> None:
+        app.binding_event(event)
+
+    @kopf.on.event("work.karmada.io", "v1alpha2", "clusterresourcebindings", registry=registry)
+    async def cluster_resource_binding(event: kopf.RawEvent, **_: Any) -> None:
+        app.binding_event(event)
+
+    @kopf.index("cluster.karmada.io", "v1alpha1", "clusters", registry=registry)
+    async def clusters(body: kopf.Body, name: str, **_: Any) -> dict[str, Any]:
+        app.cluster_indexed(dict(body))
+        return {name: body.get("metadata", {}).get("resourceVersion")}
+
+    @kopf.on.event("cluster.karmada.io", "v1alpha1", "clusters", registry=registry)
+    async def cluster(event: kopf.RawEvent, **_: Any) -> None:
+        app.cluster_event(event)
+
+    if app.options.config_name:
+
+        @kopf.on.event(CONFIG_GROUP, CONFIG_VERSION, CONFIG_PLURAL, registry=registry)
+        async def configuration(event: kopf.RawEvent, **_: Any) -> None:
+            await app.config_event(event)

@@ -1,0 +1,360 @@
+"""One scheduling pass for one binding key: decide, then commit with fenced writes.
+
+```
+read the body -> parse -> decision tree -> attempts (estimators asked, cancellable)
+  -> COMMIT POINT -> spec write (resourceVersion precondition) -> status write (version from that response)
+  -> events -> outcome for the queue
+```
+
+Before the commit point a pass has no side effect and is cancelled the moment a stop is asked. From the
+commit point on, the runtime lets it finish its writes (bounded by the drain timeout), so no binding is left
+with a new `spec.clusters` and an old condition because of a stop. A 409 anywhere means someone wrote after
+our read: the decision is dropped and the key requeued at once, and no condition is written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal, Protocol
+
+from ..algorithm.errors import ConditionVerdict, FitError, SchedulingError, UnschedulableError, condition_for
+from ..algorithm.events import FAILED_REASON, SUCCEED_REASON, deleting_message
+from ..algorithm.registry import PluginSet
+from ..algorithm.schedule import ScheduleOptions
+from ..algorithm.snapshot import Snapshot
+from ..algorithm.status import status_patch
+from ..algorithm.triggers import ScheduleType, schedule_trigger
+from ..algorithm.walk import Decision
+from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
+from ..kube.errors import ApiError, Conflict, Forbidden, KubeError
+from ..model import Binding, Scope, ValidationError
+from .attempt import ReplicaEstimator, decide_binding
+from .metrics import SchedulerMetrics
+from .stores import BindingStore, ClusterStore
+
+logger = logging.getLogger(__name__)
+
+GROUP_VERSION = "work.karmada.io/v1alpha2"
+
+
+class PassOutcome(StrEnum):
+    SCHEDULED = "scheduled"
+    UNSCHEDULABLE = "unschedulable"
+    NO_CLUSTER_FIT = "no_cluster_fit"
+    ERROR = "error"
+    CONFLICT = "conflict"
+    CANCELLED = "cancelled"
+    SKIPPED = "skipped"
+    FORGOTTEN = "forgotten"
+
+
+class Phase(StrEnum):
+    DECIDING = "deciding"
+    COMMITTING = "committing"
+    DONE = "done"
+
+
+EventType = Literal["Normal", "Warning"]
+
+
+class EventSink(Protocol):
+    async def record(self, involved: Mapping[str, str], type: EventType, reason: str, message: str) -> None: ...
+
+
+class Decider(Protocol):
+    def __call__(
+        self,
+        binding: Binding,
+        snapshot: Snapshot,
+        plugins: PluginSet,
+        estimator: ReplicaEstimator | None = None,
+        *,
+        options: ScheduleOptions = ...,
+    ) -> Awaitable[Decision]: ...
+
+
+@dataclass(slots=True)
+class PassSettings:
+    """What a pass needs from the configuration in force when it starts."""
+
+    scheduler_name: str
+    plugins: PluginSet
+    options: ScheduleOptions = field(default_factory=ScheduleOptions)
+    estimator: ReplicaEstimator | None = None
+
+
+@dataclass(slots=True)
+class PassTracker:
+    """Where a pass is (the runtime reads it to decide cancel vs drain at shutdown)."""
+
+    key: str
+    phase: Phase = Phase.DECIDING
+    on_commit: Callable[[PassTracker], None] | None = None
+
+    def enter_commit(self) -> None:
+        """The commit point: from here the pass is drained, not cancelled, at a stop."""
+        if self.on_commit is not None:
+            self.on_commit(self)
+        self.phase = Phase.COMMITTING
+
+
+class PassContext:
+    """The scheduler-wide collaborators of every pass."""
+
+    def __init__(
+        self,
+        *,
+        client: Any,
+        events: EventSink,
+        bindings: BindingStore,
+        clusters: ClusterStore,
+        metrics: SchedulerMetrics,
+        decider: Decider = decide_binding,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.client = client
+        self.events = events
+        self.bindings = bindings
+        self.clusters = clusters
+        self.metrics = metrics
+        self.decider = decider
+        self.now = now
+
+
+def ref_of(kind: str, name: str, namespace: str) -> BindingRef:
+    if kind == Scope.CLUSTER.value:
+        return BindingRef(kind="ClusterResourceBinding", name=name)
+    return BindingRef(kind="ResourceBinding", name=name, namespace=namespace)
+
+
+def binding_ref(binding: Binding) -> BindingRef:
+    return ref_of(binding.scope.value, binding.name, binding.namespace)
+
+
+def involved_binding(body: Mapping[str, Any]) -> dict[str, str]:
+    metadata = body.get("metadata") or {}
+    return {
+        "apiVersion": GROUP_VERSION,
+        "kind": str(body.get("kind") or ""),
+        "namespace": str(metadata.get("namespace") or ""),
+        "name": str(metadata.get("name") or ""),
+        "uid": str(metadata.get("uid") or ""),
+    }
+
+
+def involved_resource(binding: Binding) -> dict[str, str]:
+    resource = binding.resource
+    return {
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
+        "namespace": resource.namespace,
+        "name": resource.name,
+        "uid": resource.uid,
+    }
+
+
+async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: PassTracker) -> PassOutcome:
+    """Schedule the binding at `key` once. Cancellation before the commit point leaves no trace."""
+    body = ctx.bindings.body(key)
+    parsed = ctx.bindings.parsed(key)
+    if body is None or parsed is None:
+        return PassOutcome.FORGOTTEN
+    if isinstance(parsed, ValidationError):
+        return await _reject_invalid(body, parsed, ctx, tracker)
+    binding = parsed
+    if binding.deletion_timestamp is not None:
+        tracker.enter_commit()
+        await _event_pair(ctx, body, binding, "Warning", FAILED_REASON, deleting_message(binding))
+        return PassOutcome.SKIPPED
+    if binding.placement is None:
+        scope = "resourceBinding" if binding.scope is Scope.NAMESPACED else "clusterResourceBinding"
+        logger.warning("binding %s: failed to get placement from %s(%s)", key, scope, binding.key)
+        return PassOutcome.ERROR
+    snapshot = ctx.clusters.snapshot()
+    trigger = schedule_trigger(binding, snapshot.by_name)
+    if trigger is None:
+        return await _observe_generation(binding, ctx, tracker)
+    started = time.perf_counter()
+    decision = await ctx.decider(binding, snapshot, settings.plugins, settings.estimator, options=settings.options)
+    tracker.enter_commit()
+    return await _commit(binding, body, decision, ctx, trigger=trigger, started=started)
+
+
+async def _commit(
+    binding: Binding,
+    body: Mapping[str, Any],
+    decision: Decision,
+    ctx: PassContext,
+    *,
+    trigger: ScheduleType,
+    started: float,
+) -> PassOutcome:
+    ref = binding_ref(binding)
+    version, generation = binding.resource_version, binding.generation
+    error: BaseException | None = decision.error
+    verdict = condition_for(decision.error)
+    if decision.clusters is not None:
+        placement_json = json.dumps(binding.placement.to_dict() if binding.placement else {}, separators=(",", ":"))
+        clusters = [t.to_dict() for t in decision.clusters]
+        try:
+            written = await patch_schedule_result(ctx.client, ref, version, placement_json, clusters)
+            ctx.metrics.write("spec", "ok")
+        except Conflict:
+            ctx.metrics.write("spec", "conflict")
+            logger.info("binding %s changed after our read (409): decision dropped, requeued", binding.key)
+            return PassOutcome.CONFLICT
+        except ApiError as patch_error:
+            ctx.metrics.write("spec", "error")
+            if isinstance(patch_error, Forbidden) and patch_error.namespace_terminating:
+                return PassOutcome.FORGOTTEN
+            error, verdict = _with_write_error(decision.error, patch_error)
+        else:
+            metadata = written.get("metadata") or {}
+            version = str(metadata.get("resourceVersion") or version)
+            generation = int(metadata.get("generation") or generation)
+    outcome = await _write_status(
+        binding, ref, verdict, ctx, version=version, generation=generation, affinity_name=decision.affinity_name
+    )
+    if outcome is not None:
+        return outcome
+    ctx.metrics.observe_attempt(
+        "error" if error is not None and not isinstance(error, FitError) else "scheduled",
+        trigger.value,
+        time.perf_counter() - started,
+    )
+    for warning in decision.warnings:
+        await _event_pair(ctx, body, binding, "Warning", FAILED_REASON, warning)
+    kind, message = decision.event(binding)
+    event_type: EventType = "Normal" if kind == "Normal" else "Warning"
+    if error is not decision.error:
+        event_type, message = "Warning", verdict.message
+    reason = SUCCEED_REASON if event_type == "Normal" else FAILED_REASON
+    await _event_pair(ctx, body, binding, event_type, reason, message)
+    return _outcome_of(error, verdict)
+
+
+def _with_write_error(
+    decision_error: SchedulingError | None, write_error: ApiError
+) -> tuple[BaseException, ConditionVerdict]:
+    """Karmada aggregates [decision error, write error]; the condition follows its table for aggregates."""
+    items = [str(decision_error)] if decision_error is not None else []
+    items.append(write_error.message)
+    unique = list(dict.fromkeys(items))
+    text = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+    if isinstance(decision_error, FitError):
+        return write_error, ConditionVerdict("False", "NoClusterFit", text, retry=True)
+    if isinstance(write_error, Forbidden) and write_error.reason == "QuotaExceeded":
+        return write_error, ConditionVerdict("False", "QuotaExceeded", write_error.message, retry=True)
+    return write_error, ConditionVerdict("False", "SchedulerError", text, retry=True)
+
+
+async def _write_status(
+    binding: Binding,
+    ref: BindingRef,
+    verdict: ConditionVerdict,
+    ctx: PassContext,
+    *,
+    version: str,
+    generation: int,
+    affinity_name: str | None,
+) -> PassOutcome | None:
+    """The one status write of a pass; a PassOutcome when it ends the pass early (409, namespace gone)."""
+    body = ctx.bindings.body(binding.key) or {}
+    status = body.get("status") or {}
+    patch = status_patch(status, verdict, ctx.now(), observed_generation=generation, affinity_name=affinity_name)
+    if patch is None:
+        return None
+    try:
+        await patch_status(ctx.client, ref, version, patch)
+        ctx.metrics.write("status", "ok")
+    except Conflict:
+        ctx.metrics.write("status", "conflict")
+        logger.info("binding %s changed before its status write (409): requeued", binding.key)
+        return PassOutcome.CONFLICT
+    except Forbidden as error:
+        ctx.metrics.write("status", "error")
+        if error.namespace_terminating:
+            return PassOutcome.FORGOTTEN
+        raise
+    except KubeError:
+        ctx.metrics.write("status", "error")
+        raise
+    return None
+
+
+def _outcome_of(error: BaseException | None, verdict: ConditionVerdict) -> PassOutcome:
+    if error is None:
+        return PassOutcome.SCHEDULED
+    if isinstance(error, FitError) and not verdict.retry:
+        return PassOutcome.NO_CLUSTER_FIT
+    if isinstance(error, UnschedulableError):
+        return PassOutcome.UNSCHEDULABLE
+    return PassOutcome.ERROR
+
+
+async def _observe_generation(binding: Binding, ctx: PassContext, tracker: PassTracker) -> PassOutcome:
+    """No scheduling needed: record that this generation was seen (Karmada's step 5)."""
+    if binding.generation == binding.status.scheduler_observed_generation:
+        return PassOutcome.SKIPPED
+    tracker.enter_commit()
+    try:
+        await patch_status(
+            ctx.client,
+            binding_ref(binding),
+            binding.resource_version,
+            {"schedulerObservedGeneration": binding.generation},
+        )
+        ctx.metrics.write("status", "ok")
+    except Conflict:
+        ctx.metrics.write("status", "conflict")
+        return PassOutcome.CONFLICT
+    return PassOutcome.SKIPPED
+
+
+async def _reject_invalid(
+    body: Mapping[str, Any], error: ValidationError, ctx: PassContext, tracker: PassTracker
+) -> PassOutcome:
+    """A binding the model rejects: Scheduled=False/SchedulerError naming the field, one Warning event (when the
+    condition changes), retried with backoff. Every other binding keeps flowing."""
+    metadata = body.get("metadata") or {}
+    kind, name = str(body.get("kind") or ""), str(metadata.get("name") or "")
+    if kind not in (Scope.NAMESPACED.value, Scope.CLUSTER.value) or not name:
+        logger.error("ignoring an unreadable binding %r: %s", binding_key_of(body), error)
+        return PassOutcome.ERROR
+    message = f"invalid binding: {error}"
+    logger.warning("binding %s is invalid: %s", binding_key_of(body), error)
+    verdict = ConditionVerdict("False", "SchedulerError", message, retry=True)
+    patch = status_patch(body.get("status") or {}, verdict, ctx.now(), observed_generation=0)
+    if patch is None:
+        return PassOutcome.ERROR
+    tracker.enter_commit()
+    ref = ref_of(kind, name, str(metadata.get("namespace") or ""))
+    try:
+        await patch_status(ctx.client, ref, str(metadata.get("resourceVersion") or ""), patch)
+        ctx.metrics.write("status", "ok")
+    except Conflict:
+        return PassOutcome.CONFLICT
+    await ctx.events.record(involved_binding(body), "Warning", FAILED_REASON, message)
+    ctx.metrics.write("event", "ok")
+    return PassOutcome.ERROR
+
+
+def binding_key_of(body: Mapping[str, Any]) -> str:
+    metadata = body.get("metadata") or {}
+    namespace, name = metadata.get("namespace") or "", metadata.get("name") or ""
+    return f"{namespace}/{name}" if namespace else str(name)
+
+
+async def _event_pair(
+    ctx: PassContext, body: Mapping[str, Any], binding: Binding, type_: EventType, reason: str, message: str
+) -> None:
+    """The same event on the binding and on its resource template (reference 1.9)."""
+    await ctx.events.record(involved_binding(body), type_, reason, message)
+    await ctx.events.record(involved_resource(binding), type_, reason, message)
+    ctx.metrics.write("event", "ok")

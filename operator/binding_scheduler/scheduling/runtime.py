@@ -1,0 +1,252 @@
+"""The scheduler at run time: event intake, the queue, `workers` concurrent passes, and the bounded drain.
+
+Intake follows Karmada's informer rules (reference 1.2, 1.3): the binding filter with its false->true = add
+and true->false = delete transitions, enqueue on add and on generation change only, and cluster label or
+generation changes (or a starting deletion) requeue the bindings they may affect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..algorithm.requeue import affected_by_cluster, cluster_change_requeues, passes_event_filter
+from ..model import Binding, Cluster, ValidationError, parse_cluster
+from .metrics import SchedulerMetrics
+from .passes import PassContext, PassOutcome, PassSettings, PassTracker, Phase, run_pass
+from .queue import QueuedBinding, SchedulingQueue
+from .stores import binding_key
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class DrainReport:
+    """What a stop did to the passes in flight."""
+
+    cancelled: int
+    drained: int
+    cut: int
+    seconds: float
+
+    def line(self) -> str:
+        return (
+            f"scheduler stopped: {self.cancelled} passes cancelled before their commit point, {self.drained} "
+            f"drained, {self.cut} cut at the drain deadline, in {self.seconds * 1000:.0f} ms"
+        )
+
+
+@dataclass(slots=True)
+class _InFlight:
+    tracker: PassTracker
+    task: asyncio.Task[PassOutcome]
+
+
+class StoppingError(Exception):
+    """A pass reached its commit point after the stop was asked: it must not write."""
+
+
+class Scheduler:
+    def __init__(
+        self,
+        ctx: PassContext,
+        settings: PassSettings,
+        *,
+        queue: SchedulingQueue,
+        metrics: SchedulerMetrics,
+        workers: int = 1,
+    ) -> None:
+        self.ctx = ctx
+        self.settings = settings
+        self.queue = queue
+        self.metrics = metrics
+        self.workers = workers
+        self._in_flight: dict[str, _InFlight] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
+        self._cancelled_at_stop = 0
+
+    # -- intake (called from Kopf's event handlers; synchronous, never blocks) -----------------------------
+
+    @property
+    def scheduler_name(self) -> str:
+        return self.settings.scheduler_name
+
+    def on_binding(self, body: Mapping[str, Any]) -> None:
+        """An ADDED/MODIFIED (or listed) binding body."""
+        previous = self.ctx.bindings.upsert(body)
+        now_passes = passes_event_filter(body, self.scheduler_name)
+        was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
+        if now_passes and not was_passing:
+            self._enqueue(body, "BindingAdd")
+        elif now_passes and was_passing and _generation(previous) != _generation(body):
+            self._enqueue(body, "BindingUpdate")
+
+    def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
+        self.ctx.bindings.remove(binding_key(body))
+
+    def on_cluster(self, body: Mapping[str, Any]) -> None:
+        """An ADDED/MODIFIED (or listed) cluster body: update the snapshot, requeue affected bindings."""
+        name = str((body.get("metadata") or {}).get("name") or "")
+        try:
+            cluster = parse_cluster(body)
+        except ValidationError as error:
+            logger.error("cluster %s is invalid and is left out of scheduling: %s", name, error)
+            self.ctx.clusters.reject(name, error)
+            return
+        previous = self.ctx.clusters.upsert(cluster)
+        for changed in cluster_change_requeues(previous, cluster):
+            self._requeue_affected(changed)
+
+    def on_cluster_deleted(self, body: Mapping[str, Any]) -> None:
+        self.ctx.clusters.remove(str((body.get("metadata") or {}).get("name") or ""))
+
+    def _requeue_affected(self, cluster: Cluster) -> None:
+        keys = sorted(self.ctx.bindings.keys(), key=lambda k: "/" not in k)
+        for key in keys:
+            parsed = self.ctx.bindings.parsed(key)
+            if isinstance(parsed, Binding) and affected_by_cluster(parsed, cluster, self.scheduler_name):
+                self.queue.push(key, parsed.schedule_priority)
+                self.metrics.binding_event("ClusterChanged")
+
+    def _enqueue(self, body: Mapping[str, Any], event: str) -> None:
+        priority = ((body.get("spec") or {}).get("schedulePriority") or {}).get("priority") or 0
+        if self.queue.push(binding_key(body), priority if isinstance(priority, int) else 0):
+            self.metrics.binding_event(event)
+            self._report_depth()
+
+    # -- workers ---------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Spawn the workers and the queue's flushers (in the current event loop)."""
+        if self._tasks:
+            return
+        self._tasks = [asyncio.create_task(self._worker(i), name=f"scheduling-worker-{i}") for i in range(self.workers)]
+        self._tasks.append(asyncio.create_task(self.queue.run_flushers(), name="scheduling-queue-flushers"))
+
+    def set_workers(self, workers: int) -> None:
+        """Change the number of concurrent passes: extra workers are spawned, surplus ones leave after their
+        current pass."""
+        self.workers = max(1, workers)
+        running = sum(1 for t in self._tasks if t.get_name().startswith("scheduling-worker-") and not t.done())
+        if not self._tasks or self._stopping:
+            return
+        for index in range(running, self.workers):
+            self._tasks.append(asyncio.create_task(self._worker(index), name=f"scheduling-worker-{index}"))
+
+    async def _worker(self, index: int) -> None:
+        while index < self.workers and (info := await self.queue.pop()) is not None:
+            try:
+                await self._run_one(info)
+            finally:
+                self.queue.done(info)
+                self._report_depth()
+
+    async def _run_one(self, info: QueuedBinding) -> None:
+        tracker = PassTracker(info.key, on_commit=self._check_commit)
+        task = asyncio.create_task(run_pass(info.key, self.ctx, self.settings, tracker), name=f"pass:{info.key}")
+        self._in_flight[info.key] = _InFlight(tracker, task)
+        self.metrics.pass_started()
+        try:
+            await asyncio.wait({task})
+        finally:
+            self._in_flight.pop(info.key, None)
+            tracker.phase = Phase.DONE
+        outcome = self._outcome(info, task)
+        self.metrics.pass_finished(outcome.value)
+        self._route(info, outcome)
+
+    def _check_commit(self, tracker: PassTracker) -> None:
+        if self._stopping:
+            raise StoppingError(f"pass for {tracker.key} reached its commit point after the stop")
+
+    def _outcome(self, info: QueuedBinding, task: asyncio.Task[PassOutcome]) -> PassOutcome:
+        if task.cancelled():
+            return PassOutcome.CANCELLED
+        error = task.exception()
+        if isinstance(error, StoppingError):
+            return PassOutcome.CANCELLED
+        if error is not None:
+            logger.error("pass for %s failed: %s", info.key, error, exc_info=error)
+            return PassOutcome.ERROR
+        return task.result()
+
+    def _route(self, info: QueuedBinding, outcome: PassOutcome) -> None:
+        """Karmada's handleErr: forget on success (and on a FitError, which is not retried), park when
+        unschedulable, back off on errors, requeue at once on a conflict; nothing after a stop."""
+        if outcome is PassOutcome.CANCELLED or self._stopping:
+            return
+        if outcome in (PassOutcome.SCHEDULED, PassOutcome.NO_CLUSTER_FIT, PassOutcome.SKIPPED, PassOutcome.FORGOTTEN):
+            self.queue.forget(info.key)
+            return
+        self.metrics.binding_event("ScheduleAttemptFailure")
+        if outcome is PassOutcome.UNSCHEDULABLE:
+            self.queue.push_unschedulable(info)
+        elif outcome is PassOutcome.CONFLICT:
+            self.queue.requeue(info)
+        else:
+            self.queue.push_backoff(info)
+
+    def _report_depth(self) -> None:
+        depth = self.queue.depth()
+        self.metrics.set_queue_depth(depth.active, depth.backoff, depth.unschedulable)
+
+    # -- stop ------------------------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> Mapping[str, Phase]:
+        return {key: entry.tracker.phase for key, entry in self._in_flight.items()}
+
+    def request_stop(self) -> int:
+        """Stop intake and cancel every pass that has not reached its commit point; returns how many.
+        Synchronous, so it can run straight from a signal handler."""
+        self._stopping = True
+        self.queue.close()
+        cancelled = 0
+        for entry in self._in_flight.values():
+            if entry.tracker.phase is Phase.DECIDING and not entry.task.done():
+                entry.task.cancel()
+                cancelled += 1
+        self._cancelled_at_stop += cancelled
+        return cancelled
+
+    def abort(self) -> None:
+        """Cancel every pass, committing or not (the lease is lost: the gate is already closed)."""
+        self.request_stop()
+        for entry in self._in_flight.values():
+            entry.task.cancel()
+
+    async def drain(self, drain_timeout: float) -> DrainReport:
+        """The bounded stop: cancel passes before their commit point, let committing ones finish within
+        `drain_timeout`, cut the rest, and await every pass and worker. Returns only when nothing is left running."""
+        started = time.monotonic()
+        self.request_stop()
+        cancelled = self._cancelled_at_stop
+        committing = [e.task for e in self._in_flight.values() if e.tracker.phase is Phase.COMMITTING]
+        everything = [e.task for e in self._in_flight.values()]
+        drained = cut = 0
+        if committing:
+            done, pending = await asyncio.wait(committing, timeout=max(drain_timeout, 0.0))
+            drained = len(done)
+            for task in pending:
+                task.cancel()
+            cut = len(pending)
+        if everything:
+            await asyncio.wait(everything)
+        for worker in self._tasks:
+            if worker.get_name() == "scheduling-queue-flushers":
+                worker.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+        report = DrainReport(cancelled=cancelled, drained=drained, cut=cut, seconds=time.monotonic() - started)
+        return report
+
+
+def _generation(body: Mapping[str, Any] | None) -> Any:
+    if body is None:
+        return None
+    return (body.get("metadata") or {}).get("generation")

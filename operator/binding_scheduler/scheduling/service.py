@@ -1,0 +1,284 @@
+"""The whole scheduler process minus Kopf: API client and write gate, estimators, Lease, health, passes.
+
+`start()` acquires the Lease (a standby instance makes no other API call) and starts the passes.
+`shutdown()` is the headline guarantee, in this order (ARCHITECTURE.md, "Shutdown protocol"):
+
+1. stop intake; 2. cancel every pass before its commit point; 3. drain the committing ones within
+`shutdown.drainTimeout`, cutting them at the deadline; 4. await every pass task; 5. release the Lease;
+6. close the write gate, the gRPC channels and the HTTP session; 7. report (one log line and metrics).
+
+It returns only when all of that is done: after it, nothing of ours writes. On Lease loss the gate is closed
+first, then everything is cancelled, and the process exits non-zero.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..algorithm.schedule import ScheduleOptions
+from ..estimation import AccurateEstimator, EstimatorSettings
+from ..kube.client import ApiClient
+from ..kube.connection import Connection
+from ..kube.errors import KubeError, NotFound
+from ..kube.events import EventRecorder
+from ..kube.gate import WriteGate
+from ..kube.lease import LeaseElector
+from ..model.config import SchedulerConfig
+from .health import HealthServer
+from .metrics import SchedulerMetrics
+from .passes import Decider, PassContext, PassSettings
+from .plugins import load_plugins
+from .queue import SchedulingQueue
+from .runtime import DrainReport, Scheduler
+from .stores import BindingStore, ClusterStore
+
+logger = logging.getLogger(__name__)
+
+CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters"
+BINDINGS = (
+    ("/apis/work.karmada.io/v1alpha2/resourcebindings", "ResourceBinding"),
+    ("/apis/work.karmada.io/v1alpha2/clusterresourcebindings", "ClusterResourceBinding"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ShutdownReport:
+    cancelled: int
+    drained: int
+    cut: int
+    seconds: float
+    lease_released: bool
+
+    def line(self) -> str:
+        return (
+            f"shutdown complete in {self.seconds * 1000:.0f} ms: {self.cancelled} passes cancelled before their "
+            f"commit point, {self.drained} drained, {self.cut} cut at the drain deadline; lease "
+            f"{'released' if self.lease_released else 'not held'}; write gate closed"
+        )
+
+
+def estimator_settings(config: SchedulerConfig) -> EstimatorSettings:
+    estimator = config.estimator
+    return EstimatorSettings(
+        timeout=estimator.timeout,
+        service_namespace=estimator.service.namespace,
+        service_prefix=estimator.service.prefix,
+        port=estimator.service.port,
+        endpoints=dict(estimator.endpoints),
+        ca_file=estimator.tls.ca_file,
+        cert_file=estimator.tls.cert_file,
+        key_file=estimator.tls.key_file,
+        insecure_skip_verify=estimator.tls.insecure_skip_verify,
+        partial_failure="discard" if estimator.partial_failure == "discard" else "fallback",
+        disable_in_pull_mode=estimator.disable_in_pull_mode,
+    )
+
+
+class SchedulerService:
+    def __init__(
+        self,
+        connection: Connection,
+        config: SchedulerConfig,
+        *,
+        metrics: SchedulerMetrics | None = None,
+        identity: str | None = None,
+        decider: Decider | None = None,
+        health_host: str = "0.0.0.0",
+    ) -> None:
+        self.config = config
+        self.metrics = metrics or SchedulerMetrics()
+        self.gate = WriteGate()
+        self.client = ApiClient(connection, self.gate, qps=config.kube_api.qps, burst=config.kube_api.burst)
+        self.events = EventRecorder(self.client, component=config.scheduler_name)
+        self._estimators: list[AccurateEstimator] = []
+        self.queue = SchedulingQueue(
+            initial_backoff=config.queue.initial_backoff,
+            max_backoff=config.queue.max_backoff,
+            unschedulable_timeout=config.queue.unschedulable_timeout,
+        )
+        context_options: dict[str, Any] = {} if decider is None else {"decider": decider}
+        self.context = PassContext(
+            client=self.client,
+            events=self.events,
+            bindings=BindingStore(),
+            clusters=ClusterStore(),
+            metrics=self.metrics,
+            **context_options,
+        )
+        self.scheduler = Scheduler(
+            self.context, self._pass_settings(config), queue=self.queue, metrics=self.metrics, workers=config.workers
+        )
+        election = config.leader_election
+        self.lease: LeaseElector | None = None
+        if election.enabled:
+            self.lease = LeaseElector(
+                self.client,
+                name=election.lease_name,
+                namespace=election.lease_namespace,
+                identity=identity,
+                lease_duration=election.lease_duration,
+                renew_deadline=election.renew_deadline,
+                retry_period=election.retry_period,
+            )
+        self.health = HealthServer(
+            self.metrics,
+            host=health_host,
+            metrics_port=config.metrics.port or None,
+            health_port=config.metrics.health_port or None,
+            ready=lambda: self._ready,
+        )
+        self.exit_code = 0
+        self.on_fatal: Callable[[], None] | None = None
+        self._ready = False
+        self._keeper: asyncio.Task[None] | None = None
+        self._shutdown: asyncio.Task[ShutdownReport] | None = None
+        self._stop_requested_at: float | None = None
+
+    # -- configuration ------------------------------------------------------------------------------------
+
+    def _estimator(self, config: SchedulerConfig) -> AccurateEstimator | None:
+        if not config.estimator.enabled:
+            return None
+        estimator = AccurateEstimator(estimator_settings(config), service_lookup=self._lookup_service)
+        self._estimators.append(estimator)
+        return estimator
+
+    def _pass_settings(self, config: SchedulerConfig) -> PassSettings:
+        return PassSettings(
+            scheduler_name=config.scheduler_name,
+            plugins=load_plugins(config.plugins),
+            options=ScheduleOptions(enable_empty_workload_propagation=config.enable_empty_workload_propagation),
+            estimator=self._estimator(config),
+        )
+
+    def apply_config(self, config: SchedulerConfig) -> None:
+        """Apply a new valid configuration to the next passes (fields needing a restart keep their old value)."""
+        self.scheduler.settings = self._pass_settings(
+            SchedulerConfig(
+                scheduler_name=self.config.scheduler_name,
+                workers=config.workers,
+                plugins=config.plugins,
+                enable_empty_workload_propagation=config.enable_empty_workload_propagation,
+                estimator=config.estimator,
+            )
+        )
+        self.scheduler.set_workers(config.workers)
+        self.queue.initial_backoff = config.queue.initial_backoff
+        self.queue.max_backoff = config.queue.max_backoff
+        self.queue.unschedulable_timeout = config.queue.unschedulable_timeout
+        self.config = SchedulerConfig(
+            scheduler_name=self.config.scheduler_name,
+            workers=config.workers,
+            plugins=config.plugins,
+            enable_empty_workload_propagation=config.enable_empty_workload_propagation,
+            estimator=config.estimator,
+            queue=config.queue,
+            shutdown=config.shutdown,
+            leader_election=self.config.leader_election,
+            metrics=self.config.metrics,
+            kube_api=self.config.kube_api,
+        )
+
+    async def _lookup_service(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        try:
+            return await self.client.get(f"/api/v1/namespaces/{namespace}/services/{name}")
+        except NotFound:
+            return None
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
+    async def start(self) -> None:
+        """Serve health, wait for the Lease, then start the passes. Cancellable while waiting."""
+        await self.health.start()
+        if self.lease is not None:
+            logger.info("waiting for lease %s/%s as %s", self.lease.namespace, self.lease.name, self.lease.identity)
+            await self.lease.acquire()
+            self.metrics.set_leader(True)
+            logger.info("acquired lease %s/%s", self.lease.namespace, self.lease.name)
+            self._keeper = asyncio.create_task(self.lease.keep(self._lease_lost), name="lease-keeper")
+        await self.sync()
+        self.scheduler.start()
+        self._ready = True
+
+    async def sync(self) -> None:
+        """List clusters, then bindings, before any pass runs (Karmada waits for its caches the same way): a
+        pass against a half-listed fleet could clear a binding's clusters."""
+        for item in await self._list(CLUSTERS, "Cluster"):
+            self.scheduler.on_cluster(item)
+        for path, kind in BINDINGS:
+            for item in await self._list(path, kind):
+                self.scheduler.on_binding(item)
+
+    async def _list(self, path: str, kind: str) -> list[Mapping[str, Any]]:
+        answer = await self.client.list(path)
+        items = answer.get("items") or []
+        return [{"kind": kind, **item} if "kind" not in item else item for item in items]
+
+    def request_stop(self) -> None:
+        """The first, synchronous step of a stop (safe in a signal handler): intake closes and every pass
+        before its commit point is cancelled now."""
+        if self._stop_requested_at is None:
+            self._stop_requested_at = time.monotonic()
+        self._ready = False
+        self.scheduler.request_stop()
+
+    async def shutdown(self) -> ShutdownReport:
+        """The whole bounded shutdown; concurrent or repeated calls share one run."""
+        if self._shutdown is None:
+            self._shutdown = asyncio.ensure_future(self._shutdown_once())
+        return await asyncio.shield(self._shutdown)
+
+    async def _shutdown_once(self) -> ShutdownReport:
+        self.request_stop()
+        started = self._stop_requested_at or time.monotonic()
+        drain = await self.scheduler.drain(self.config.shutdown.drain_timeout)
+        released = await self._stop_lease()
+        self.gate.close("scheduler shut down")
+        await self._close_connections()
+        report = _report(drain, released, time.monotonic() - started)
+        self.metrics.shutdown_report(report.cancelled, report.drained, report.cut, report.seconds)
+        self.metrics.set_leader(False)
+        logger.info(report.line())
+        await self.health.stop()
+        return report
+
+    async def _stop_lease(self) -> bool:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            await asyncio.wait({self._keeper})
+        if self.lease is None or not self.lease.is_leader or not self.gate.is_open:
+            return False
+        try:
+            return await self.lease.release()
+        except KubeError as error:
+            logger.warning("could not release the lease (it will expire): %s", error)
+            return False
+
+    async def _close_connections(self) -> None:
+        for estimator in self._estimators:
+            await estimator.close()
+        await self.client.close()
+
+    async def _lease_lost(self, reason: str) -> None:
+        """Fatal: close the gate first, then cancel everything, and exit non-zero."""
+        self.gate.close(f"lease lost: {reason}")
+        logger.error("lost the lease (%s): write gate closed, cancelling every pass", reason)
+        self.metrics.set_leader(False)
+        self.exit_code = 1
+        self._ready = False
+        self.scheduler.abort()
+        if self.on_fatal is not None:
+            self.on_fatal()
+
+
+def _report(drain: DrainReport, released: bool, seconds: float) -> ShutdownReport:
+    return ShutdownReport(drain.cancelled, drain.drained, drain.cut, seconds, released)
