@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import base64
+import ssl
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from binding_scheduler.kube import ConfigError, load_connection
+from binding_scheduler.kube import ConfigError, Connection, load_connection
+from binding_scheduler.kube.tls import ssl_context
 
 CA_PEM = b"-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n"
 CERT_PEM = b"-----BEGIN CERTIFICATE-----\nCLIENT\n-----END CERTIFICATE-----\n"
@@ -159,3 +161,23 @@ def test_nothing_configured_names_what_is_missing(tmp_path: Path) -> None:
 def test_the_connection_repr_hides_secrets(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", user={"token": "very-secret"})
     assert "very-secret" not in repr(load_connection(str(path)))
+
+
+def test_plain_http_needs_no_tls_context() -> None:
+    assert ssl_context(Connection("http://127.0.0.1:8080")) is None
+
+
+def test_insecure_skip_tls_verify_turns_verification_off() -> None:
+    context = ssl_context(Connection("https://api.example", insecure=True))
+    assert context is not None
+    assert (context.verify_mode, context.check_hostname) == (ssl.CERT_NONE, False)
+
+
+def test_an_unusable_certificate_authority_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="TLS settings"):
+        ssl_context(Connection("https://api.example", ca_data=CA_PEM))
+
+
+def test_a_client_certificate_without_its_key_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="needs both the certificate and its key"):
+        ssl_context(Connection("https://api.example", insecure=True, cert_data=CERT_PEM))
