@@ -33,7 +33,7 @@ from ..algorithm.triggers import ScheduleType, schedule_trigger
 from ..algorithm.walk import Decision
 from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
 from ..kube.errors import ApiError, Conflict, Forbidden, KubeError
-from ..model import Binding, Scope, ValidationError
+from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, ValidationError
 from .attempt import ReplicaEstimator, decide_binding
 from .metrics import SchedulerMetrics
 from .stores import BindingStore, ClusterStore
@@ -199,9 +199,9 @@ async def _commit(
     version, generation = binding.resource_version, binding.generation
     error: BaseException | None = decision.error
     verdict = condition_for(decision.error)
-    if decision.clusters is not None:
-        placement_json = json.dumps(binding.placement.to_dict() if binding.placement else {}, separators=(",", ":"))
-        clusters = [t.to_dict() for t in decision.clusters]
+    placement_json = json.dumps(binding.placement.to_dict() if binding.placement else {}, separators=(",", ":"))
+    clusters = [t.to_dict() for t in decision.clusters] if decision.clusters is not None else None
+    if clusters is not None and not _result_unchanged(body, placement_json, clusters):
         try:
             written = await patch_schedule_result(ctx.client, ref, version, placement_json, clusters)
             ctx.metrics.write("spec", "ok")
@@ -237,6 +237,13 @@ async def _commit(
     reason = SUCCEED_REASON if event_type == "Normal" else FAILED_REASON
     await _event_pair(ctx, body, binding, event_type, reason, message)
     return _outcome_of(error, verdict)
+
+
+def _result_unchanged(body: Mapping[str, Any], placement_json: str, clusters: list[dict[str, Any]]) -> bool:
+    """Karmada sends no empty diff: skip the spec write when annotation and clusters already hold the result."""
+    annotations = (body.get("metadata") or {}).get("annotations") or {}
+    current = (body.get("spec") or {}).get("clusters") or []
+    return annotations.get(APPLIED_PLACEMENT_ANNOTATION) == placement_json and current == clusters
 
 
 def _with_write_error(
