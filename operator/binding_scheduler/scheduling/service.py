@@ -138,6 +138,8 @@ class SchedulerService:
         self._keeper: asyncio.Task[None] | None = None
         self._shutdown: asyncio.Task[ShutdownReport] | None = None
         self._stop_requested_at: float | None = None
+        self.finished_at: float | None = None
+        """`time.monotonic()` when shutdown finished: nothing of ours writes after it."""
 
     # -- configuration ------------------------------------------------------------------------------------
 
@@ -249,6 +251,7 @@ class SchedulerService:
         self.metrics.set_leader(False)
         logger.info(report.line())
         await self.health.stop()
+        self.finished_at = time.monotonic()
         return report
 
     async def _stop_lease(self) -> bool:
