@@ -139,6 +139,7 @@ class SchedulerService:
         self._shutdown: asyncio.Task[ShutdownReport] | None = None
         self._stop_requested_at: float | None = None
         self.finished_at: float | None = None
+        self.lost_at: float | None = None
         """`time.monotonic()` when shutdown finished: nothing of ours writes after it."""
 
     # -- configuration ------------------------------------------------------------------------------------
@@ -274,6 +275,7 @@ class SchedulerService:
     async def _lease_lost(self, reason: str) -> None:
         """Fatal: close the gate first, then cancel everything, and exit non-zero."""
         self.gate.close(f"lease lost: {reason}")
+        self.lost_at = time.monotonic()
         logger.error("lost the lease (%s): write gate closed, cancelling every pass", reason)
         self.metrics.set_leader(False)
         self.exit_code = 1

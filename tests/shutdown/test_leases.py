@@ -1,0 +1,139 @@
+"""Leader election and fencing: a lost lease stops every write at once, a rolling restart hands over cleanly,
+and a stale decision loses to a newer one whoever sends it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from binding_scheduler.algorithm.registry import PluginSet
+from binding_scheduler.algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
+from binding_scheduler.algorithm.snapshot import Snapshot
+from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.model import Binding
+from binding_scheduler.scheduling.attempt import ReplicaEstimator, decide_binding
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    cluster_doc,
+    config_spec,
+    get,
+    scheduled,
+    wait_until,
+    write_config,
+)
+from tests.shutdown.helpers import HeldDecider, binding_writes, writes_after
+
+DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
+LEASE = r"/leases/karmada-scheduler$"
+
+
+def test_losing_the_lease_mid_pass_stops_every_write_and_exits_non_zero(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web"))
+    decider = HeldDecider()
+    operator = OperatorThread(api, config_file, decider=decider).start()
+    decider.wait_entered()
+
+    api.faults.add(method="PUT", path=LEASE, status=500)
+    wait_until(lambda: not operator.alive, timeout=30, what="the operator to exit after losing the lease")
+
+    assert operator.exit_code == 1
+    service = operator.app.service
+    assert service is not None and service.lost_at is not None
+    assert decider.cancelled == ["default/web"]
+    assert writes_after(api, service.lost_at) == []
+    assert binding_writes(api, "web") == []
+
+
+def test_losing_the_lease_during_a_spec_write_cancels_it_and_nothing_lands(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web"))
+    write = api.faults.add(method="PATCH", path=r"/resourcebindings/web$", hang=True, times=1)
+    operator = OperatorThread(api, config_file).start()
+    wait_until(lambda: write.hits, what="the spec write to reach the emulator")
+
+    api.faults.add(method="PUT", path=LEASE, status=500)
+    wait_until(lambda: not operator.alive, timeout=30, what="the operator to exit after losing the lease")
+    write.release()
+
+    assert operator.exit_code == 1
+    service = operator.app.service
+    assert service is not None and service.lost_at is not None
+    assert writes_after(api, service.lost_at) == []
+    body = get(api, "resourcebindings", "web", "default")
+    assert body is not None and "clusters" not in body["spec"]
+
+
+def test_a_rolling_restart_hands_over_and_the_successor_schedules_everything(
+    api: DevCluster, config_file: Path
+) -> None:
+    apply(api, cluster_doc("m1"), *(binding_doc(f"web-{i}") for i in range(4)))
+    decider = HeldDecider()
+    old = OperatorThread(api, config_file, identity="old", decider=decider).start()
+    decider.wait_entered()
+    new = OperatorThread(api, config_file, identity="new").start(wait_leading=False)
+
+    assert old.stop() == 0
+    old_finished = old.app.service.finished_at if old.app.service else None
+    assert old_finished is not None
+    wait_until(lambda: all(scheduled(api, f"web-{i}") for i in range(4)), what="the successor to schedule all")
+    assert new.stop() == 0
+
+    lease = get(api, "leases", "karmada-scheduler", "karmada-system")
+    assert lease is not None
+    assert lease["spec"]["holderIdentity"] == ""
+    assert lease["spec"]["leaseTransitions"] >= 1
+    assert decider.cancelled == ["default/web-0"]
+    for i in range(4):
+        body = scheduled(api, f"web-{i}")
+        assert body is not None and body["spec"]["clusters"] == [{"name": "m1", "replicas": 1}]
+
+
+class StaleDecider:
+    """Decides at once from the snapshot it is given, then holds the decision until released: an old
+    instance whose write arrives late."""
+
+    def __init__(self) -> None:
+        self.held = HeldDecider()
+
+    async def __call__(
+        self,
+        binding: Binding,
+        snapshot: Snapshot,
+        plugins: PluginSet,
+        estimator: ReplicaEstimator | None = None,
+        *,
+        options: ScheduleOptions = DEFAULT_OPTIONS,
+    ) -> Decision:
+        decision = await decide_binding(binding, snapshot, plugins, estimator, options=options)
+        if not self.held.entered:
+            await self.held(binding, snapshot, plugins, estimator, options=options)
+        return decision
+
+
+def test_a_stale_decision_arriving_after_a_newer_one_is_refused_and_the_newer_one_stays(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=3, placement=DUPLICATED))
+    stale = StaleDecider()
+    old_config = write_config(tmp_path / "old.yaml", config_spec(leaderElection={"leaseName": "old-scheduler"}))
+    old = OperatorThread(api, old_config, identity="old", decider=stale).start()
+    stale.held.wait_entered()
+
+    apply(api, cluster_doc("m2"))
+    new_config = write_config(tmp_path / "new.yaml", config_spec(leaderElection={"leaseName": "new-scheduler"}))
+    new = OperatorThread(api, new_config, identity="new").start()
+    newer = [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}]
+    wait_until(lambda: (scheduled(api, "web") or {}).get("spec", {}).get("clusters") == newer, what="the new decision")
+    stale.held.release()
+    wait_until(
+        lambda: any(e.status == 409 for e in api.journal.filter(method="PATCH", path=r"/resourcebindings/web$")),
+        what="the stale write to be refused",
+    )
+    assert old.stop() == 0
+    assert new.stop() == 0
+
+    refused = [e for e in api.journal.filter(method="PATCH", path=r"/resourcebindings/web$") if e.status == 409]
+    assert [e.body["spec"]["clusters"] for e in refused] == [[{"name": "m1", "replicas": 3}]]
+    body = get(api, "resourcebindings", "web", "default")
+    assert body is not None and body["spec"]["clusters"] == newer
