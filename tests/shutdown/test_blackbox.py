@@ -1,0 +1,58 @@
+"""Black-box: `binding-scheduler run` as a process, its passes blocked in hanging estimator calls, stopped
+with SIGTERM. It exits 0 without waiting for the drain timeout (no pass was committing), writes nothing
+after it exited, and leaves the Lease released for its successor."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.estimation.stub import EstimatorStub
+from tests.operator.harness import apply, binding_doc, cluster_doc, config_spec, get, wait_until, write_config
+from tests.shutdown.helpers import stubs_in_thread, writes_after
+
+DRAIN_TIMEOUT = 60.0
+
+
+def test_sigterm_stops_the_process_at_once_with_passes_blocked_in_estimator_calls(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    names = ("m1", "m2", "m3")
+    with stubs_in_thread(*(EstimatorStub(n, replicas=10, mode="hang") for n in names)) as stubs:
+        spec = config_spec(
+            workers=4,
+            estimator={"enabled": True, "timeout": "120s", "endpoints": {s.cluster_name: s.address for s in stubs}},
+            shutdown={"drainTimeout": f"{DRAIN_TIMEOUT:g}s"},
+        )
+        config = write_config(tmp_path / "config.yaml", spec)
+        apply(api, *(cluster_doc(n) for n in names), *(binding_doc(f"web-{i}") for i in range(4)))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
+             "--namespace", "karmada-system", "--config-file", str(config)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            wait_until(lambda: all(len(s.calls) >= 4 for s in stubs), timeout=60, what="4 passes in estimator calls")
+            process.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            _, stderr = process.communicate(timeout=DRAIN_TIMEOUT / 2)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        exited = time.monotonic()
+
+        assert process.returncode == 0, stderr
+        assert exited - signalled < DRAIN_TIMEOUT / 2
+        assert "shutdown complete" in stderr
+        assert "4 passes cancelled before their commit point, 0 drained, 0 cut" in stderr
+        wait_until(lambda: all(s.cancelled.is_set() for s in stubs), what="every estimator call to be cancelled")
+    assert writes_after(api, exited) == []
+    assert [e.path for e in api.journal.filter(method="PATCH", path=r"/resourcebindings/")] == []
+    lease = get(api, "leases", "karmada-scheduler", "karmada-system")
+    assert lease is not None and lease["spec"]["holderIdentity"] == ""
