@@ -85,8 +85,8 @@ def test_fifty_random_stop_points(api: DevCluster, tmp_path: Path) -> None:
         service = operator.app.service
         assert service is not None and service.finished_at is not None
         late_writes += writes_after(api, service.finished_at)
-        assert service._shutdown is not None
-        report = service._shutdown.result()
+        report = service.report
+        assert report is not None
         cancelled, drained = cancelled + report.cancelled, drained + report.drained
 
     final = OperatorThread(api, config, identity="final").start()

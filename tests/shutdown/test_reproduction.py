@@ -26,8 +26,8 @@ from tests.shutdown.helpers import HeldDecider, binding_writes, stubs_in_thread,
 
 def report_of(operator: OperatorThread) -> tuple[int, int, int]:
     service = operator.app.service
-    assert service is not None and service._shutdown is not None and service._shutdown.done()
-    report = service._shutdown.result()
+    assert service is not None and service.report is not None
+    report = service.report
     return report.cancelled, report.drained, report.cut
 
 

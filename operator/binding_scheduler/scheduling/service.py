@@ -140,6 +140,7 @@ class SchedulerService:
         self._stop_requested_at: float | None = None
         self.finished_at: float | None = None
         self.lost_at: float | None = None
+        self.report: ShutdownReport | None = None
         """`time.monotonic()` when shutdown finished: nothing of ours writes after it."""
 
     # -- configuration ------------------------------------------------------------------------------------
@@ -253,6 +254,7 @@ class SchedulerService:
         logger.info(report.line())
         await self.health.stop()
         self.finished_at = time.monotonic()
+        self.report = report
         return report
 
     async def _stop_lease(self) -> bool:
