@@ -7,8 +7,12 @@ test or with the emulator.
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,6 +20,7 @@ from typing import Any, TypeVar
 import yaml
 
 from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.devcluster.journal import JournalEntry
 from binding_scheduler.operator.app import OperatorApp
 from binding_scheduler.operator.options import LaunchOptions
 from binding_scheduler.operator.runner import run_operator
@@ -94,16 +99,18 @@ class OperatorThread:
     def __init__(
         self,
         api: DevCluster,
-        config_file: Path,
+        config_file: Path | None = None,
         *,
         identity: str | None = None,
         decider: Decider | None = None,
         namespace: str = "karmada-system",
+        config_name: str | None = None,
     ) -> None:
         options = LaunchOptions(
             kubeconfig=str(api.kubeconfig_path),
             namespace=namespace,
-            config_file=str(config_file),
+            config_file=str(config_file) if config_file is not None else None,
+            config_name=config_name,
             identity=identity,
             health_host="127.0.0.1",
         )
@@ -200,7 +207,9 @@ def cluster_doc(name: str, *, pods: int = 100, labels: Mapping[str, str] | None 
         "spec": {"syncMode": "Push", **spec},
         "status": {
             "apiEnablements": [
-                {"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]}
+                {"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]},
+                {"groupVersion": "rbac.authorization.k8s.io/v1",
+                 "resources": [{"name": "clusterroles", "kind": "ClusterRole"}]},
             ],
             "resourceSummary": {"allocatable": {"pods": str(pods)}},
         },
@@ -219,3 +228,132 @@ def scheduled(api: DevCluster, name: str, namespace: str = "default") -> dict[st
         return None
     conditions = (body.get("status") or {}).get("conditions") or []
     return body if any(c.get("type") == "Scheduled" for c in conditions) else None
+
+
+# -- writes by the test while the operator runs (over HTTP: the store is not thread-safe with watches open) ------
+
+_TEST_WRITES: dict[int, list[tuple[str, str, Any]]] = {}
+
+
+def request(
+    api: DevCluster,
+    method: str,
+    path: str,
+    body: Mapping[str, Any] | None = None,
+    *,
+    content_type: str = "application/merge-patch+json",
+) -> tuple[int, dict[str, Any]]:
+    """One synchronous HTTP request to the emulator, as a user or another controller would send it; the
+    request is remembered so that `our_writes` can leave it out."""
+    data = json.dumps(body).encode() if body is not None else None
+    if method.upper() != "GET":
+        _TEST_WRITES.setdefault(id(api), []).append((method.upper(), path, body))
+    req = urllib.request.Request(api.url + path, data=data, method=method.upper())
+    if data is not None:
+        req.add_header("Content-Type", "application/json" if method.upper() in ("POST", "PUT") else content_type)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as answer:
+            return answer.status, json.loads(answer.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def patch(api: DevCluster, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    status, answer = request(api, "PATCH", path, body)
+    assert status == 200, (status, answer)
+    return answer
+
+
+def rb_path(name: str, namespace: str = "default", subresource: str | None = None) -> str:
+    path = f"/apis/work.karmada.io/v1alpha2/namespaces/{namespace}/resourcebindings/{name}"
+    return f"{path}/{subresource}" if subresource else path
+
+
+def crb_path(name: str, subresource: str | None = None) -> str:
+    path = f"/apis/work.karmada.io/v1alpha2/clusterresourcebindings/{name}"
+    return f"{path}/{subresource}" if subresource else path
+
+
+def cluster_path(name: str) -> str:
+    return f"/apis/cluster.karmada.io/v1alpha1/clusters/{name}"
+
+
+def config_path(name: str, namespace: str = "karmada-system", subresource: str | None = None) -> str:
+    path = f"/apis/config.binding-scheduler.io/v1alpha1/namespaces/{namespace}/schedulerconfigurations/{name}"
+    return f"{path}/{subresource}" if subresource else path
+
+
+def is_test_write(api: DevCluster, entry: JournalEntry) -> bool:
+    return (entry.method, entry.path, entry.body) in _TEST_WRITES.get(id(api), [])
+
+
+def our_writes(api: DevCluster, path: str | None = None) -> list[JournalEntry]:
+    """Every write in the journal that the test did not send itself (optionally: whose path matches)."""
+    pattern = re.compile(path) if path is not None else None
+    return [
+        e for e in api.journal.writes()
+        if not is_test_write(api, e) and (pattern is None or pattern.search(e.path))
+    ]
+
+
+def binding_writes(api: DevCluster, name: str, namespace: str = "default") -> list[JournalEntry]:
+    """The operator's writes to one ResourceBinding (spec and status), in order."""
+    return our_writes(api, rf"/namespaces/{namespace}/resourcebindings/{name}(/status)?$")
+
+
+def events(api: DevCluster, namespace: str = "default", *, name: str | None = None) -> list[dict[str, Any]]:
+    """core/v1 Events in `namespace` (optionally about the object `name`), oldest first."""
+    items = [dict(e) for e in api.store.list("events", namespace=namespace)]
+    if name is not None:
+        items = [e for e in items if e["involvedObject"].get("name") == name]
+    return sorted(items, key=lambda e: int(e["metadata"]["resourceVersion"]))
+
+
+def condition(body: Mapping[str, Any], type_: str = "Scheduled") -> dict[str, Any] | None:
+    for item in (body.get("status") or {}).get("conditions") or []:
+        if item.get("type") == type_:
+            return dict(item)
+    return None
+
+
+def settled(api: DevCluster, quiet: float = 0.5, timeout: float = 20.0) -> None:
+    """Wait until the journal has seen no write but Lease renewals for `quiet` seconds (the operator has
+    nothing left to do)."""
+    def calm() -> bool:
+        writes = [e for e in api.journal.writes() if "/leases/" not in e.path]
+        last = max((e.time for e in writes), default=0.0)
+        return time.monotonic() - last >= quiet
+    wait_until(calm, timeout, "the writes to settle")
+
+
+CRB_POLICY_LABEL = "clusterpropagationpolicy.karmada.io/permanent-id"
+
+
+def crb_doc(
+    name: str,
+    *,
+    replicas: int = 0,
+    placement: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "resource": {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "name": name,
+                     "uid": f"uid-{name}"},
+        "placement": dict(placement) if placement is not None else {},
+    }
+    if replicas:
+        spec["replicas"] = replicas
+    return {
+        "apiVersion": "work.karmada.io/v1alpha2",
+        "kind": "ClusterResourceBinding",
+        "metadata": {
+            "name": name,
+            "labels": dict(labels) if labels is not None else {CRB_POLICY_LABEL: "c1"},
+        },
+        "spec": spec,
+    }
+
+
+def crb_scheduled(api: DevCluster, name: str) -> dict[str, Any] | None:
+    body = get(api, "clusterresourcebindings", name)
+    return body if body is not None and condition(body) is not None else None

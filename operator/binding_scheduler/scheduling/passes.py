@@ -218,6 +218,7 @@ async def _commit(
             metadata = written.get("metadata") or {}
             version = str(metadata.get("resourceVersion") or version)
             generation = int(metadata.get("generation") or generation)
+            ctx.bindings.wrote(binding.key, generation)
     outcome = await _write_status(
         binding, ref, verdict, ctx, version=version, generation=generation, affinity_name=decision.affinity_name
     )

@@ -83,7 +83,12 @@ class Scheduler:
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
         if now_passes and not was_passing:
             self._enqueue(body, "BindingAdd")
-        elif now_passes and was_passing and _generation(previous) != _generation(body):
+        elif (
+            now_passes
+            and was_passing
+            and _generation(previous) != _generation(body)
+            and not self.ctx.bindings.is_own_write(body)  # our spec write: the pass that made it records it
+        ):
             self._enqueue(body, "BindingUpdate")
 
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:

@@ -25,6 +25,7 @@ class BindingStore:
     def __init__(self) -> None:
         self._bodies: dict[str, Mapping[str, Any]] = {}
         self._parsed: dict[str, tuple[str, Binding | ValidationError]] = {}
+        self._own_generations: dict[str, int] = {}
 
     def upsert(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """Store `body`; return the body it replaces (None when new)."""
@@ -33,7 +34,21 @@ class BindingStore:
         self._bodies[key] = body
         return previous
 
+    def wrote(self, key: str, generation: int) -> None:
+        """Our own spec write moved the binding to `generation`."""
+        self._own_generations[key] = generation
+
+    def is_own_write(self, body: Mapping[str, Any]) -> bool:
+        """Is `body`'s generation the one our last spec write produced? The spec has then not changed since our
+        write (every spec change bumps the generation), the pass that wrote it records that generation in its
+        status write, and no new pass is needed. Compared by generation, not resourceVersion, because Kopf
+        batches a burst of events into the latest one (our status write usually follows in the same burst).
+        Only intake uses this: forgetting it costs one needless pass, never a missed one."""
+        generation = (body.get("metadata") or {}).get("generation")
+        return isinstance(generation, int) and self._own_generations.get(binding_key(body)) == generation
+
     def remove(self, key: str) -> Mapping[str, Any] | None:
+        self._own_generations.pop(key, None)
         self._parsed.pop(key, None)
         return self._bodies.pop(key, None)
 
