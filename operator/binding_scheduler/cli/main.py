@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -31,7 +33,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     code: int = args.handler(args)
+    if getattr(args, "exit_at_once", False) and argv is None:
+        exit_at_once(code)
     return code
+
+
+def exit_at_once(code: int) -> None:
+    """Leave without interpreter teardown. Used by `run` after its shutdown has closed every connection and
+    awaited every task: nothing is left to write, and module finalization (gRPC core threads among it) would
+    add a quarter of a second between the shutdown report and the exit on a small machine."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -59,4 +59,4 @@ def register(subparsers: Any) -> None:
     source.add_argument("--config-file", metavar="FILE", help="read a SchedulerConfiguration from a file")
     parser.add_argument("--identity", metavar="ID", help="lease holder identity (default <hostname>_<uuid>)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    parser.set_defaults(handler=handle)
+    parser.set_defaults(handler=handle, exit_at_once=True)

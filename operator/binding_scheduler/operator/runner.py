@@ -60,6 +60,7 @@ async def run_operator(
                 loop.remove_signal_handler(signum)
     if app.service is None:
         return 1
+    logger.debug("kopf stopped")
     await app.shutdown()  # a no-op after Kopf's cleanup ran it; a stop during startup skips that cleanup
     return app.exit_code
 
