@@ -357,3 +357,14 @@ def crb_doc(
 def crb_scheduled(api: DevCluster, name: str) -> dict[str, Any] | None:
     body = get(api, "clusterresourcebindings", name)
     return body if body is not None and condition(body) is not None else None
+
+
+def metric(operator: OperatorThread, name: str, **labels: str) -> float:
+    """A sample of the operator's own metrics registry (0 when the series does not exist yet)."""
+    service = operator.app.service
+    assert service is not None
+    value = service.metrics.registry.get_sample_value(name, labels)
+    return value if value is not None else 0.0
+
+
+DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}

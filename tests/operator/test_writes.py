@@ -1,0 +1,85 @@
+"""Fewer writes than Karmada: at most two per successful pass (spec + status), and our own writes do not
+trigger another pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    DUPLICATED,
+    OperatorThread,
+    apply,
+    binding_doc,
+    binding_writes,
+    cluster_doc,
+    metric,
+    rb_path,
+    scheduled,
+    settled,
+    wait_until,
+)
+
+
+def test_a_divided_binding_gets_exactly_two_writes_and_no_pass_after_its_own(
+    api: DevCluster, config_file: Path
+) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        settled(api, quiet=1.0)
+        attempts = metric(operator, "karmada_scheduler_schedule_attempts_total",
+                          result="scheduled", schedule_type="ReconcileSchedule")
+        updates = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="BindingUpdate")
+    finally:
+        assert operator.stop() == 0
+    writes = binding_writes(api, "web")
+    assert [(w.method, w.path) for w in writes] == [
+        ("PATCH", rb_path("web")),
+        ("PATCH", rb_path("web", "default", "status")),
+    ]
+    assert attempts == 1
+    assert updates == 0
+
+
+def test_a_duplicated_binding_is_not_rescheduled_by_its_own_spec_write(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2, placement=DUPLICATED))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        settled(api, quiet=1.0)
+    finally:
+        assert operator.stop() == 0
+    writes = binding_writes(api, "web")
+    assert [w.path for w in writes] == [rb_path("web"), rb_path("web", "default", "status")]
+
+
+def test_the_status_write_is_fenced_with_the_version_returned_by_the_spec_write(
+    api: DevCluster, config_file: Path
+) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+    finally:
+        assert operator.stop() == 0
+    spec_write, status_write = binding_writes(api, "web")
+    assert spec_write.status == 200 and status_write.status == 200
+    # the spec write answered with version N: the status write was sent with exactly N and produced the last one
+    assert int(status_write.body["metadata"]["resourceVersion"]) == int(body["metadata"]["resourceVersion"]) - 1
+    assert status_write.body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"] == 2
+
+
+def test_many_bindings_each_get_at_most_two_writes(api: DevCluster, config_file: Path) -> None:
+    names = [f"app{i}" for i in range(8)]
+    apply(api, cluster_doc("m1"), cluster_doc("m2"),
+          *(binding_doc(n, replicas=i + 1, placement=DUPLICATED if i % 2 else None) for i, n in enumerate(names)))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: all(scheduled(api, n) for n in names), what="every binding to be scheduled")
+        settled(api, quiet=1.0)
+    finally:
+        assert operator.stop() == 0
+    for name in names:
+        assert len(binding_writes(api, name)) == 2, name
