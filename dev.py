@@ -27,7 +27,7 @@ def _python() -> str:
 
 
 def _ensure_venv() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py may be started by an older python3
         sys.exit(f"binding-scheduler needs Python 3.11 or newer, this is {sys.version.split()[0]}")
     if not (BIN / "python").exists():
         print(f"dev.py: creating {VENV}", flush=True)
@@ -48,7 +48,7 @@ def _run(cmd: list[str]) -> None:
 
 def demo(args: list[str]) -> None:
     _ensure_venv()
-    _run([str(BIN / "binding-scheduler"), "simulate", "-f", str(ROOT / "examples"), "-o", "table", *args])
+    _run([str(BIN / "binding-scheduler"), "demo", *args])
 
 
 def test(args: list[str]) -> None:

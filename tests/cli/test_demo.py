@@ -1,0 +1,22 @@
+"""`binding-scheduler demo`: the product on its embedded default, end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+from binding_scheduler.cli.main import main
+
+
+def test_the_demo_schedules_the_examples_and_writes_nothing_after_its_shutdown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["demo", "--workers", "2"])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = [line.split() for line in out.splitlines()]
+    assert ["shop/checkout-deployment", "True", "Success", "aws-use1-a:6,azure-weu:2,gcp-usw1:4"] in lines
+    assert ["shop/legacy-api-deployment", "False", "NoClusterFit", "-"] in lines
+    assert ["platform-viewer-clusterrole", "True", "Success",
+            "aws-apse1,aws-use1-a,aws-use1-b,gcp-euw4,gcp-usw1,staging-use1"] in lines
+    assert "lease released; write gate closed" in out
+    assert out.rstrip().endswith("0 of them after the shutdown")
