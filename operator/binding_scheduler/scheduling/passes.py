@@ -220,7 +220,8 @@ async def _commit(
             generation = int(metadata.get("generation") or generation)
             ctx.bindings.wrote(binding.key, generation)
     outcome = await _write_status(
-        binding, ref, verdict, ctx, version=version, generation=generation, affinity_name=decision.affinity_name
+        binding, ref, verdict, ctx, version=version, generation=generation, affinity_name=decision.affinity_name,
+        after_spec_write=version != binding.resource_version,
     )
     if outcome is not None:
         return outcome
@@ -271,28 +272,42 @@ async def _write_status(
     version: str,
     generation: int,
     affinity_name: str | None,
+    after_spec_write: bool = False,
 ) -> PassOutcome | None:
-    """The one status write of a pass; a PassOutcome when it ends the pass early (409, namespace gone)."""
+    """The one status write of a pass; a PassOutcome when it ends the pass early (409, namespace gone).
+
+    A 409 after our own spec write succeeded cannot drop the decision (it is in `spec.clusters` already), and
+    no later pass would write its condition (the result matches, so nothing triggers one). So when the spec is
+    still at the generation we wrote (only status or metadata changed meanwhile), the status write is sent once
+    more against a fresh read; otherwise the key is requeued for the newer spec."""
     body = ctx.bindings.body(binding.key) or {}
     status = body.get("status") or {}
-    patch = status_patch(status, verdict, ctx.now(), observed_generation=generation, affinity_name=affinity_name)
-    if patch is None:
-        return None
-    try:
-        await patch_status(ctx.client, ref, version, patch)
-        ctx.metrics.write("status", "ok")
-    except Conflict:
-        ctx.metrics.write("status", "conflict")
-        logger.info("binding %s changed before its status write (409): requeued", binding.key)
-        return PassOutcome.CONFLICT
-    except Forbidden as error:
-        ctx.metrics.write("status", "error")
-        if error.namespace_terminating:
-            return PassOutcome.FORGOTTEN
-        raise
-    except KubeError:
-        ctx.metrics.write("status", "error")
-        raise
+    for attempt in range(2 if after_spec_write else 1):
+        patch = status_patch(status, verdict, ctx.now(), observed_generation=generation, affinity_name=affinity_name)
+        if patch is None:
+            return None
+        try:
+            await patch_status(ctx.client, ref, version, patch)
+            ctx.metrics.write("status", "ok")
+            return None
+        except Conflict:
+            ctx.metrics.write("status", "conflict")
+            if attempt == 0 and after_spec_write:
+                fresh = await ctx.client.get(ref.path())
+                metadata = fresh.get("metadata") or {}
+                if metadata.get("generation") == generation:
+                    version, status = str(metadata.get("resourceVersion") or ""), fresh.get("status") or {}
+                    continue
+            logger.info("binding %s changed before its status write (409): requeued", binding.key)
+            return PassOutcome.CONFLICT
+        except Forbidden as error:
+            ctx.metrics.write("status", "error")
+            if error.namespace_terminating:
+                return PassOutcome.FORGOTTEN
+            raise
+        except KubeError:
+            ctx.metrics.write("status", "error")
+            raise
     return None
 
 

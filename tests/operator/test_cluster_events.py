@@ -1,0 +1,103 @@
+"""Cluster changes (reference 1.2, 1.3): label or generation changes and a starting deletion requeue the affected
+bindings; status-only changes do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    DUPLICATED,
+    OperatorThread,
+    apply,
+    binding_doc,
+    binding_writes,
+    cluster_doc,
+    cluster_path,
+    get,
+    metric,
+    patch,
+    request,
+    scheduled,
+    settled,
+    wait_until,
+)
+
+PROD_ONLY = {**DUPLICATED, "clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}}}
+
+
+def clusters_of(api: DevCluster, name: str) -> object:
+    body = get(api, "resourcebindings", name, "default")
+    return None if body is None else body["spec"].get("clusters")
+
+
+def test_a_cluster_label_change_requeues_the_bindings_it_now_matches(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1", labels={"env": "prod"}), cluster_doc("m2", labels={"env": "dev"}),
+          binding_doc("web", replicas=2, placement=PROD_ONLY))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        settled(api)
+        assert clusters_of(api, "web") == [{"name": "m1", "replicas": 2}]
+        patch(api, cluster_path("m2"), {"metadata": {"labels": {"env": "prod"}}})
+        wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}],
+                   what="the requeued binding to take m2")
+        settled(api)
+        requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
+    finally:
+        assert operator.stop() == 0
+    assert requeued == 1
+    assert len(binding_writes(api, "web")) == 4
+
+
+def test_a_cluster_label_change_does_not_move_a_divided_binding(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1", labels={"env": "prod"}), cluster_doc("m2", labels={"env": "dev"}),
+          binding_doc("web", replicas=2))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        settled(api)
+        patch(api, cluster_path("m2"), {"metadata": {"labels": {"env": "prod"}}})
+        wait_until(lambda: metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged"),
+                   what="the requeue")
+        settled(api)
+    finally:
+        assert operator.stop() == 0
+    assert len(binding_writes(api, "web")) == 2
+
+
+def test_a_status_only_cluster_change_requeues_nothing(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2, placement=DUPLICATED))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        settled(api)
+        patch(api, cluster_path("m2") + "/status", {"status": {"resourceSummary": {"allocatable": {"pods": "7"}}}})
+        settled(api, quiet=1.0)
+        requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
+    finally:
+        assert operator.stop() == 0
+    assert requeued == 0
+    # a Duplicated binding is rescheduled on every pass: no write proves there was no pass
+    assert len(binding_writes(api, "web")) == 2
+
+
+def test_a_terminating_target_cluster_moves_a_divided_binding_off_it(api: DevCluster, config_file: Path) -> None:
+    m2 = cluster_doc("m2")
+    m2["metadata"]["finalizers"] = ["karmada.io/cluster-controller"]
+    apply(api, cluster_doc("m1"), m2, binding_doc("web", replicas=3))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        assert [c["name"] for c in clusters_of(api, "web")] == ["m1", "m2"]  # type: ignore[attr-defined]
+        settled(api)
+        status, _ = request(api, "DELETE", cluster_path("m2"))
+        assert status == 200
+        wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 3}], what="web to leave m2")
+        settled(api)
+    finally:
+        assert operator.stop() == 0
+    writes = binding_writes(api, "web")
+    assert len(writes) == 4
+    assert writes[2].body["spec"] == {"clusters": [{"name": "m1", "replicas": 3}]}
+    assert set(writes[3].body["status"]) == {"schedulerObservedGeneration", "lastScheduledTime"}  # condition unchanged

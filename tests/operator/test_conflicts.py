@@ -1,0 +1,79 @@
+"""The 409 path: a conflict drops the decision, writes no condition, and requeues the key at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    binding_writes,
+    cluster_doc,
+    get,
+    metric,
+    patch,
+    rb_path,
+    scheduled,
+    settled,
+    wait_until,
+)
+
+SPEC_PATH = r"/namespaces/default/resourcebindings/web$"
+
+
+def test_a_409_on_the_spec_write_writes_no_condition_and_retries_at_once(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
+    fault = api.faults.add(method="PATCH", path=SPEC_PATH, status=409, times=1)
+    operator = OperatorThread(api, config_file).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        settled(api)
+        conflicts = metric(operator, "binding_scheduler_writes_total", kind="spec", result="conflict")
+        backoffs = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ScheduleAttemptFailure")
+    finally:
+        assert operator.stop() == 0
+    assert fault.hits == 1
+    writes = binding_writes(api, "web")
+    assert [(w.path.endswith("/status"), w.status) for w in writes] == [(False, 409), (False, 200), (True, 200)]
+    assert writes[0].body == writes[1].body  # the same decision from the same read, sent again
+    assert [c["reason"] for c in body["status"]["conditions"]] == ["Success"]
+    assert conflicts == 1
+    assert backoffs == 1  # counted as a failed attempt, but requeued without backoff
+
+
+def test_a_concurrent_write_between_read_and_write_fences_the_decision(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
+    api.faults.add(method="PATCH", path=SPEC_PATH, delay=1.0, times=1)
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: binding_writes(api, "web"), what="the spec write to arrive")
+        patch(api, rb_path("web"), {"spec": {"replicas": 4}})  # lands while our write waits
+        body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        settled(api)
+    finally:
+        assert operator.stop() == 0
+    writes = binding_writes(api, "web")
+    assert [(w.path.endswith("/status"), w.status) for w in writes] == [(False, 409), (False, 200), (True, 200)]
+    assert writes[1].body["spec"] == {"clusters": [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]}
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
+    assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
+
+
+def test_a_409_on_the_status_write_writes_no_condition_and_the_next_pass_finishes(
+    api: DevCluster, config_file: Path
+) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
+    api.faults.add(method="PATCH", path=r"/resourcebindings/web/status$", status=409, times=1)
+    operator = OperatorThread(api, config_file).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        settled(api)
+    finally:
+        assert operator.stop() == 0
+    writes = binding_writes(api, "web")
+    assert [(w.path.endswith("/status"), w.status) for w in writes] == [(False, 200), (True, 409), (True, 200)]
+    assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
+    final = get(api, "resourcebindings", "web", "default")
+    assert final is not None and final["spec"]["clusters"] == [{"name": "m1", "replicas": 1}]
