@@ -69,6 +69,7 @@ class Scheduler:
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self._cancelled_at_stop = 0
+        self._committing_at_stop: set[asyncio.Task[PassOutcome]] = set()
 
     # -- intake (called from Kopf's event handlers; synchronous, never blocks) -----------------------------
 
@@ -208,14 +209,19 @@ class Scheduler:
 
     def request_stop(self) -> int:
         """Stop intake and cancel every pass that has not reached its commit point; returns how many.
-        Synchronous, so it can run straight from a signal handler."""
+        Synchronous, so it can run straight from a signal handler. Passes inside their commit are noted: they
+        are the ones the drain lets finish."""
         self._stopping = True
         self.queue.close()
         cancelled = 0
         for entry in self._in_flight.values():
-            if entry.tracker.phase is Phase.DECIDING and not entry.task.done():
+            if entry.task.done():
+                continue
+            if entry.tracker.phase is Phase.DECIDING:
                 entry.task.cancel()
                 cancelled += 1
+            else:
+                self._committing_at_stop.add(entry.task)
         self._cancelled_at_stop += cancelled
         return cancelled
 
@@ -227,19 +233,17 @@ class Scheduler:
 
     async def drain(self, drain_timeout: float) -> DrainReport:
         """The bounded stop: cancel passes before their commit point, let committing ones finish within
-        `drain_timeout`, cut the rest, and await every pass and worker. Returns only when nothing is left running."""
+        `drain_timeout`, cut the rest, and await every pass and worker. Returns only when nothing is left
+        running."""
         started = time.monotonic()
         self.request_stop()
-        cancelled = self._cancelled_at_stop
-        committing = [e.task for e in self._in_flight.values() if e.tracker.phase is Phase.COMMITTING]
-        everything = [e.task for e in self._in_flight.values()]
-        drained = cut = 0
-        if committing:
-            done, pending = await asyncio.wait(committing, timeout=max(drain_timeout, 0.0))
-            drained = len(done)
+        committing = set(self._committing_at_stop)
+        pending = {task for task in committing if not task.done()}
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=max(drain_timeout, 0.0))
             for task in pending:
                 task.cancel()
-            cut = len(pending)
+        everything = [e.task for e in self._in_flight.values()]
         if everything:
             await asyncio.wait(everything)
         for worker in self._tasks:
@@ -247,8 +251,12 @@ class Scheduler:
                 worker.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks)
-        report = DrainReport(cancelled=cancelled, drained=drained, cut=cut, seconds=time.monotonic() - started)
-        return report
+        return DrainReport(
+            cancelled=self._cancelled_at_stop,
+            drained=len(committing) - len(pending),
+            cut=len(pending),
+            seconds=time.monotonic() - started,
+        )
 
 
 def _generation(body: Mapping[str, Any] | None) -> Any:
