@@ -82,11 +82,11 @@ def namespaces(api: DevCluster, *names: str) -> None:
         api.store.ensure_namespace(name)
 
 
-def wait_until(condition: Callable[[], T], timeout: float = 20.0, what: str = "condition") -> T:
+def wait_until(condition: Callable[[], T | None], timeout: float = 20.0, what: str = "condition") -> T:
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
-        if value:
+        if value is not None and value:
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
@@ -144,8 +144,7 @@ class OperatorThread:
     def call(self, fn: Callable[[], T]) -> T:
         """Run `fn` in the operator's loop and return its result."""
         assert self._loop is not None
-        future: asyncio.Future[T] = asyncio.run_coroutine_threadsafe(_call(fn), self._loop)  # type: ignore[assignment]
-        return future.result(10)
+        return asyncio.run_coroutine_threadsafe(_call(fn), self._loop).result(10)
 
     def stop(self, timeout: float = 30.0) -> int | None:
         """Like SIGTERM: the stop reaches the passes at once, then Kopf stops and the cleanup shuts down."""

@@ -1,0 +1,58 @@
+"""A binding the model rejects: Scheduled=False/SchedulerError naming the field, one Warning event, retried with
+backoff, and every other binding keeps flowing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    binding_writes,
+    cluster_doc,
+    condition,
+    config_spec,
+    events,
+    metric,
+    scheduled,
+    settled,
+    wait_until,
+    write_config,
+)
+
+BAD_PLACEMENT = {
+    "clusterAffinity": {"labelSelector": {"matchExpressions": [{"key": "env", "operator": "Inn", "values": ["a"]}]}},
+    "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"},
+}
+
+
+def test_a_bad_binding_gets_a_scheduler_error_one_warning_and_backoff_retries(
+    tmp_path: Path, api: DevCluster
+) -> None:
+    fast_backoff = config_spec(queue={"initialBackoff": "50ms", "maxBackoff": "100ms"})
+    config = write_config(tmp_path / "config.yaml", fast_backoff)
+    apply(api, cluster_doc("m1"), binding_doc("bad", replicas=1, placement=BAD_PLACEMENT),
+          binding_doc("good", replicas=1))
+    operator = OperatorThread(api, config).start()
+    try:
+        good = wait_until(lambda: scheduled(api, "good"), what="the good binding to be scheduled")
+        bad = wait_until(lambda: scheduled(api, "bad"), what="the bad binding's condition")
+        wait_until(lambda: metric(operator, "karmada_scheduler_queue_incoming_bindings_total",
+                                  event="ScheduleAttemptFailure") >= 3, what="retries")
+        settled(api)
+    finally:
+        assert operator.stop() == 0
+    assert condition(good)["reason"] == "Success"  # type: ignore[index]
+    found = condition(bad)
+    assert found is not None
+    assert (found["status"], found["reason"]) == ("False", "SchedulerError")
+    assert "spec.placement.clusterAffinity.labelSelector.matchExpressions[0].operator" in found["message"]
+    assert "Inn" in found["message"]
+    warnings = [e for e in events(api, name="bad") if e["type"] == "Warning"]
+    assert len(warnings) == 1
+    assert (warnings[0]["reason"], warnings[0]["message"]) == ("ScheduleBindingFailed", found["message"])
+    writes = binding_writes(api, "bad")
+    assert [w.path.endswith("/status") for w in writes] == [True]  # the retries write nothing new
+    assert "clusters" not in bad["spec"]

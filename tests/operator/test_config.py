@@ -1,0 +1,121 @@
+"""`--config NAME`: a valid change applies to the next pass, an invalid one is reported and ignored, and a change
+that needs a restart says so."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    cluster_doc,
+    condition,
+    config_path,
+    config_spec,
+    get,
+    patch,
+    rb_path,
+    request,
+    scheduled,
+    wait_until,
+)
+
+TAINT = [{"key": "maintenance", "effect": "NoSchedule"}]
+
+
+def create_config(api: DevCluster, spec: Mapping[str, Any]) -> None:
+    api.store.create("schedulerconfigurations", {
+        "apiVersion": "config.binding-scheduler.io/v1alpha1",
+        "kind": "SchedulerConfiguration",
+        "metadata": {"name": "sched", "namespace": "karmada-system"},
+        "spec": dict(spec),
+    })
+
+
+def valid_condition(api: DevCluster, generation: int) -> dict[str, Any] | None:
+    body = get(api, "schedulerconfigurations", "sched", "karmada-system")
+    found = condition(body, "Valid") if body is not None else None
+    return found if found is not None and found.get("observedGeneration") == generation else None
+
+
+def start(api: DevCluster) -> OperatorThread:
+    return OperatorThread(api, config_name="sched").start()
+
+
+def test_the_named_configuration_is_used_and_reported_valid(api: DevCluster) -> None:
+    create_config(api, config_spec(workers=2))
+    apply(api, cluster_doc("m1"), binding_doc("web"))
+    operator = start(api)
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        found = wait_until(lambda: valid_condition(api, 1), what="the Valid condition")
+        workers = operator.app.service.config.workers  # type: ignore[union-attr]
+    finally:
+        assert operator.stop() == 0
+    assert (found["status"], found["reason"], found["message"]) == ("True", "Valid", "applied")
+    assert workers == 2
+
+
+def test_a_plugin_change_applies_to_the_next_pass(api: DevCluster) -> None:
+    create_config(api, config_spec())
+    apply(api, cluster_doc("m1", taints=TAINT), binding_doc("web", replicas=1))
+    operator = start(api)
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), what="web to get a condition")
+        assert condition(body)["reason"] == "NoClusterFit"  # type: ignore[index]
+        patch(api, config_path("sched"), {"spec": {"plugins": ["*", "-TaintToleration"]}})
+        wait_until(lambda: valid_condition(api, 2), what="the new configuration to be applied")
+        patch(api, rb_path("web"), {"spec": {"replicas": 2}})
+        wait_until(lambda: (get(api, "resourcebindings", "web", "default") or {})["spec"].get("clusters")
+                   == [{"name": "m1", "replicas": 2}], what="web to land on the tainted cluster")
+    finally:
+        assert operator.stop() == 0
+    final = get(api, "resourcebindings", "web", "default")
+    assert final is not None and condition(final)["reason"] == "Success"  # type: ignore[index]
+
+
+def test_an_invalid_spec_is_reported_with_its_field_and_the_last_valid_one_stays(api: DevCluster) -> None:
+    create_config(api, config_spec(workers=3))
+    apply(api, cluster_doc("m1"))
+    operator = start(api)
+    try:
+        wait_until(lambda: valid_condition(api, 1), what="the first Valid condition")
+        patch(api, config_path("sched"), {"spec": {"workers": 0}})
+        found = wait_until(lambda: valid_condition(api, 2), what="the Invalid condition")
+        apply_binding_later(api)
+        wait_until(lambda: scheduled(api, "late"), what="a new binding to be scheduled under the old config")
+        workers = operator.app.service.config.workers  # type: ignore[union-attr]
+        valid_metric = operator.app.service.metrics.registry.get_sample_value(  # type: ignore[union-attr]
+            "binding_scheduler_config_valid")
+    finally:
+        assert operator.stop() == 0
+    assert found["status"] == "False"
+    assert "spec.workers" in found["message"]
+    assert found["message"].endswith("the last valid configuration stays in force")
+    assert workers == 3
+    assert valid_metric == 0
+
+
+def apply_binding_later(api: DevCluster) -> None:
+    doc = binding_doc("late", replicas=1)
+    status, answer = request(api, "POST", "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings", doc)
+    assert status == 201, answer
+
+
+def test_a_scheduler_name_change_needs_a_restart_and_is_not_applied(api: DevCluster) -> None:
+    create_config(api, config_spec())
+    apply(api, cluster_doc("m1"))
+    operator = start(api)
+    try:
+        wait_until(lambda: valid_condition(api, 1), what="the first Valid condition")
+        patch(api, config_path("sched"), {"spec": {"schedulerName": "other-scheduler"}})
+        found = wait_until(lambda: valid_condition(api, 2), what="the RestartRequired condition")
+        apply_binding_later(api)
+        wait_until(lambda: scheduled(api, "late"), what="a default-scheduler binding to be scheduled still")
+    finally:
+        assert operator.stop() == 0
+    assert (found["status"], found["reason"]) == ("True", "RestartRequired")
+    assert "spec.schedulerName" in found["message"]

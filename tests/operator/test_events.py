@@ -1,0 +1,86 @@
+"""Events (reference 1.9): the same event on the binding and on its resource template, with Karmada's messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    cluster_doc,
+    crb_doc,
+    crb_scheduled,
+    events,
+    scheduled,
+    settled,
+    wait_until,
+)
+
+SUCCESS = "Binding has been scheduled successfully."
+
+
+def summary(items: list[dict[str, object]]) -> list[tuple[object, ...]]:
+    return [
+        (e["involvedObject"]["kind"], e["involvedObject"]["name"], e["type"], e["reason"], e["message"])  # type: ignore[index]
+        for e in items
+    ]
+
+
+def test_success_is_recorded_on_the_binding_and_the_template_with_the_result(
+    api: DevCluster, config_file: Path
+) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        wait_until(lambda: len(events(api, name="web")) >= 2, what="the events")
+        settled(api)
+    finally:
+        assert operator.stop() == 0
+    recorded = events(api, name="web")
+    message = f"{SUCCESS} Result: {{m1:2, m2:1}}"
+    assert summary(recorded) == [
+        ("ResourceBinding", "web", "Normal", "ScheduleBindingSucceed", message),
+        ("Deployment", "web", "Normal", "ScheduleBindingSucceed", message),
+    ]
+    assert recorded[1]["involvedObject"] == {
+        "apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "web", "uid": "uid-web",
+    }
+    assert {e["source"]["component"] for e in recorded} == {"default-scheduler"}
+
+
+def test_a_cluster_resource_binding_success_message_has_no_colon(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), crb_doc("role"))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: crb_scheduled(api, "role"), what="the CRB to be scheduled")
+        wait_until(lambda: len(events(api, name="role")) >= 2, what="the events")
+        settled(api)
+    finally:
+        assert operator.stop() == 0
+    message = f"{SUCCESS} Result {{m1:0, m2:0}}"
+    assert summary(events(api, name="role")) == [
+        ("ClusterResourceBinding", "role", "Normal", "ScheduleBindingSucceed", message),
+        ("ClusterRole", "role", "Normal", "ScheduleBindingSucceed", message),
+    ]
+
+
+def test_a_failure_is_recorded_as_a_warning_with_the_condition_message(api: DevCluster, config_file: Path) -> None:
+    placement = {"clusterAffinity": {"clusterNames": ["nowhere"]},
+                 "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}}
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=1, placement=placement))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), what="web to get its condition")
+        wait_until(lambda: len(events(api, name="web")) >= 2, what="the events")
+        settled(api)
+    finally:
+        assert operator.stop() == 0
+    condition = body["status"]["conditions"][0]
+    assert (condition["status"], condition["reason"]) == ("False", "NoClusterFit")
+    assert summary(events(api, name="web")) == [
+        ("ResourceBinding", "web", "Warning", "ScheduleBindingFailed", condition["message"]),
+        ("Deployment", "web", "Warning", "ScheduleBindingFailed", condition["message"]),
+    ]

@@ -1,0 +1,58 @@
+"""/metrics, /healthz and /readyz over real HTTP once a pass has run."""
+
+from __future__ import annotations
+
+import socket
+import urllib.request
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    cluster_doc,
+    config_spec,
+    scheduled,
+    wait_until,
+    write_config,
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def fetch(port: int, path: str) -> tuple[int, str]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+        return answer.status, answer.read().decode()
+
+
+def test_metrics_and_health_are_served_after_a_pass(tmp_path: Path, api: DevCluster) -> None:
+    metrics_port, health_port = free_port(), free_port()
+    config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": metrics_port,
+                                                                          "healthPort": health_port}))
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
+    operator = OperatorThread(api, config).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+
+        def attempts_exported() -> str | None:
+            text = fetch(metrics_port, "/metrics")[1]
+            return text if 'schedule_type="ReconcileSchedule"} 1.0' in text else None
+
+        text = wait_until(attempts_exported, what="the attempt in /metrics")
+        healthz = fetch(health_port, "/healthz")
+        readyz = fetch(health_port, "/readyz")
+    finally:
+        assert operator.stop() == 0
+    assert 'karmada_scheduler_schedule_attempts_total{result="scheduled",schedule_type="ReconcileSchedule"} 1.0' in text
+    assert 'karmada_scheduler_queue_incoming_bindings_total{event="BindingAdd"} 1.0' in text
+    assert "karmada_scheduler_e2e_scheduling_duration_seconds_bucket" in text
+    assert "binding_scheduler_leader 1.0" in text
+    assert "_created" not in text
+    assert healthz == (200, "ok")
+    assert readyz == (200, "ok")
