@@ -3,6 +3,7 @@ and a stale decision loses to a newer one whoever sends it."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from binding_scheduler.algorithm.registry import PluginSet
@@ -137,3 +138,28 @@ def test_a_stale_decision_arriving_after_a_newer_one_is_refused_and_the_newer_on
     assert [e.body["spec"]["clusters"] for e in refused] == [[{"name": "m1", "replicas": 3}]]
     body = get(api, "resourcebindings", "web", "default")
     assert body is not None and body["spec"]["clusters"] == newer
+
+
+def test_a_standby_instance_talks_to_nothing_but_the_lease(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web"))
+    api.store.create(
+        "leases",
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+            "spec": {
+                "holderIdentity": "someone-else",
+                "leaseDurationSeconds": 3600,
+                "renewTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            },
+        },
+    )
+    api.journal.clear()
+    standby = OperatorThread(api, config_file, identity="standby").start(wait_leading=False)
+    wait_until(lambda: len(api.journal.filter(path=LEASE)) >= 3, what="a few lease polls")
+
+    assert standby.stop() == 0
+    lease_path = "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases/karmada-scheduler"
+    assert {e.path for e in api.journal.filter()} == {lease_path}
+    assert binding_writes(api, "web") == []
