@@ -113,9 +113,20 @@ class SpreadConstraintFilter:
 
     def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         placement = ctx.binding.placement
-        if placement is None or not any(c.spread_by_field in SPREAD_REASONS for c in placement.spread_constraints):
+        if placement is None:
             return {}
-        return {c.name: r for c in clusters if (r := self.filter(ctx, c)) is not None}
+        names: set[str] | None = None
+        failures: dict[str, str] = {}
+        for constraint in placement.spread_constraints:
+            reason = SPREAD_REASONS.get(constraint.spread_by_field)
+            if reason is None:
+                continue
+            if names is None:
+                names = {c.name for c in clusters}
+            for name in ctx.snapshot.without[constraint.spread_by_field]:
+                if name in names and name not in failures:
+                    failures[name] = reason
+        return failures
 
 
 class ClusterEviction:
