@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,11 +16,19 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Exists", "Equal")
 
 
+_INT64 = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _parse_int64(text: str) -> int | None:
-    try:
-        return int(text, 10)
-    except ValueError:
+    """Go's `strconv.ParseInt(text, 10, 64)`: ASCII digits with an optional sign, in int64 range.
+
+    Python's `int()` would also take `1_000`, surrounding spaces and non-ASCII digits, and has no range.
+    """
+    if _INT64.fullmatch(text) is None:
         return None
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else None
 
 
 @dataclass(frozen=True, slots=True)
