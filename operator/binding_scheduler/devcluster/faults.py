@@ -35,6 +35,7 @@ class Fault:
     hits: int = 0
     _released: asyncio.Event = field(default_factory=asyncio.Event)
     _owner: Faults | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
 
     def matches(self, method: str, path: str, query_string: str, is_watch: bool) -> bool:
         if self.end_watch and not is_watch:
@@ -46,8 +47,20 @@ class Fault:
         )
 
     def release(self) -> None:
-        """Let every request hanging on this fault (now or later) go on."""
-        self._released.set()
+        """Let every request hanging on this fault (now or later) go on. Safe from any thread: tests often
+        run the emulator in a thread of its own (`DevCluster.in_thread`)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self._released.set()
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._released.set()
+        else:
+            loop.call_soon_threadsafe(self._released.set)
 
     def remove(self) -> None:
         """Stop injecting this fault (requests already hanging on it are released too)."""
@@ -60,6 +73,7 @@ class Fault:
         return self._owner is not None and self in self._owner
 
     async def wait_released(self) -> None:
+        self._loop = asyncio.get_running_loop()
         await self._released.wait()
 
     def error(self) -> ApiError | None:
