@@ -32,10 +32,24 @@ def input_files(paths: Sequence[str]) -> Iterator[Path]:
             yield path
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML as kubectl reads it: a timestamp-looking scalar stays the string it is written as.
+
+    PyYAML's safe loader turns an unquoted `2024-01-01T00:00:00Z` into a datetime, which the model (fed JSON
+    by the API server) rightly refuses; kubectl's YAML-to-JSON conversion keeps it as text.
+    """
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def documents(path: Path) -> Iterator[Any]:
     """Every object in a file: multi-document YAML, JSON, and `kind: List` items."""
     with path.open(encoding="utf-8") as handle:
-        for document in yaml.safe_load_all(handle):
+        for document in yaml.load_all(handle, Loader=_Loader):
             if document is None:
                 continue
             kind = document.get("kind") if isinstance(document, dict) else None
@@ -64,6 +78,9 @@ def load_inputs(paths: Sequence[str]) -> Inputs:
         except yaml.YAMLError as error:
             problem = str(error).replace("\n", " ")
             inputs.errors.append(f"{path}: - -: not valid YAML or JSON: {problem}")
+            continue
+        except UnicodeDecodeError as error:
+            inputs.errors.append(f"{path}: - -: not UTF-8 text: {error.reason}")
             continue
         for document in docs:
             kind, name = _describe(document)
