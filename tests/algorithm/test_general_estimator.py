@@ -553,3 +553,10 @@ def test_a_new_snapshot_of_the_same_cluster_is_not_answered_from_the_old_one() -
 def test_estimate_replicas_answers_zero_for_a_cluster_without_summary() -> None:
     clusters = [cluster("a", summary=False), cluster("b", allocatable={"pods": "3"})]
     assert estimate_replicas(clusters, None) == {"a": 0, "b": 3}
+
+
+def test_allowed_pods_rounds_each_pods_value_away_from_zero() -> None:
+    # Kubernetes' Value() rounds an inexact amount away from zero: allocating "-500m" pods is -1, not 0, so the
+    # cluster allows 10 - 0 - (-1) = 11 pods (a ceiling toward +infinity would say 10).
+    c = cluster(allocatable={"pods": "10"}, allocating={"pods": "-500m"})
+    assert max_available_replicas(c, None) == 11

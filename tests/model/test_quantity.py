@@ -51,8 +51,9 @@ def test_json_numbers_are_quantities() -> None:
 
 
 @pytest.mark.parametrize(("text", "value", "milli"), [("100m", 1, 100), ("1", 1, 1000), ("1500m", 2, 1500),
-                                                       ("1n", 1, 1), ("-1500m", -1, -1500), ("1Ki", 1024, 1024000)])
-def test_value_and_milli_value_round_up(text: str, value: int, milli: int) -> None:
+                                                       ("1n", 1, 1), ("-1500m", -2, -1500), ("1Ki", 1024, 1024000),
+                                                       ("-1n", -1, -1), ("-2", -2, -2000)])
+def test_value_and_milli_value_round_away_from_zero(text: str, value: int, milli: int) -> None:
     quantity = parse_quantity(text, "q")
     assert (quantity.value(), quantity.milli_value()) == (value, milli)
 

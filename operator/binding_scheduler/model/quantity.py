@@ -32,8 +32,12 @@ _MAX_TEXT = 100
 _MAX_EXPONENT = 400
 
 
-def _ceil(value: Fraction) -> int:
-    return -((-value.numerator) // value.denominator)
+def _away_from_zero(value: Fraction) -> int:
+    """Kubernetes' rounding of an inexact Value()/MilliValue(): up for positive amounts, down for negative ones
+    (`-1500m` has Value() -2, not -1)."""
+    if value >= 0:
+        return -((-value.numerator) // value.denominator)
+    return value.numerator // value.denominator
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +49,12 @@ class Quantity:
     binary: bool = False
 
     def value(self) -> int:
-        """Whole units, rounded up, like Kubernetes' `Quantity.Value()`."""
-        return _ceil(self.amount)
+        """Whole units, rounded away from zero, like Kubernetes' `Quantity.Value()`."""
+        return _away_from_zero(self.amount)
 
     def milli_value(self) -> int:
-        """Thousandths, rounded up, like Kubernetes' `Quantity.MilliValue()`."""
-        return _ceil(self.amount * 1000)
+        """Thousandths, rounded away from zero, like Kubernetes' `Quantity.MilliValue()`."""
+        return _away_from_zero(self.amount * 1000)
 
     def __str__(self) -> str:
         return self.text
