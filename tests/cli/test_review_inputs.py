@@ -67,3 +67,14 @@ def test_a_file_that_is_not_utf8_is_a_bad_input_line_not_a_traceback(
     out = capsys.readouterr().out
     assert code == 2
     assert out.splitlines() == [f"{bad}: - -: not UTF-8 text: invalid start byte"]
+
+
+def test_two_clusters_of_one_name_are_a_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An API server holds one Cluster per name; scheduling against both would list the name twice in spec.clusters.
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(CLUSTER)
+    second.write_text(CLUSTER + "---\n" + BINDING)
+    code = main(["simulate", "-f", str(first), "-f", str(second), "-o", "json"])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert out.splitlines() == [f"{second}: Cluster m1: metadata.name: 'm1' is already a Cluster in {first}"]

@@ -69,6 +69,7 @@ def _describe(document: Any) -> tuple[str, str]:
 
 def load_inputs(paths: Sequence[str]) -> Inputs:
     inputs = Inputs()
+    cluster_files: dict[str, Path] = {}
     for path in input_files(paths):
         try:
             docs = list(documents(path))
@@ -86,7 +87,13 @@ def load_inputs(paths: Sequence[str]) -> Inputs:
             kind, name = _describe(document)
             try:
                 if kind == "Cluster":
-                    inputs.clusters.append(parse_cluster(document))
+                    cluster = parse_cluster(document)
+                    if cluster.name in cluster_files:
+                        # Cluster names are unique in an API server; two would both be scheduled to.
+                        first = cluster_files[cluster.name]
+                        raise ValidationError("metadata.name", f"{cluster.name!r} is already a Cluster in {first}")
+                    cluster_files[cluster.name] = path
+                    inputs.clusters.append(cluster)
                 elif kind in BINDING_KINDS:
                     inputs.bindings.append(parse_binding(document))
                 elif not isinstance(document, dict):
