@@ -7,7 +7,7 @@ import pytest
 from binding_scheduler.algorithm.affinity import cluster_matches
 from binding_scheduler.model import Requirement, ValidationError
 from binding_scheduler.model.fields import Fields
-from binding_scheduler.model.placement import parse_cluster_affinity
+from binding_scheduler.model.placement import parse_cluster_affinity, parse_placement
 from binding_scheduler.model.selectors import NODE_SELECTOR_OPERATORS, parse_requirement
 from tests.builders import make_cluster
 
@@ -37,3 +37,11 @@ def test_a_field_selector_gt_on_a_region_with_an_underscore_does_not_match() -> 
     )
     assert cluster_matches(make_cluster("m1", region="10"), affinity)
     assert not cluster_matches(make_cluster("m2", region="1_0"), affinity)
+
+
+def test_a_placement_with_a_workload_affinity_is_hashable_like_every_model_object() -> None:
+    workload = {"affinity": {"groupByLabelKey": "app"}, "antiAffinity": {"groupByLabelKey": "tier"}}
+    first = parse_placement(Fields({"workloadAffinity": workload}, "p"))
+    second = parse_placement(Fields({"workloadAffinity": dict(reversed(workload.items()))}, "p"))
+    assert first == second
+    assert hash(first) == hash(second)

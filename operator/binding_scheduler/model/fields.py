@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -147,7 +148,10 @@ class FrozenMap(dict[str, Any]):
 
     def __hash__(self) -> int:  # type: ignore[override]
         if self._hash is None:
-            self._hash = hash(frozenset(self.items()))
+            try:
+                self._hash = hash(frozenset(self.items()))
+            except TypeError:  # nested JSON values (placement.workloadAffinity): hash the canonical text
+                self._hash = hash(json.dumps(self, sort_keys=True, default=repr))
         return self._hash
 
     def _immutable(self, *args: Any, **kwargs: Any) -> Any:
