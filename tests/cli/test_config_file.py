@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from binding_scheduler.operator.config_file import ConfigFileError, load_config_file
 from binding_scheduler.model.config import API_VERSION, DEFAULT_CONFIG, KIND
+from binding_scheduler.operator.config_file import ConfigFileError, load_config_file
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = f"apiVersion: {API_VERSION}\nkind: {KIND}\nmetadata:\n  name: c\n"

@@ -58,3 +58,23 @@ def test_unknown_binding_is_an_error_naming_the_known_ones(capsys: pytest.Captur
     assert out == ""
     assert "no binding 'nope' in the inputs" in err
     assert "shop/checkout-deployment" in err
+
+
+class Exploding:
+    name = "Exploding"
+
+    def score(self, ctx: object, cluster: object) -> int:
+        raise RuntimeError("no scores today")
+
+
+def test_a_failing_score_plugin_is_reported_not_a_crash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.plugins.discover_plugins", lambda: [Exploding()])
+    code, out, _ = explain(capsys, "--binding", "checkout-deployment", "-o", "json")
+    document = json.loads(out)
+    assert code == 0
+    assert document["reason"] == "SchedulerError"
+    assert document["message"] == 'failed to prioritize clusters: plugin "Exploding" failed with: no scores today'
+    first = next(c for c in document["attempts"][0]["clusters"] if c["name"] == "aws-use1-a")
+    assert first["scores"]["Exploding"] == "plugin failed: no scores today"

@@ -16,7 +16,7 @@ class ClusterVerdicts:
 
     cluster: Cluster
     filters: list[tuple[str, str | None]] = field(default_factory=list)
-    scores: list[tuple[str, int]] = field(default_factory=list)
+    scores: list[tuple[str, int | str]] = field(default_factory=list)
     estimates: dict[str, int | str] = field(default_factory=dict)
     detail: ClusterDetail | None = None
     selected: bool = False
@@ -42,8 +42,15 @@ def all_filter_verdicts(ctx: FilterContext, plugins: PluginSet, cluster: Cluster
     return verdicts
 
 
-def all_scores(ctx: FilterContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, int]]:
-    return [(plugin.name, plugin.score(ctx, cluster)) for plugin in plugins.scores]
+def all_scores(ctx: FilterContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, int | str]]:
+    """Every score; a plugin that raises is reported with its error (the pass itself fails on it)."""
+    scores: list[tuple[str, int | str]] = []
+    for plugin in plugins.scores:
+        try:
+            scores.append((plugin.name, plugin.score(ctx, cluster)))
+        except Exception as error:
+            scores.append((plugin.name, f"plugin failed: {error}"))
+    return scores
 
 
 def cluster_verdicts(ctx: FilterContext, plugins: PluginSet) -> list[ClusterVerdicts]:

@@ -80,7 +80,7 @@ def _cluster_lines(entry: ClusterVerdicts) -> list[str]:
     verdicts = "; ".join(f"{name} {'ok' if reason is None else 'FAILED: ' + reason}" for name, reason in entry.filters)
     lines.append(f"    filters: {verdicts or 'none enabled'}")
     if entry.feasible:
-        total = sum(score for _, score in entry.scores)
+        total = sum(score for _, score in entry.scores if isinstance(score, int))
         parts = ", ".join(f"{name} {score}" for name, score in entry.scores)
         lines.append(f"    scores: {parts or 'none enabled'} (total {total})")
     if entry.estimates or entry.detail is not None:
