@@ -108,8 +108,10 @@ def filter_and_score(binding: Binding, snapshot: Snapshot, plugins: PluginSet) -
             ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=overflow_order(binding, c))
             for c in feasible
         ]
+    elif scores:
+        details = [ClusterDetail(c, scores.get(c.name, 0)) for c in feasible]
     else:
-        details = [ClusterDetail(cluster=c, score=scores.get(c.name, 0)) for c in feasible]
+        details = [ClusterDetail(c) for c in feasible]
     return Candidates(binding=binding, context=ctx, details=details, diagnosis=diagnosis)
 
 
@@ -137,15 +139,24 @@ def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]
     """Merge the estimators' answers into allocatable/available (reference 2.5)."""
     binding = candidates.binding
     assigned = {t.name: t.replicas for t in binding.clusters}
-    if needs_estimates(binding):
-        merged = merge_estimates([d.name for d in candidates.details], binding.replicas, answers)
-        for detail in candidates.details:
-            detail.allocatable = merged[detail.name]
-            detail.available = detail.allocatable + assigned.get(detail.name, 0)
-    else:
-        for detail in candidates.details:
+    details = candidates.details
+    if not needs_estimates(binding):
+        for detail in details:
             detail.allocatable = MAX_INT32
             detail.available = MAX_INT32 + assigned.get(detail.name, 0)
+        return
+    if len(answers) == 1:  # the general estimator alone: merge_estimates' rule without building its dict
+        only, replicas = answers[0], binding.replicas
+        for detail in details:
+            value = only.get(detail.name)
+            allocatable = replicas if value is None or value == -1 or value >= MAX_INT32 else value
+            detail.allocatable = allocatable
+            detail.available = allocatable + assigned.get(detail.name, 0)
+        return
+    merged = merge_estimates([d.name for d in details], binding.replicas, answers)
+    for detail in details:
+        detail.allocatable = merged[detail.name]
+        detail.available = detail.allocatable + assigned.get(detail.name, 0)
 
 
 def select(candidates: Candidates, trace: list[str] | None = None) -> list[ClusterDetail]:
