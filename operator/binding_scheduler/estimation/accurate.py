@@ -29,9 +29,10 @@ from .wire import (
     MAX_AVAILABLE_REPLICAS,
     InvalidAnswer,
     max_available_component_sets_request,
-    max_available_replicas_request,
     object_metadata,
     read_count,
+    replica_requirements,
+    replicas_request_for,
     serialize,
 )
 
@@ -73,10 +74,11 @@ class AccurateEstimator:
     ) -> EstimateAnswer:
         """`MaxAvailableReplicas` on every cluster's estimator."""
         legacy = self.settings.send_legacy_fields
+        encoded = replica_requirements(requirements, legacy=legacy) if requirements is not None else None
         return await self._fan_out(
             clusters,
             MAX_AVAILABLE_REPLICAS,
-            lambda name: max_available_replicas_request(name, requirements, legacy=legacy),
+            lambda name: replicas_request_for(name, encoded),
             resource,
         )
 

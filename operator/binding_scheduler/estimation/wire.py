@@ -95,9 +95,17 @@ def _component(component: Component, *, legacy: bool) -> estimator_pb2.Component
 def max_available_replicas_request(
     cluster: str, requirements: ReplicaRequirements | None, *, legacy: bool = True
 ) -> estimator_pb2.MaxAvailableReplicasRequest:
+    encoded = replica_requirements(requirements, legacy=legacy) if requirements is not None else None
+    return replicas_request_for(cluster, encoded)
+
+
+def replicas_request_for(
+    cluster: str, encoded: estimator_pb2.ReplicaRequirements | None
+) -> estimator_pb2.MaxAvailableReplicasRequest:
+    """The request for one cluster around requirements encoded once for a whole fan-out."""
     out = estimator_pb2.MaxAvailableReplicasRequest(cluster=cluster)
-    if requirements is not None:
-        out.replicaRequirements.CopyFrom(replica_requirements(requirements, legacy=legacy))
+    if encoded is not None:
+        out.replicaRequirements.CopyFrom(encoded)
     return out
 
 
