@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from ..algorithm.plugins import PluginError
 from ..algorithm.registry import PluginSet
-from ..model import ValidationError
+from ..model import Cluster, ObjectReference, ReplicaRequirements, ValidationError
 from ..model.duration import parse_duration
-from ..scheduling.attempt import ReplicaEstimator
+from ..scheduling.attempt import EstimateAnswerLike, ReplicaEstimator
 from ..scheduling.plugins import load_plugins
 from .inputs import Inputs, load_inputs
 
@@ -94,8 +94,27 @@ async def open_estimator(args: argparse.Namespace) -> AsyncIterator[ReplicaEstim
 
     estimator = AccurateEstimator(EstimatorSettings(timeout=timeout, endpoints=endpoints))
     try:
-        yield estimator
+        yield OnlyListed(estimator, frozenset(endpoints))
     finally:
         await estimator.close()
+
+
+class OnlyListed:
+    """Offline, only the clusters given with `--estimator` have an accurate estimator: the others are not
+    looked up (no service discovery, no DNS), so they keep the general estimate without a failure."""
+
+    def __init__(self, estimator: ReplicaEstimator, listed: frozenset[str]) -> None:
+        self.estimator = estimator
+        self.listed = listed
+
+    async def max_available_replicas(
+        self,
+        clusters: Sequence[Cluster],
+        requirements: ReplicaRequirements | None,
+        *,
+        resource: ObjectReference | None = None,
+    ) -> EstimateAnswerLike:
+        asked = [c for c in clusters if c.name in self.listed]
+        return await self.estimator.max_available_replicas(asked, requirements, resource=resource)
 
 
