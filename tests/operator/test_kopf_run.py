@@ -1,0 +1,51 @@
+"""`kopf run -m binding_scheduler.operator`: the same operator under Kopf's own CLI, configured from the
+environment, stopped by SIGTERM through Kopf's cleanup."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import apply, binding_doc, cluster_doc, get, scheduled, wait_until
+
+KOPF = shutil.which("kopf", path=str(Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
+def test_kopf_run_schedules_and_shuts_down_cleanly(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
+    env = {
+        **os.environ,
+        "BINDING_SCHEDULER_KUBECONFIG": str(api.kubeconfig_path),
+        "BINDING_SCHEDULER_NAMESPACE": "karmada-system",
+        "BINDING_SCHEDULER_CONFIG_FILE": str(config_file),
+    }
+    assert KOPF is not None
+    process = subprocess.Popen(
+        [KOPF, "run", "--standalone", "--all-namespaces", "-m", "binding_scheduler.operator"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), timeout=60, what="kopf run to schedule the binding")
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert process.returncode == 0, output
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]
+    assert "shutdown complete" in output
+    lease = get(api, "leases", "karmada-scheduler", "karmada-system")
+    assert lease is not None and lease["spec"]["holderIdentity"] == ""
