@@ -49,3 +49,32 @@ def test_kopf_run_schedules_and_shuts_down_cleanly(api: DevCluster, config_file:
     assert "shutdown complete" in output
     lease = get(api, "leases", "karmada-scheduler", "karmada-system")
     assert lease is not None and lease["spec"]["holderIdentity"] == ""
+
+
+@pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
+def test_kopf_run_exits_non_zero_when_the_lease_is_lost(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
+    env = {
+        **os.environ,
+        "BINDING_SCHEDULER_KUBECONFIG": str(api.kubeconfig_path),
+        "BINDING_SCHEDULER_NAMESPACE": "karmada-system",
+        "BINDING_SCHEDULER_CONFIG_FILE": str(config_file),
+    }
+    assert KOPF is not None
+    process = subprocess.Popen(
+        [KOPF, "run", "--standalone", "--all-namespaces", "-m", "binding_scheduler.operator"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until(lambda: scheduled(api, "web"), timeout=60, what="kopf run to lead and schedule")
+        api.faults.add(method="PUT", path=r"/leases/karmada-scheduler$", status=500)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 1, output
+    assert "lease lost" in output

@@ -7,6 +7,7 @@ handlers, posting off, standalone). Every write goes through the service's own c
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -81,8 +82,15 @@ class OperatorApp:
         return self.service.exit_code if self.service is not None else 0
 
     def _fatal(self) -> None:
+        """The Lease is lost (the gate is already closed, every pass cancelled): stop with exit status 1.
+        Our runner turns the stop flag into that status; under `kopf run` there is no way to pass a status
+        through Kopf, so the process leaves at once (as Karmada's scheduler does on a lost lease)."""
         if self.stop_flag is not None:
             self.stop_flag.set()
+            return
+        logger.critical("lease lost under `kopf run`: exiting with status 1")
+        logging.shutdown()
+        os._exit(1)
 
     def connection_info(self) -> kopf.ConnectionInfo:
         connection = self.connection
