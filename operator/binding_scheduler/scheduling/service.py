@@ -146,9 +146,15 @@ class SchedulerService:
     # -- configuration ------------------------------------------------------------------------------------
 
     def _estimator(self, config: SchedulerConfig) -> AccurateEstimator | None:
+        """The accurate estimator for `config`: the current one when its settings did not change (its
+        channels stay open), a new one otherwise. Replaced ones are closed at shutdown: passes still running
+        may hold them."""
         if not config.estimator.enabled:
             return None
-        estimator = AccurateEstimator(estimator_settings(config), service_lookup=self._lookup_service)
+        settings = estimator_settings(config)
+        if self._estimators and self._estimators[-1].settings == settings:
+            return self._estimators[-1]
+        estimator = AccurateEstimator(settings, service_lookup=self._lookup_service)
         self._estimators.append(estimator)
         return estimator
 
