@@ -18,23 +18,27 @@ from tests.operator.harness import apply, binding_doc, cluster_doc, get, schedul
 KOPF = shutil.which("kopf", path=str(Path(sys.executable).parent))
 
 
-@pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
-def test_kopf_run_schedules_and_shuts_down_cleanly(api: DevCluster, config_file: Path) -> None:
-    apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
+def start_kopf(api: DevCluster, config_file: Path) -> subprocess.Popen[str]:
+    assert KOPF is not None
     env = {
         **os.environ,
         "BINDING_SCHEDULER_KUBECONFIG": str(api.kubeconfig_path),
         "BINDING_SCHEDULER_NAMESPACE": "karmada-system",
         "BINDING_SCHEDULER_CONFIG_FILE": str(config_file),
     }
-    assert KOPF is not None
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [KOPF, "run", "--standalone", "--all-namespaces", "-m", "binding_scheduler.operator"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+@pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
+def test_kopf_run_schedules_and_shuts_down_cleanly(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
+    process = start_kopf(api, config_file)
     try:
         body = wait_until(lambda: scheduled(api, "web"), timeout=60, what="kopf run to schedule the binding")
         process.send_signal(signal.SIGTERM)
@@ -54,20 +58,7 @@ def test_kopf_run_schedules_and_shuts_down_cleanly(api: DevCluster, config_file:
 @pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
 def test_kopf_run_exits_non_zero_when_the_lease_is_lost(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
-    env = {
-        **os.environ,
-        "BINDING_SCHEDULER_KUBECONFIG": str(api.kubeconfig_path),
-        "BINDING_SCHEDULER_NAMESPACE": "karmada-system",
-        "BINDING_SCHEDULER_CONFIG_FILE": str(config_file),
-    }
-    assert KOPF is not None
-    process = subprocess.Popen(
-        [KOPF, "run", "--standalone", "--all-namespaces", "-m", "binding_scheduler.operator"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = start_kopf(api, config_file)
     try:
         wait_until(lambda: scheduled(api, "web"), timeout=60, what="kopf run to lead and schedule")
         api.faults.add(method="PUT", path=r"/leases/karmada-scheduler$", status=500)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from ..algorithm.plugins import PluginError
 from ..algorithm.registry import PluginSet
@@ -40,6 +42,20 @@ def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:
         "--estimator-timeout", default="3s", metavar="DURATION",
         help="one deadline for all estimator calls of an attempt (default 3s)",
     )
+
+
+def run_command(
+    command: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
+) -> Callable[[argparse.Namespace], int]:
+    """An async command as an argparse handler: its exit status, including the SystemExit of bad input."""
+
+    def handle(args: argparse.Namespace) -> int:
+        try:
+            return asyncio.run(command(args))
+        except SystemExit as exit_:
+            return int(exit_.code or 0)
+
+    return handle
 
 
 def fail(lines: list[str], code: int = 2) -> SystemExit:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Sequence
@@ -20,7 +19,14 @@ from ..algorithm.triggers import schedule_trigger
 from ..algorithm.walk import Decision
 from ..model import Binding
 from ..scheduling.attempt import AttemptRecord, decide_binding
-from .common import add_estimator_arguments, add_input_arguments, load_or_exit, open_estimator, plugins_or_exit
+from .common import (
+    add_estimator_arguments,
+    add_input_arguments,
+    load_or_exit,
+    open_estimator,
+    plugins_or_exit,
+    run_command,
+)
 from .inputs import Inputs
 
 
@@ -188,13 +194,6 @@ async def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def handle(args: argparse.Namespace) -> int:
-    try:
-        return asyncio.run(_run(args))
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "explain",
@@ -207,4 +206,4 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--binding", required=True, metavar="[NAMESPACE/]NAME", help="the binding to explain")
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
     add_estimator_arguments(parser)
-    parser.set_defaults(handler=handle)
+    parser.set_defaults(handler=run_command(_run))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +16,14 @@ from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..model import Binding, TargetCluster
 from ..scheduling.attempt import ReplicaEstimator, decide_binding
-from .common import add_estimator_arguments, add_input_arguments, load_or_exit, open_estimator, plugins_or_exit
+from .common import (
+    add_estimator_arguments,
+    add_input_arguments,
+    load_or_exit,
+    open_estimator,
+    plugins_or_exit,
+    run_command,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,13 +104,6 @@ async def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def handle(args: argparse.Namespace) -> int:
-    try:
-        return asyncio.run(_run(args))
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "simulate",
@@ -115,6 +114,6 @@ def register(subparsers: Any) -> None:
     add_input_arguments(parser)
     parser.add_argument("-o", "--output", choices=("json", "yaml", "table"), default="table")
     add_estimator_arguments(parser)
-    parser.set_defaults(handler=handle)
+    parser.set_defaults(handler=run_command(_run))
 
 
