@@ -214,10 +214,10 @@ class OperatorApp:
         if self.service is not None:
             self.service.scheduler.on_cluster(body)
 
-    def cluster_event(self, event: Mapping[str, Any]) -> None:
+    async def cluster_event(self, event: Mapping[str, Any]) -> None:
         body = event.get("object")
         if self.service is not None and event.get("type") == "DELETED" and isinstance(body, Mapping):
-            self.service.scheduler.on_cluster_deleted(body)
+            await self.service.cluster_deleted(body)
 
 
 def _read(path: str | None) -> str | None:

@@ -55,7 +55,7 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
 
     @kopf.on.event("cluster.karmada.io", "v1alpha1", "clusters", registry=registry)
     async def cluster(event: kopf.RawEvent, **_: Any) -> None:
-        app.cluster_event(event)
+        await app.cluster_event(event)
 
     if app.options.config_name:
 

@@ -194,6 +194,13 @@ class SchedulerService:
             kube_api=self.config.kube_api,
         )
 
+    async def cluster_deleted(self, body: Mapping[str, Any]) -> None:
+        """A Cluster is gone: out of the snapshot, and its estimator channels closed (as Karmada does)."""
+        self.scheduler.on_cluster_deleted(body)
+        name = str((body.get("metadata") or {}).get("name") or "")
+        for estimator in self._estimators:
+            await estimator.forget(name)
+
     async def _lookup_service(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         try:
             return await self.client.get(f"/api/v1/namespaces/{namespace}/services/{name}")

@@ -1,0 +1,52 @@
+"""The operator with accurate estimators: answers are used, and a deleted cluster's channel is closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.estimation.stub import EstimatorStub
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    cluster_doc,
+    cluster_path,
+    config_spec,
+    request,
+    scheduled,
+    settled,
+    wait_until,
+    write_config,
+)
+from tests.shutdown.helpers import stubs_in_thread
+
+AGGREGATED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
+
+
+def test_an_accurate_answer_steers_the_pass_and_a_deleted_cluster_loses_its_channel(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    with stubs_in_thread(EstimatorStub("m1", replicas=1), EstimatorStub("m2", replicas=50)) as stubs:
+        endpoints = {s.cluster_name: s.address for s in stubs}
+        spec = config_spec(estimator={"enabled": True, "endpoints": endpoints})
+        apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3, placement=AGGREGATED))
+        operator = OperatorThread(api, write_config(tmp_path / "c.yaml", spec)).start()
+        try:
+            body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+            service = operator.app.service
+            assert service is not None
+            estimator = service.scheduler.settings.estimator
+            assert estimator is not None
+            assert set(operator.call(lambda: dict(estimator.connected))) == {"m1", "m2"}  # type: ignore[attr-defined]
+
+            settled(api)
+            status, _ = request(api, "DELETE", cluster_path("m1"))
+            assert status == 200
+            wait_until(
+                lambda: "m1" not in operator.call(lambda: dict(estimator.connected)),  # type: ignore[attr-defined]
+                what="m1's channel to close",
+            )
+        finally:
+            assert operator.stop() == 0
+    assert body["spec"]["clusters"] == [{"name": "m2", "replicas": 3}]
