@@ -371,6 +371,7 @@ LIVE = {
     "spec.queue.maxBackoff": {"queue": {"maxBackoff": "20s"}},
     "spec.queue.unschedulableTimeout": {"queue": {"unschedulableTimeout": "1m"}},
     "spec.shutdown.drainTimeout": {"shutdown": {"drainTimeout": "1s"}},
+    "spec.featureGates.MultiplePodTemplatesScheduling": {"featureGates": {"MultiplePodTemplatesScheduling": True}},
 }
 
 
@@ -512,3 +513,14 @@ def test_arbitrary_sections(spec: dict[str, Any]) -> None:
 @given(mutated(VALID))
 def test_a_mutated_example(data: Any) -> None:
     parses_or_rejects(copy.deepcopy(data))
+
+
+def test_feature_gates_default_off_and_parse() -> None:
+    assert DEFAULT_CONFIG.feature_gates.multiple_pod_templates_scheduling is False
+    config = parse_config(doc({"featureGates": {"MultiplePodTemplatesScheduling": True}}))
+    assert config.feature_gates.multiple_pod_templates_scheduling is True
+
+
+def test_an_unknown_feature_gate_is_an_error() -> None:
+    with pytest.raises(ValidationError, match=r"^spec\.featureGates\.WorkloadAffinity: unknown field$"):
+        parse_config(doc({"featureGates": {"WorkloadAffinity": True}}))

@@ -16,7 +16,8 @@ from .assign import assign_replicas
 from .candidates import DEFAULT_OVERFLOW_ORDER, UNMATCHED_OVERFLOW_ORDER, ClusterDetail
 from .errors import FitError, SchedulingError
 from .estimates import merge_estimates
-from .general_estimator import max_available_replicas
+from .general_estimator import estimate_component_sets, max_available_replicas
+from .multi_template import multi_template_applicable
 from .plugins import FilterContext
 from .registry import PluginSet
 from .snapshot import Snapshot
@@ -29,6 +30,8 @@ MAX_INT32 = 2**31 - 1
 @dataclass(frozen=True, slots=True)
 class ScheduleOptions:
     enable_empty_workload_propagation: bool = False
+    multiple_pod_templates: bool = False
+    """Karmada's alpha gate `MultiplePodTemplatesScheduling` (off by default)."""
 
 
 DEFAULT_OPTIONS = ScheduleOptions()
@@ -121,10 +124,20 @@ def needs_estimates(binding: Binding) -> bool:
 
 
 def general_estimates(
-    binding: Binding, clusters: Sequence[Cluster], snapshot: Snapshot | None = None
+    binding: Binding,
+    clusters: Sequence[Cluster],
+    snapshot: Snapshot | None = None,
+    options: ScheduleOptions = DEFAULT_OPTIONS,
 ) -> dict[str, int]:
-    """The general estimate per cluster. With the snapshot, computed once per snapshot for all live
-    clusters and each distinct replicaRequirements (bindings of one workload shape share it)."""
+    """The general estimate per cluster: replicas, or whole component sets for a multi-template binding.
+    With the snapshot, computed once per snapshot for all live clusters and each distinct replicaRequirements
+    (bindings of one workload shape share it)."""
+    if multi_template_applicable(binding, options.multiple_pod_templates):
+        components = binding.components
+        if snapshot is None:
+            return estimate_component_sets(clusters, components)
+        sets = snapshot.memo(("general-sets", components), lambda: estimate_component_sets(snapshot.live, components))
+        return {c.name: sets[c.name] for c in clusters}
     requirements = binding.replica_requirements
     if snapshot is None:
         return {c.name: max_available_replicas(c, requirements) for c in clusters}
@@ -159,10 +172,14 @@ def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]
         detail.available = detail.allocatable + assigned.get(detail.name, 0)
 
 
-def select(candidates: Candidates, trace: list[str] | None = None) -> list[ClusterDetail]:
+def select(
+    candidates: Candidates, trace: list[str] | None = None, options: ScheduleOptions = DEFAULT_OPTIONS
+) -> list[ClusterDetail]:
+    """Spread selection; a multi-template binding needs room for one whole set (needReplicas = 1)."""
     binding = candidates.binding
+    need = 1 if multi_template_applicable(binding, options.multiple_pod_templates) else binding.replicas
     try:
-        return select_best_clusters(binding, candidates.details, binding.replicas, trace=trace)
+        return select_best_clusters(binding, candidates.details, need, trace=trace)
     except SchedulingError as error:
         raise error.wrapped("failed to select clusters") from error
 
@@ -187,7 +204,7 @@ def assign(
 
 
 def select_and_assign(candidates: Candidates, options: ScheduleOptions = DEFAULT_OPTIONS) -> list[TargetCluster]:
-    return assign(candidates, select(candidates), options)
+    return assign(candidates, select(candidates, options=options), options)
 
 
 def schedule(
@@ -202,6 +219,6 @@ def schedule(
     candidates = filter_and_score(binding, snapshot, plugins)
     answers: list[Mapping[str, int]] = []
     if needs_estimates(binding):
-        answers = [general_estimates(binding, candidates.clusters, snapshot), *accurate]
+        answers = [general_estimates(binding, candidates.clusters, snapshot, options), *accurate]
     apply_estimates(candidates, answers)
     return select_and_assign(candidates, options)

@@ -54,16 +54,20 @@ def affinity_terms_changed(placement: Placement, applied: Placement, observed_af
     return current != before
 
 
-def replicas_changed(binding: Binding) -> bool:
+def replicas_changed(binding: Binding, multiple_pod_templates: bool = False) -> bool:
     placement = binding.placement
     if placement is None or placement.replica_scheduling is None:
         return False
+    if multiple_pod_templates and binding.components and not binding.clusters:
+        return True
     if placement.replica_scheduling.type is ReplicaSchedulingType.DUPLICATED:
         return any(t.replicas != binding.replicas for t in binding.clusters)
     return sum(t.replicas for t in binding.clusters) != binding.replicas
 
 
-def schedule_trigger(binding: Binding, clusters: Mapping[str, Cluster]) -> ScheduleType | None:
+def schedule_trigger(
+    binding: Binding, clusters: Mapping[str, Cluster], *, multiple_pod_templates: bool = False
+) -> ScheduleType | None:
     """Rule 4 of the decision tree: the first true condition decides; None means no scheduling."""
     placement = binding.placement
     if placement is None:
@@ -71,7 +75,7 @@ def schedule_trigger(binding: Binding, clusters: Mapping[str, Cluster]) -> Sched
     observed = binding.status.scheduler_observing_affinity_name
     if placement_changed(placement, binding.applied_placement, observed):
         return ScheduleType.RECONCILE
-    if replicas_changed(binding):
+    if replicas_changed(binding, multiple_pod_templates):
         return ScheduleType.SCALE
     if binding.reschedule_pending:
         return ScheduleType.RECONCILE

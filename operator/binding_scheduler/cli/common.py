@@ -11,7 +11,8 @@ from typing import Any
 
 from ..algorithm.plugins import PluginError
 from ..algorithm.registry import PluginSet
-from ..model import Cluster, ObjectReference, ReplicaRequirements, ValidationError
+from ..algorithm.schedule import ScheduleOptions
+from ..model import Cluster, Component, ObjectReference, ReplicaRequirements, ValidationError
 from ..model.duration import parse_duration
 from ..scheduling.attempt import EstimateAnswerLike, ReplicaEstimator
 from ..scheduling.plugins import load_plugins
@@ -30,6 +31,29 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--enable-empty-workload-propagation", action="store_true",
         help="also list selected clusters that received no replicas, with 0",
+    )
+    parser.add_argument(
+        "--feature-gates", default="", metavar="GATE=BOOL,...",
+        help=f"Karmada alpha gates to turn on ({', '.join(FEATURE_GATES)}), e.g. MultiplePodTemplatesScheduling=true",
+    )
+
+
+FEATURE_GATES = ("MultiplePodTemplatesScheduling",)
+
+
+def schedule_options(args: argparse.Namespace) -> ScheduleOptions:
+    """The options the flags ask for; an unknown gate or a value other than true/false exits 2."""
+    gates: dict[str, bool] = {}
+    for item in filter(None, (part.strip() for part in args.feature_gates.split(","))):
+        name, _, value = item.partition("=")
+        if name not in FEATURE_GATES or value.lower() not in ("true", "false"):
+            print(f"error: --feature-gates {item!r}: expected one of {', '.join(FEATURE_GATES)}=true|false",
+                  file=sys.stderr)
+            raise SystemExit(2)
+        gates[name] = value.lower() == "true"
+    return ScheduleOptions(
+        enable_empty_workload_propagation=args.enable_empty_workload_propagation,
+        multiple_pod_templates=gates.get("MultiplePodTemplatesScheduling", False),
     )
 
 
@@ -132,5 +156,16 @@ class OnlyListed:
     ) -> EstimateAnswerLike:
         asked = [c for c in clusters if c.name in self.listed]
         return await self.estimator.max_available_replicas(asked, requirements, resource=resource)
+
+    async def max_available_component_sets(
+        self,
+        clusters: Sequence[Cluster],
+        components: Sequence[Component],
+        namespace: str,
+        *,
+        resource: ObjectReference | None = None,
+    ) -> EstimateAnswerLike:
+        asked = [c for c in clusters if c.name in self.listed]
+        return await self.estimator.max_available_component_sets(asked, components, namespace, resource=resource)
 
 

@@ -13,7 +13,7 @@ from ..algorithm.events import clusters_text
 from ..algorithm.explain import ClusterVerdicts, cluster_verdicts, mark_result
 from ..algorithm.plugins import FilterContext
 from ..algorithm.registry import PluginSet
-from ..algorithm.schedule import ScheduleOptions
+from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..algorithm.triggers import schedule_trigger
 from ..algorithm.walk import Decision
@@ -26,6 +26,7 @@ from .common import (
     open_estimator,
     plugins_or_exit,
     run_command,
+    schedule_options,
 )
 from .inputs import Inputs
 
@@ -104,9 +105,14 @@ def _cluster_lines(entry: ClusterVerdicts) -> list[str]:
 
 
 def render_text(
-    binding: Binding, records: Sequence[AttemptRecord], decision: Decision, snapshot: Snapshot, plugins: PluginSet
+    binding: Binding,
+    records: Sequence[AttemptRecord],
+    decision: Decision,
+    snapshot: Snapshot,
+    plugins: PluginSet,
+    options: ScheduleOptions = DEFAULT_OPTIONS,
 ) -> str:
-    trigger = schedule_trigger(binding, snapshot.by_name)
+    trigger = schedule_trigger(binding, snapshot.by_name, multiple_pod_templates=options.multiple_pod_templates)
     lines = [
         f"{binding.scope.value} {binding.key}: {binding.replicas} replicas, {_describe_strategy(binding)}",
         f"current spec.clusters: {clusters_text(binding.clusters)}",
@@ -185,12 +191,14 @@ async def _run(args: argparse.Namespace) -> int:
     binding = find_binding(inputs, args.binding)
     plugins = plugins_or_exit(args.plugins)
     snapshot = Snapshot(inputs.clusters)
-    options = ScheduleOptions(enable_empty_workload_propagation=args.enable_empty_workload_propagation)
+    options = schedule_options(args)
     records: list[AttemptRecord] = []
     async with open_estimator(args) as estimator:
         decision = await decide_binding(binding, snapshot, plugins, estimator, options=options, records=records)
-    render = render_json if args.output == "json" else render_text
-    print(render(binding, records, decision, snapshot, plugins))
+    if args.output == "json":
+        print(render_json(binding, records, decision, snapshot, plugins))
+    else:
+        print(render_text(binding, records, decision, snapshot, plugins, options))
     return 0
 
 

@@ -23,6 +23,7 @@ from .common import (
     open_estimator,
     plugins_or_exit,
     run_command,
+    schedule_options,
 )
 
 
@@ -97,7 +98,7 @@ def render(results: Sequence[SimulationResult], output: str) -> str:
 async def _run(args: argparse.Namespace) -> int:
     inputs = load_or_exit(args.files)
     plugins = plugins_or_exit(args.plugins)
-    options = ScheduleOptions(enable_empty_workload_propagation=args.enable_empty_workload_propagation)
+    options = schedule_options(args)
     async with open_estimator(args) as estimator:
         results = await simulate(inputs.bindings, Snapshot(inputs.clusters), plugins, estimator, options)
     print(render(results, args.output))

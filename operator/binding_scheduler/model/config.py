@@ -113,6 +113,13 @@ class KubeAPIConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class FeatureGatesConfig:
+    """Karmada's alpha scheduler gates we implement (all off by default, as in Karmada)."""
+
+    multiple_pod_templates_scheduling: bool = field(default=False, metadata=_json("MultiplePodTemplatesScheduling"))
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     scheduler_name: str = field(default=DEFAULT_SCHEDULER_NAME, metadata=_json("schedulerName"))
     workers: int = field(default=1, metadata=_json("workers"))
@@ -124,6 +131,7 @@ class SchedulerConfig:
     leader_election: LeaderElectionConfig = field(default=LeaderElectionConfig(), metadata=_json("leaderElection"))
     metrics: MetricsConfig = field(default=MetricsConfig(), metadata=_json("metrics"))
     kube_api: KubeAPIConfig = field(default=KubeAPIConfig(), metadata=_json("kubeAPI"))
+    feature_gates: FeatureGatesConfig = field(default=FeatureGatesConfig(), metadata=_json("featureGates"))
 
 
 DEFAULT_CONFIG = SchedulerConfig()
@@ -206,6 +214,7 @@ def parse_config(data: Any) -> SchedulerConfig:
         leader_election=_leader_election(spec.obj("leaderElection")),
         metrics=_metrics(spec.obj("metrics")),
         kube_api=_kube_api(spec.obj("kubeAPI")),
+        feature_gates=_feature_gates(spec.obj("featureGates")),
     )
 
 
@@ -438,3 +447,10 @@ def _kube_api(fields: Fields | None) -> KubeAPIConfig:
     elif not 0 < qps <= MAX_QPS:  # also false for NaN; an int of any size compares without conversion
         raise ValidationError(api.at("qps"), f"{show(qps)} is not a number greater than 0 and at most {MAX_QPS:.0f}")
     return KubeAPIConfig(qps=float(qps), burst=api.integer("burst", defaults.burst, minimum=1, maximum=INT32_MAX))
+
+
+def _feature_gates(fields: Fields | None) -> FeatureGatesConfig:
+    gates = _section(fields, FeatureGatesConfig)
+    if gates is None:
+        return FeatureGatesConfig()
+    return FeatureGatesConfig(multiple_pod_templates_scheduling=gates.flag("MultiplePodTemplatesScheduling"))

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import SchedulingError
+from ..algorithm.multi_template import multi_template_applicable
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
     DEFAULT_OPTIONS,
@@ -27,7 +28,7 @@ from ..algorithm.schedule import (
 )
 from ..algorithm.snapshot import Snapshot
 from ..algorithm.walk import Attempt, Decision, Outcome, attempts, decide
-from ..model import Binding, Cluster, ObjectReference, ReplicaRequirements, TargetCluster
+from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements, TargetCluster
 
 
 class EstimateAnswerLike(Protocol):
@@ -39,12 +40,22 @@ class EstimateAnswerLike(Protocol):
 
 
 class ReplicaEstimator(Protocol):
-    """An accurate estimator (the gRPC client satisfies it)."""
+    """An accurate estimator (the gRPC client satisfies it). `max_available_component_sets` is only asked
+    for multi-template bindings (gate `MultiplePodTemplatesScheduling`)."""
 
     async def max_available_replicas(
         self,
         clusters: Sequence[Cluster],
         requirements: ReplicaRequirements | None,
+        *,
+        resource: ObjectReference | None = None,
+    ) -> EstimateAnswerLike: ...
+
+    async def max_available_component_sets(
+        self,
+        clusters: Sequence[Cluster],
+        components: Sequence[Component],
+        namespace: str,
         *,
         resource: ObjectReference | None = None,
     ) -> EstimateAnswerLike: ...
@@ -76,12 +87,17 @@ async def run_attempt(
     candidates = filter_and_score(binding, snapshot, plugins)
     answers: list[Mapping[str, int]] = []
     if needs_estimates(binding):
-        general = general_estimates(binding, candidates.clusters, snapshot)
+        general = general_estimates(binding, candidates.clusters, snapshot, options)
         answers.append(general)
         if estimator is not None:
-            answer = await estimator.max_available_replicas(
-                candidates.clusters, binding.replica_requirements, resource=binding.resource
-            )
+            if multi_template_applicable(binding, options.multiple_pod_templates):
+                answer = await estimator.max_available_component_sets(
+                    candidates.clusters, binding.components, binding.namespace, resource=binding.resource
+                )
+            else:
+                answer = await estimator.max_available_replicas(
+                    candidates.clusters, binding.replica_requirements, resource=binding.resource
+                )
             answers.append(answer.replicas)
             if record is not None:
                 record.accurate, record.accurate_failures = answer.replicas, answer.failures
@@ -89,9 +105,9 @@ async def run_attempt(
             record.general = general
     apply_estimates(candidates, answers)
     if record is None:
-        return assign(candidates, select(candidates), options)
+        return assign(candidates, select(candidates, options=options), options)
     record.candidates = candidates
-    record.selected = select(candidates, record.trace)
+    record.selected = select(candidates, record.trace, options)
     return assign(candidates, record.selected, options)
 
 

@@ -177,7 +177,9 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
         logger.warning("binding %s: failed to get placement from %s(%s)", key, scope, binding.key)
         return PassOutcome.ERROR
     snapshot = ctx.clusters.snapshot()
-    trigger = schedule_trigger(binding, snapshot.by_name)
+    trigger = schedule_trigger(
+        binding, snapshot.by_name, multiple_pod_templates=settings.options.multiple_pod_templates
+    )
     if trigger is None:
         return await _observe_generation(binding, ctx, tracker)
     started = time.perf_counter()

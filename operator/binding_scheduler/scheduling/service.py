@@ -162,7 +162,10 @@ class SchedulerService:
         return PassSettings(
             scheduler_name=config.scheduler_name,
             plugins=load_plugins(config.plugins),
-            options=ScheduleOptions(enable_empty_workload_propagation=config.enable_empty_workload_propagation),
+            options=ScheduleOptions(
+                enable_empty_workload_propagation=config.enable_empty_workload_propagation,
+                multiple_pod_templates=config.feature_gates.multiple_pod_templates_scheduling,
+            ),
             estimator=self._estimator(config),
         )
 
@@ -175,6 +178,7 @@ class SchedulerService:
                 plugins=config.plugins,
                 enable_empty_workload_propagation=config.enable_empty_workload_propagation,
                 estimator=config.estimator,
+                feature_gates=config.feature_gates,
             )
         )
         self.scheduler.set_workers(config.workers)
@@ -192,6 +196,7 @@ class SchedulerService:
             leader_election=self.config.leader_election,
             metrics=self.config.metrics,
             kube_api=self.config.kube_api,
+            feature_gates=config.feature_gates,
         )
 
     async def cluster_deleted(self, body: Mapping[str, Any]) -> None:
