@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import yaml
 
@@ -93,12 +93,19 @@ def wait_until(condition: Callable[[], T | None], timeout: float = 20.0, what: s
         time.sleep(0.02)
 
 
+class HasKubeconfig(Protocol):
+    """What an operator needs of its API server: a kubeconfig (devcluster's, or a real control plane's)."""
+
+    @property
+    def kubeconfig_path(self) -> Path: ...
+
+
 class OperatorThread:
     """One operator instance in its own thread and loop."""
 
     def __init__(
         self,
-        api: DevCluster,
+        api: HasKubeconfig,
         config_file: Path | None = None,
         *,
         identity: str | None = None,
