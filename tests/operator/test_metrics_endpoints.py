@@ -53,6 +53,12 @@ def test_metrics_and_health_are_served_after_a_pass(tmp_path: Path, api: DevClus
     assert 'karmada_scheduler_queue_incoming_bindings_total{event="BindingAdd"} 1.0' in text
     assert "karmada_scheduler_e2e_scheduling_duration_seconds_bucket" in text
     assert "binding_scheduler_leader 1.0" in text
+    for step in ("Filter", "Score", "Select", "AssignReplicas"):
+        assert f'karmada_scheduler_scheduling_algorithm_duration_seconds_count{{schedule_step="{step}"}} 1.0' in text
+    assert 'karmada_scheduler_framework_extension_point_duration_seconds_count{extension_point="Filter",' \
+        'result="Success"} 1.0' in text
+    assert 'karmada_scheduler_plugin_execution_duration_seconds_count{extension_point="Filter",' \
+        'plugin="APIEnablement",result="Success"} 1.0' in text
     assert "_created" not in text
     assert healthz == (200, "ok")
     assert readyz == (200, "ok")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from time import perf_counter
 
 from ..model import Binding, Cluster, TargetCluster, WeightPreference
 from .affinity import cluster_matches
@@ -18,6 +19,7 @@ from .errors import FitError, SchedulingError
 from .estimates import merge_estimates
 from .general_estimator import estimate_component_sets, max_available_replicas
 from .multi_template import multi_template_applicable
+from .observe import Observer
 from .plugins import FilterContext
 from .registry import PluginSet
 from .snapshot import Snapshot
@@ -32,6 +34,8 @@ class ScheduleOptions:
     enable_empty_workload_propagation: bool = False
     multiple_pod_templates: bool = False
     """Karmada's alpha gate `MultiplePodTemplatesScheduling` (off by default)."""
+    observer: Observer | None = field(default=None, compare=False)
+    """Told how long each step and plugin took (the scheduler's metrics); None measures nothing."""
 
 
 DEFAULT_OPTIONS = ScheduleOptions()
@@ -51,28 +55,42 @@ class Candidates:
         return [d.cluster for d in self.details]
 
 
-def run_filters(ctx: FilterContext, plugins: PluginSet) -> tuple[list[Cluster], dict[str, str]]:
+def run_filters(
+    ctx: FilterContext, plugins: PluginSet, observer: Observer | None = None
+) -> tuple[list[Cluster], dict[str, str]]:
     """Every live cluster through the filters in order; a cluster stops at its first failure."""
     remaining: list[Cluster] = list(ctx.snapshot.live)
     diagnosis: dict[str, str] = {}
-    for _, run_filter in plugins.filter_runners:
+    for plugin_name, run_filter in plugins.filter_runners:
         if not remaining:
             break
-        failures = run_filter(ctx, remaining)
+        if observer is None:
+            failures = run_filter(ctx, remaining)
+        else:
+            started = perf_counter()
+            failures = run_filter(ctx, remaining)
+            observer.plugin(plugin_name, "Filter", "Unschedulable" if failures else "Success", perf_counter() - started)
         if failures:
             diagnosis.update(failures)
             remaining = [c for c in remaining if c.name not in failures]
     return remaining, diagnosis
 
 
-def run_scores(ctx: FilterContext, plugins: PluginSet, clusters: Sequence[Cluster]) -> dict[str, int]:
+def run_scores(
+    ctx: FilterContext, plugins: PluginSet, clusters: Sequence[Cluster], observer: Observer | None = None
+) -> dict[str, int]:
     totals: dict[str, int] = {}
     for plugin_name, run_score in plugins.score_runners:
+        started = perf_counter()
         try:
             scores = run_score(ctx, clusters)
         except Exception as error:
+            if observer is not None:
+                observer.plugin(plugin_name, "Score", "Error", perf_counter() - started)
             message = f'failed to prioritize clusters: plugin "{plugin_name}" failed with: {error}'
             raise SchedulingError(message) from error
+        if observer is not None:
+            observer.plugin(plugin_name, "Score", "Success", perf_counter() - started)
         for name, score in scores.items():
             if score:
                 totals[name] = totals.get(name, 0) + score
@@ -100,12 +118,24 @@ def _has_overflow_tiers(binding: Binding) -> bool:
     return placement is not None and placement.cluster_affinity is None and bool(placement.cluster_affinities)
 
 
-def filter_and_score(binding: Binding, snapshot: Snapshot, plugins: PluginSet) -> Candidates:
+def filter_and_score(
+    binding: Binding, snapshot: Snapshot, plugins: PluginSet, observer: Observer | None = None
+) -> Candidates:
     ctx = FilterContext.of(binding, snapshot)
-    feasible, diagnosis = run_filters(ctx, plugins)
+    started = perf_counter()
+    feasible, diagnosis = run_filters(ctx, plugins, observer)
+    if observer is not None:
+        elapsed = perf_counter() - started
+        observer.step("Filter", elapsed)
+        observer.extension_point("Filter", "Success" if feasible else "Unschedulable", elapsed)
     if not feasible:
         raise FitError(len(snapshot), diagnosis)
-    scores = run_scores(ctx, plugins, feasible)
+    started = perf_counter()
+    scores = run_scores(ctx, plugins, feasible, observer)
+    if observer is not None:
+        elapsed = perf_counter() - started
+        observer.step("Score", elapsed)
+        observer.extension_point("Score", "Success", elapsed)
     if _has_overflow_tiers(binding):
         details = [
             ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=overflow_order(binding, c))
@@ -178,10 +208,14 @@ def select(
     """Spread selection; a multi-template binding needs room for one whole set (needReplicas = 1)."""
     binding = candidates.binding
     need = 1 if multi_template_applicable(binding, options.multiple_pod_templates) else binding.replicas
+    started = perf_counter()
     try:
         return select_best_clusters(binding, candidates.details, need, trace=trace)
     except SchedulingError as error:
         raise error.wrapped("failed to select clusters") from error
+    finally:
+        if options.observer is not None:
+            options.observer.step("Select", perf_counter() - started)
 
 
 def assign(
@@ -193,10 +227,14 @@ def assign(
         key = ("static-weights", preference.static_weight_list)
         return snapshot.memo(key, lambda: rule_weights(snapshot.clusters, preference))
 
+    started = perf_counter()
     try:
         result = assign_replicas(candidates.binding, selected, weight_table=weight_table)
     except SchedulingError as error:
         raise error.wrapped("failed to assign replicas") from error
+    finally:
+        if options.observer is not None:
+            options.observer.step("AssignReplicas", perf_counter() - started)
     if options.enable_empty_workload_propagation:
         present = {t.name for t in result}
         result = result + [TargetCluster(d.name) for d in selected if d.name not in present]
@@ -216,7 +254,7 @@ def schedule(
     options: ScheduleOptions = DEFAULT_OPTIONS,
 ) -> list[TargetCluster]:
     """One attempt with the general estimator (plus any accurate answers already gathered)."""
-    candidates = filter_and_score(binding, snapshot, plugins)
+    candidates = filter_and_score(binding, snapshot, plugins, options.observer)
     answers: list[Mapping[str, int]] = []
     if needs_estimates(binding):
         answers = [general_estimates(binding, candidates.clusters, snapshot, options), *accurate]

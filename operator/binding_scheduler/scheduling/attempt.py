@@ -84,7 +84,7 @@ async def run_attempt(
     options: ScheduleOptions = DEFAULT_OPTIONS,
     record: AttemptRecord | None = None,
 ) -> list[TargetCluster]:
-    candidates = filter_and_score(binding, snapshot, plugins)
+    candidates = filter_and_score(binding, snapshot, plugins, options.observer)
     answers: list[Mapping[str, int]] = []
     if needs_estimates(binding):
         general = general_estimates(binding, candidates.clusters, snapshot, options)

@@ -266,3 +266,19 @@ class SchedulerMetrics:
     def render(self) -> bytes:
         """The registry in the Prometheus text format (0.0.4, `CONTENT_TYPE`), without `_created` series."""
         return generate_latest(_WithoutCreated(self.registry))
+
+
+class MetricsObserver:
+    """The algorithm's step and plugin timings, into Karmada's histograms."""
+
+    def __init__(self, metrics: SchedulerMetrics) -> None:
+        self.metrics = metrics
+
+    def step(self, step: str, seconds: float) -> None:
+        self.metrics.observe_step(step, seconds)
+
+    def extension_point(self, extension_point: str, result: str, seconds: float) -> None:
+        self.metrics.observe_extension_point(extension_point, result, seconds)
+
+    def plugin(self, plugin: str, extension_point: str, result: str, seconds: float) -> None:
+        self.metrics.observe_plugin(plugin, extension_point, result, seconds)

@@ -30,7 +30,7 @@ from ..kube.gate import WriteGate
 from ..kube.lease import LeaseElector
 from ..model.config import SchedulerConfig
 from .health import HealthServer
-from .metrics import SchedulerMetrics
+from .metrics import MetricsObserver, SchedulerMetrics
 from .passes import Decider, PassContext, PassSettings
 from .plugins import load_plugins
 from .queue import SchedulingQueue
@@ -165,6 +165,7 @@ class SchedulerService:
             options=ScheduleOptions(
                 enable_empty_workload_propagation=config.enable_empty_workload_propagation,
                 multiple_pod_templates=config.feature_gates.multiple_pod_templates_scheduling,
+                observer=MetricsObserver(self.metrics),
             ),
             estimator=self._estimator(config),
         )
