@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -75,6 +76,7 @@ async def start_stubs(clusters: int, latency: float, mode: str) -> tuple[asyncio
         mode,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
     )
     assert child.stdout is not None
     endpoints = {}
@@ -87,24 +89,8 @@ async def start_stubs(clusters: int, latency: float, mode: str) -> tuple[asyncio
 
 
 async def measure(clusters: int, latency: float, rounds: int) -> int:
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        __file__,
-        "--serve",
-        "--clusters",
-        str(clusters),
-        "--latency",
-        str(latency),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert child.stdout is not None and child.stdin is not None
-    endpoints = {}
-    while (line := (await child.stdout.readline()).decode().strip()) != "ready":
-        if not line:
-            raise SystemExit("the estimator stubs did not start")
-        name, address = line.split()
-        endpoints[name] = address
+    child, endpoints = await start_stubs(clusters, latency, "ok")
+    assert child.stdin is not None
     estimator = AccurateEstimator(EstimatorSettings(endpoints=endpoints, timeout=5.0))
     members = [Cluster(name=name) for name in endpoints]
     requirements = ReplicaRequirements(resource_request={"cpu": parse_quantity("500m", "cpu")}, namespace="default")
