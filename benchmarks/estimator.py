@@ -18,9 +18,11 @@ import statistics
 import sys
 import time
 
-from binding_scheduler.estimation import AccurateEstimator, EstimatorSettings
-from binding_scheduler.estimation.stub import EstimatorStub
-from binding_scheduler.model import Cluster, ReplicaRequirements, parse_quantity
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC core reads it when it loads: before the imports below
+
+from binding_scheduler.estimation import AccurateEstimator, EstimatorSettings  # noqa: E402
+from binding_scheduler.estimation.stub import EstimatorStub  # noqa: E402
+from binding_scheduler.model import Cluster, ReplicaRequirements, parse_quantity  # noqa: E402
 
 
 async def serve(clusters: int, latency: float, mode: str = "ok") -> None:
@@ -76,7 +78,6 @@ async def start_stubs(clusters: int, latency: float, mode: str) -> tuple[asyncio
         mode,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "GRPC_VERBOSITY": "ERROR"},
     )
     assert child.stdout is not None
     endpoints = {}
