@@ -20,9 +20,9 @@ import time
 
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC core reads it when it loads: before the imports below
 
-from binding_scheduler.estimation import AccurateEstimator, EstimatorSettings  # noqa: E402
-from binding_scheduler.estimation.stub import EstimatorStub  # noqa: E402
-from binding_scheduler.model import Cluster, ReplicaRequirements, parse_quantity  # noqa: E402
+from binding_scheduler.estimation import AccurateEstimator, EstimatorSettings
+from binding_scheduler.estimation.stub import EstimatorStub
+from binding_scheduler.model import Cluster, ReplicaRequirements, parse_quantity
 
 
 async def serve(clusters: int, latency: float, mode: str = "ok") -> None:
