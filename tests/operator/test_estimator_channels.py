@@ -19,6 +19,7 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
+from tests.operator.test_metrics_endpoints import free_port
 from tests.shutdown.helpers import stubs_in_thread
 
 AGGREGATED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
@@ -50,3 +51,26 @@ def test_an_accurate_answer_steers_the_pass_and_a_deleted_cluster_loses_its_chan
         finally:
             assert operator.stop() == 0
     assert body["spec"]["clusters"] == [{"name": "m2", "replicas": 3}]
+
+
+def test_an_unreachable_estimator_falls_back_and_is_counted_on_our_metrics(api: DevCluster, tmp_path: Path) -> None:
+    closed = free_port()
+    spec = config_spec(estimator={"enabled": True, "timeout": "2s", "endpoints": {"m1": f"127.0.0.1:{closed}"}})
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=3, placement=AGGREGATED))
+    operator = OperatorThread(api, write_config(tmp_path / "c.yaml", spec)).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+        service = operator.app.service
+        assert service is not None
+        registry = service.metrics.registry
+        counted = sum(
+            sample.value
+            for family in registry.collect()
+            if family.name == "binding_scheduler_estimator_failures"
+            for sample in family.samples
+            if sample.name.endswith("_total") and sample.labels.get("cluster") == "m1"
+        )
+    finally:
+        assert operator.stop() == 0
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 3}]
+    assert counted >= 1

@@ -154,7 +154,7 @@ class SchedulerService:
         settings = estimator_settings(config)
         if self._estimators and self._estimators[-1].settings == settings:
             return self._estimators[-1]
-        estimator = AccurateEstimator(settings, service_lookup=self._lookup_service)
+        estimator = AccurateEstimator(settings, service_lookup=self._lookup_service, registry=self.metrics.registry)
         self._estimators.append(estimator)
         return estimator
 
