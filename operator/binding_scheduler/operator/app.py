@@ -64,9 +64,9 @@ class OperatorApp:
             health_host=self.options.health_host,
         )
         self.service.on_fatal = self._fatal
-        if self._config_body is not None:
-            await self.config_event({"type": None, "object": self._config_body})
         await self.service.start()
+        if self._config_body is not None:  # its Valid condition is a write: only once we lead
+            await self.config_event({"type": None, "object": self._config_body})
 
     def request_stop(self) -> None:
         if self.service is not None:

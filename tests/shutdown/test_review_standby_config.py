@@ -1,0 +1,43 @@
+"""A standby instance started with `--config NAME` writes nothing while it waits for the Lease: the Valid
+condition of its configuration is the leader's to write (issue 6: a standby makes no other API call)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import OperatorThread, condition, config_spec, get, wait_until
+
+LEASE = r"/leases/karmada-scheduler$"
+
+
+def test_a_standby_with_a_named_configuration_writes_nothing_until_it_leads(api: DevCluster) -> None:
+    api.store.create("schedulerconfigurations", {
+        "apiVersion": "config.binding-scheduler.io/v1alpha1",
+        "kind": "SchedulerConfiguration",
+        "metadata": {"name": "sched", "namespace": "karmada-system"},
+        "spec": config_spec(),
+    })
+    api.store.create(
+        "leases",
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+            "spec": {
+                "holderIdentity": "someone-else",
+                "leaseDurationSeconds": 3600,
+                "renewTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            },
+        },
+    )
+    api.journal.clear()
+    standby = OperatorThread(api, identity="standby", config_name="sched").start(wait_leading=False)
+    try:
+        wait_until(lambda: len(api.journal.filter(path=LEASE)) >= 3, what="a few lease polls")
+        writes = [e.path for e in api.journal.writes()]
+    finally:
+        assert standby.stop() == 0
+    assert writes == []
+    body = get(api, "schedulerconfigurations", "sched", "karmada-system")
+    assert body is not None and condition(body, "Valid") is None
