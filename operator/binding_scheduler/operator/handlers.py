@@ -25,7 +25,9 @@ def configure(settings: kopf.OperatorSettings) -> None:
 
 
 def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
-    @kopf.on.startup(registry=registry)
+    # A failed start is final (the process exits 1): Kopf's default would retry it every 60 s forever, and a
+    # second `app.start()` would build a second service beside the first one's lease keeper and servers.
+    @kopf.on.startup(registry=registry, errors=kopf.ErrorsMode.PERMANENT)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure(settings)
         await app.start()

@@ -52,6 +52,7 @@ async def run_operator(
         )
     except Exception:
         logger.exception("the operator failed")
+        await app.shutdown()  # a start that failed after acquiring the Lease releases it
         return 1
     finally:
         signals.cancel()

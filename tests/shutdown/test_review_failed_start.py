@@ -1,0 +1,30 @@
+"""A start that fails (unreadable kubeconfig, the first LIST refused) ends the process with status 1 instead of
+Kopf retrying the startup every 60 s forever; a Lease already acquired is released on the way out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import OperatorThread, get, wait_until
+
+
+@dataclass
+class MissingKubeconfig:
+    kubeconfig_path: Path
+
+
+def test_an_unreadable_kubeconfig_exits_with_status_1(tmp_path: Path, config_file: Path) -> None:
+    operator = OperatorThread(MissingKubeconfig(tmp_path / "missing"), config_file).start(wait_leading=False)
+    wait_until(lambda: not operator.alive, timeout=60, what="the operator to give up")
+    assert operator.exit_code == 1
+
+
+def test_a_failed_initial_list_exits_with_status_1_and_releases_the_lease(api: DevCluster, config_file: Path) -> None:
+    api.faults.add(method="GET", path=r"/apis/cluster.karmada.io/v1alpha1/clusters$", status=403)
+    operator = OperatorThread(api, config_file, identity="first").start(wait_leading=False)
+    wait_until(lambda: not operator.alive, timeout=60, what="the operator to give up")
+    assert operator.exit_code == 1
+    lease = get(api, "leases", "karmada-scheduler", "karmada-system")
+    assert lease is not None and lease["spec"]["holderIdentity"] == ""
