@@ -70,6 +70,7 @@ class Scheduler:
         self._stopping = False
         self._cancelled_at_stop = 0
         self._committing_at_stop: set[asyncio.Task[PassOutcome]] = set()
+        self._updated_while_committing: set[str] = set()
 
     # -- intake (called from Kopf's event handlers; synchronous, never blocks) -----------------------------
 
@@ -84,15 +85,18 @@ class Scheduler:
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
         if now_passes and not was_passing:
             self._enqueue(body, "BindingAdd")
-        elif (
-            now_passes
-            and was_passing
-            and _generation(previous) != _generation(body)
-            and not self.ctx.bindings.is_own_write(body)  # our spec write: the pass that made it records it
-        ):
-            self._enqueue(body, "BindingUpdate")
+        elif now_passes and was_passing and _generation(previous) != _generation(body):
+            key = binding_key(body)
+            entry = self._in_flight.get(key)
+            if entry is not None and entry.tracker.phase is Phase.COMMITTING:
+                # Maybe our own spec write, whose watch event can beat its response to the pass: decide once
+                # the pass has recorded the generation it wrote.
+                self._updated_while_committing.add(key)
+            elif not self.ctx.bindings.is_own_write(body):  # our spec write: the pass that made it records it
+                self._enqueue(body, "BindingUpdate")
 
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
+        self._updated_while_committing.discard(binding_key(body))
         self.ctx.bindings.remove(binding_key(body))
 
     def on_cluster(self, body: Mapping[str, Any]) -> None:
@@ -162,9 +166,22 @@ class Scheduler:
         finally:
             self._in_flight.pop(info.key, None)
             tracker.phase = Phase.DONE
+            self._settle_updates(info.key)
         outcome = self._outcome(info, task)
         self.metrics.pass_finished(outcome.value)
         self._route(info, outcome)
+
+    def _settle_updates(self, key: str) -> None:
+        """Generation changes seen while the pass for `key` was committing: a pass for the latest body unless
+        its generation is the one our own spec write produced."""
+        if key not in self._updated_while_committing:
+            return
+        self._updated_while_committing.discard(key)
+        body = self.ctx.bindings.body(key)
+        if body is not None and passes_event_filter(body, self.scheduler_name) and not self.ctx.bindings.is_own_write(
+            body
+        ):
+            self._enqueue(body, "BindingUpdate")
 
     def _check_commit(self, tracker: PassTracker) -> None:
         if self._stopping:
