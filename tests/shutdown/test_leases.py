@@ -163,3 +163,15 @@ def test_a_standby_instance_talks_to_nothing_but_the_lease(api: DevCluster, conf
     lease_path = "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases/karmada-scheduler"
     assert {e.path for e in api.journal.filter()} == {lease_path}
     assert binding_writes(api, "web") == []
+
+
+def test_a_lease_release_that_gets_no_answer_does_not_hold_the_shutdown(api: DevCluster, config_file: Path) -> None:
+    operator = OperatorThread(api, config_file).start()
+    api.faults.add(method="PUT", path=LEASE, hang=True)
+
+    assert operator.stop() == 0
+
+    service = operator.app.service
+    assert service is not None and service.report is not None
+    assert service.report.lease_released is False
+    assert writes_after(api, service.finished_at or 0.0) == []

@@ -33,6 +33,7 @@ from ..algorithm.triggers import ScheduleType, schedule_trigger
 from ..algorithm.walk import Decision
 from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
 from ..kube.errors import ApiError, Conflict, Forbidden, KubeError
+from ..kube.gate import WriteGateClosed
 from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, ValidationError
 from .attempt import ReplicaEstimator, decide_binding
 from .metrics import SchedulerMetrics
@@ -211,6 +212,9 @@ async def _commit(
             ctx.metrics.write("spec", "conflict")
             logger.info("binding %s changed after our read (409): decision dropped, requeued", binding.key)
             return PassOutcome.CONFLICT
+        except WriteGateClosed:
+            ctx.metrics.write("spec", "gate_closed")
+            raise
         except ApiError as patch_error:
             ctx.metrics.write("spec", "error")
             if isinstance(patch_error, Forbidden) and patch_error.namespace_terminating:
@@ -306,6 +310,9 @@ async def _write_status(
             ctx.metrics.write("status", "error")
             if error.namespace_terminating:
                 return PassOutcome.FORGOTTEN
+            raise
+        except WriteGateClosed:
+            ctx.metrics.write("status", "gate_closed")
             raise
         except KubeError:
             ctx.metrics.write("status", "error")

@@ -23,6 +23,10 @@ from .stores import binding_key
 
 logger = logging.getLogger(__name__)
 
+STRAGGLER_GRACE = 2.0
+"""How long a stop waits for cancelled passes to unwind. Well-behaved passes take milliseconds; one that
+ignores its cancellation is abandoned after this (it can no longer write: the gate closes next)."""
+
 
 @dataclass(frozen=True, slots=True)
 class DrainReport:
@@ -142,11 +146,13 @@ class Scheduler:
         """Change the number of concurrent passes: extra workers are spawned, surplus ones leave after their
         current pass."""
         self.workers = max(1, workers)
-        running = sum(1 for t in self._tasks if t.get_name().startswith("scheduling-worker-") and not t.done())
         if not self._tasks or self._stopping:
             return
-        for index in range(running, self.workers):
-            self._tasks.append(asyncio.create_task(self._worker(index), name=f"scheduling-worker-{index}"))
+        live = {t.get_name() for t in self._tasks if not t.done()}
+        for index in range(self.workers):
+            name = f"scheduling-worker-{index}"
+            if name not in live:
+                self._tasks.append(asyncio.create_task(self._worker(index), name=name))
 
     async def _worker(self, index: int) -> None:
         while index < self.workers and (info := await self.queue.pop()) is not None:
@@ -260,18 +266,25 @@ class Scheduler:
             _, pending = await asyncio.wait(pending, timeout=max(drain_timeout, 0.0))
             for task in pending:
                 task.cancel()
+        stuck: set[asyncio.Task[PassOutcome]] = set()
         everything = [e.task for e in self._in_flight.values()]
         if everything:
-            await asyncio.wait(everything)
+            _, stuck = await asyncio.wait(everything, timeout=STRAGGLER_GRACE)
+        if stuck:
+            keys = sorted(k for k, e in self._in_flight.items() if e.task in stuck)
+            logger.error(
+                "passes for %s ignored their cancellation (a plugin swallowing CancelledError?); abandoned: the "
+                "write gate closes next, so they cannot write", ", ".join(keys),
+            )
         for worker in self._tasks:
-            if worker.get_name() == "scheduling-queue-flushers":
+            if worker.get_name() == "scheduling-queue-flushers" or stuck:
                 worker.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks)
         return DrainReport(
             cancelled=self._cancelled_at_stop,
             drained=len(committing) - len(pending),
-            cut=len(pending),
+            cut=len(pending | stuck),
             seconds=time.monotonic() - started,
         )
 

@@ -283,9 +283,10 @@ class SchedulerService:
         if self.lease is None or not self.lease.is_leader or not self.gate.is_open:
             return False
         try:
-            return await self.lease.release()
-        except KubeError as error:
-            logger.warning("could not release the lease (it will expire): %s", error)
+            async with asyncio.timeout(self.config.leader_election.renew_deadline):
+                return await self.lease.release()
+        except (KubeError, TimeoutError) as error:
+            logger.warning("could not release the lease (it will expire): %s", error or "no answer in time")
             return False
 
     async def _close_connections(self) -> None:

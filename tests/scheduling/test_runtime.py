@@ -1,0 +1,79 @@
+"""The scheduler runtime: worker count changes, and a stop that cannot be blocked by a misbehaving pass."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from binding_scheduler.algorithm.registry import build_plugins
+from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.model import parse_cluster
+from binding_scheduler.scheduling import runtime
+from binding_scheduler.scheduling.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes import PassContext, PassSettings
+from binding_scheduler.scheduling.queue import SchedulingQueue
+from binding_scheduler.scheduling.runtime import Scheduler
+from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from tests.builders import binding, cluster, placement
+
+
+class Events:
+    async def record(self, *_: Any) -> None:
+        return None
+
+
+def make_scheduler(decider: Any, workers: int = 1) -> Scheduler:
+    clusters = ClusterStore()
+    clusters.upsert(parse_cluster(cluster("m1")))
+    metrics = SchedulerMetrics()
+    ctx = PassContext(
+        client=None, events=Events(), bindings=BindingStore(), clusters=clusters, metrics=metrics, decider=decider
+    )
+    settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins())
+    return Scheduler(ctx, settings, queue=SchedulingQueue(), metrics=metrics, workers=workers)
+
+
+def worker_names(scheduler: Scheduler) -> list[str]:
+    return sorted(t.get_name() for t in scheduler._tasks if t.get_name().startswith("scheduling-worker-"))
+
+
+async def test_growing_shrinking_and_growing_the_workers_keeps_one_task_per_index() -> None:
+    scheduler = make_scheduler(decider=None, workers=2)
+    scheduler.start()
+    scheduler.set_workers(4)
+    scheduler.set_workers(1)
+    scheduler.queue.push("default/nobody")
+    for _ in range(20):
+        await asyncio.sleep(0)
+    scheduler.set_workers(3)
+    live = [t.get_name() for t in scheduler._tasks if not t.done() and t.get_name().startswith("scheduling-worker-")]
+    assert sorted(live) == ["scheduling-worker-0", "scheduling-worker-1", "scheduling-worker-2"]
+    await scheduler.drain(1.0)
+
+
+async def test_a_pass_that_swallows_its_cancellation_cannot_hold_the_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "STRAGGLER_GRACE", 0.1)
+    entered, finish = asyncio.Event(), asyncio.Event()
+
+    async def stubborn(*_: Any, **__: Any) -> Decision:
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await finish.wait()  # ignores its cancellation until the test lets it go
+        raise asyncio.CancelledError
+
+    scheduler = make_scheduler(stubborn)
+    body = binding(replicas=1, placement=placement())
+    body["metadata"]["labels"] = {"propagationpolicy.karmada.io/permanent-id": "p"}
+    scheduler.on_binding(body)
+    scheduler.start()
+    await entered.wait()
+
+    report = await scheduler.drain(0.1)
+
+    assert (report.cancelled, report.drained, report.cut) == (1, 0, 1)
+    finish.set()
+    await asyncio.sleep(0.05)
