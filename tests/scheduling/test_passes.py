@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.kube.errors import ApiError, Conflict, Forbidden, ServerError
+from binding_scheduler.kube.errors import Conflict, Forbidden, KubeError, ServerError, TransportError
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes import PassContext, PassOutcome, PassSettings, PassTracker, run_pass
@@ -22,7 +22,7 @@ NAMESPACE_TERMINATING = {"details": {"causes": [{"reason": "NamespaceTerminating
 class FakeClient:
     """Answers spec and status patches from scripted errors; records what was sent."""
 
-    def __init__(self, spec_error: ApiError | None = None, status_error: ApiError | None = None) -> None:
+    def __init__(self, spec_error: KubeError | None = None, status_error: KubeError | None = None) -> None:
         self.spec_error, self.status_error = spec_error, status_error
         self.sent: list[tuple[str, Mapping[str, Any]]] = []
 
@@ -127,3 +127,11 @@ async def test_a_deleting_binding_gets_a_warning_on_itself_and_its_resource_and_
         ("ResourceBinding", "Warning", "ScheduleBindingFailed", "skip schedule deleting resourceBinding: default/web"),
         ("Deployment", "Warning", "ScheduleBindingFailed", "skip schedule deleting resourceBinding: default/web"),
     ]
+
+
+async def test_a_spec_write_that_got_no_answer_still_writes_a_scheduler_error_condition() -> None:
+    client = FakeClient(spec_error=TransportError("cannot connect to host 127.0.0.1:6443"))
+    outcome, _ = await run(binding(replicas=1, placement=placement()), client, "m1")
+    assert outcome is PassOutcome.ERROR
+    condition = status_condition(client)
+    assert (condition["reason"], condition["message"]) == ("SchedulerError", "cannot connect to host 127.0.0.1:6443")

@@ -215,7 +215,7 @@ async def _commit(
         except WriteGateClosed:
             ctx.metrics.write("spec", "gate_closed")
             raise
-        except ApiError as patch_error:
+        except KubeError as patch_error:
             ctx.metrics.write("spec", "error")
             if isinstance(patch_error, Forbidden) and patch_error.namespace_terminating:
                 return PassOutcome.FORGOTTEN
@@ -255,11 +255,12 @@ def _result_unchanged(body: Mapping[str, Any], placement_json: str, clusters: li
 
 
 def _with_write_error(
-    decision_error: SchedulingError | None, write_error: ApiError
+    decision_error: SchedulingError | None, write_error: KubeError
 ) -> tuple[BaseException, ConditionVerdict]:
-    """Karmada aggregates [decision error, write error]; the condition follows its table for aggregates."""
+    """Karmada aggregates [decision error, write error]; the condition follows its table for aggregates. A
+    write that got no answer at all (connection refused or cut) is reported the same way, with its text."""
     items = [str(decision_error)] if decision_error is not None else []
-    items.append(write_error.message)
+    items.append(write_error.message if isinstance(write_error, ApiError) else str(write_error))
     unique = list(dict.fromkeys(items))
     text = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
     if isinstance(decision_error, FitError):

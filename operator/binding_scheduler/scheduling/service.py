@@ -230,7 +230,7 @@ class SchedulerService:
             self._keeper = asyncio.create_task(self.lease.keep(self._lease_lost), name="lease-keeper")
         await self.sync()
         self.scheduler.start()
-        self._ready = True
+        self._ready = self.gate.is_open  # not when the Lease was lost meanwhile
 
     async def sync(self) -> None:
         """List clusters, then bindings, before any pass runs (Karmada waits for its caches the same way): a
