@@ -37,7 +37,7 @@ from ..kube.gate import WriteGateClosed
 from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, ValidationError
 from .attempt import ReplicaEstimator, decide_binding
 from .metrics import SchedulerMetrics
-from .stores import BindingStore, ClusterStore
+from .stores import BindingStore, ClusterStore, binding_key
 
 logger = logging.getLogger(__name__)
 
@@ -128,14 +128,10 @@ class PassContext:
         self.now = now
 
 
-def ref_of(kind: str, name: str, namespace: str) -> BindingRef:
-    if kind == Scope.CLUSTER.value:
-        return BindingRef(kind="ClusterResourceBinding", name=name)
-    return BindingRef(kind="ResourceBinding", name=name, namespace=namespace)
-
-
 def binding_ref(binding: Binding) -> BindingRef:
-    return ref_of(binding.scope.value, binding.name, binding.namespace)
+    if binding.scope is Scope.CLUSTER:
+        return BindingRef(kind="ClusterResourceBinding", name=binding.name)
+    return BindingRef(kind="ResourceBinding", name=binding.name, namespace=binding.namespace)
 
 
 def involved_binding(body: Mapping[str, Any]) -> dict[str, str]:
@@ -358,16 +354,16 @@ async def _reject_invalid(
     metadata = body.get("metadata") or {}
     kind, name = str(body.get("kind") or ""), str(metadata.get("name") or "")
     if kind not in (Scope.NAMESPACED.value, Scope.CLUSTER.value) or not name:
-        logger.error("ignoring an unreadable binding %r: %s", binding_key_of(body), error)
+        logger.error("ignoring an unreadable binding %r: %s", binding_key(body), error)
         return PassOutcome.ERROR
     message = f"invalid binding: {error}"
-    logger.warning("binding %s is invalid: %s", binding_key_of(body), error)
+    logger.warning("binding %s is invalid: %s", binding_key(body), error)
     verdict = ConditionVerdict("False", "SchedulerError", message, retry=True)
     patch = status_patch(body.get("status") or {}, verdict, ctx.now(), observed_generation=0)
     if patch is None:
         return PassOutcome.ERROR
     tracker.enter_commit()
-    ref = ref_of(kind, name, str(metadata.get("namespace") or ""))
+    ref = BindingRef.of(body)
     try:
         await patch_status(ctx.client, ref, str(metadata.get("resourceVersion") or ""), patch)
         ctx.metrics.write("status", "ok")
@@ -376,12 +372,6 @@ async def _reject_invalid(
     await ctx.events.record(involved_binding(body), "Warning", FAILED_REASON, message)
     ctx.metrics.write("event", "ok")
     return PassOutcome.ERROR
-
-
-def binding_key_of(body: Mapping[str, Any]) -> str:
-    metadata = body.get("metadata") or {}
-    namespace, name = metadata.get("namespace") or "", metadata.get("name") or ""
-    return f"{namespace}/{name}" if namespace else str(name)
 
 
 async def _event_pair(

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..algorithm.schedule import ScheduleOptions
@@ -171,34 +171,20 @@ class SchedulerService:
         )
 
     def apply_config(self, config: SchedulerConfig) -> None:
-        """Apply a new valid configuration to the next passes (fields needing a restart keep their old value)."""
-        self.scheduler.settings = self._pass_settings(
-            SchedulerConfig(
-                scheduler_name=self.config.scheduler_name,
-                workers=config.workers,
-                plugins=config.plugins,
-                enable_empty_workload_propagation=config.enable_empty_workload_propagation,
-                estimator=config.estimator,
-                feature_gates=config.feature_gates,
-            )
-        )
-        self.scheduler.set_workers(config.workers)
-        self.queue.initial_backoff = config.queue.initial_backoff
-        self.queue.max_backoff = config.queue.max_backoff
-        self.queue.unschedulable_timeout = config.queue.unschedulable_timeout
-        self.config = SchedulerConfig(
+        """Apply a new valid configuration to the next passes; fields that need a restart keep their value."""
+        merged = replace(
+            config,
             scheduler_name=self.config.scheduler_name,
-            workers=config.workers,
-            plugins=config.plugins,
-            enable_empty_workload_propagation=config.enable_empty_workload_propagation,
-            estimator=config.estimator,
-            queue=config.queue,
-            shutdown=config.shutdown,
             leader_election=self.config.leader_election,
             metrics=self.config.metrics,
             kube_api=self.config.kube_api,
-            feature_gates=config.feature_gates,
         )
+        self.scheduler.settings = self._pass_settings(merged)
+        self.scheduler.set_workers(merged.workers)
+        self.queue.initial_backoff = merged.queue.initial_backoff
+        self.queue.max_backoff = merged.queue.max_backoff
+        self.queue.unschedulable_timeout = merged.queue.unschedulable_timeout
+        self.config = merged
 
     async def cluster_deleted(self, body: Mapping[str, Any]) -> None:
         """A Cluster is gone: out of the snapshot, and its estimator channels closed (as Karmada does)."""
