@@ -7,6 +7,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from binding_scheduler.algorithm.registry import PluginSet
@@ -97,3 +98,20 @@ def writes_after(api: DevCluster, moment: float) -> list[str]:
 def binding_writes(api: DevCluster, name: str) -> list[str]:
     entries = api.journal.filter(method="PATCH", path=rf"/resourcebindings/{name}")
     return [f"{e.method} {e.path} {e.status}" for e in entries]
+
+
+def lease_held_elsewhere(api: DevCluster) -> None:
+    """Another instance holds the scheduler's Lease for an hour: anyone starting now stays on standby."""
+    api.store.create(
+        "leases",
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+            "spec": {
+                "holderIdentity": "someone-else",
+                "leaseDurationSeconds": 3600,
+                "renewTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            },
+        },
+    )

@@ -3,7 +3,6 @@ and a stale decision loses to a newer one whoever sends it."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 from binding_scheduler.algorithm.registry import PluginSet
@@ -24,7 +23,7 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.shutdown.helpers import HeldDecider, binding_writes, writes_after
+from tests.shutdown.helpers import HeldDecider, binding_writes, lease_held_elsewhere, writes_after
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 LEASE = r"/leases/karmada-scheduler$"
@@ -142,19 +141,7 @@ def test_a_stale_decision_arriving_after_a_newer_one_is_refused_and_the_newer_on
 
 def test_a_standby_instance_talks_to_nothing_but_the_lease(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web"))
-    api.store.create(
-        "leases",
-        {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
-            "spec": {
-                "holderIdentity": "someone-else",
-                "leaseDurationSeconds": 3600,
-                "renewTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            },
-        },
-    )
+    lease_held_elsewhere(api)
     api.journal.clear()
     standby = OperatorThread(api, config_file, identity="standby").start(wait_leading=False)
     wait_until(lambda: len(api.journal.filter(path=LEASE)) >= 3, what="a few lease polls")

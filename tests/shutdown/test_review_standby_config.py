@@ -3,10 +3,9 @@ condition of its configuration is the leader's to write (issue 6: a standby make
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from binding_scheduler.devcluster import DevCluster
 from tests.operator.harness import OperatorThread, condition, config_spec, get, wait_until
+from tests.shutdown.helpers import lease_held_elsewhere
 
 LEASE = r"/leases/karmada-scheduler$"
 
@@ -18,19 +17,7 @@ def test_a_standby_with_a_named_configuration_writes_nothing_until_it_leads(api:
         "metadata": {"name": "sched", "namespace": "karmada-system"},
         "spec": config_spec(),
     })
-    api.store.create(
-        "leases",
-        {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
-            "spec": {
-                "holderIdentity": "someone-else",
-                "leaseDurationSeconds": 3600,
-                "renewTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            },
-        },
-    )
+    lease_held_elsewhere(api)
     api.journal.clear()
     standby = OperatorThread(api, identity="standby", config_name="sched").start(wait_leading=False)
     try:
