@@ -4,6 +4,12 @@
     python3 dev.py demo    # run the product on its embedded default
     python3 dev.py test    # lint, type-check, layer contract and the whole test suite
 
+and, for working with the real control plane the e2e tier uses (kube-apiserver + etcd built from their Go
+modules, cached outside the clone):
+
+    python3 dev.py cluster up      # build what is missing, start it, write .cluster/kubeconfig
+    python3 dev.py cluster down    # stop it and remove its state
+
 Each creates `.venv` and installs the project into it when needed (again only when pyproject.toml changed).
 """
 
@@ -59,8 +65,13 @@ def test(args: list[str]) -> None:
     _run([_python(), "-m", "pytest", *args])
 
 
+def cluster(args: list[str]) -> None:
+    _ensure_venv()
+    _run([_python(), "-m", "tests.realcluster", *args])
+
+
 def main() -> None:
-    commands = {"demo": demo, "test": test}
+    commands = {"demo": demo, "test": test, "cluster": cluster}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         sys.exit(f"usage: python3 dev.py {{{'|'.join(commands)}}} [args...]")
     commands[sys.argv[1]](sys.argv[2:])
