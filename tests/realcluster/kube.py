@@ -7,6 +7,7 @@ import json
 import ssl
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ PLURALS = {
     "ServiceAccount": ("", "v1", "serviceaccounts", True),
     "Service": ("", "v1", "services", True),
     "ConfigMap": ("", "v1", "configmaps", True),
+    "Event": ("", "v1", "events", True),
     "Lease": ("coordination.k8s.io", "v1", "leases", True),
     "ClusterRole": ("rbac.authorization.k8s.io", "v1", "clusterroles", False),
     "ClusterRoleBinding": ("rbac.authorization.k8s.io", "v1", "clusterrolebindings", False),
@@ -52,17 +54,20 @@ def path_of(kind: str, name: str | None = None, namespace: str | None = None, su
 @dataclass
 class KubeClient:
     server: str
-    context: ssl.SSLContext
+    context: ssl.SSLContext | None
     token: str | None = None
 
     @classmethod
     def from_kubeconfig(cls, path: Path) -> KubeClient:
+        """From the first cluster and user of a kubeconfig (the real control plane's, or devcluster's)."""
         config = yaml.safe_load(path.read_text())
         cluster = config["clusters"][0]["cluster"]
         user = config["users"][0]["user"]
-        context = ssl.create_default_context(cafile=cluster["certificate-authority"])
-        if "client-certificate" in user:
-            context.load_cert_chain(user["client-certificate"], user["client-key"])
+        context = None
+        if str(cluster["server"]).startswith("https:"):
+            context = ssl.create_default_context(cafile=cluster["certificate-authority"])
+            if "client-certificate" in user:
+                context.load_cert_chain(user["client-certificate"], user["client-key"])
         return cls(server=cluster["server"], context=context, token=user.get("token"))
 
     def request(
@@ -102,7 +107,7 @@ class KubeClient:
         return dict(answer)
 
     def list(self, kind: str, namespace: str | None = None, **params: str) -> list[dict[str, Any]]:
-        query = "&".join(f"{k.replace('_', '')}={v}" for k, v in params.items())
+        query = urllib.parse.urlencode(params)
         answer = self.ok("GET", path_of(kind, namespace=namespace) + (f"?{query}" if query else ""))
         return [dict(item) for item in answer["items"]]
 

@@ -15,12 +15,15 @@ CLEANUP_MARGIN = 10.0
 
 def configure(settings: kopf.OperatorSettings) -> None:
     """Kopf must write nothing and stop at once: posting off (and its level raised, because `kopf.warn`
-    ignores `enabled`), no drain window for its own workers, no peering."""
+    ignores `enabled`), no drain window for its own workers, no peering. Nor may it need more than the
+    scheduler's RBAC rules: scanning off, so it resolves our fixed resources by discovery instead of watching
+    CustomResourceDefinitions and Namespaces cluster-wide."""
     settings.posting.enabled = False
     settings.posting.level = logging.CRITICAL
     settings.queueing.exit_timeout = 0
     settings.peering.standalone = True
     settings.peering.mandatory = False
+    settings.scanning.disabled = True
     settings.networking.request_timeout = 60
 
 
