@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube import ApiClient, TokenBucket, WriteGate, load_connection, resource_path
+from binding_scheduler.kube.errors import ServerError, TooManyRequests
+from binding_scheduler.kube.gate import WriteGateClosed
 from tests.kube.helpers import FakeTime, rb_body, rb_path
 
 
@@ -110,3 +113,44 @@ async def test_the_client_cannot_be_used_after_close(api: DevCluster) -> None:
     await kube.close()
     with pytest.raises(RuntimeError, match="closed"):
         await kube.list(rb_path())
+
+
+async def test_a_429_with_retry_after_is_sent_again_after_that_delay(
+    api: DevCluster, client: ApiClient, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="PATCH", status=429, retry_after=1, times=2)
+    started = time.monotonic()
+    answer = await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}})
+    assert answer["spec"]["replicas"] == 7
+    assert [e.status for e in api.journal.filter("PATCH")] == [429, 429, 200]
+    assert time.monotonic() - started >= 2.0
+
+
+async def test_a_503_with_retry_after_is_sent_again_and_a_503_without_it_is_not(
+    api: DevCluster, client: ApiClient, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="GET", status=503, retry_after=0, times=1)
+    assert (await client.get(rb_path("rb1")))["metadata"]["name"] == "rb1"
+    api.faults.add(method="GET", status=503, times=1)
+    with pytest.raises(ServerError):
+        await client.get(rb_path("rb1"))
+    assert [e.status for e in api.journal.filter("GET")] == [503, 200, 503]
+
+
+async def test_retry_after_is_honoured_at_most_ten_times(api: DevCluster, client: ApiClient) -> None:
+    api.faults.add(method="GET", status=429, retry_after=0)
+    with pytest.raises(TooManyRequests):
+        await client.get(rb_path("rb1"))
+    assert len(api.journal.filter("GET")) == 10
+
+
+async def test_a_write_waiting_out_a_retry_after_stops_at_a_closed_gate(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="PATCH", status=429, retry_after=1)
+    write = asyncio.create_task(client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}}))
+    await api.journal.wait_for(lambda e: e.method == "PATCH" and e.status == 429)
+    gate.close("shutdown")
+    with pytest.raises(WriteGateClosed):
+        await write
+    assert len(api.journal.filter("PATCH")) == 1

@@ -4,13 +4,18 @@ Async and cancellable end to end: one aiohttp session (created on first use), no
 HTTP. Cancelling the calling task aborts its request at once (aiohttp closes that connection). Every request
 takes a token from one shared bucket (qps/burst); every write (create, put, patch, delete) passes the write
 gate twice: once before waiting for a token (a closed gate fails fast) and once, counted as in flight, right
-before the request is sent. Nothing is retried here: the callers own their retry policies.
+before the request is sent. The one retry here is the one the server asks for, as client-go does: a 429 or
+5xx answer with `Retry-After` is sent again after that delay (at most `RETRY_AFTER_ATTEMPTS` times, each wait
+capped at `RETRY_AFTER_CAP`, cancellable, the write gate checked again). Every other retry policy is the
+caller's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import logging
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +24,7 @@ from typing import Any
 import aiohttp
 
 from .connection import ConfigError, Connection
-from .errors import TransportError, error_from_response
+from .errors import ServerError, TooManyRequests, TransportError, error_from_response
 from .gate import WriteGate
 from .ratelimit import TokenBucket
 from .tls import ssl_context
@@ -28,6 +33,10 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON = "application/json"
 USER_AGENT = "binding-scheduler"
 TOKEN_FILE_REFRESH = 60.0  # seconds; projected service-account tokens rotate, so the file is re-read
+RETRY_AFTER_ATTEMPTS = 10  # client-go's default for answers carrying Retry-After
+RETRY_AFTER_CAP = 30.0
+
+logger = logging.getLogger(__name__)
 
 
 def resource_path(
@@ -133,6 +142,31 @@ class ApiClient:
         body: Mapping[str, Any] | None = None,
         content_type: str = JSON,
         write: bool = False,
+    ) -> dict[str, Any]:
+        attempt = 1
+        while True:
+            try:
+                return await self._attempt(method, path, params, body, content_type, write)
+            except (TooManyRequests, ServerError) as error:
+                if error.retry_after is None or attempt >= RETRY_AFTER_ATTEMPTS:
+                    raise
+                delay = min(error.retry_after, RETRY_AFTER_CAP)
+                logger.info(
+                    "%s %s answered %d %s (Retry-After %gs): attempt %d of %d in %gs",
+                    method, path, error.status, error.reason, error.retry_after, attempt + 1, RETRY_AFTER_ATTEMPTS,
+                    delay,
+                )
+                await asyncio.sleep(delay)
+                attempt += 1
+
+    async def _attempt(
+        self,
+        method: str,
+        path: str,
+        params: Params | None,
+        body: Mapping[str, Any] | None,
+        content_type: str,
+        write: bool,
     ) -> dict[str, Any]:
         if write:
             self.gate.check()

@@ -99,7 +99,13 @@ class TooManyRequests(ApiError):
 
 
 class ServerError(ApiError):
-    """5xx: the API server failed."""
+    """5xx: the API server failed. `retry_after` is set when it asked to be asked again (`Retry-After`)."""
+
+    def __init__(
+        self, status: int, reason: str, message: str, body: Any = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(status, reason, message, body)
+        self.retry_after = retry_after
 
 
 _BY_STATUS: dict[int, type[ApiError]] = {409: Conflict, 404: NotFound, 403: Forbidden, 410: Gone}
@@ -136,5 +142,5 @@ def error_from_response(status: int, body: Any, headers: Mapping[str, str], text
     if status == 409 and reason == "AlreadyExists":
         return AlreadyExists(status, reason, message, body)
     if status >= 500:
-        return ServerError(status, reason, message, body)
+        return ServerError(status, reason, message, body, _retry_after(headers, body))
     return _BY_STATUS.get(status, ApiError)(status, reason, message, body)
