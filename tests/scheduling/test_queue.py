@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from binding_scheduler.scheduling.queue import QueueDepth, SchedulingQueue
+from binding_scheduler.scheduling.queue import CONFLICT_FALLBACK, QueueDepth, QueuedBinding, SchedulingQueue
 
 
 class Clock:
@@ -164,6 +164,69 @@ def test_requeue_hands_the_key_out_again_at_once(queue: SchedulingQueue) -> None
     queue.requeue(info)
     again = queue.pop_nowait()
     assert again is not None and again.key == "ns/a"
+
+
+def handed_out(queue: SchedulingQueue, key: str) -> QueuedBinding:
+    queue.push(key)
+    info = queue.pop_nowait()
+    assert info is not None
+    queue.done(info)
+    return info
+
+
+def test_after_a_409_the_key_waits_for_a_newer_cached_version(queue: SchedulingQueue) -> None:
+    info = handed_out(queue, "ns/a")
+    queue.requeue_when_newer(info, refused_version="7", cached_version="7")
+    assert queue.pop_nowait() is None
+    queue.cache_updated("ns/a", "7")
+    assert queue.pop_nowait() is None
+    queue.cache_updated("ns/a", "9")
+    again = queue.pop_nowait()
+    assert again is not None and again.key == "ns/a"
+
+
+def test_after_a_409_the_key_runs_at_once_when_the_cache_is_newer_already(queue: SchedulingQueue) -> None:
+    info = handed_out(queue, "ns/a")
+    queue.requeue_when_newer(info, refused_version="7", cached_version="8")
+    again = queue.pop_nowait()
+    assert again is not None and again.key == "ns/a"
+
+
+def test_after_a_409_with_no_newer_version_the_key_runs_after_the_fallback(
+    queue: SchedulingQueue, clock: Clock
+) -> None:
+    info = handed_out(queue, "ns/a")
+    queue.requeue_when_newer(info, refused_version="7", cached_version="7")
+    clock.now += CONFLICT_FALLBACK - 0.01
+    assert queue.flush_conflicted() == 0
+    clock.now += 0.01
+    assert queue.flush_conflicted() == 1
+    again = queue.pop_nowait()
+    assert again is not None and again.key == "ns/a"
+
+
+def test_an_event_for_a_key_waiting_after_a_409_activates_it(queue: SchedulingQueue) -> None:
+    info = handed_out(queue, "ns/a")
+    queue.requeue_when_newer(info, refused_version="7", cached_version="7")
+    assert queue.push("ns/a")
+    again = queue.pop_nowait()
+    assert again is not None and again.key == "ns/a"
+    queue.done(again)
+    queue.cache_updated("ns/a", "9")
+    assert queue.pop_nowait() is None
+
+
+def test_a_deleted_key_leaves_every_waiting_place(queue: SchedulingQueue, clock: Clock) -> None:
+    for key in ("ns/backoff", "ns/unschedulable", "ns/conflict"):
+        handed_out(queue, key)
+    queue.push_backoff(QueuedBinding("ns/backoff", attempts=1))
+    queue.push_unschedulable(QueuedBinding("ns/unschedulable"))
+    queue.requeue_when_newer(QueuedBinding("ns/conflict"), refused_version="1", cached_version="1")
+    for key in ("ns/backoff", "ns/unschedulable", "ns/conflict"):
+        queue.discard(key)
+    clock.now += 3600
+    assert (queue.flush_backoff(), queue.flush_unschedulable(), queue.flush_conflicted()) == (0, 0, 0)
+    assert queue.depth() == QueueDepth(active=0, backoff=0, unschedulable=0)
 
 
 async def test_pop_waits_for_a_push() -> None:

@@ -9,7 +9,8 @@ read the body -> parse -> decision tree -> attempts (estimators asked, cancellab
 Before the commit point a pass has no side effect and is cancelled the moment a stop is asked. From the
 commit point on, the runtime lets it finish its writes (bounded by the drain timeout), so no binding is left
 with a new `spec.clusters` and an old condition because of a stop. A 409 anywhere means someone wrote after
-our read: the decision is dropped and the key requeued at once, and no condition is written.
+our read: the decision is dropped and the key runs again once the cache holds a newer version (or after a
+second), and no condition is written.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 BACKOFF_FLUSH_PERIOD = 1.0
+CONFLICT_FALLBACK = 1.0  # a key refused with 409 runs again at the latest this long after, event or not
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 
 
@@ -58,6 +59,7 @@ class SchedulingQueue:
         self._processing: dict[str, QueuedBinding] = {}
         self._backoff: dict[str, QueuedBinding] = {}
         self._unschedulable: dict[str, QueuedBinding] = {}
+        self._conflicted: dict[str, tuple[QueuedBinding, str]] = {}
         self._ready = asyncio.Event()
         self._closed = False
 
@@ -74,7 +76,11 @@ class SchedulingQueue:
             return False
         if key in self._dirty:
             return True
-        info = self._backoff.pop(key, None) or self._unschedulable.pop(key, None) or QueuedBinding(key)
+        conflicted = self._conflicted.pop(key, None)
+        info = (
+            self._backoff.pop(key, None) or self._unschedulable.pop(key, None)
+            or (conflicted[0] if conflicted else None) or QueuedBinding(key)
+        )
         info.priority = priority
         self._activate(info)
         return True
@@ -154,11 +160,37 @@ class SchedulingQueue:
         self._unschedulable[info.key] = info
 
     def requeue(self, info: QueuedBinding) -> None:
-        """Hand the key out again at once (after a 409: someone wrote after our read)."""
+        """Hand the key out again at once."""
         if self._closed or info.key in self._dirty:
             return
         self._backoff.pop(info.key, None)
         self._activate(info)
+
+    def requeue_when_newer(self, info: QueuedBinding, refused_version: str, cached_version: str) -> None:
+        """After a 409 (someone wrote after our read): run again as soon as the cache holds a newer version
+        than the one the server refused, at once if it already does. A pass from the refused version would
+        only be refused again, so until the watch delivers the write that beat ours the key waits, at most
+        `CONFLICT_FALLBACK` seconds."""
+        if self._closed or info.key in self._dirty:
+            return
+        if cached_version != refused_version:
+            self.requeue(info)
+            return
+        info.timestamp = self._clock()
+        self._conflicted[info.key] = (info, refused_version)
+
+    def cache_updated(self, key: str, version: str) -> None:
+        """The cache holds `version` of `key` now: a key waiting after a 409 on another version runs again."""
+        waiting = self._conflicted.get(key)
+        if waiting is not None and waiting[1] != version:
+            del self._conflicted[key]
+            self.requeue(waiting[0])
+
+    def discard(self, key: str) -> None:
+        """`key` is gone (deleted): drop it from every waiting place (a pass running now still ends)."""
+        self._backoff.pop(key, None)
+        self._unschedulable.pop(key, None)
+        self._conflicted.pop(key, None)
 
     # -- flushing -------------------------------------------------------------------------------------
 
@@ -170,6 +202,15 @@ class SchedulingQueue:
             del self._backoff[info.key]
             self._activate(info)
         return len(expired)
+
+    def flush_conflicted(self) -> int:
+        """Keys refused with 409 whose newer version never showed up within `CONFLICT_FALLBACK`: run again."""
+        now = self._clock()
+        late = [info for info, _ in self._conflicted.values() if now - info.timestamp >= CONFLICT_FALLBACK]
+        for info in late:
+            del self._conflicted[info.key]
+            self.requeue(info)
+        return len(late)
 
     def flush_unschedulable(self) -> int:
         now = self._clock()
@@ -186,6 +227,7 @@ class SchedulingQueue:
             await asyncio.sleep(BACKOFF_FLUSH_PERIOD)
             ticks += 1
             self.flush_backoff()
+            self.flush_conflicted()
             if ticks % int(UNSCHEDULABLE_FLUSH_PERIOD / BACKOFF_FLUSH_PERIOD) == 0:
                 self.flush_unschedulable()
 

@@ -85,6 +85,7 @@ class Scheduler:
     def on_binding(self, body: Mapping[str, Any]) -> None:
         """An ADDED/MODIFIED (or listed) binding body."""
         previous = self.ctx.bindings.upsert(body)
+        self.queue.cache_updated(binding_key(body), _version(body))
         now_passes = passes_event_filter(body, self.scheduler_name)
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
         if now_passes and not was_passing:
@@ -102,6 +103,7 @@ class Scheduler:
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
         self._updated_while_committing.discard(binding_key(body))
         self.ctx.bindings.remove(binding_key(body))
+        self.queue.discard(binding_key(body))
 
     def on_cluster(self, body: Mapping[str, Any]) -> None:
         """An ADDED/MODIFIED (or listed) cluster body: update the snapshot, requeue affected bindings."""
@@ -163,6 +165,7 @@ class Scheduler:
                 self._report_depth()
 
     async def _run_one(self, info: QueuedBinding) -> None:
+        read_version = _version(self.ctx.bindings.body(info.key) or {})
         tracker = PassTracker(info.key, on_commit=self._check_commit)
         task = asyncio.create_task(run_pass(info.key, self.ctx, self.settings, tracker), name=f"pass:{info.key}")
         self._in_flight[info.key] = _InFlight(tracker, task)
@@ -175,7 +178,7 @@ class Scheduler:
             self._settle_updates(info.key)
         outcome = self._outcome(info, task)
         self.metrics.pass_finished(outcome.value)
-        self._route(info, outcome)
+        self._route(info, outcome, read_version)
 
     def _settle_updates(self, key: str) -> None:
         """Generation changes seen while the pass for `key` was committing: a pass for the latest body unless
@@ -204,9 +207,10 @@ class Scheduler:
             return PassOutcome.ERROR
         return task.result()
 
-    def _route(self, info: QueuedBinding, outcome: PassOutcome) -> None:
+    def _route(self, info: QueuedBinding, outcome: PassOutcome, read_version: str) -> None:
         """Karmada's handleErr: forget on success (and on a FitError, which is not retried), park when
-        unschedulable, back off on errors, requeue at once on a conflict; nothing after a stop."""
+        unschedulable, back off on errors; on a conflict, run again as soon as the cache holds a version newer
+        than the one the pass read; nothing after a stop."""
         if outcome is PassOutcome.CANCELLED or self._stopping:
             return
         if outcome in (PassOutcome.SCHEDULED, PassOutcome.NO_CLUSTER_FIT, PassOutcome.SKIPPED, PassOutcome.FORGOTTEN):
@@ -216,7 +220,7 @@ class Scheduler:
         if outcome is PassOutcome.UNSCHEDULABLE:
             self.queue.push_unschedulable(info)
         elif outcome is PassOutcome.CONFLICT:
-            self.queue.requeue(info)
+            self.queue.requeue_when_newer(info, read_version, _version(self.ctx.bindings.body(info.key) or {}))
         else:
             self.queue.push_backoff(info)
 
@@ -293,3 +297,7 @@ def _generation(body: Mapping[str, Any] | None) -> Any:
     if body is None:
         return None
     return (body.get("metadata") or {}).get("generation")
+
+
+def _version(body: Mapping[str, Any]) -> str:
+    return str((body.get("metadata") or {}).get("resourceVersion") or "")
