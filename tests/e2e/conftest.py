@@ -34,3 +34,12 @@ def journal(control_plane: ControlPlane) -> Journal:
 def scheduler_name() -> str:
     """This test's scheduler name and Lease name: tests share the control plane, never each other's bindings."""
     return unique("e2e")
+
+
+@pytest.fixture(autouse=True)
+def never_forbidden(control_plane: ControlPlane) -> Iterator[None]:
+    """Every e2e test fails if the scheduler was refused anything: its rules must cover what it does."""
+    watched = Journal(control_plane)
+    yield
+    refused = [str(e) for e in watched.operator() if e.code == 403]
+    assert refused == [], f"the scheduler's ServiceAccount was refused: {refused}"

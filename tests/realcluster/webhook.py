@@ -116,13 +116,23 @@ class AdmissionFaults:
                 "name": "faults.binding-scheduler.test",
                 "clientConfig": {"url": f"https://127.0.0.1:{self.port}/admit",
                                  "caBundle": base64.b64encode(ca).decode()},
-                "rules": [{
-                    "operations": ["CREATE", "UPDATE", "DELETE"],
-                    "apiGroups": ["work.karmada.io", "coordination.k8s.io"],
-                    "apiVersions": ["*"],
-                    "resources": ["resourcebindings", "resourcebindings/status", "leases"],
-                    "scope": "Namespaced",
-                }],
+                "rules": [
+                    {
+                        "operations": ["CREATE", "UPDATE", "DELETE"],
+                        "apiGroups": ["work.karmada.io", "coordination.k8s.io"],
+                        "apiVersions": ["*"],
+                        "resources": ["resourcebindings", "resourcebindings/status", "leases"],
+                        "scope": "Namespaced",
+                    },
+                    {
+                        "operations": ["UPDATE"],
+                        "apiGroups": ["work.karmada.io"],
+                        "apiVersions": ["*"],
+                        "resources": ["clusterresourcebindings", "clusterresourcebindings/status"],
+                        "scope": "Cluster",
+                    },
+                ],
+                # Namespaced objects: this test's namespace only (cluster-scoped ones: matched by Fault.name).
                 "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": self.namespace}},
                 "failurePolicy": "Fail",
                 "sideEffects": "None",
