@@ -111,8 +111,8 @@ def wait_scheduled(kube: KubeClient, kind: str, name: str, namespace: str | None
 def with_scheduler(documents: Iterable[Mapping[str, Any]], scheduler_name: str) -> list[dict[str, Any]]:
     """Bindings handed to `scheduler_name` (other documents unchanged)."""
     out = []
-    for document in documents:
-        document = dict(document)
+    for original in documents:
+        document = dict(original)
         if document.get("kind") in ("ResourceBinding", "ClusterResourceBinding"):
             document["spec"] = {**document["spec"], "schedulerName": scheduler_name}
         out.append(document)

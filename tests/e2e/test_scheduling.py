@@ -106,10 +106,9 @@ def test_scheduling_records_karmadas_events_on_the_binding_and_its_template(
     result = ", ".join(sorted(f"{c['name']}:{c['replicas']}" for c in body["spec"]["clusters"]))
     template = binding["spec"]["resource"]
     for kind, name in (("ResourceBinding", "checkout-deployment"), (template["kind"], template["name"])):
-        events = [
-            e for e in kube.list("Event", namespace, fieldSelector=f"involvedObject.kind={kind},involvedObject.name={name}")
-            if e["source"].get("component") == scheduler_name
-        ]
+        selector = f"involvedObject.kind={kind},involvedObject.name={name}"
+        events = [e for e in kube.list("Event", namespace, fieldSelector=selector)
+                  if e["source"].get("component") == scheduler_name]
         assert [(e["type"], e["reason"], e["message"]) for e in events] == [
             ("Normal", "ScheduleBindingSucceed", f"Binding has been scheduled successfully. Result: {{{result}}}")
         ], kind

@@ -23,7 +23,9 @@ from tests.operator.harness import (
 SPEC_PATH = r"/namespaces/default/resourcebindings/web$"
 
 
-def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff(api: DevCluster, config_file: Path) -> None:
+def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff(
+    api: DevCluster, config_file: Path
+) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
     fault = api.faults.add(method="PATCH", path=SPEC_PATH, status=409, times=1)
     operator = OperatorThread(api, config_file).start()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -98,20 +99,15 @@ def go_available() -> bool:
     return shutil.which("go") is not None
 
 
-_binaries: Path | None = None
-
-
+@functools.cache
 def binaries() -> Path:
     """The directory holding etcd, kube-apiserver, kubectl and pki; builds what is missing (slow once)."""
-    global _binaries
-    if _binaries is None:
-        if not go_available():
-            raise ControlPlaneError("the real control plane needs Go (go is not on PATH)")
-        result = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            raise ControlPlaneError(f"{BUILD_SCRIPT.relative_to(ROOT)} failed:\n{result.stderr[-4000:]}")
-        _binaries = Path(result.stdout.strip().splitlines()[-1])
-    return _binaries
+    if not go_available():
+        raise ControlPlaneError("the real control plane needs Go (go is not on PATH)")
+    result = subprocess.run(["bash", str(BUILD_SCRIPT)], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise ControlPlaneError(f"{BUILD_SCRIPT.relative_to(ROOT)} failed:\n{result.stderr[-4000:]}")
+    return Path(result.stdout.strip().splitlines()[-1])
 
 
 def free_port() -> int:

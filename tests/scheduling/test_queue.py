@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from binding_scheduler.scheduling.queue import CONFLICT_FALLBACK, QueueDepth, QueuedBinding, SchedulingQueue
+from binding_scheduler.scheduling.queue import CONFLICT_FALLBACK, QueuedBinding, QueueDepth, SchedulingQueue
 
 
 class Clock:
