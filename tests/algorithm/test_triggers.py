@@ -11,11 +11,12 @@ import pytest
 from binding_scheduler.algorithm.triggers import (
     ScheduleType,
     affinity_index,
+    condition_owed,
     placement_changed,
     replicas_changed,
     schedule_trigger,
 )
-from binding_scheduler.model import Placement
+from binding_scheduler.model import Placement, parse_binding
 from tests.builders import AGGREGATED, DIVIDED_WEIGHTED, DUPLICATED, make_binding, make_cluster, placement, term
 
 
@@ -195,3 +196,21 @@ def test_affinity_index_restarts_at_zero_on_an_explicit_reschedule() -> None:
     rb = make_binding(placement=placement(affinities=TERMS), observed_affinity="b",
                       reschedule_at="2024-01-01T00:00:02Z", last_scheduled="2024-01-01T00:00:01Z")
     assert affinity_index(rb) == 0
+
+
+def test_a_condition_is_owed_when_the_generation_is_unobserved_and_nothing_says_scheduled() -> None:
+    def binding(generation: int, observed: int, conditions: list[dict[str, str]]) -> Any:
+        return parse_binding({
+            "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+            "metadata": {"name": "b", "namespace": "ns", "generation": generation},
+            "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "c"}, "placement": {}},
+            "status": {"schedulerObservedGeneration": observed, "conditions": conditions},
+        })
+
+    success = {"type": "Scheduled", "status": "True", "reason": "Success", "message": "",
+               "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    failure = {**success, "status": "False", "reason": "NoClusterFit"}
+    assert condition_owed(binding(2, 1, []))
+    assert condition_owed(binding(2, 1, [failure]))
+    assert not condition_owed(binding(2, 1, [success]))
+    assert not condition_owed(binding(2, 2, []))

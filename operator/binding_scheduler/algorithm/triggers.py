@@ -86,6 +86,18 @@ def schedule_trigger(
     return None
 
 
+def condition_owed(binding: Binding) -> bool:
+    """A binding that needs no scheduling by rule 4 but still lacks the outcome of its last decision: a newer
+    generation than the scheduler observed, and no `Scheduled=True` condition. That is what a pass leaves when
+    its spec write landed and its status write did not (a 5xx, or the spec write's answer lost so the status
+    write got 409). Karmada would only record the generation, and the condition would be missing for good; we
+    decide again (the result usually matches, so only the status is written). A deliberate difference."""
+    if binding.generation == binding.status.scheduler_observed_generation:
+        return False
+    scheduled = binding.status.condition("Scheduled")
+    return scheduled is None or scheduled.status != "True"
+
+
 def observed_term_index(placement: Placement, observed_affinity_name: str) -> int:
     """Karmada's `getAffinityIndex`: the index of the named term; 0 for an empty or unknown name."""
     for i, term in enumerate(placement.cluster_affinities or ()):

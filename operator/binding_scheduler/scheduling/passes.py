@@ -30,7 +30,7 @@ from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..algorithm.status import status_patch
-from ..algorithm.triggers import ScheduleType, schedule_trigger
+from ..algorithm.triggers import ScheduleType, condition_owed, schedule_trigger
 from ..algorithm.walk import Decision
 from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
 from ..kube.errors import ApiError, Conflict, Forbidden, KubeError
@@ -178,6 +178,9 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
     trigger = schedule_trigger(
         binding, snapshot.by_name, multiple_pod_templates=settings.options.multiple_pod_templates
     )
+    if trigger is None and condition_owed(binding):
+        logger.info("binding %s: generation %d has no Scheduled condition yet: deciding again", key, binding.generation)
+        trigger = ScheduleType.RECONCILE
     if trigger is None:
         return await _observe_generation(binding, ctx, tracker)
     started = time.perf_counter()

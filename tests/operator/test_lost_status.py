@@ -1,0 +1,65 @@
+"""A pass whose spec write landed but whose status write did not leaves the binding so that a later pass writes
+the condition (Karmada would only record the generation, and the Scheduled condition would be missing for
+good)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.model import APPLIED_PLACEMENT_ANNOTATION, parse_binding
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    binding_writes,
+    cluster_doc,
+    condition,
+    metric,
+    scheduled,
+    wait_until,
+)
+
+
+def test_a_status_write_failing_twice_with_500_still_ends_with_the_scheduled_condition(
+    api: DevCluster, config_file: Path
+) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=4))
+    failing = api.faults.add(method="PATCH", path=r"/resourcebindings/web/status$", status=500, times=2)
+    operator = OperatorThread(api, config_file).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), timeout=30, what="the Scheduled condition")
+        errors = metric(operator, "binding_scheduler_writes_total", kind="status", result="error")
+    finally:
+        assert operator.stop() == 0
+    assert failing.hits == 2
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
+    scheduled_condition = condition(body)
+    assert scheduled_condition is not None
+    assert (scheduled_condition["status"], scheduled_condition["reason"]) == ("True", "Success")
+    assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
+    writes = [(w.path.endswith("/status"), w.status) for w in binding_writes(api, "web")]
+    assert writes == [(False, 200), (True, 500), (True, 500), (True, 200)]  # the spec is written once
+    assert errors == 2
+
+
+def test_a_binding_whose_generation_was_never_observed_and_has_no_condition_is_decided_again(
+    api: DevCluster, config_file: Path
+) -> None:
+    """The state a lost status write leaves: spec.clusters and the applied placement match, no condition."""
+    doc = binding_doc("web", replicas=2, clusters=[{"name": "m1", "replicas": 2}])
+    placement = parse_binding(doc).placement
+    assert placement is not None
+    doc["metadata"]["annotations"] = {
+        APPLIED_PLACEMENT_ANNOTATION: json.dumps(placement.to_dict(), separators=(",", ":"))
+    }
+    apply(api, cluster_doc("m1"), doc)
+    operator = OperatorThread(api, config_file).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), what="the Scheduled condition")
+    finally:
+        assert operator.stop() == 0
+    assert [(w.path.endswith("/status"), w.status) for w in binding_writes(api, "web")] == [(True, 200)]
+    assert (condition(body) or {}).get("reason") == "Success"
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]
