@@ -210,6 +210,12 @@ class OperatorApp:
         else:
             self.service.scheduler.on_binding(body)
 
+    async def relisted(self, plural: str, bodies: list[Mapping[str, Any]]) -> None:
+        """Kopf listed `plural` again (after a 410 or a broken stream): what the list lacks was deleted while
+        the watch was down. Like an informer's replace, the stores become the list."""
+        if self.service is not None:
+            await self.service.relisted(plural, bodies)
+
     def cluster_indexed(self, body: Mapping[str, Any]) -> None:
         if self.service is not None:
             self.service.scheduler.on_cluster(body)

@@ -8,6 +8,7 @@ from typing import Any
 
 import kopf
 
+from . import watch_guard
 from .app import CONFIG_GROUP, CONFIG_PLURAL, CONFIG_VERSION, OperatorApp
 
 CLEANUP_MARGIN = 10.0
@@ -33,6 +34,7 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
     @kopf.on.startup(registry=registry, errors=kopf.ErrorsMode.PERMANENT)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure(settings)
+        watch_guard.attach(settings, app.relisted)
         await app.start()
 
     @kopf.on.login(registry=registry)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +105,26 @@ class Scheduler:
         self.ctx.bindings.remove(binding_key(body))
         self.queue.discard(binding_key(body))
 
+    def on_bindings_relisted(self, namespaced: bool, bodies: Iterable[Mapping[str, Any]]) -> list[str]:
+        """A complete list of ResourceBindings (`namespaced`) or ClusterResourceBindings: every stored binding of
+        that kind missing from it is forgotten, with its queue entries. Returns their keys."""
+        listed = {binding_key(body) for body in bodies}
+        stored = list(self.ctx.bindings.keys())
+        gone = [key for key in stored if ("/" in key) == namespaced and key not in listed]
+        for key in gone:
+            self._updated_while_committing.discard(key)
+            self.ctx.bindings.remove(key)
+            self.queue.discard(key)
+        return gone
+
+    def on_clusters_relisted(self, bodies: Iterable[Mapping[str, Any]]) -> list[str]:
+        """A complete list of Clusters: every stored cluster missing from it leaves the snapshot."""
+        listed = {str((body.get("metadata") or {}).get("name") or "") for body in bodies}
+        gone = [name for name in self.ctx.clusters.names() if name not in listed]
+        for name in gone:
+            self.ctx.clusters.forget(name)
+        return gone
+
     def on_cluster(self, body: Mapping[str, Any]) -> None:
         """An ADDED/MODIFIED (or listed) cluster body: update the snapshot, requeue affected bindings."""
         name = str((body.get("metadata") or {}).get("name") or "")
@@ -119,7 +139,7 @@ class Scheduler:
             self._requeue_affected(changed)
 
     def on_cluster_deleted(self, body: Mapping[str, Any]) -> None:
-        self.ctx.clusters.remove(str((body.get("metadata") or {}).get("name") or ""))
+        self.ctx.clusters.forget(str((body.get("metadata") or {}).get("name") or ""))
 
     def _requeue_affected(self, cluster: Cluster) -> None:
         keys = sorted(self.ctx.bindings.keys(), key=lambda k: "/" not in k)

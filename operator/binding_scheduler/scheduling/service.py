@@ -186,6 +186,16 @@ class SchedulerService:
         self.queue.unschedulable_timeout = merged.queue.unschedulable_timeout
         self.config = merged
 
+    async def relisted(self, plural: str, bodies: list[Mapping[str, Any]]) -> None:
+        """A complete list of `plural`: objects the stores hold but the list lacks were deleted meanwhile."""
+        if plural == "clusters":
+            for name in self.scheduler.on_clusters_relisted(bodies):
+                logger.info("cluster %s is gone (not in the new list)", name)
+                await self.cluster_deleted({"metadata": {"name": name}})
+        elif plural in ("resourcebindings", "clusterresourcebindings"):
+            for key in self.scheduler.on_bindings_relisted(plural == "resourcebindings", bodies):
+                logger.info("binding %s is gone (not in the new list)", key)
+
     async def cluster_deleted(self, body: Mapping[str, Any]) -> None:
         """A Cluster is gone: out of the snapshot, and its estimator channels closed (as Karmada does)."""
         self.scheduler.on_cluster_deleted(body)

@@ -105,6 +105,15 @@ class ClusterStore:
             self._snapshot = None
         return previous
 
+    def forget(self, name: str) -> Cluster | None:
+        """The cluster is gone: out of the snapshot and of the invalid ones."""
+        self._invalid.pop(name, None)
+        return self.remove(name)
+
+    def names(self) -> list[str]:
+        """Every cluster known, valid or not."""
+        return sorted(set(self._clusters) | set(self._invalid))
+
     def get(self, name: str) -> Cluster | None:
         return self._clusters.get(name)
 

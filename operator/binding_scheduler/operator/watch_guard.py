@@ -1,0 +1,111 @@
+"""Kopf's watch streams made to survive what client-go's informers survive, and to report every relist.
+
+Kopf 1.45 ends the whole operator when a watch stream fails in a way it does not expect: an `ERROR` event with
+a code other than 410, an event cut mid-JSON, or an API outage longer than its request retries (about 54 s of
+5xx). client-go's reflector logs, backs off and lists again. And after a 410 Kopf lists again without telling
+its handlers which objects vanished meanwhile (an informer's `Replace` would delete them from its store).
+
+Kopf has no hook for either, so this module wraps its `continuous_watch` (one list, then watches from the
+list's resourceVersion): a failure of one stream is logged and ends that stream after an exponential backoff,
+and Kopf's own loop (`infinite_watch`) starts the next one with a fresh list; when a list completes, the
+objects it held go to the listener registered for that operator's settings. The wrapper is installed once
+per process and is a no-op for operators without a listener (Kopf's behaviour, plus the survival).
+
+This relies on Kopf internals (`kopf._cogs.clients.watching`), so the supported Kopf versions are pinned in
+pyproject.toml and `install()` refuses to run on a Kopf without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp
+from kopf._cogs.clients import errors as kopf_errors
+from kopf._cogs.clients import watching
+
+logger = logging.getLogger(__name__)
+
+RelistListener = Callable[[str, list[Mapping[str, Any]]], Awaitable[None]]
+"""Awaited with the resource's plural and every object of a completed list (before Kopf hears the list ended)."""
+
+BACKOFF_INITIAL = 0.5
+BACKOFF_CAP = 30.0
+EXPECTED_PARAMETERS = ("settings", "resource", "namespace", "operator_pause_waiter")
+
+LISTENER_ATTRIBUTE = "_binding_scheduler_relist_listener"  # on the operator's settings (unhashable, one each)
+FAILURES_ATTRIBUTE = "_binding_scheduler_watch_failures"
+_wrapped: dict[str, Any] = {}  # "continuous_watch": Kopf's own function, once installed
+
+STREAM_FAILURES: tuple[type[BaseException], ...] = (
+    watching.WatchingError,  # an ERROR event other than 410
+    json.JSONDecodeError,  # an event cut mid-line
+    UnicodeDecodeError,
+    kopf_errors.APIError,  # a list/watch request that failed after Kopf's own retries (5xx, 403, 429, ...)
+    aiohttp.ClientError,
+    TimeoutError,
+)
+
+
+class UnsupportedKopf(RuntimeError):
+    """The installed Kopf lacks the watch internals this module wraps."""
+
+
+def install() -> None:
+    """Wrap Kopf's `continuous_watch` (idempotent)."""
+    if "continuous_watch" in _wrapped:
+        return
+    original = getattr(watching, "continuous_watch", None)
+    if original is None or tuple(inspect.signature(original).parameters) != EXPECTED_PARAMETERS:
+        raise UnsupportedKopf(
+            "kopf._cogs.clients.watching.continuous_watch is missing or changed: this Kopf version is not supported"
+        )
+    _wrapped["continuous_watch"] = original
+    watching.continuous_watch = guarded_continuous_watch
+
+
+def attach(settings: Any, listener: RelistListener) -> None:
+    """Send the lists of the operator that runs with `settings` to `listener`."""
+    install()
+    setattr(settings, LISTENER_ATTRIBUTE, listener)
+
+
+async def guarded_continuous_watch(
+    *, settings: Any, resource: Any, namespace: Any, operator_pause_waiter: Any
+) -> AsyncIterator[Any]:
+    listener: RelistListener | None = getattr(settings, LISTENER_ATTRIBUTE, None)
+    plural = str(getattr(resource, "plural", resource))
+    listed: list[Mapping[str, Any]] | None = [] if listener is not None else None
+    failures: dict[str, int] = getattr(settings, FAILURES_ATTRIBUTE, None) or {}
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(settings, FAILURES_ATTRIBUTE, failures)
+    try:
+        async for event in _wrapped["continuous_watch"](
+            settings=settings, resource=resource, namespace=namespace, operator_pause_waiter=operator_pause_waiter
+        ):
+            if event is watching.Bookmark.LISTED:
+                failures.pop(plural, None)
+                if listener is not None and listed is not None:
+                    await listener(plural, listed)
+                listed = None
+            elif listed is not None and isinstance(event, Mapping) and event.get("type") is None:
+                listed.append(event.get("object") or {})
+            yield event
+    except STREAM_FAILURES as error:
+        count = failures[plural] = failures.get(plural, 0) + 1
+        delay = min(BACKOFF_INITIAL * 2 ** (count - 1), BACKOFF_CAP)
+        logger.warning(
+            "the watch of %s failed (%s: %s); listing again in %gs (failure %d in a row)",
+            plural, type(error).__name__, _short(error), delay, count,
+        )
+        await asyncio.sleep(delay)
+
+
+def _short(error: BaseException, limit: int = 300) -> str:
+    text = str(error)
+    return text if len(text) <= limit else text[:limit] + "..."

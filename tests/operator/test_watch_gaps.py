@@ -1,0 +1,69 @@
+"""Objects deleted while the watches were down are forgotten once Kopf lists again (after 410 Gone), as an
+informer's replace forgets them: no binding is placed on a deleted cluster, no deleted binding is retried."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    DUPLICATED,
+    OperatorThread,
+    apply,
+    binding_doc,
+    binding_writes,
+    cluster_doc,
+    cluster_path,
+    namespaces,
+    rb_path,
+    request,
+    scheduled,
+    wait_until,
+)
+
+HISTORY = 8
+
+
+@pytest.fixture
+def api() -> Iterator[DevCluster]:
+    with DevCluster.in_thread(history=HISTORY) as cluster:
+        namespaces(cluster, "default", "karmada-system")
+        yield cluster
+
+
+def churn(api: DevCluster, count: int) -> None:
+    """`count` unrelated writes, so that the watches' resume versions fall out of the retained history."""
+    for i in range(count):
+        status, _ = request(api, "POST", "/api/v1/namespaces/karmada-system/services",
+                            {"apiVersion": "v1", "kind": "Service", "metadata": {"name": f"churn-{i}"}})
+        assert status == 201
+
+
+def test_deletions_during_a_watch_gap_are_forgotten_after_the_relist(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("old", placement=DUPLICATED))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "old"), what="the first binding to be scheduled")
+        down = api.faults.add(method="GET", query=r"watch=(true|1)", hang=True)
+        cut = api.faults.add(method="GET", query=r"watch=(true|1)", end_watch=True)
+        api.faults.discard(cut)
+        assert request(api, "DELETE", cluster_path("m2"))[0] == 200
+        assert request(api, "DELETE", rb_path("old"))[0] == 200
+        churn(api, HISTORY + 2)
+        down.release()
+        api.faults.discard(down)
+        service = operator.app.service
+        assert service is not None
+        wait_until(lambda: operator.call(lambda: service.scheduler.ctx.clusters.get("m2") is None),
+                   what="the deleted cluster to leave the snapshot")
+        apply(api, binding_doc("new", placement=DUPLICATED))
+        body = wait_until(lambda: scheduled(api, "new"), what="the new binding to be scheduled")
+        assert operator.call(lambda: service.scheduler.ctx.bindings.body("default/old")) is None
+    finally:
+        assert operator.stop() == 0
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 1}]
+    old_writes = [(w.path.endswith("/status"), w.status) for w in binding_writes(api, "old")]
+    assert old_writes == [(False, 200), (True, 200)]  # its pass before the gap; nothing retried after it

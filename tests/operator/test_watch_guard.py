@@ -1,0 +1,112 @@
+"""Kopf's watch streams survive stream failures (logged, backed off, listed again) and report each list."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import pytest
+from kopf._cogs.clients import errors as kopf_errors
+from kopf._cogs.clients import watching
+
+from binding_scheduler.operator import watch_guard
+
+
+class FakeSettings:
+    """Any object can key the listeners (Kopf's OperatorSettings in production)."""
+
+
+def stream_of(*items: Any, then: BaseException | None = None) -> Any:
+    async def original(**_: Any) -> AsyncIterator[Any]:
+        for item in items:
+            yield item
+        if then is not None:
+            raise then
+    return original
+
+
+async def consume(settings: object, monkeypatch: pytest.MonkeyPatch, original: Any) -> list[Any]:
+    monkeypatch.setitem(watch_guard._wrapped, "continuous_watch", original)
+    monkeypatch.setattr(watch_guard, "BACKOFF_INITIAL", 0.01)
+    return [
+        event async for event in watch_guard.guarded_continuous_watch(
+            settings=settings, resource="clusters", namespace=None, operator_pause_waiter=None
+        )
+    ]
+
+
+def listed(name: str) -> dict[str, Any]:
+    return {"type": None, "object": {"metadata": {"name": name}}}
+
+
+async def test_a_completed_list_goes_to_the_listener_before_kopf_hears_it_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = FakeSettings()
+    heard: list[tuple[str, list[str]]] = []
+
+    async def listener(plural: str, bodies: list[Mapping[str, Any]]) -> None:
+        heard.append((plural, [b["metadata"]["name"] for b in bodies]))
+
+    setattr(settings, watch_guard.LISTENER_ATTRIBUTE, listener)
+    modified = {"type": "MODIFIED", "object": {"metadata": {"name": "a"}}}
+    events = await consume(
+        settings, monkeypatch, stream_of(listed("a"), listed("b"), watching.Bookmark.LISTED, modified)
+    )
+    assert heard == [("clusters", ["a", "b"])]
+    assert events == [listed("a"), listed("b"), watching.Bookmark.LISTED, modified]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        watching.WatchingError("Error in the watch-stream: {'code': 500}"),
+        json.JSONDecodeError("Unterminated string", '{"type": "MODI', 14),
+        kopf_errors.APIServerError({"code": 503, "message": "unavailable"}, status=503, headers={}),
+        kopf_errors.APIForbiddenError({"code": 403, "message": "forbidden"}, status=403, headers={}),
+    ],
+    ids=["error-event", "cut-mid-json", "outage-past-kopf-retries", "forbidden"],
+)
+async def test_a_failed_stream_ends_quietly_so_kopf_lists_again(
+    failure: BaseException, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    events = await consume(FakeSettings(), monkeypatch, stream_of(listed("a"), then=failure))
+    assert events == [listed("a")]
+    assert "the watch of clusters failed" in caplog.text
+    assert "listing again in 0.01s (failure 1 in a row)" in caplog.text
+
+
+async def test_consecutive_failures_back_off_exponentially_and_a_good_list_resets_them(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = FakeSettings()
+    sleeps: list[float] = []
+
+    async def no_sleep(delay: float) -> None:
+        sleeps.append(delay)
+
+    monkeypatch.setattr(asyncio, "sleep", no_sleep)
+    broken = stream_of(then=watching.WatchingError("boom"))
+    for _ in range(3):
+        await consume(settings, monkeypatch, broken)
+    await consume(settings, monkeypatch, stream_of(watching.Bookmark.LISTED))
+    await consume(settings, monkeypatch, broken)
+    assert sleeps == [0.01, 0.02, 0.04, 0.01]
+
+
+async def test_cancellation_is_not_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def hanging(**_: Any) -> AsyncIterator[Any]:
+        await asyncio.Event().wait()
+        yield None
+
+    task = asyncio.create_task(consume(FakeSettings(), monkeypatch, hanging))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+def test_the_guard_wraps_kopfs_own_watch_function() -> None:
+    watch_guard.install()
+    assert watching.continuous_watch is watch_guard.guarded_continuous_watch
+    assert "continuous_watch" in watch_guard._wrapped
