@@ -88,23 +88,51 @@ def already_exists(plural: str, group: str, name: str) -> ApiError:
                     _details(name, group, plural))
 
 
-def conflict(plural: str, group: str, name: str, why: str | None = None) -> ApiError:
+def conflict(
+    plural: str, group: str, name: str, why: str | None = None, *, details_kind: str | None = None
+) -> ApiError:
     why = why or "the object has been modified; please apply your changes to the latest version and try again"
     return ApiError(
         409,
         f'Operation cannot be fulfilled on {_qualified(plural, group)} "{name}": {why}',
         "Conflict",
-        _details(name, group, plural),
+        _details(name, group, details_kind or plural),
     )
 
 
-def invalid(plural: str, group: str, kind: str, name: str, causes: list[dict[str, str]]) -> ApiError:
-    summary = "; ".join(f"{c.get('field', '')}: {c['message']}".lstrip(": ") for c in causes)
+def _summary(causes: list[dict[str, str]]) -> str:
+    """One cause as `field: message`; several as `[field: message, field: message]` (Go's aggregate)."""
+    parts = [f"{c.get('field', '')}: {c['message']}".lstrip(": ") for c in causes]
+    return parts[0] if len(parts) == 1 else f"[{', '.join(parts)}]"
+
+
+def invalid(group: str, kind: str, name: str, causes: list[dict[str, str]]) -> ApiError:
+    """422 for an object that fails validation, named by kind (`ResourceBinding.work.karmada.io "x"`)."""
     return ApiError(
         422,
-        f'{kind}.{group or "core"} "{name}" is invalid: {summary}',
+        f'{_qualified(kind, group)} "{name}" is invalid: {_summary(causes)}',
         "Invalid",
         {**_details(name, group, kind), "causes": causes},
+    )
+
+
+def invalid_resource(plural: str, group: str, name: str, causes: list[dict[str, str]]) -> ApiError:
+    """422 for a request the registry refuses, named by resource (`resourcebindings.work.karmada.io "x"`)."""
+    return ApiError(
+        422,
+        f'{_qualified(plural, group)} "{name}" is invalid: {_summary(causes)}',
+        "Invalid",
+        {**_details(name, group, plural), "causes": causes},
+    )
+
+
+def invalid_options(kind: str, causes: list[dict[str, str]]) -> ApiError:
+    """422 for bad query options (`CreateOptions.meta.k8s.io "" is invalid: dryRun: ...`)."""
+    return ApiError(
+        422,
+        f'{kind}.meta.k8s.io "" is invalid: {_summary(causes)}',
+        "Invalid",
+        {"group": "meta.k8s.io", "kind": kind, "causes": causes},
     )
 
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from .schema import Schema
+
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 SUBRESOURCE_VERBS = ("get", "patch", "update")
 
@@ -27,6 +29,10 @@ class ResourceType:
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
+    # What kube-apiserver's strategy for the kind does (custom resources: all True but `unconditional_update`):
+    generation: bool = True  # metadata.generation is kept (+1 on spec changes)
+    unconditional_update: bool = False  # a PUT without metadata.resourceVersion is allowed (else 422)
+    schema: Schema | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def api_version(self) -> str:
@@ -54,10 +60,13 @@ class ResourceType:
 
 BUILTINS: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "namespaces", "namespace", "Namespace", False, True, ("ns",),
-                 verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
-    ResourceType("", "v1", "events", "event", "Event", True, False, ("ev",)),
-    ResourceType("", "v1", "services", "service", "Service", True, True, ("svc",), ("all",)),
-    ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, False),
+                 verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+                 generation=False, unconditional_update=True),
+    ResourceType("", "v1", "events", "event", "Event", True, False, ("ev",),
+                 generation=False, unconditional_update=True),
+    ResourceType("", "v1", "services", "service", "Service", True, True, ("svc",), ("all",),
+                 generation=False, unconditional_update=True),
+    ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, False, generation=False),
     ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
                  "CustomResourceDefinition", False, True, ("crd", "crds"), ("api-extensions",)),
 )
@@ -84,6 +93,7 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
                 has_status="status" in subresources,
                 short_names=tuple(names.get("shortNames") or ()),
                 categories=tuple(names.get("categories") or ()),
+                schema=Schema.of_version(version),
             )
         )
     return result

@@ -95,8 +95,7 @@ def parse_field_selector(text: str) -> tuple[tuple[str, str, str], ...]:
             raise bad_request(f"invalid selector: {part!r}; can't understand {part!r}")
         field_name, operator, value = found.groups()
         if field_name not in FIELD_SELECTABLE:
-            raise ApiError(400, f'"{field_name}" is not a known field selector: only '
-                                f'"metadata.name", "metadata.namespace"', "BadRequest")
+            raise ApiError(400, f"field label not supported: {field_name}", "BadRequest")
         terms.append((field_name, "!=" if operator == "!=" else "=", value))
     return tuple(terms)
 

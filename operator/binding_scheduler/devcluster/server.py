@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from . import discovery
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, invalid_options
 from .faults import Fault, Faults
 from .journal import Journal, JournalEntry
 from .resources import Registry, ResourceType
@@ -184,6 +184,7 @@ class ApiServer:
         rt, ns, name, sub = route.rtype, route.namespace, route.name, route.subresource
         method = request.method
         store = self.store
+        dry_run = _dry_run(request) if method in _OPTIONS_KINDS else False
         if name is None:
             if method == "GET":
                 if entry.is_watch:
@@ -193,21 +194,23 @@ class ApiServer:
                 if rt.namespaced and ns is None:
                     raise ApiError(405, f"the server does not allow this method on the requested resource "
                                         f"(post {rt.plural})", "MethodNotAllowed", {})
-                return _json_response(201, store.create(rt, body, ns))
+                return _json_response(201, store.create(rt, body, ns, dry_run=dry_run))
             if method == "DELETE":
-                return _json_response(200, self._delete_collection(route, request))
+                return _json_response(200, self._delete_collection(route, request, dry_run))
         else:
             if method == "GET":
                 return _json_response(200, store.get(rt, name, ns))
             if method == "PUT":
-                return _json_response(200, store.update(rt, name, body, namespace=ns, subresource=sub))
+                return _json_response(200, store.update(rt, name, body, namespace=ns, subresource=sub,
+                                                       dry_run=dry_run))
             if method == "PATCH":
                 content_type = request.content_type or MERGE_PATCH
                 return _json_response(200, store.patch(rt, name, body, namespace=ns, subresource=sub,
-                                                      content_type=content_type))
+                                                      content_type=content_type, dry_run=dry_run))
             if method == "DELETE" and sub is None:
                 preconditions = (body or {}).get("preconditions") if isinstance(body, dict) else None
-                return _json_response(200, store.delete(rt, name, ns, preconditions))
+                obj, gone = store.delete_outcome(rt, name, ns, preconditions, dry_run=dry_run)
+                return _json_response(200, _deleted_status(rt, obj) if gone else obj)
         raise ApiError(405, f"the server does not allow this method on the requested resource "
                             f"({method.lower()} {rt.plural})", "MethodNotAllowed", {})
 
@@ -232,10 +235,11 @@ class ApiServer:
         return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
                 "metadata": metadata, "items": items}
 
-    def _delete_collection(self, route: Route, request: web.BaseRequest) -> dict[str, Any]:
+    def _delete_collection(self, route: Route, request: web.BaseRequest, dry_run: bool) -> dict[str, Any]:
         matcher = make_matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
         deleted = [
-            self.store.delete(route.rtype, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+            self.store.delete(route.rtype, obj["metadata"]["name"], obj["metadata"].get("namespace"),
+                              dry_run=dry_run)
             for obj in self.store.list(route.rtype, route.namespace, matcher)
         ]
         return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
@@ -275,24 +279,36 @@ class ApiServer:
     async def _stream(
         self, request: web.BaseRequest, response: web.StreamResponse, watch: Watch, duration: float | None
     ) -> None:
+        """Live events until `duration` (timeoutSeconds) ends the stream. With bookmarks allowed: one BOOKMARK
+        2 s before the end if the store has moved past the watch's start by then (kube-apiserver's pre-timeout
+        bookmark; none for watches of 2 s or less), and one after every `bookmark_interval` without events."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + duration if duration is not None else None
+        started = loop.time()
+        deadline = started + duration if duration is not None else None
+        pre_timeout = deadline - 2.0 if deadline is not None and duration is not None and duration > 2.0 else None
+        next_idle = started + self.bookmark_interval
         while not self.closing:
-            wait = self.bookmark_interval if watch.bookmarks else None
-            if deadline is not None:
-                left = max(deadline - loop.time(), 0.0)
-                wait = left if wait is None else min(wait, left)
+            wake = [deadline]
+            if watch.bookmarks:
+                wake += [next_idle, pre_timeout]
+            times = [t for t in wake if t is not None]
+            wait = max(min(times) - loop.time(), 0.0) if times else None
             try:
                 async with asyncio.timeout(wait):
                     event = await watch.next()
             except TimeoutError:
-                if deadline is not None and loop.time() >= deadline:
+                now = loop.time()
+                if deadline is not None and now >= deadline:
                     for pending in watch.pending():
                         await response.write(_dumps(pending) + b"\n")
-                    if watch.bookmarks:
-                        await response.write(_dumps(watch.bookmark()) + b"\n")
                     return
-                await response.write(_dumps(watch.bookmark()) + b"\n")
+                if pre_timeout is not None and now >= pre_timeout:
+                    pre_timeout = None
+                    if self.store.resource_version > watch.start_rv:
+                        await response.write(_dumps(watch.bookmark()) + b"\n")
+                elif now >= next_idle:
+                    await response.write(_dumps(watch.bookmark()) + b"\n")
+                    next_idle = now + self.bookmark_interval
                 continue
             if event is None:
                 fault = self.faults.take(request.method, request.path, request.query_string, True,
@@ -302,12 +318,38 @@ class ApiServer:
                 if fault is not None:
                     return
                 continue
+            next_idle = loop.time() + self.bookmark_interval
             await response.write(_dumps(event) + b"\n")
 
     def stop_watches(self) -> None:
         """End every open watch stream (used on shutdown)."""
         self.closing = True
         self.store.poke_all()
+
+
+_OPTIONS_KINDS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
+
+
+def _dry_run(request: web.BaseRequest) -> bool:
+    """`?dryRun=All` (the only value kube-apiserver accepts; anything else is a 422 naming the options kind)."""
+    values = request.query.getall("dryRun", [])
+    if any(value != "All" for value in values):
+        shown = ", ".join(json.dumps(value) for value in values)
+        raise invalid_options(_OPTIONS_KINDS[request.method], [{
+            "reason": "FieldValueNotSupported", "field": "dryRun",
+            "message": f'Unsupported value: [{shown}]: supported values: "All"'}])
+    return bool(values)
+
+
+def _deleted_status(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    """What kube-apiserver answers to a delete that removed the object at once."""
+    metadata = obj["metadata"]
+    details: dict[str, Any] = {"name": metadata["name"]}
+    if rt.group:
+        details["group"] = rt.group
+    details["kind"] = rt.plural
+    details["uid"] = metadata.get("uid", "")
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
 def _sort_key(obj: dict[str, Any]) -> tuple[str, str]:

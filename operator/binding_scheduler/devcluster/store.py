@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import random
+import re
 import uuid
 from collections import deque
 from collections.abc import Mapping
@@ -19,7 +21,7 @@ from typing import Any
 
 from . import errors
 from .errors import ApiError
-from .patch import PatchError, PatchTestFailed, copy_json, json_patch, merge_patch
+from .patch import PatchError, copy_json, json_patch, merge_patch
 from .resources import Registry, ResourceType, types_from_crd
 from .selectors import Matcher
 
@@ -33,6 +35,9 @@ APPLY_PATCH = "application/apply-patch+yaml"
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the same alphabet kube-apiserver uses
 _IMMUTABLE_META = ("name", "namespace", "uid", "creationTimestamp", "generateName")
+_NAMESPACES = ("", "namespaces")
+_CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
+_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def now_rfc3339() -> str:
@@ -78,6 +83,9 @@ class Store:
         self._rv = 0
         self._history: deque[Event] = deque(maxlen=max(history, 0))
         self._evicted_rv = 0
+        # The version at which a custom resource type began to be served: a watch from an older version is
+        # 410 Expired, as kube-apiserver's watch cache of the type starts there.
+        self._origins: dict[StorageKey, int] = {}
         self._subscribers: set[Subscriber] = set()
 
     # ---- introspection ----------------------------------------------------------------------------
@@ -127,9 +135,11 @@ class Store:
         return result
 
     def history_since(self, rv: int, key: StorageKey) -> builtins.list[Event]:
-        """Retained events of one storage key newer than `rv` (410 `ApiError` if some were dropped)."""
-        if rv < self._evicted_rv:
-            raise errors.expired(f"too old resource version: {rv} ({self._evicted_rv + 1})")
+        """Retained events of one storage key newer than `rv` (410 `ApiError` if some were dropped, or if the
+        type was not served yet at `rv`)."""
+        oldest = max(self._evicted_rv, self._origins.get(key, 0))
+        if rv < oldest:
+            raise errors.expired(f"too old resource version: {rv} ({oldest + 1})")
         return [event for event in self._history if event.rv > rv and event.key == key]
 
     # ---- subscriptions ----------------------------------------------------------------------------
@@ -169,15 +179,19 @@ class Store:
         namespace = metadata.get("namespace") if rt.namespaced else None
         self._objects.setdefault(rt.storage_key, {})[(namespace or "", metadata["name"])] = obj
         self._emit(Event(int(metadata["resourceVersion"]), event_type, rt.storage_key, namespace, obj, old))
-        if rt.storage_key == ("apiextensions.k8s.io", "customresourcedefinitions"):
-            self.registry.add_all(types_from_crd(obj))
+        if rt.storage_key == _CRDS:
+            served = types_from_crd(obj)
+            for served_type in served:
+                if event_type == "ADDED" or served_type.storage_key not in self._origins:
+                    self._origins[served_type.storage_key] = int(metadata["resourceVersion"])
+            self.registry.add_all(served)
 
     def _drop(self, rt: ResourceType, obj: Obj, old: Obj) -> None:
         metadata = obj["metadata"]
         namespace = metadata.get("namespace") if rt.namespaced else None
         self._objects.get(rt.storage_key, {}).pop((namespace or "", metadata["name"]), None)
         self._emit(Event(int(metadata["resourceVersion"]), "DELETED", rt.storage_key, namespace, obj, old))
-        if rt.storage_key == ("apiextensions.k8s.io", "customresourcedefinitions"):
+        if rt.storage_key == _CRDS:
             self.registry.remove_crd(obj)
         if namespace:
             self._finish_namespace(namespace)
@@ -194,8 +208,13 @@ class Store:
             raise errors.namespace_terminating(rt.plural, rt.group, name, namespace)
         return namespace
 
-    def create(self, rtype: ResourceType | str, body: Mapping[str, Any], namespace: str | None = None) -> Obj:
-        """Create (POST): uid, timestamps, generation 1, a new resourceVersion, `generateName`."""
+    def create(
+        self, rtype: ResourceType | str, body: Mapping[str, Any], namespace: str | None = None, *,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Create (POST): uid, timestamps, generation 1, a new resourceVersion, `generateName`.
+
+        A dry run answers what would be stored, without a resourceVersion, and stores nothing."""
         rt = self._type(rtype)
         if not isinstance(body, Mapping):
             raise errors.bad_request("the body of the request must be a JSON object")
@@ -213,7 +232,7 @@ class Store:
         if not name:
             prefix = metadata.get("generateName")
             if not prefix:
-                raise errors.invalid(rt.plural, rt.group, rt.kind, "", [{
+                raise errors.invalid(rt.group, rt.kind, "", [{
                     "reason": "FieldValueRequired",
                     "message": "Required value: name or generateName is required",
                     "field": "metadata.name"}])
@@ -222,9 +241,7 @@ class Store:
                 name = prefix + "".join(random.choices(_GENERATE_ALPHABET, k=5))
                 if (namespace or "" if rt.namespaced else "", name) not in bucket:
                     break
-        self._check_namespace(rt, str(name), namespace)
-        if self.find(rt, str(name), namespace) is not None:
-            raise errors.already_exists(rt.plural, rt.group, str(name))
+        name = str(name)
         obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
         for transient in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
             metadata.pop(transient, None)
@@ -235,12 +252,27 @@ class Store:
             metadata.pop("namespace", None)
         metadata["uid"] = str(uuid.uuid4())
         metadata["creationTimestamp"] = now_rfc3339()
-        metadata["generation"] = 1
+        if rt.generation:
+            metadata["generation"] = 1
+        else:
+            metadata.pop("generation", None)
         if rt.has_status:
             obj.pop("status", None)
-        if rt.storage_key == ("", "namespaces"):
-            obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        if rt.storage_key == _NAMESPACES:
+            obj["spec"] = {**(obj.get("spec") or {}), "finalizers": ["kubernetes"]}
             obj["status"] = {"phase": "Active"}
+            metadata["labels"] = {**(metadata.get("labels") or {}), _NAMESPACE_NAME_LABEL: name}
+        causes = _name_causes(rt, name)
+        if rt.schema is not None:
+            rt.schema.normalize(obj)
+            causes += rt.schema.validate(obj)
+        if causes:
+            raise errors.invalid(rt.group, rt.kind, name, causes)
+        self._check_namespace(rt, name, namespace)
+        if self.find(rt, name, namespace) is not None:
+            raise errors.already_exists(rt.plural, rt.group, name)
+        if dry_run:
+            return obj
         metadata["resourceVersion"] = str(self._next_rv())
         self._put(rt, obj, "ADDED", None)
         return obj
@@ -253,16 +285,19 @@ class Store:
         *,
         namespace: str | None = None,
         subresource: str | None = None,
+        dry_run: bool = False,
     ) -> Obj:
-        """Replace (PUT); `metadata.resourceVersion`, when given, must be the current one (else 409)."""
+        """Replace (PUT). `metadata.resourceVersion` must be the current one (else 409); a missing one is a 422
+        unless the kind allows unconditional updates (namespaces, events, services)."""
         rt = self._type(rtype)
         old = self.get(rt, name, namespace)
         if not isinstance(body, Mapping):
             raise errors.bad_request("the body of the request must be a JSON object")
         body_name = (body.get("metadata") or {}).get("name")
         if body_name is not None and body_name != name:
-            raise errors.bad_request("the name of the object does not match the name on the URL")
-        return self._write(rt, old, copy_json(dict(body)), subresource)
+            raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
+                                     f"({name})")
+        return self._write(rt, old, copy_json(dict(body)), subresource, dry_run=dry_run, replace=True)
 
     def patch(
         self,
@@ -273,6 +308,7 @@ class Store:
         namespace: str | None = None,
         subresource: str | None = None,
         content_type: str = MERGE_PATCH,
+        dry_run: bool = False,
     ) -> Obj:
         """Patch: merge patch or JSON patch. A `metadata.resourceVersion` in the result is a precondition."""
         rt = self._type(rtype)
@@ -291,22 +327,27 @@ class Store:
                 if not isinstance(patch, dict):
                     raise PatchError("a merge patch must be a JSON object")
                 new = merge_patch(old, patch)
-        except PatchTestFailed as exc:
-            raise errors.ApiError(422, f"the server rejected our request due to an error in our request: {exc}",
-                                  "Invalid", {"name": name, "group": rt.group, "kind": rt.plural}) from exc
-        except PatchError as exc:
-            raise errors.ApiError(422, f"the server rejected our request due to an error in our request: {exc}",
-                                  "Invalid", {"name": name, "group": rt.group, "kind": rt.plural}) from exc
+        except PatchError as exc:  # kube-apiserver says no more than this
+            raise errors.ApiError(422, "the server rejected our request due to an error in our request",
+                                  "Invalid", {}) from exc
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
-            raise errors.ApiError(422, "the patch removed the object's metadata", "Invalid")
-        return self._write(rt, old, new, subresource)
+            raise errors.ApiError(422, "the server rejected our request due to an error in our request",
+                                  "Invalid", {})
+        return self._write(rt, old, new, subresource, dry_run=dry_run)
 
-    def _write(self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None) -> Obj:
+    def _write(
+        self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None, *, dry_run: bool = False,
+        replace: bool = False,
+    ) -> Obj:
         old_meta = old["metadata"]
         new_meta = new.get("metadata")
         if not isinstance(new_meta, dict):
             new_meta = {}
         wanted_rv = new_meta.get("resourceVersion")
+        if replace and wanted_rv in (None, "") and not rt.unconditional_update:
+            raise errors.invalid_resource(rt.plural, rt.group, old_meta["name"], [{
+                "reason": "FieldValueInvalid", "message": "Invalid value: 0: must be specified for an update",
+                "field": "metadata.resourceVersion"}])
         if wanted_rv not in (None, "") and str(wanted_rv) != old_meta["resourceVersion"]:
             raise errors.conflict(rt.plural, rt.group, old_meta["name"])
         if subresource == "status":
@@ -330,29 +371,48 @@ class Store:
                 else:
                     metadata.pop(key, None)
             if old_meta.get("deletionTimestamp"):
-                added = set(metadata.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+                added = [f for f in metadata.get("finalizers") or () if f not in (old_meta.get("finalizers") or ())]
                 if added:
-                    raise errors.invalid(rt.plural, rt.group, rt.kind, old_meta["name"], [{
+                    found = ", ".join(json.dumps(f) for f in added)
+                    raise errors.invalid(rt.group, rt.kind, old_meta["name"], [{
                         "reason": "FieldValueForbidden",
                         "message": "Forbidden: no new finalizers can be added if the object is being deleted, "
-                                   f"found new finalizers {sorted(added)!r}",
+                                   f"found new finalizers []string{{{found}}}",
                         "field": "metadata.finalizers"}])
             if not metadata.get("finalizers"):
                 metadata.pop("finalizers", None)
+            if rt.storage_key == _NAMESPACES:
+                result["spec"] = {**(result.get("spec") or {}), "finalizers": (old.get("spec") or {}).get(
+                    "finalizers", ["kubernetes"])}
+                metadata["labels"] = {**(metadata.get("labels") or {}), _NAMESPACE_NAME_LABEL: old_meta["name"]}
         result["apiVersion"], result["kind"] = old["apiVersion"], old["kind"]
         metadata["resourceVersion"] = old_meta["resourceVersion"]
         result["metadata"] = metadata
+        if rt.schema is not None:
+            if subresource == "status":
+                rt.schema.normalize_part(result, "status")
+                causes = rt.schema.validate(result, only="status")
+            else:
+                rt.schema.normalize(result)
+                causes = rt.schema.validate(result)
+            if causes:
+                raise errors.invalid(rt.group, rt.kind, old_meta["name"], causes)
         if result == old:
             return old  # a no-op write stores nothing: no new resourceVersion, no event (as kube-apiserver)
-        if _spec_part(result, rt.has_status) != _spec_part(old, rt.has_status):
+        if rt.generation and _spec_part(result, rt.has_status) != _spec_part(old, rt.has_status):
             metadata["generation"] = int(old_meta.get("generation") or 0) + 1
-        metadata["resourceVersion"] = str(self._next_rv())
+        if dry_run:
+            return result
         if metadata.get("deletionTimestamp") and not metadata.get("finalizers") and not (
-            rt.storage_key == ("", "namespaces") and self._has_content(metadata["name"])
+            rt.storage_key == _NAMESPACES and self._has_content(metadata["name"])
         ):
-            self._drop(rt, result, old)
-        else:
-            self._put(rt, result, "MODIFIED", old)
+            # The last finalizer went: the object goes (DELETED, at a new version); the answer is the object
+            # as the update left it, at its previous version (as kube-apiserver answers).
+            gone = {**result, "metadata": {**metadata, "resourceVersion": str(self._next_rv())}}
+            self._drop(rt, gone, old)
+            return result
+        metadata["resourceVersion"] = str(self._next_rv())
+        self._put(rt, result, "MODIFIED", old)
         return result
 
     def delete(
@@ -361,38 +421,59 @@ class Store:
         name: str,
         namespace: str | None = None,
         preconditions: Mapping[str, Any] | None = None,
+        *,
+        dry_run: bool = False,
     ) -> Obj:
         """Delete: with finalizers only mark `deletionTimestamp`; without, remove (DELETED event)."""
+        return self.delete_outcome(rtype, name, namespace, preconditions, dry_run=dry_run)[0]
+
+    def delete_outcome(
+        self,
+        rtype: ResourceType | str,
+        name: str,
+        namespace: str | None = None,
+        preconditions: Mapping[str, Any] | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> tuple[Obj, bool]:
+        """`delete`, also saying whether the object is gone (True) or only marked for deletion (False)."""
         rt = self._type(rtype)
         old = self.get(rt, name, namespace)
         old_meta = old["metadata"]
-        for key in ("uid", "resourceVersion"):
+        for key, label, why in (("uid", "UID", "replaced"), ("resourceVersion", "ResourceVersion", "modified")):
             wanted = (preconditions or {}).get(key)
             if wanted and str(wanted) != old_meta.get(key):
-                raise errors.conflict(rt.plural, rt.group, name, f"Precondition failed: {key}: {wanted}, "
-                                                               f"{key} in object meta: {old_meta.get(key)}")
+                raise errors.conflict(rt.kind, rt.group, name, (
+                    f"the {label} in the precondition ({wanted}) does not match the {label} in record "
+                    f"({old_meta.get(key)}). The object might have been {why}"), details_kind=rt.kind)
         if old_meta.get("deletionTimestamp"):
-            return old
-        is_namespace = rt.storage_key == ("", "namespaces")
+            return old, False
+        is_namespace = rt.storage_key == _NAMESPACES
         if old_meta.get("finalizers") or is_namespace:
             metadata = dict(old_meta)
             metadata["deletionTimestamp"] = now_rfc3339()
-            metadata["deletionGracePeriodSeconds"] = 0
-            if old_meta.get("generation"):
+            if not is_namespace:
+                metadata["deletionGracePeriodSeconds"] = 0
+            if rt.generation and old_meta.get("generation"):
                 metadata["generation"] = int(old_meta["generation"]) + 1
-            metadata["resourceVersion"] = str(self._next_rv())
             obj = {**old, "metadata": metadata}
             if is_namespace:
                 obj["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
+            if dry_run:
+                return obj, False
+            metadata["resourceVersion"] = str(self._next_rv())
             self._put(rt, obj, "MODIFIED", old)
             if is_namespace:
                 self._empty_namespace(name)
-                return self.find(rt, name) or obj
-            return obj
+                current = self.find(rt, name)
+                return (current, False) if current is not None else (obj, True)
+            return obj, False
+        if dry_run:
+            return old, True
         metadata = {**old_meta, "resourceVersion": str(self._next_rv())}
         obj = {**old, "metadata": metadata}
         self._drop(rt, obj, old)
-        return obj
+        return obj, True
 
     def _empty_namespace(self, namespace: str) -> None:
         for key, bucket in list(self._objects.items()):
@@ -421,3 +502,29 @@ class Store:
         existing = self.find("namespaces", name)
         return existing if existing is not None else self.create("namespaces", {"metadata": {"name": name}})
 
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _name_causes(rt: ResourceType, name: str) -> list[dict[str, str]]:
+    """kube-apiserver's checks of `metadata.name`: a DNS label for namespaces, a DNS subdomain otherwise."""
+    if rt.storage_key == _NAMESPACES:
+        pattern, limit = _DNS_LABEL, 63
+        what = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+                "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+    else:
+        pattern, limit = _DNS_SUBDOMAIN, 253
+        what = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+                "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+    causes = []
+    shown = json.dumps(name)
+    if len(name) > limit:
+        causes.append({"reason": "FieldValueInvalid", "field": "metadata.name",
+                       "message": f"Invalid value: {shown}: must be no more than {limit} characters"})
+    if not pattern.fullmatch(name):
+        causes.append({"reason": "FieldValueInvalid", "field": "metadata.name",
+                       "message": f"Invalid value: {shown}: {what}"})
+    return causes

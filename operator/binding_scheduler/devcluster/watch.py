@@ -60,6 +60,8 @@ class Watch:
 
     def __post_init__(self) -> None:
         self.subscriber: Subscriber = self.store.subscribe(self.rtype, self.namespace)
+        # The version the watch starts from: the one asked for, else the current one (its initial list).
+        self.start_rv: int = self.since or self.store.resource_version
 
     def close(self) -> None:
         self.store.unsubscribe(self.subscriber)
