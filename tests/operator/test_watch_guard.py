@@ -41,7 +41,9 @@ def listed(name: str) -> dict[str, Any]:
     return {"type": None, "object": {"metadata": {"name": name}}}
 
 
-async def test_a_completed_list_goes_to_the_listener_before_kopf_hears_it_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_completed_list_goes_to_the_listener_before_kopf_hears_it_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     settings = FakeSettings()
     heard: list[tuple[str, list[str]]] = []
 
