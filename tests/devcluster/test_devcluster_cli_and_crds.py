@@ -86,7 +86,8 @@ async def test_creating_a_crd_through_the_api_serves_its_resource(api: DevCluste
     crd["spec"].update(group="example.com", names={"plural": "gadgets", "singular": "gadget", "kind": "Gadget"})
     status, _ = await api.client.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
     assert status == 201
-    status, body = await api.client.create("/apis/example.com/v1alpha1/gadgets", {"metadata": {"name": "g1"}})
+    status, body = await api.client.create("/apis/example.com/v1alpha1/gadgets",
+                                           {"metadata": {"name": "g1"}, "spec": {"syncMode": "Push"}})
     assert (status, body["kind"]) == (201, "Gadget")
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from binding_scheduler.devcluster import DevCluster
+import yaml
+
+from binding_scheduler.devcluster import PACKAGE_CRDS, DevCluster
 from tests.devcluster.helpers import cluster_path, rb_body, rb_path, status_of
 
 
@@ -29,7 +31,7 @@ async def test_resource_version_is_global_and_strictly_increasing_across_kinds(a
         api.client.create(cluster_path(), {"metadata": {"name": "c1"}, "spec": {"syncMode": "Push"}}),
         api.client.patch(rb_path("a"), {"spec": {"replicas": 3}}),
         api.client.patch(cluster_path("c1", "status"), {"status": {"kubernetesVersion": "v1.30"}}),
-        api.client.delete(rb_path("a")),
+        api.client.patch(rb_path("a"), {"metadata": {"labels": {"x": "y"}}}),
     ):
         status, body = await call
         assert status in (200, 201)
@@ -51,7 +53,8 @@ async def test_generation_is_not_bumped_by_a_metadata_change(api: DevCluster, rb
 
 
 async def test_generation_is_not_bumped_by_a_status_change(api: DevCluster, rb1: dict[str, Any]) -> None:
-    status, body = await api.client.patch(rb_path("rb1", sub="status"), {"status": {"lastScheduledTime": "x"}})
+    status, body = await api.client.patch(rb_path("rb1", sub="status"),
+                                          {"status": {"lastScheduledTime": "2024-01-01T00:00:00Z"}})
     assert status == 200
     assert body["metadata"]["generation"] == 1
 
@@ -59,11 +62,24 @@ async def test_generation_is_not_bumped_by_a_status_change(api: DevCluster, rb1:
 async def test_without_a_status_subresource_any_change_outside_metadata_bumps_generation(
     api: DevCluster,
 ) -> None:
+    crd = yaml.safe_load((PACKAGE_CRDS / "cluster.karmada.io_clusters.yaml").read_text())
+    crd["metadata"] = {"name": "gadgets.example.com"}
+    crd["spec"].update(group="example.com", names={"plural": "gadgets", "singular": "gadget", "kind": "Gadget"})
+    del crd["spec"]["versions"][0]["subresources"]
+    assert (await api.client.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd))[0] == 201
+    path = "/apis/example.com/v1alpha1/gadgets"
+    status, body = await api.client.create(path, {"metadata": {"name": "g1"}, "spec": {"syncMode": "Push"}})
+    assert (status, body["metadata"]["generation"]) == (201, 1)
+    status, body = await api.client.patch(f"{path}/g1", {"status": {"kubernetesVersion": "v1.30"}})
+    assert (status, body["metadata"]["generation"], body["status"]) == (200, 2, {"kubernetesVersion": "v1.30"})
+
+
+async def test_built_in_kinds_keep_no_generation(api: DevCluster) -> None:
     path = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
     status, body = await api.client.create(path, {"metadata": {"name": "l1"}, "spec": {"holderIdentity": "a"}})
-    assert (status, body["metadata"]["generation"]) == (201, 1)
-    status, body = await api.client.patch(f"{path}/l1", {"status": {"x": 1}})
-    assert (status, body["metadata"]["generation"], body["status"]) == (200, 2, {"x": 1})
+    assert (status, "generation" in body["metadata"]) == (201, False)
+    status, body = await api.client.patch(f"{path}/l1", {"spec": {"holderIdentity": "b"}})
+    assert (status, "generation" in body["metadata"]) == (200, False)
 
 
 async def test_a_no_op_patch_keeps_the_resource_version(api: DevCluster, rb1: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from binding_scheduler.devcluster import DevClient, DevCluster
@@ -37,10 +38,13 @@ async def test_live_events_arrive_on_an_open_watch(api: DevCluster) -> None:
     async with api.client.watch(rb_path(), resourceVersion=str(api.store.resource_version)) as stream:
         _, created = await api.client.create(rb_path(), rb_body("rb1"))
         _, patched = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 5}})
-        _, deleted = await api.client.delete(rb_path("rb1"))
+        await api.client.delete(rb_path("rb1"))
         assert await stream.next() == {"type": "ADDED", "object": created}
         assert await stream.next() == {"type": "MODIFIED", "object": patched}
-        assert await stream.next() == {"type": "DELETED", "object": deleted}
+        deleted = await stream.next()
+    assert deleted is not None and deleted["type"] == "DELETED"
+    assert deleted["object"]["metadata"]["uid"] == created["metadata"]["uid"]
+    assert int(deleted["object"]["metadata"]["resourceVersion"]) == int(patched["metadata"]["resourceVersion"]) + 1
 
 
 async def test_a_delete_with_finalizers_is_modified_then_deleted(api: DevCluster) -> None:
@@ -53,7 +57,8 @@ async def test_a_delete_with_finalizers_is_modified_then_deleted(api: DevCluster
         first, second = await stream.next(), await stream.next()
     assert first is not None and second is not None
     assert first["type"] == "MODIFIED" and first["object"]["metadata"]["deletionTimestamp"]
-    assert second["type"] == "DELETED" and "finalizers" not in second["object"]["metadata"]
+    # as kube-apiserver: the DELETED event shows the last stored object, finalizer included
+    assert second["type"] == "DELETED" and second["object"]["metadata"]["finalizers"] == ["a/one"]
 
 
 async def test_watch_of_one_namespace_ignores_others(api: DevCluster) -> None:
@@ -87,15 +92,33 @@ async def test_watch_by_field_selector_on_name(api: DevCluster) -> None:
         assert _summary(await stream.collect()) == [("ADDED", "b")]
 
 
-async def test_bookmarks_only_when_allowed(api: DevCluster, rb1: dict[str, Any]) -> None:
-    since = rb1["metadata"]["resourceVersion"]
-    async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="0") as stream:
-        assert await stream.collect() == []
-    async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="0",
+async def test_bookmarks_only_when_allowed() -> None:
+    async with DevCluster(bookmark_interval=0.05) as api:
+        since = str(api.store.resource_version)
+        async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="1") as stream:
+            assert await stream.collect() == []
+
+
+async def test_a_bookmark_comes_two_seconds_before_the_timeout_once_the_store_moved_on(api: DevCluster) -> None:
+    since = str(api.store.resource_version)
+    async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="3",
                                 allowWatchBookmarks="true") as stream:
-        assert await stream.collect() == [{"type": "BOOKMARK", "object": {
-            "kind": "ResourceBinding", "apiVersion": "work.karmada.io/v1alpha2",
-            "metadata": {"resourceVersion": str(api.store.resource_version)}}}]
+        await api.client.create("/api/v1/namespaces", {"metadata": {"name": "elsewhere"}})
+        started = asyncio.get_running_loop().time()
+        event = await stream.next()
+        arrived = asyncio.get_running_loop().time() - started
+        assert await stream.next() is None
+    assert event == {"type": "BOOKMARK", "object": {
+        "kind": "ResourceBinding", "apiVersion": "work.karmada.io/v1alpha2",
+        "metadata": {"resourceVersion": str(api.store.resource_version)}}}
+    assert 0.5 < arrived < 2.0
+
+
+async def test_no_bookmark_before_the_timeout_when_nothing_changed(api: DevCluster) -> None:
+    since = str(api.store.resource_version)
+    async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="3",
+                                allowWatchBookmarks="true") as stream:
+        assert await stream.collect(seconds=5) == []
 
 
 async def test_bookmarks_arrive_periodically_on_an_idle_watch() -> None:
@@ -130,6 +153,16 @@ async def test_watch_from_a_version_older_than_the_history_is_410_expired() -> N
         410, "Expired", f"too old resource version: {old} ({old + 2})")}]
 
 
+async def test_watch_from_before_the_type_was_served_is_410_expired(api: DevCluster) -> None:
+    origin = int(api.store.get("crd", "resourcebindings.work.karmada.io")["metadata"]["resourceVersion"])
+    async with api.client.watch(rb_path(), resourceVersion=str(origin - 1)) as stream:
+        events = await stream.collect()
+    assert events == [{"type": "ERROR", "object": status_of(
+        410, "Expired", f"too old resource version: {origin - 1} ({origin + 1})")}]
+    async with api.client.watch(rb_path(), resourceVersion=str(origin), timeoutSeconds="0") as stream:
+        assert await stream.collect() == []
+
+
 async def test_watch_from_the_oldest_retained_version_still_works() -> None:
     async with DevCluster(history=3) as api:
         await api.client.create(rb_path(), rb_body("rb1"))
@@ -142,7 +175,8 @@ async def test_watch_from_the_oldest_retained_version_still_works() -> None:
 
 
 async def test_timeout_seconds_ends_the_stream(api: DevCluster) -> None:
-    async with api.client.watch(rb_path(), resourceVersion="1", timeoutSeconds="1") as stream:
+    since = str(api.store.resource_version)
+    async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="1") as stream:
         assert await stream.collect(seconds=5) == []
     entry = api.journal.filter("GET", r"/resourcebindings$", watch=True)[0]
     assert entry.status == 200
@@ -153,7 +187,7 @@ async def test_stopping_the_server_ends_open_watches() -> None:
     api = await DevCluster().start()
     own = DevClient(api.url)
     try:
-        async with own.watch(rb_path(), resourceVersion="1") as stream:
+        async with own.watch(rb_path(), resourceVersion=str(api.store.resource_version)) as stream:
             await api.stop()
             assert await stream.next() is None
     finally:

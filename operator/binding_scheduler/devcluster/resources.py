@@ -33,6 +33,7 @@ class ResourceType:
     generation: bool = True  # metadata.generation is kept (+1 on spec changes)
     unconditional_update: bool = False  # a PUT without metadata.resourceVersion is allowed (else 422)
     schema: Schema | None = field(default=None, compare=False, hash=False, repr=False)
+    custom: bool = False  # served from a CRD (its lists always carry `metadata.continue`, "" on the last page)
 
     @property
     def api_version(self) -> str:
@@ -94,6 +95,7 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
                 short_names=tuple(names.get("shortNames") or ()),
                 categories=tuple(names.get("categories") or ()),
                 schema=Schema.of_version(version),
+                custom=True,
             )
         )
     return result

@@ -232,6 +232,8 @@ class ApiServer:
             metadata["continue"] = base64.urlsafe_b64encode(_dumps(list(_sort_key(items[limit - 1])))).decode()
             metadata["remainingItemCount"] = len(items) - limit
             items = items[:limit]
+        elif route.rtype.custom:
+            metadata["continue"] = ""
         return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
                 "metadata": metadata, "items": items}
 

@@ -229,6 +229,8 @@ class Store:
                     "the namespace of the provided object does not match the namespace sent on the request")
             namespace = namespace or body_ns
         name = metadata.get("name")
+        # kube-apiserver's order: namespace admission (404/403), then validation (422), then existence (409).
+        self._check_namespace(rt, str(name or ""), namespace)
         if not name:
             prefix = metadata.get("generateName")
             if not prefix:
@@ -268,7 +270,6 @@ class Store:
             causes += rt.schema.validate(obj)
         if causes:
             raise errors.invalid(rt.group, rt.kind, name, causes)
-        self._check_namespace(rt, name, namespace)
         if self.find(rt, name, namespace) is not None:
             raise errors.already_exists(rt.plural, rt.group, name)
         if dry_run:
@@ -406,9 +407,10 @@ class Store:
         if metadata.get("deletionTimestamp") and not metadata.get("finalizers") and not (
             rt.storage_key == _NAMESPACES and self._has_content(metadata["name"])
         ):
-            # The last finalizer went: the object goes (DELETED, at a new version); the answer is the object
-            # as the update left it, at its previous version (as kube-apiserver answers).
-            gone = {**result, "metadata": {**metadata, "resourceVersion": str(self._next_rv())}}
+            # The last finalizer went: the update is not stored, the object goes instead. As kube-apiserver:
+            # the DELETED event carries the last stored object at a new version, the answer the object as the
+            # update left it, at its previous version.
+            gone = {**old, "metadata": {**old_meta, "resourceVersion": str(self._next_rv())}}
             self._drop(rt, gone, old)
             return result
         metadata["resourceVersion"] = str(self._next_rv())

@@ -71,8 +71,7 @@ class Watch:
         or the retained history newer than the version (410 `ApiError` when it is gone)."""
         if self.since is None or self.since == 0 or self.send_initial:
             namespace = self.namespace if self.rtype.namespaced else None
-            items = self.store.list(self.rtype, namespace, self.matcher)
-            items.sort(key=lambda obj: int(obj["metadata"]["resourceVersion"]))
+            items = self.store.list(self.rtype, namespace, self.matcher)  # by namespace and name, as kube does
             events = [{"type": "ADDED", "object": obj} for obj in items]
             if self.send_initial and self.bookmarks:
                 events.append(self.bookmark(initial_end=True))
