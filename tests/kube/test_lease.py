@@ -110,8 +110,9 @@ async def test_a_live_lease_of_another_holder_is_not_taken_until_it_expires(
 async def test_two_candidates_racing_for_a_free_lease_cannot_both_win(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
-    await elector(client, time, "seed").acquire()
-    time.advance(60)  # "seed" expired: the lease is free for both
+    seed = elector(client, time, "seed")
+    await seed.acquire()
+    await seed.release()  # the lease is free for both
     api.journal.clear()
     fault = api.faults.add(method="GET", path="leases/karmada-scheduler$", hang=True, times=2)
     first = asyncio.create_task(LeaseElector(client, identity="a", clock=time, retry_period=0.01).acquire())
@@ -127,11 +128,42 @@ async def test_two_candidates_racing_for_a_free_lease_cannot_both_win(
     assert spec_of(api)["leaseTransitions"] == 1
 
 
+async def test_a_holder_whose_clock_lags_is_not_deposed_while_it_renews(
+    api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
+) -> None:
+    """Its renewTime is always 30 s in our past; what counts is that the record keeps changing."""
+    lagging = FakeTime(EPOCH - 30)
+    holder = elector(other_client, lagging, "lagging")
+    await holder.acquire()
+    candidate = elector(client, time, "new")
+    for _ in range(10):  # 20 s by our clock: more than a lease duration, and the holder renews meanwhile
+        attempt = await candidate._try_acquire_or_renew()
+        assert (attempt.held, attempt.holder) == (False, "lagging")
+        time.advance(2)
+        lagging.advance(2)
+        assert (await holder._try_acquire_or_renew()).held
+    assert spec_of(api)["holderIdentity"] == "lagging"
+
+
+async def test_a_holder_that_stopped_renewing_is_taken_over_a_lease_duration_after_we_first_saw_it(
+    api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
+) -> None:
+    await elector(other_client, FakeTime(EPOCH + 3600), "ahead").acquire()  # its clock is an hour ahead
+    candidate = elector(client, time, "new")
+    assert (await candidate._try_acquire_or_renew()).holder == "ahead"
+    time.advance(15)
+    assert (await candidate._try_acquire_or_renew()).holder == "ahead"
+    time.advance(0.001)
+    assert (await candidate._try_acquire_or_renew()).held
+    assert spec_of(api)["holderIdentity"] == "new"
+
+
 async def test_a_conflicting_write_is_re_read_and_retried_at_once(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
-    await elector(client, time, "seed").acquire()
-    time.advance(60)
+    seed = elector(client, time, "seed")
+    await seed.acquire()
+    await seed.release()
     api.journal.clear()
     api.faults.add(method="PUT", path="leases", status=409, times=1)
     await elector(client, time, "a").acquire()
@@ -172,9 +204,26 @@ async def test_a_rejected_renewal_past_the_deadline_loses_the_lease_once_and_clo
     assert len(lost) == 1
     assert lost[0].startswith("could not renew the lease within 10s: 500 InternalError")
     assert (candidate.is_leader, gate.is_open) == (False, False)
-    assert len(api.journal.filter("PUT")) == 4  # at 2, 4, 6 and 8 s; at 10 s the deadline has passed
+    assert len(api.journal.filter("PUT")) == 5  # the renewal began at 2 s: tries at 2, 4, 6, 8, 10; deadline 12
     with pytest.raises(WriteGateClosed, match="leadership lost"):
         await client.create(LEASES, {})
+
+
+async def test_each_renewal_gets_the_whole_renew_deadline_on_a_slow_api_server(
+    api: DevCluster, client: ApiClient, gate: WriteGate
+) -> None:
+    """Every answer takes 0.3 s, so one renewal (GET + PUT) takes 0.6 s: more than the deadline minus the time
+    since the previous renewal began, well within a deadline of its own (client-go's renew loop)."""
+    candidate = LeaseElector(client, identity="a", lease_duration=1.5, renew_deadline=1.0, retry_period=0.25)
+    await candidate.acquire()
+    api.faults.add(path="leases", delay=0.3)
+    lost: list[str] = []
+    keeping = asyncio.create_task(candidate.keep(lost.append))
+    await api.journal.wait_for(lambda e: len([p for p in api.journal.filter("PUT") if p.status == 200]) >= 4, 20)
+    keeping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await keeping
+    assert (lost, candidate.is_leader, gate.is_open) == ([], True, True)
 
 
 async def test_a_renewal_that_fails_once_within_the_deadline_keeps_the_lease(

@@ -3,9 +3,12 @@
 
 Every Lease write is a PUT carrying the resourceVersion that was read, so two candidates cannot both win: the
 second gets 409, re-reads, and sees the winner. A lease is free when it has no holder or when
-`renewTime + leaseDurationSeconds` has passed (by `clock`). `keep()` renews every `retry_period`; when it cannot
-renew within `renew_deadline`, or finds another holder, it closes the client's write gate first (nothing of ours
-may be written once leadership is in doubt), then calls `on_lost(reason)` once and returns. `release()` hands
+its record has not changed for `leaseDurationSeconds` as measured by our own clock since we first saw it so
+(client-go's rule: the holder's `renewTime` is never compared with our clock, so a holder whose clock lags
+cannot be deposed while it renews). `keep()` renews every `retry_period`; each renewal gets the whole
+`renew_deadline` (tries every `retry_period` within it, as client-go's renew loop does); when one cannot
+succeed within it, or another holder shows up, it closes the client's write gate first (nothing of ours may be
+written once leadership is in doubt), then calls `on_lost(reason)` once and returns. `release()` hands
 the lease over at once: holder "" and a 1 s duration. Every write passes the write gate.
 """
 
@@ -37,15 +40,6 @@ def micro_time(seconds: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def parse_time(value: Any) -> float | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(value).timestamp()
-    except ValueError:
-        return None
-
-
 def default_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
@@ -74,7 +68,10 @@ class LeaseElector:
         retry_period: float = 2.0,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        elapsed: Callable[[], float] | None = None,
     ) -> None:
+        """`clock` is the wall clock written into the Lease; `elapsed` measures how long a record stayed
+        unchanged (time.monotonic, or `clock` when a custom one is given, so tests drive both)."""
         if not lease_duration > renew_deadline > 0:
             raise ValueError(f"lease_duration ({lease_duration}) must exceed renew_deadline ({renew_deadline}) > 0")
         if not 0 < retry_period < renew_deadline:
@@ -88,8 +85,10 @@ class LeaseElector:
         self.retry_period = retry_period
         self._clock = clock
         self._sleep = sleep
+        self._elapsed = elapsed or (time.monotonic if clock is time.time else clock)
+        self._seen_spec: dict[str, Any] | None = None  # the last Lease record seen, and since when (elapsed)
+        self._seen_at = 0.0
         self._leader = False
-        self._renewed_at = float("-inf")  # clock() of our last successful write
         self.observed: dict[str, Any] = {}  # the last Lease read or written
 
     @property
@@ -127,14 +126,22 @@ class LeaseElector:
         if not self._leader:
             await self._lost(on_lost, "keep() was called without holding the lease")
             return
-        last_error = ""
         while True:
             await self._sleep(self.retry_period)
-            remaining = self.renew_deadline - (self._clock() - self._renewed_at)
-            if remaining <= 0:
-                why = last_error or "no renewal was attempted in time"
-                await self._lost(on_lost, f"could not renew the lease within {self.renew_deadline:g}s: {why}")
+            why = await self._renew_within_deadline()
+            if why is not None:
+                await self._lost(on_lost, why)
                 return
+
+    async def _renew_within_deadline(self) -> str | None:
+        """One renewal: try every `retry_period` until it succeeds (None) or `renew_deadline` has passed since
+        this renewal began (the reason), or another holder shows up (the reason)."""
+        deadline = self._elapsed() + self.renew_deadline
+        last_error = "no renewal was attempted in time"
+        while True:
+            remaining = deadline - self._elapsed()
+            if remaining <= 0:
+                return f"could not renew the lease within {self.renew_deadline:g}s: {last_error}"
             try:
                 async with asyncio.timeout(remaining):
                     attempt = await self._try_acquire_or_renew()
@@ -143,19 +150,17 @@ class LeaseElector:
             except KubeError as exc:
                 attempt = _Attempt(False, why=str(exc))
             except WriteGateClosed as exc:
-                await self._lost(on_lost, f"cannot renew the lease: {exc}")
-                return
+                return f"cannot renew the lease: {exc}"
             if attempt.held:
-                last_error = ""
-                continue
+                return None
             if attempt.holder:
-                await self._lost(on_lost, f"the lease is now held by {attempt.holder}")
-                return
+                return f"the lease is now held by {attempt.holder}"
             last_error = attempt.why or last_error
-            if self._clock() - self._renewed_at >= self.renew_deadline:
-                await self._lost(on_lost, f"could not renew the lease within {self.renew_deadline:g}s: {last_error}")
-                return
+            remaining = deadline - self._elapsed()
+            if remaining <= 0:
+                return f"could not renew the lease within {self.renew_deadline:g}s: {last_error}"
             logger.warning("lease %s/%s renewal failed, retrying: %s", self.namespace, self.name, attempt.why)
+            await self._sleep(min(self.retry_period, remaining))
 
     async def release(self) -> bool:
         """If we hold the Lease, give it up (holder "", duration 1 s) so a successor acquires at once.
@@ -198,19 +203,25 @@ class LeaseElector:
             "leaseTransitions": transitions if ours or not previous else transitions + 1,
         }
 
+    def _seen(self, spec: dict[str, Any]) -> None:
+        """Note the record read or written: a changed record restarts its expiry by our own clock."""
+        if spec != self._seen_spec:
+            self._seen_spec = dict(spec)
+            self._seen_at = self._elapsed()
+
     def _expired(self, spec: dict[str, Any]) -> bool:
-        renewed = parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime"))
+        """Unchanged for its `leaseDurationSeconds` since we first saw it so (client-go's observedTime)."""
+        self._seen(spec)
         duration = spec.get("leaseDurationSeconds")
-        if renewed is None or not isinstance(duration, int | float):
+        if not isinstance(duration, int | float) or isinstance(duration, bool):
             return True
-        return self._clock() > renewed + float(duration)
+        return self._elapsed() > self._seen_at + float(duration)
 
     async def _try_acquire_or_renew(self) -> _Attempt:
         """Read the Lease; create it, renew it or take it over when free. A 409 means someone else wrote in
         between: read again and decide again (a few times, then report it)."""
         why = ""
         for _ in range(3):
-            started = self._clock()
             try:
                 lease = await self.client.get(self.path)
             except NotFound:
@@ -222,7 +233,7 @@ class LeaseElector:
                 except Conflict as exc:
                     why = str(exc)
                     continue
-                self._renewed_at = started
+                self._seen(dict(self.observed.get("spec") or {}))
                 return _Attempt(True)
             self.observed = lease
             spec = dict(lease.get("spec") or {})
@@ -237,7 +248,7 @@ class LeaseElector:
             except Conflict as exc:
                 why = str(exc)
                 continue
-            self._renewed_at = started
+            self._seen(dict(self.observed.get("spec") or {}))
             return _Attempt(True)
         return _Attempt(False, why=f"conflicting writes: {why}")
 

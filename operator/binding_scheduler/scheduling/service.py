@@ -40,6 +40,7 @@ from .stores import BindingStore, ClusterStore
 logger = logging.getLogger(__name__)
 
 CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters"
+LEASE_QPS, LEASE_BURST = 5.0, 10  # a renewal is two requests per retry period
 BINDINGS = (
     ("/apis/work.karmada.io/v1alpha2/resourcebindings", "ResourceBinding"),
     ("/apis/work.karmada.io/v1alpha2/clusterresourcebindings", "ClusterResourceBinding"),
@@ -115,9 +116,12 @@ class SchedulerService:
         )
         election = config.leader_election
         self.lease: LeaseElector | None = None
+        # Leader election has a client (and rate limiter) of its own, as Karmada's does: renewals never queue
+        # behind the passes' requests. It shares the write gate, so a closed gate stops Lease writes too.
+        self.lease_client = ApiClient(connection, self.gate, qps=LEASE_QPS, burst=LEASE_BURST)
         if election.enabled:
             self.lease = LeaseElector(
-                self.client,
+                self.lease_client,
                 name=election.lease_name,
                 namespace=election.lease_namespace,
                 identity=identity,
@@ -289,6 +293,7 @@ class SchedulerService:
         for estimator in self._estimators:
             await estimator.close()
         await self.client.close()
+        await self.lease_client.close()
 
     async def _lease_lost(self, reason: str) -> None:
         """Fatal: close the gate first, then cancel everything, and exit non-zero."""

@@ -1,0 +1,35 @@
+"""Leader election never starves behind scheduling traffic: the Lease has its own client and rate limiter
+(as Karmada's leader-election client has), so a leader saturating its API budget keeps its Lease."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    cluster_doc,
+    config_spec,
+    get,
+    write_config,
+)
+
+
+def test_a_leader_whose_passes_use_up_the_rate_limit_keeps_renewing_its_lease(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    spec = config_spec(workers=8, kubeAPI={"qps": 2, "burst": 2})  # 100 bindings need ~100 s of requests
+    apply(api, cluster_doc("m1"), *(binding_doc(f"web-{i}") for i in range(100)))
+    operator = OperatorThread(api, write_config(tmp_path / "config.yaml", spec)).start()
+    try:
+        time.sleep(8.0)  # well past the 3 s lease and 2 s renew deadline of the test configuration
+        assert operator.alive and operator.exit_code is None
+        service = operator.app.service
+        assert service is not None and service.ready
+        lease = get(api, "leases", "karmada-scheduler", "karmada-system")
+        assert lease is not None and lease["spec"]["holderIdentity"] == service.lease.identity  # type: ignore[union-attr]
+    finally:
+        assert operator.stop() == 0
