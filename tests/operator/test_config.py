@@ -119,3 +119,31 @@ def test_a_scheduler_name_change_needs_a_restart_and_is_not_applied(api: DevClus
         assert operator.stop() == 0
     assert (found["status"], found["reason"]) == ("True", "RestartRequired")
     assert "spec.schedulerName" in found["message"]
+
+
+def test_an_invalid_configuration_at_start_stops_the_start_and_marks_it_invalid(
+    api: DevCluster, caplog: Any
+) -> None:
+    create_config(api, config_spec(schedulerName="mine", shutdown={"drainTimeout": "soon"}))
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
+    operator = OperatorThread(api, config_name="sched").start(wait_leading=False)
+    wait_until(lambda: not operator.alive, timeout=30, what="the start to fail")
+    assert operator.exit_code == 1
+    found = valid_condition(api, 1)
+    assert found is not None and found["status"] == "False"
+    assert found["message"].startswith("spec.shutdown.drainTimeout")
+    assert found["message"].endswith("the scheduler did not start (no valid configuration yet)")
+    assert "cannot start: SchedulerConfiguration karmada-system/sched is invalid: spec.shutdown.drainTimeout" in caplog.text
+    body = get(api, "resourcebindings", "web", "default")
+    assert body is not None and "clusters" not in body["spec"]  # nothing ran on the defaults
+    assert get(api, "leases", "karmada-scheduler", "karmada-system") is None
+
+
+def test_a_missing_configuration_at_start_stops_the_start(api: DevCluster, caplog: Any) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
+    operator = OperatorThread(api, config_name="sched").start(wait_leading=False)
+    wait_until(lambda: not operator.alive, timeout=30, what="the start to fail")
+    assert operator.exit_code == 1
+    assert "cannot start: SchedulerConfiguration karmada-system/sched (--config) does not exist" in caplog.text
+    body = get(api, "resourcebindings", "web", "default")
+    assert body is not None and "clusters" not in body["spec"]

@@ -177,8 +177,13 @@ def restart_required(old: SchedulerConfig, new: SchedulerConfig) -> list[str]:
     ]
 
 
-def validity(error: ValidationError | None, restart: Sequence[str] = ()) -> tuple[bool, str, str]:
-    """The `Valid` condition's status, reason and message for the outcome of reading a new spec."""
+def validity(
+    error: ValidationError | None, restart: Sequence[str] = (), *, at_start: bool = False
+) -> tuple[bool, str, str]:
+    """The `Valid` condition's status, reason and message for the outcome of reading a new spec (`at_start`:
+    the first one, so there is no earlier valid configuration to keep)."""
+    if error is not None and at_start:
+        return False, REASON_INVALID_SPEC, f"{error}; the scheduler did not start (no valid configuration yet)"
     if error is not None:
         return False, REASON_INVALID_SPEC, f"{error}; the last valid configuration stays in force"
     if restart:

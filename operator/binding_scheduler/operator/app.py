@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import kopf
@@ -38,6 +39,10 @@ CONFIG_GROUP, CONFIG_VERSION = API_VERSION.split("/")
 CONFIG_PLURAL = "schedulerconfigurations"
 
 
+class StartError(Exception):
+    """The scheduler cannot start as asked (its configuration is missing or invalid); the message says why."""
+
+
 class OperatorApp:
     def __init__(self, options: LaunchOptions, *, decider: Decider | None = None) -> None:
         self.options = options
@@ -46,6 +51,7 @@ class OperatorApp:
         self.namespace = "default"
         self.service: SchedulerService | None = None
         self.stop_flag: Any = None
+        self.start_error: str | None = None
         self._config_body: Mapping[str, Any] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------
@@ -55,7 +61,12 @@ class OperatorApp:
         returns, so a standby instance only ever talks to the Lease)."""
         self.connection = load_connection(self.options.kubeconfig, self.options.context)
         self.namespace = self.options.namespace or self.connection.namespace or "default"
-        config = await self._initial_config(self.connection)
+        try:
+            config = await self._initial_config(self.connection)
+        except StartError as error:
+            self.start_error = str(error)
+            logger.critical("cannot start: %s", error)
+            raise kopf.PermanentError(str(error)) from None
         self.service = SchedulerService(
             self.connection,
             config,
@@ -120,16 +131,23 @@ class OperatorApp:
             return DEFAULT_CONFIG
         client = ApiClient(connection, WriteGate())
         try:
-            self._config_body = await client.get(self._config_path())
-        except NotFound:
-            logger.warning("SchedulerConfiguration %s not found: starting with defaults", self._name())
-            return DEFAULT_CONFIG
+            try:
+                body = await client.get(self._config_path())
+            except NotFound:
+                raise StartError(
+                    f"SchedulerConfiguration {self._name()} (--config) does not exist: create it, or start without "
+                    "--config to run on the defaults"
+                ) from None
+            try:
+                config = parse_config(body)
+            except ValidationError as error:
+                # Never run on the defaults instead: they name another scheduler and would take its bindings.
+                await self._write_config_status(client, body, *validity(error, at_start=True))
+                raise StartError(f"SchedulerConfiguration {self._name()} is invalid: {error}") from None
         finally:
             await client.close()
-        try:
-            return parse_config(self._config_body)
-        except ValidationError:
-            return DEFAULT_CONFIG
+        self._config_body = body
+        return config
 
     def _config_path(self, subresource: str | None = None) -> str:
         path = (
@@ -158,22 +176,21 @@ class OperatorApp:
         except ValidationError as error:
             logger.error("SchedulerConfiguration %s is invalid, keeping the last valid one: %s", self._name(), error)
             service.metrics.set_config_valid(False)
-            await self._write_config_status(body, *validity(error))
+            await self._write_config_status(service.client, body, *validity(error))
             return
         restart = restart_required(service.config, config)
         service.apply_config(config)
         service.metrics.set_config_valid(True)
         if restart:
             logger.warning("configuration changes need a restart: %s", ", ".join(restart))
-        await self._write_config_status(body, *validity(None, restart))
+        await self._write_config_status(service.client, body, *validity(None, restart))
 
     def _name(self) -> str:
         return f"{self.namespace}/{self.options.config_name}"
 
-    async def _write_config_status(self, body: Mapping[str, Any], valid: bool, reason: str, message: str) -> None:
-        service = self.service
-        if service is None:
-            return
+    async def _write_config_status(
+        self, client: ApiClient, body: Mapping[str, Any], valid: bool, reason: str, message: str
+    ) -> None:
         metadata = body.get("metadata") or {}
         status = body.get("status") or {}
         condition = {
@@ -186,14 +203,14 @@ class OperatorApp:
         current = [c for c in status.get("conditions") or [] if c.get("type") == CONDITION_VALID]
         if current and all(current[0].get(k) == v for k, v in condition.items()):
             return
-        condition["lastTransitionTime"] = service.context.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+        condition["lastTransitionTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         others = [c for c in status.get("conditions") or [] if c.get("type") != CONDITION_VALID]
         patch = {
             "metadata": {"resourceVersion": metadata.get("resourceVersion")},
             "status": {"conditions": [*others, condition], "observedGeneration": metadata.get("generation") or 0},
         }
         try:
-            await service.client.patch_merge(self._config_path("status"), patch)
+            await client.patch_merge(self._config_path("status"), patch)
         except Conflict:
             logger.info("SchedulerConfiguration %s changed meanwhile; its next event brings the status", self._name())
         except (KubeError, WriteGateClosed) as error:

@@ -51,7 +51,8 @@ async def run_operator(
             ready_flag=ready_flag,
         )
     except Exception:
-        logger.exception("the operator failed")
+        if app.start_error is None:  # otherwise already said, in one line
+            logger.exception("the operator failed")
         await app.shutdown()  # a start that failed after acquiring the Lease releases it
         return 1
     finally:
