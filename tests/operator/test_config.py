@@ -133,7 +133,8 @@ def test_an_invalid_configuration_at_start_stops_the_start_and_marks_it_invalid(
     assert found is not None and found["status"] == "False"
     assert found["message"].startswith("spec.shutdown.drainTimeout")
     assert found["message"].endswith("the scheduler did not start (no valid configuration yet)")
-    assert "cannot start: SchedulerConfiguration karmada-system/sched is invalid: spec.shutdown.drainTimeout" in caplog.text
+    said = "cannot start: SchedulerConfiguration karmada-system/sched is invalid: spec.shutdown.drainTimeout"
+    assert said in caplog.text
     body = get(api, "resourcebindings", "web", "default")
     assert body is not None and "clusters" not in body["spec"]  # nothing ran on the defaults
     assert get(api, "leases", "karmada-scheduler", "karmada-system") is None
