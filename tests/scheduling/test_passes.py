@@ -108,12 +108,17 @@ async def test_a_conflict_on_the_spec_write_writes_nothing_else() -> None:
     assert events.recorded == []
 
 
-async def test_a_binding_without_placement_is_retried_and_nothing_is_written() -> None:
+async def test_a_binding_without_placement_gets_a_scheduler_error_condition_and_is_retried() -> None:
     client = FakeClient()
     outcome, events = await run(binding(replicas=1), client, "m1")
     assert outcome is PassOutcome.ERROR
-    assert client.sent == []
-    assert events.recorded == []
+    assert [path.rsplit("/", 1)[-1] for path, _ in client.sent] == ["status"]
+    condition = status_condition(client)
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False", "SchedulerError", "failed to get placement from resourceBinding(default/web)"
+    )
+    message = "failed to get placement from resourceBinding(default/web)"
+    assert events.recorded == [("ResourceBinding", "Warning", "ScheduleBindingFailed", message)]
 
 
 async def test_a_deleting_binding_gets_a_warning_on_itself_and_its_resource_and_no_write() -> None:

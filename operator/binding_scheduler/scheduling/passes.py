@@ -172,8 +172,7 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
         return PassOutcome.SKIPPED
     if binding.placement is None:
         scope = "resourceBinding" if binding.scope is Scope.NAMESPACED else "clusterResourceBinding"
-        logger.warning("binding %s: failed to get placement from %s(%s)", key, scope, binding.key)
-        return PassOutcome.ERROR
+        return await _refuse(body, f"failed to get placement from {scope}({binding.key})", ctx, tracker)
     snapshot = ctx.clusters.snapshot()
     trigger = schedule_trigger(
         binding, snapshot.by_name, multiple_pod_templates=settings.options.multiple_pod_templates
@@ -353,15 +352,20 @@ async def _observe_generation(binding: Binding, ctx: PassContext, tracker: PassT
 async def _reject_invalid(
     body: Mapping[str, Any], error: ValidationError, ctx: PassContext, tracker: PassTracker
 ) -> PassOutcome:
-    """A binding the model rejects: Scheduled=False/SchedulerError naming the field, one Warning event (when the
-    condition changes), retried with backoff. Every other binding keeps flowing."""
+    """A binding the model rejects: refused with its field path. Every other binding keeps flowing."""
     metadata = body.get("metadata") or {}
     kind, name = str(body.get("kind") or ""), str(metadata.get("name") or "")
     if kind not in (Scope.NAMESPACED.value, Scope.CLUSTER.value) or not name:
         logger.error("ignoring an unreadable binding %r: %s", binding_key(body), error)
         return PassOutcome.ERROR
-    message = f"invalid binding: {error}"
-    logger.warning("binding %s is invalid: %s", binding_key(body), error)
+    return await _refuse(body, f"invalid binding: {error}", ctx, tracker)
+
+
+async def _refuse(body: Mapping[str, Any], message: str, ctx: PassContext, tracker: PassTracker) -> PassOutcome:
+    """A binding that cannot be scheduled as it is (invalid, or no placement): Scheduled=False/SchedulerError
+    with `message`, one Warning event when the condition changes, and a retry with backoff. (Karmada only
+    retries a binding without placement; the condition tells its owner why nothing happens.)"""
+    logger.warning("binding %s cannot be scheduled: %s", binding_key(body), message)
     verdict = ConditionVerdict("False", "SchedulerError", message, retry=True)
     patch = status_patch(body.get("status") or {}, verdict, ctx.now(), observed_generation=0)
     if patch is None:
@@ -369,7 +373,7 @@ async def _reject_invalid(
     tracker.enter_commit()
     ref = BindingRef.of(body)
     try:
-        await patch_status(ctx.client, ref, str(metadata.get("resourceVersion") or ""), patch)
+        await patch_status(ctx.client, ref, str((body.get("metadata") or {}).get("resourceVersion") or ""), patch)
         ctx.metrics.write("status", "ok")
     except Conflict:
         return PassOutcome.CONFLICT
