@@ -3,6 +3,7 @@ its description). A group is (name, value = clusters, weight = group score)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -104,3 +105,61 @@ def test_the_fast_choice_agrees_with_ranking_every_path(
     slow = choose_path(feasible_paths(groups, min_groups, max_groups, target))
     fast = select_groups(groups, min_groups, max_groups, target)
     assert fast == (slow.groups if slow is not None else ())
+
+
+def karmadas_unpruned_search(groups: list[GroupOption], min_groups: int, max_groups: int, target: int) -> list[
+    tuple[str, ...]
+]:
+    """Karmada's DFS as its reference describes it, with no pruning: every feasible path, in the order found,
+    each re-sorted by weight descending then name."""
+    ordered = sorted(groups, key=lambda x: (x.value, -x.weight, x.name))
+    first_branch_only = len(ordered) == min_groups
+    found: list[tuple[str, ...]] = []
+
+    def dfs(start: int, path: list[GroupOption]) -> None:
+        for index in range(start, len(ordered)):
+            candidate = [*path, ordered[index]]
+            value = sum(x.value for x in candidate)
+            if value >= target and min_groups <= len(candidate) <= max_groups:
+                found.append(tuple(x.name for x in sorted(candidate, key=lambda x: (-x.weight, x.name))))
+            elif len(candidate) < max_groups:
+                dfs(index + 1, candidate)
+            if first_branch_only:
+                break
+
+    dfs(0, [])
+    return found
+
+
+@given(group_sets, st.integers(0, 4), st.integers(0, 8), st.integers(0, 16))
+def test_the_pruned_search_finds_exactly_karmadas_paths_in_karmadas_order(
+    groups: list[GroupOption], min_groups: int, max_groups: int, target: int
+) -> None:
+    assert [p.names for p in feasible_paths(groups, min_groups, max_groups, target)] == karmadas_unpruned_search(
+        groups, min_groups, max_groups, target
+    )
+
+
+def test_twenty_six_single_cluster_regions_that_must_all_be_used_take_a_linear_search() -> None:
+    """Karmada visits 2^26 partial paths here; the pruned search checks each depth a few times."""
+    groups = [g(f"region-{chr(97 + i)}", 1, 1000) for i in range(26)]
+    steps = 0
+
+    def count() -> None:
+        nonlocal steps
+        steps += 1
+
+    chosen = select_groups(groups, 1, 26, 26, checkpoint=count)
+    assert [x.name for x in chosen] == sorted(x.name for x in groups)
+    assert steps <= 26 * 2
+
+
+def test_a_checkpoint_that_raises_abandons_the_search() -> None:
+    class Abandon(Exception):
+        pass
+
+    def abandon() -> None:
+        raise Abandon
+
+    with pytest.raises(Abandon):
+        select_groups([g("a", 1, 10), g("b", 1, 10)], 1, 2, 2, checkpoint=abandon)
