@@ -98,16 +98,17 @@ class Schema:
 
     # ---- validation -------------------------------------------------------------------------------
 
-    def validate(self, obj: Mapping[str, Any], only: str | None = None) -> list[Cause]:
+    def validate(self, obj: Mapping[str, Any], only: str | None = None, *, bounds: bool = True) -> list[Cause]:
         """The causes of a 422 for `obj` (empty when valid). With `only`, just that top-level field is checked,
-        its messages naming paths relative to it (as kube-apiserver does for writes through `/status`)."""
+        its messages naming paths relative to it (as kube-apiserver does for writes through `/status`).
+        `bounds=False` skips `minimum`/`maximum` (see `DevCluster(check_bounds=...)`)."""
         causes: list[Cause] = []
         properties = self.root.get("properties") or {}
         for key, sub in properties.items():
             if key in ("apiVersion", "kind", "metadata") or (only is not None and key != only):
                 continue
             if key in obj:
-                _validate(obj[key], sub, key, "" if only else key, causes)
+                _validate(obj[key], sub, key, "" if only else key, causes, bounds)
         if only is None:
             for key in self.root.get("required") or ():
                 if key not in obj:
@@ -169,7 +170,9 @@ def _invalid(path: str, value: Any, why: str) -> Cause:
     return {"reason": "FieldValueInvalid", "field": path, "message": f"Invalid value: {_show(value)}: {why}"}
 
 
-def _validate(value: Any, schema: Mapping[str, Any], path: str, body: str, causes: list[Cause]) -> None:
+def _validate(
+    value: Any, schema: Mapping[str, Any], path: str, body: str, causes: list[Cause], bounds: bool
+) -> None:
     """`path` is the cause's field (`spec.clusters[0].name`); `body` the path its message names."""
     if value is None and schema.get("nullable"):
         return
@@ -185,7 +188,7 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str, body: str, cause
     shown = body or path
     if isinstance(value, str):
         _validate_string(value, schema, path, shown, causes)
-    elif actual in ("integer", "number"):
+    elif actual in ("integer", "number") and bounds:
         if "minimum" in schema and value < schema["minimum"]:
             causes.append(_invalid(path, value, f"{shown} in body should be greater than or equal to "
                                                 f"{schema['minimum']}"))
@@ -193,14 +196,14 @@ def _validate(value: Any, schema: Mapping[str, Any], path: str, body: str, cause
             causes.append(_invalid(path, value, f"{shown} in body should be less than or equal to "
                                                 f"{schema['maximum']}"))
     elif isinstance(value, list):
-        _validate_list(value, schema, path, body, causes)
+        _validate_list(value, schema, path, body, causes, bounds)
     elif isinstance(value, dict):
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
         for key, item in value.items():
             sub = properties.get(key, additional if isinstance(additional, Mapping) else None)
             if isinstance(sub, Mapping):
-                _validate(item, sub, _key(path, key), _key(body, key), causes)
+                _validate(item, sub, _key(path, key), _key(body, key), causes, bounds)
         for key in schema.get("required") or ():
             if key not in value:
                 causes.append({"reason": "FieldValueRequired", "message": "Required value",
@@ -221,7 +224,9 @@ def _validate_string(value: str, schema: Mapping[str, Any], path: str, shown: st
                                   f"{_show(value)}"})
 
 
-def _validate_list(value: list[Any], schema: Mapping[str, Any], path: str, body: str, causes: list[Cause]) -> None:
+def _validate_list(
+    value: list[Any], schema: Mapping[str, Any], path: str, body: str, causes: list[Cause], bounds: bool
+) -> None:
     shown = body or path
     if "maxItems" in schema and len(value) > schema["maxItems"]:
         causes.append({"reason": "FieldValueTooMany", "field": path,
@@ -231,7 +236,7 @@ def _validate_list(value: list[Any], schema: Mapping[str, Any], path: str, body:
     items = schema.get("items")
     if isinstance(items, Mapping):
         for index, item in enumerate(value):
-            _validate(item, items, f"{path}[{index}]", f"{body}[{index}]" if body else "", causes)
+            _validate(item, items, f"{path}[{index}]", f"{body}[{index}]" if body else "", causes, bounds)
     list_type = schema.get("x-kubernetes-list-type")
     if list_type not in ("set", "map"):
         return
