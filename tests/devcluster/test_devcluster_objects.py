@@ -163,3 +163,10 @@ async def test_default_and_kube_system_namespaces_exist(api: DevCluster) -> None
     assert status == 200
     assert [n["metadata"]["name"] for n in body["items"]] == ["default", "kube-system"]
     assert body["items"][0]["status"] == {"phase": "Active"}
+
+
+async def test_deleting_an_empty_namespace_answers_it_terminating_and_removes_it(api: DevCluster) -> None:
+    await api.client.create("/api/v1/namespaces", {"metadata": {"name": "ns1"}})
+    status, body = await api.client.delete("/api/v1/namespaces/ns1")
+    assert (status, body["kind"], body["status"]) == (200, "Namespace", {"phase": "Terminating"})
+    assert (await api.client.get("/api/v1/namespaces/ns1"))[0] == 404

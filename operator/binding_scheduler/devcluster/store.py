@@ -466,10 +466,9 @@ class Store:
                 return obj, False
             metadata["resourceVersion"] = str(self._next_rv())
             self._put(rt, obj, "MODIFIED", old)
-            if is_namespace:
+            if is_namespace:  # answered as Terminating even when it went at once (kube's controller is slower)
                 self._empty_namespace(name)
-                current = self.find(rt, name)
-                return (current, False) if current is not None else (obj, True)
+                return self.find(rt, name) or obj, False
             return obj, False
         if dry_run:
             return old, True
