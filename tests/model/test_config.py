@@ -357,6 +357,7 @@ LIVE = {
     "spec.workers": {"workers": 4},
     "spec.plugins": {"plugins": ["-TaintToleration"]},
     "spec.enableEmptyWorkloadPropagation": {"enableEmptyWorkloadPropagation": True},
+    "spec.decisionCPULimit": {"decisionCPULimit": "2s"},
     "spec.estimator.enabled": {"estimator": {"enabled": True}},
     "spec.estimator.timeout": {"estimator": {"timeout": "1s"}},
     "spec.estimator.service.namespace": {"estimator": {"service": {"namespace": "x"}}},

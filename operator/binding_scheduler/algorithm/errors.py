@@ -72,3 +72,12 @@ def condition_for(error: BaseException | None) -> ConditionVerdict:
     if isinstance(error, FitError):
         return ConditionVerdict("False", "NoClusterFit", str(error), retry=False)
     return ConditionVerdict("False", "SchedulerError", str(error), retry=True)
+
+
+class DecisionAbandoned(Exception):
+    """Raised by a checkpoint to stop a decision midway (cancelled, over its CPU budget, or to be run
+    elsewhere). Never a SchedulingError, so no attempt of the affinity walk takes it for a result."""
+
+
+def no_checkpoint() -> None:
+    """The checkpoint of a decision nobody may abandon."""

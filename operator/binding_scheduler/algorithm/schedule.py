@@ -7,7 +7,7 @@ then the caller gathers estimates (the general estimator here, the gRPC ones in 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
 
@@ -15,7 +15,7 @@ from ..model import Binding, Cluster, TargetCluster, WeightPreference
 from .affinity import cluster_matches
 from .assign import assign_replicas
 from .candidates import DEFAULT_OVERFLOW_ORDER, UNMATCHED_OVERFLOW_ORDER, ClusterDetail
-from .errors import FitError, SchedulingError
+from .errors import FitError, SchedulingError, no_checkpoint
 from .estimates import merge_estimates
 from .general_estimator import estimate_component_sets, max_available_replicas
 from .multi_template import multi_template_applicable
@@ -36,6 +36,8 @@ class ScheduleOptions:
     """Karmada's alpha gate `MultiplePodTemplatesScheduling` (off by default)."""
     observer: Observer | None = field(default=None, compare=False)
     """Told how long each step and plugin took (the scheduler's metrics); None measures nothing."""
+    cpu_limit: float = 10.0
+    """The CPU seconds one decision may take (`decisionCPULimit`); enforced by the caller's checkpoint."""
 
 
 DEFAULT_OPTIONS = ScheduleOptions()
@@ -203,14 +205,18 @@ def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]
 
 
 def select(
-    candidates: Candidates, trace: list[str] | None = None, options: ScheduleOptions = DEFAULT_OPTIONS
+    candidates: Candidates,
+    trace: list[str] | None = None,
+    options: ScheduleOptions = DEFAULT_OPTIONS,
+    checkpoint: Callable[[], None] = no_checkpoint,
 ) -> list[ClusterDetail]:
-    """Spread selection; a multi-template binding needs room for one whole set (needReplicas = 1)."""
+    """Spread selection; a multi-template binding needs room for one whole set (needReplicas = 1).
+    `checkpoint` is called along the searches that can be long (it may raise to abandon the decision)."""
     binding = candidates.binding
     need = 1 if multi_template_applicable(binding, options.multiple_pod_templates) else binding.replicas
     started = perf_counter()
     try:
-        return select_best_clusters(binding, candidates.details, need, trace=trace)
+        return select_best_clusters(binding, candidates.details, need, trace=trace, checkpoint=checkpoint)
     except SchedulingError as error:
         raise error.wrapped("failed to select clusters") from error
     finally:

@@ -19,6 +19,7 @@ from ..algorithm.triggers import schedule_trigger
 from ..algorithm.walk import Decision
 from ..model import Binding
 from ..scheduling.attempt import AttemptRecord, decide_binding
+from ..scheduling.cpu import OverCpuLimit
 from .common import (
     add_estimator_arguments,
     add_input_arguments,
@@ -194,7 +195,11 @@ async def _run(args: argparse.Namespace) -> int:
     options = schedule_options(args)
     records: list[AttemptRecord] = []
     async with open_estimator(args) as estimator:
-        decision = await decide_binding(binding, snapshot, plugins, estimator, options=options, records=records)
+        try:
+            decision = await decide_binding(binding, snapshot, plugins, estimator, options=options, records=records)
+        except OverCpuLimit as error:
+            print(f"{binding.key}: not decided: {error}", file=sys.stderr)
+            return 1
     if args.output == "json":
         print(render_json(binding, records, decision, snapshot, plugins))
     else:

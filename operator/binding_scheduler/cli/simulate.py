@@ -16,6 +16,7 @@ from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..model import Binding, TargetCluster
 from ..scheduling.attempt import ReplicaEstimator, decide_binding
+from ..scheduling.cpu import OverCpuLimit
 from .common import (
     add_estimator_arguments,
     add_input_arguments,
@@ -57,7 +58,11 @@ async def simulate(
     """Schedule every binding as a pass would now; its current `spec.clusters` is the previous result."""
     results = []
     for binding in bindings:
-        decision = await decide_binding(binding, snapshot, plugins, estimator, options=options)
+        try:
+            decision = await decide_binding(binding, snapshot, plugins, estimator, options=options)
+        except OverCpuLimit as error:
+            results.append(SimulationResult(binding, False, "SchedulerError", str(error), binding.clusters))
+            continue
         verdict = condition_for(decision.error)
         clusters = decision.clusters if decision.clusters is not None else binding.clusters
         results.append(SimulationResult(binding, decision.error is None, verdict.reason, verdict.message, clusters))

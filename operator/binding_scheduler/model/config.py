@@ -125,6 +125,7 @@ class SchedulerConfig:
     workers: int = field(default=1, metadata=_json("workers"))
     plugins: tuple[str, ...] = field(default=("*",), metadata=_json("plugins"))
     enable_empty_workload_propagation: bool = field(default=False, metadata=_json("enableEmptyWorkloadPropagation"))
+    decision_cpu_limit: float = field(default=10.0, metadata=_json("decisionCPULimit"))
     estimator: EstimatorConfig = field(default=EstimatorConfig(), metadata=_json("estimator"))
     queue: QueueConfig = field(default=QueueConfig(), metadata=_json("queue"))
     shutdown: ShutdownConfig = field(default=ShutdownConfig(), metadata=_json("shutdown"))
@@ -213,6 +214,7 @@ def parse_config(data: Any) -> SchedulerConfig:
         workers=spec.integer("workers", 1, minimum=1, maximum=INT32_MAX),
         plugins=_plugins(spec),
         enable_empty_workload_propagation=spec.flag("enableEmptyWorkloadPropagation"),
+        decision_cpu_limit=_positive_duration(spec, "decisionCPULimit", SchedulerConfig().decision_cpu_limit),
         estimator=_estimator(spec.obj("estimator")),
         queue=_queue(spec.obj("queue")),
         shutdown=_shutdown(spec.obj("shutdown")),

@@ -7,7 +7,7 @@ and assigns. The same code serves the operator's passes and `simulate`/`explain`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -29,6 +29,7 @@ from ..algorithm.schedule import (
 from ..algorithm.snapshot import Snapshot
 from ..algorithm.walk import Attempt, Decision, Outcome, attempts, decide
 from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements, TargetCluster
+from .cpu import compute
 
 
 class EstimateAnswerLike(Protocol):
@@ -104,11 +105,18 @@ async def run_attempt(
         if record is not None:
             record.general = general
     apply_estimates(candidates, answers)
-    if record is None:
-        return assign(candidates, select(candidates, options=options), options)
-    record.candidates = candidates
-    record.selected = select(candidates, record.trace, options)
-    return assign(candidates, record.selected, options)
+    if record is not None:
+        record.candidates = candidates
+    trace_length = len(record.trace) if record is not None else 0
+
+    def select_and_assign(checkpoint: Callable[[], None]) -> list[TargetCluster]:
+        if record is None:
+            return assign(candidates, select(candidates, options=options, checkpoint=checkpoint), options)
+        del record.trace[trace_length:]  # a computation moved off the event loop starts over
+        record.selected = select(candidates, record.trace, options, checkpoint)
+        return assign(candidates, record.selected, options)
+
+    return await compute(select_and_assign, options.cpu_limit)
 
 
 async def decide_binding(

@@ -37,6 +37,7 @@ from ..kube.errors import ApiError, Conflict, Forbidden, KubeError
 from ..kube.gate import WriteGateClosed
 from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, ValidationError
 from .attempt import ReplicaEstimator, decide_binding
+from .cpu import OverCpuLimit
 from .metrics import SchedulerMetrics
 from .stores import BindingStore, ClusterStore, binding_key
 
@@ -183,7 +184,11 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
     if trigger is None:
         return await _observe_generation(binding, ctx, tracker)
     started = time.perf_counter()
-    decision = await ctx.decider(binding, snapshot, settings.plugins, settings.estimator, options=settings.options)
+    try:
+        decision = await ctx.decider(binding, snapshot, settings.plugins, settings.estimator, options=settings.options)
+    except OverCpuLimit as error:
+        # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
+        return await _refuse(body, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
     tracker.enter_commit()
     return await _commit(binding, body, decision, ctx, trigger=trigger, started=started)
 
@@ -361,15 +366,22 @@ async def _reject_invalid(
     return await _refuse(body, f"invalid binding: {error}", ctx, tracker)
 
 
-async def _refuse(body: Mapping[str, Any], message: str, ctx: PassContext, tracker: PassTracker) -> PassOutcome:
-    """A binding that cannot be scheduled as it is (invalid, or no placement): Scheduled=False/SchedulerError
-    with `message`, one Warning event when the condition changes, and a retry with backoff. (Karmada only
-    retries a binding without placement; the condition tells its owner why nothing happens.)"""
+async def _refuse(
+    body: Mapping[str, Any],
+    message: str,
+    ctx: PassContext,
+    tracker: PassTracker,
+    *,
+    outcome: PassOutcome = PassOutcome.ERROR,
+) -> PassOutcome:
+    """A binding that cannot be scheduled as it is (invalid, no placement, a decision over its CPU limit):
+    Scheduled=False/SchedulerError with `message`, one Warning event when the condition changes, and a retry
+    (`outcome` says how). Karmada only retries a binding without placement; the condition says why."""
     logger.warning("binding %s cannot be scheduled: %s", binding_key(body), message)
     verdict = ConditionVerdict("False", "SchedulerError", message, retry=True)
     patch = status_patch(body.get("status") or {}, verdict, ctx.now(), observed_generation=0)
     if patch is None:
-        return PassOutcome.ERROR
+        return outcome
     tracker.enter_commit()
     ref = BindingRef.of(body)
     try:
@@ -379,7 +391,7 @@ async def _refuse(body: Mapping[str, Any], message: str, ctx: PassContext, track
         return PassOutcome.CONFLICT
     await ctx.events.record(involved_binding(body), "Warning", FAILED_REASON, message)
     ctx.metrics.write("event", "ok")
-    return PassOutcome.ERROR
+    return outcome
 
 
 async def _event_pair(

@@ -170,6 +170,7 @@ class SchedulerService:
                 enable_empty_workload_propagation=config.enable_empty_workload_propagation,
                 multiple_pod_templates=config.feature_gates.multiple_pod_templates_scheduling,
                 observer=MetricsObserver(self.metrics),
+                cpu_limit=config.decision_cpu_limit,
             ),
             estimator=self._estimator(config),
         )

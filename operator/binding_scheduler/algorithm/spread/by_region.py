@@ -8,12 +8,12 @@ not checked here.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import islice
 
 from ...model import SpreadConstraint
 from ..candidates import ClusterDetail
-from ..errors import SchedulingError
+from ..errors import SchedulingError, no_checkpoint
 from .groups import ClusterGroup
 from .select_groups import GroupOption, select_groups
 
@@ -29,6 +29,7 @@ def choose_regions(
     region: SpreadConstraint,
     cluster: SpreadConstraint,
     trace: list[str] | None = None,
+    checkpoint: Callable[[], None] = no_checkpoint,
 ) -> list[ClusterGroup]:
     """The chosen regions, heaviest first; the cluster constraint's minGroups is the clusters to reach.
 
@@ -37,7 +38,7 @@ def choose_regions(
     if len(regions) < region.min_groups:
         raise SchedulingError(FEWER_REGIONS_THAN_MIN_GROUPS)
     options = [GroupOption(g.name, len(g.clusters), g.score) for g in regions.values()]
-    chosen = select_groups(options, region.min_groups, region.max_groups, cluster.min_groups, trace)
+    chosen = select_groups(options, region.min_groups, region.max_groups, cluster.min_groups, trace, checkpoint)
     if not chosen:
         raise SchedulingError(NO_FEASIBLE_REGIONS)
     return [regions[option.name] for option in chosen]
@@ -48,6 +49,7 @@ def select_by_region(
     region: SpreadConstraint,
     cluster: SpreadConstraint | None,
     trace: list[str] | None = None,
+    checkpoint: Callable[[], None] = no_checkpoint,
 ) -> list[ClusterDetail]:
     """One best cluster per chosen region, then the best of the rest up to the cluster maxGroups.
 
@@ -55,7 +57,7 @@ def select_by_region(
     constraint, exactly one cluster per region).
     """
     cluster = cluster if cluster is not None else ABSENT_CONSTRAINT
-    chosen = choose_regions(regions, region, cluster, trace)
+    chosen = choose_regions(regions, region, cluster, trace, checkpoint)
     selected = [group.clusters[0] for group in chosen]
     rest = sum(len(group.clusters) - 1 for group in chosen)
     need_count = min(len(selected) + rest, cluster.max_groups)

@@ -6,11 +6,11 @@ with `failed to select clusters: `.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ...model import Binding, Placement, ReplicaSchedulingType, SpreadField
 from ..candidates import ClusterDetail, sort_candidates
-from ..errors import SchedulingError
+from ..errors import SchedulingError, no_checkpoint
 from .by_cluster import IGNORE_CAPACITY, select_by_cluster
 from .by_region import select_by_region
 from .groups import ClusterGroup, group_clusters, spread_ignored_for_static_weight
@@ -29,6 +29,7 @@ def select_best_clusters(
     candidates: Sequence[ClusterDetail],
     need_replicas: int,
     trace: list[str] | None = None,
+    checkpoint: Callable[[], None] = no_checkpoint,
 ) -> list[ClusterDetail]:
     """Karmada's `SelectBestClusters`: the clusters the spread constraints allow, in selection order.
 
@@ -55,7 +56,7 @@ def select_best_clusters(
     region = placement.spread(SpreadField.REGION)
     cluster = placement.spread(SpreadField.CLUSTER)
     if region is not None:
-        selected = select_by_region(groups.regions, region, cluster, trace)
+        selected = select_by_region(groups.regions, region, cluster, trace, checkpoint)
     elif cluster is not None:
         selected = select_by_cluster(cluster, groups.clusters, need_replicas, trace)
     else:

@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-
-def _nothing() -> None:
-    return None
+from ..errors import no_checkpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +65,7 @@ def _search(
     min_groups: int,
     max_groups: int,
     target: int,
-    checkpoint: Callable[[], None] = _nothing,
+    checkpoint: Callable[[], None] = no_checkpoint,
 ) -> list[_Found]:
     """Depth-first over combinations in index order; a path's id is its position in the answer.
 
@@ -159,7 +157,7 @@ def select_groups(
     max_groups: int,
     target: int,
     trace: list[str] | None = None,
-    checkpoint: Callable[[], None] = _nothing,
+    checkpoint: Callable[[], None] = no_checkpoint,
 ) -> tuple[GroupOption, ...]:
     """The chosen groups, heaviest first; empty when no combination is feasible.
 

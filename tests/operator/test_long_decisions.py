@@ -1,0 +1,84 @@
+"""A decision that takes long (a legal placement for which Karmada's region search is exponential) never holds
+the event loop: the Lease keeps being renewed, a stop is prompt and writes nothing, and a decision over
+`decisionCPULimit` gives the binding a SchedulerError naming the limit."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    binding_writes,
+    cluster_doc,
+    condition,
+    config_spec,
+    events,
+    get,
+    scheduled,
+    wait_until,
+    write_config,
+)
+
+REGIONS = 26
+
+
+def hard_binding(name: str) -> dict[str, Any]:
+    """26 single-cluster regions, any 1..26 of them, at least 13 clusters: C(26,13) feasible region sets."""
+    return binding_doc(name, replicas=REGIONS, placement={
+        "spreadConstraints": [
+            {"spreadByField": "region", "minGroups": 1, "maxGroups": REGIONS},
+            {"spreadByField": "cluster", "minGroups": 13, "maxGroups": REGIONS},
+        ],
+        "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
+    })
+
+
+def fleet(api: DevCluster) -> None:
+    apply(api, *(cluster_doc(f"m{i:02d}", region=f"region-{i:02d}") for i in range(REGIONS)))
+
+
+def test_a_decision_over_its_cpu_limit_gets_a_scheduler_error_naming_the_limit(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    fleet(api)
+    apply(api, hard_binding("hard"), binding_doc("easy", replicas=2))
+    config = write_config(tmp_path / "config.yaml", config_spec(workers=2, decisionCPULimit="500ms"))
+    operator = OperatorThread(api, config).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "hard"), timeout=30, what="the hard binding's condition")
+        assert scheduled(api, "easy") is not None
+    finally:
+        assert operator.stop() == 0
+    found = condition(body)
+    assert found is not None
+    assert (found["status"], found["reason"]) == ("False", "SchedulerError")
+    assert found["message"] == "the decision needed more than 0.5s of CPU (decisionCPULimit 0.5s)"
+    assert "clusters" not in body["spec"]
+    assert [(e["type"], e["reason"]) for e in events(api, name="hard")] == [("Warning", "ScheduleBindingFailed")]
+
+
+def test_the_lease_is_renewed_during_a_long_decision_and_a_stop_abandons_it_at_once(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    fleet(api)
+    apply(api, hard_binding("hard"))
+    config = write_config(tmp_path / "config.yaml", config_spec(decisionCPULimit="120s"))
+    operator = OperatorThread(api, config).start()
+    service = operator.app.service
+    assert service is not None
+    wait_until(lambda: "default/hard" in operator.call(lambda: dict(service.scheduler.in_flight)), what="the pass")
+    renewed_before = get(api, "leases", "karmada-scheduler", "karmada-system")["spec"]["renewTime"]  # type: ignore[index]
+    time.sleep(4.0)  # longer than the 3 s lease of the test configuration
+    lease = get(api, "leases", "karmada-scheduler", "karmada-system")
+    assert lease is not None and lease["spec"]["renewTime"] != renewed_before
+    assert service.ready and "default/hard" in operator.call(lambda: dict(service.scheduler.in_flight))
+    asked = time.monotonic()
+    assert operator.stop() == 0
+    assert time.monotonic() - asked < 2.0
+    assert service.report is not None and service.report.cancelled == 1
+    assert binding_writes(api, "hard") == []
