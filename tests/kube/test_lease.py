@@ -10,6 +10,7 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube import ApiClient, LeaseElector, WriteGate, WriteGateClosed, load_connection
+from binding_scheduler.kube.gate import LeadershipInDoubt
 from binding_scheduler.kube.lease import micro_time
 from tests.kube.helpers import EPOCH, FakeTime
 
@@ -269,3 +270,32 @@ async def test_keep_reports_a_closed_gate_as_a_loss(api: DevCluster, client: Api
     await candidate.keep(lost.append)
     assert lost == ["cannot renew the lease: write refused: the write gate is closed (fatal error)"]
     assert api.journal.filter("PUT") == []
+
+
+async def test_a_leader_doubts_its_leadership_once_a_lease_duration_minus_a_retry_period_passed_unrenewed(
+    client: ApiClient, time: FakeTime
+) -> None:
+    candidate = elector(client, time, "a")
+    assert candidate.doubt() == "this instance does not hold the Lease"
+    await candidate.acquire()
+    assert candidate.doubt() is None
+    time.advance(13.0)  # 15 s lease - 2 s retry period
+    assert candidate.doubt() is None
+    time.advance(0.5)
+    assert candidate.doubt() == "the Lease was last renewed 13.5s ago: another instance may lead by now"
+    assert (await candidate._try_acquire_or_renew()).held
+    assert candidate.doubt() is None
+
+
+async def test_a_write_sent_while_leadership_is_in_doubt_is_refused_before_the_network(
+    api: DevCluster, client: ApiClient, gate: WriteGate
+) -> None:
+    doubt: list[str | None] = ["the Lease was last renewed 20.0s ago: another instance may lead by now"]
+    client.leadership_doubt = lambda: doubt[0]
+    with pytest.raises(LeadershipInDoubt, match="last renewed 20.0s ago"):
+        await client.create(LEASES, {"metadata": {"name": "x"}})
+    assert api.journal.writes() == []
+    assert gate.is_open and gate.in_flight == 0
+    doubt[0] = None
+    await client.create(LEASES, {"metadata": {"name": "x"}, "spec": {}})
+    assert [e.status for e in api.journal.writes()] == [201]

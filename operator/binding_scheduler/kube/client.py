@@ -17,7 +17,7 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ import aiohttp
 
 from .connection import ConfigError, Connection
 from .errors import ServerError, TooManyRequests, TransportError, error_from_response
-from .gate import WriteGate
+from .gate import LeadershipInDoubt, WriteGate
 from .ratelimit import TokenBucket
 from .tls import ssl_context
 
@@ -85,6 +85,8 @@ class ApiClient:
         self._closed = False
         self._token: str | None = connection.token
         self._token_read_at = float("-inf")
+        self.leadership_doubt: Callable[[], str | None] | None = None
+        """Asked right before each write is sent; a reason refuses the write (`LeadershipInDoubt`)."""
 
     async def __aenter__(self) -> ApiClient:
         return self
@@ -174,6 +176,9 @@ class ApiClient:
         if not write:
             return await self._send(method, path, params, body, content_type)
         async with self.gate.writing():
+            doubt = self.leadership_doubt() if self.leadership_doubt is not None else None
+            if doubt is not None:
+                raise LeadershipInDoubt(doubt)
             return await self._send(method, path, params, body, content_type)
 
     async def _send(

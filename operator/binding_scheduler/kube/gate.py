@@ -19,6 +19,15 @@ class WriteGateClosed(Exception):
         self.reason = reason
 
 
+class LeadershipInDoubt(WriteGateClosed):
+    """A write refused because this instance cannot be sure it still leads (its Lease renewal is overdue).
+    The gate itself stays open: the next renewal lifts the doubt, a lost Lease closes the gate."""
+
+    def __init__(self, reason: str) -> None:
+        Exception.__init__(self, f"write refused: {reason}")
+        self.reason = reason
+
+
 class WriteGate:
     """Open until `close(reason)`; never reopens. `async with gate.writing():` wraps one write."""
 

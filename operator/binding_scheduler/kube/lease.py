@@ -88,12 +88,26 @@ class LeaseElector:
         self._elapsed = elapsed or (time.monotonic if clock is time.time else clock)
         self._seen_spec: dict[str, Any] | None = None  # the last Lease record seen, and since when (elapsed)
         self._seen_at = 0.0
+        self._held_since_attempt = float("-inf")  # elapsed() when our last successful write was begun
         self._leader = False
         self.observed: dict[str, Any] = {}  # the last Lease read or written
 
     @property
     def is_leader(self) -> bool:
         return self._leader
+
+    def doubt(self) -> str | None:
+        """Why this instance cannot be sure it still leads, or None. Another candidate takes the Lease over only
+        after seeing our record unchanged for `lease_duration` by its clock, and it can only have seen our last
+        record after we began writing it; so until `lease_duration` minus one `retry_period` (a margin for the
+        write's transit) after that beginning, nobody else holds it. Writes check this right before they are
+        sent: a leader that was stopped or starved past that point cannot write before its keeper notices."""
+        if not self._leader:
+            return "this instance does not hold the Lease"
+        age = self._elapsed() - self._held_since_attempt
+        if age > self.lease_duration - self.retry_period:
+            return f"the Lease was last renewed {age:.1f}s ago: another instance may lead by now"
+        return None
 
     @property
     def path(self) -> str:
@@ -222,6 +236,7 @@ class LeaseElector:
         between: read again and decide again (a few times, then report it)."""
         why = ""
         for _ in range(3):
+            begun = self._elapsed()
             try:
                 lease = await self.client.get(self.path)
             except NotFound:
@@ -234,6 +249,7 @@ class LeaseElector:
                     why = str(exc)
                     continue
                 self._seen(dict(self.observed.get("spec") or {}))
+                self._held_since_attempt = begun
                 return _Attempt(True)
             self.observed = lease
             spec = dict(lease.get("spec") or {})
@@ -249,6 +265,7 @@ class LeaseElector:
                 why = str(exc)
                 continue
             self._seen(dict(self.observed.get("spec") or {}))
+            self._held_since_attempt = begun
             return _Attempt(True)
         return _Attempt(False, why=f"conflicting writes: {why}")
 

@@ -226,6 +226,7 @@ class SchedulerService:
         if self.lease is not None:
             logger.info("waiting for lease %s/%s as %s", self.lease.namespace, self.lease.name, self.lease.identity)
             await self.lease.acquire()
+            self.client.leadership_doubt = self.lease.doubt  # every write of ours, not the Lease's own
             self.metrics.set_leader(True)
             logger.info("acquired lease %s/%s", self.lease.namespace, self.lease.name)
             self._keeper = asyncio.create_task(self.lease.keep(self._lease_lost), name="lease-keeper")
