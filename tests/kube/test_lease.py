@@ -292,7 +292,7 @@ async def test_a_write_sent_while_leadership_is_in_doubt_is_refused_before_the_n
 ) -> None:
     doubt: list[str | None] = ["the Lease was last renewed 20.0s ago: another instance may lead by now"]
     client.leadership_doubt = lambda: doubt[0]
-    with pytest.raises(LeadershipInDoubt, match="last renewed 20.0s ago"):
+    with pytest.raises(LeadershipInDoubt, match=r"last renewed 20\.0s ago"):
         await client.create(LEASES, {"metadata": {"name": "x"}})
     assert api.journal.writes() == []
     assert gate.is_open and gate.in_flight == 0
