@@ -147,3 +147,31 @@ async def test_stop_releases_hanging_requests() -> None:
         assert status == 200
     finally:
         await own.close()
+
+
+async def test_a_watch_error_fault_sends_an_error_event_then_ends_the_stream(
+    api: DevCluster, rb1: dict[str, Any]
+) -> None:
+    since = rb1["metadata"]["resourceVersion"]
+    async with api.client.watch(rb_path(), resourceVersion=since) as stream:
+        await api.journal.wait_for(lambda e: e.is_watch)
+        api.faults.add(method="GET", path="resourcebindings", watch_error=500, times=1)
+        event = await stream.next()
+        assert event is not None and event["type"] == "ERROR"
+        assert (event["object"]["code"], event["object"]["reason"]) == (500, "InternalError")
+        assert await stream.next() is None
+
+
+async def test_a_cut_event_fault_sends_half_a_line_then_cuts_the_connection(
+    api: DevCluster, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="GET", path="resourcebindings", cut_event=True, times=1)
+    async with aiohttp.ClientSession() as session, session.get(
+        api.url + rb_path(), params={"watch": "true"}
+    ) as response:
+        received = b""
+        with pytest.raises(aiohttp.ClientPayloadError):
+            async for chunk in response.content.iter_any():
+                received += chunk
+    assert received.endswith(b'{"type":"MODIFIED","object":{"kind":"Resou')
+    assert received.count(b"\n") == 1  # the initial ADDED event, then the cut line

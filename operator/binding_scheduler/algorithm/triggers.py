@@ -81,8 +81,8 @@ def schedule_trigger(
         return ScheduleType.RECONCILE
     if not binding.is_workload or placement.scheduling_type is ReplicaSchedulingType.DUPLICATED:
         return ScheduleType.RECONCILE
-    if any((c := clusters.get(t.name)) is not None and c.deleting for t in binding.clusters):
-        return ScheduleType.RECONCILE
+    if any((c := clusters.get(t.name)) is None or c.deleting for t in binding.clusters):
+        return ScheduleType.RECONCILE  # ours: a target that no longer exists counts as deleting
     return None
 
 

@@ -30,6 +30,8 @@ class Fault:
     retry_after: int | None = None
     drop: bool = False
     end_watch: bool = False
+    watch_error: int | None = None
+    cut_event: bool = False
     times: int | None = None
     message: str | None = None
     hits: int = 0
@@ -37,8 +39,13 @@ class Fault:
     _owner: Faults | None = None
     _loop: asyncio.AbstractEventLoop | None = None
 
+    @property
+    def streaming(self) -> bool:
+        """Acts on watch streams (open ones at once, new ones after their initial events)."""
+        return self.end_watch or self.watch_error is not None or self.cut_event
+
     def matches(self, method: str, path: str, query_string: str, is_watch: bool) -> bool:
-        if self.end_watch and not is_watch:
+        if self.streaming and not is_watch:
             return False
         return (
             (self.method is None or self.method == method)
@@ -108,6 +115,8 @@ class Faults:
         retry_after: int | None = None,
         drop: bool = False,
         end_watch: bool = False,
+        watch_error: int | None = None,
+        cut_event: bool = False,
         times: int | None = None,
         message: str | None = None,
     ) -> Fault:
@@ -118,6 +127,9 @@ class Faults:
         - `drop`: close the connection without an answer (also cuts open watch streams).
         - `end_watch`: end matching watch streams cleanly: open ones at once, new ones after their
           initial events (only watch requests match such a fault).
+        - `watch_error`: like `end_watch`, but first send an `ERROR` event with that code (a `Status`), as
+          kube-apiserver does when a watch fails (410 for an expired version, 500 for an internal error).
+        - `cut_event`: like `end_watch`, but first send half of an event line, then cut the connection.
         - `times`: apply to that many requests, then vanish (None = until removed).
         """
         fault = Fault(
@@ -125,10 +137,11 @@ class Faults:
             path=re.compile(path) if path is not None else None,
             query=re.compile(query) if query is not None else None,
             delay=delay, hang=hang, status=status, retry_after=retry_after, drop=drop,
-            end_watch=end_watch, times=times, message=message, _owner=self,
+            end_watch=end_watch, watch_error=watch_error, cut_event=cut_event, times=times, message=message,
+            _owner=self,
         )
         self._faults.append(fault)
-        if self._on_change is not None and (end_watch or drop):
+        if self._on_change is not None and (fault.streaming or drop):
             self._on_change()
         return fault
 
@@ -156,7 +169,7 @@ class Faults:
         if not self._faults:
             return None
         for fault in self._faults:
-            if streaming and not (fault.drop or fault.end_watch):
+            if streaming and not (fault.drop or fault.streaming):
                 continue
             if fault.matches(method, path, query_string, is_watch):
                 fault.hits += 1

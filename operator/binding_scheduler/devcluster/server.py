@@ -269,7 +269,8 @@ class ApiServer:
             await response.prepare(request)
             for event in initial:
                 await response.write(_dumps(event) + b"\n")
-            if fault is not None and fault.end_watch:
+            if fault is not None and fault.streaming:
+                await self._end_stream(request, response, fault)
                 return response
             await self._stream(request, response, watch, timeout)
         except (ConnectionError, asyncio.CancelledError):
@@ -318,10 +319,20 @@ class ApiServer:
                 if fault is not None and fault.drop:
                     _drop(request)
                 if fault is not None:
+                    await self._end_stream(request, response, fault)
                     return
                 continue
             next_idle = loop.time() + self.bookmark_interval
             await response.write(_dumps(event) + b"\n")
+
+    async def _end_stream(self, request: web.BaseRequest, response: web.StreamResponse, fault: Fault) -> None:
+        """How a streaming fault ends a watch: an ERROR event, half an event and a cut, or just the end."""
+        if fault.watch_error is not None:
+            status = ApiError(fault.watch_error, fault.message or f"injected watch error {fault.watch_error}").body
+            await response.write(_dumps({"type": "ERROR", "object": status}) + b"\n")
+        elif fault.cut_event:
+            await response.write(b'{"type":"MODIFIED","object":{"kind":"Resou')
+            _drop(request)
 
     def stop_watches(self) -> None:
         """End every open watch stream (used on shutdown)."""

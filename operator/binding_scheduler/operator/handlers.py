@@ -12,6 +12,7 @@ from . import watch_guard
 from .app import CONFIG_GROUP, CONFIG_PLURAL, CONFIG_VERSION, OperatorApp
 
 CLEANUP_MARGIN = 10.0
+KOPF_REQUEST_BACKOFFS = (1.0, 2.0, 4.0)
 
 
 def configure(settings: kopf.OperatorSettings) -> None:
@@ -25,6 +26,9 @@ def configure(settings: kopf.OperatorSettings) -> None:
     settings.peering.standalone = True
     settings.peering.mandatory = False
     settings.scanning.disabled = True
+    # A failing list/watch request is retried briefly by Kopf; past that, watch_guard backs off (up to 30 s)
+    # and lists again, for as long as the outage lasts (Kopf alone would end the operator after ~54 s).
+    settings.networking.error_backoffs = KOPF_REQUEST_BACKOFFS
     settings.networking.request_timeout = 60
 
 

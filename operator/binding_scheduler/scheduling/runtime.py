@@ -99,6 +99,14 @@ class Scheduler:
                 self._updated_while_committing.add(key)
             elif not self.ctx.bindings.is_own_write(body):  # our spec write: the pass that made it records it
                 self._enqueue(body, "BindingUpdate")
+        elif now_passes and self._placed_on_a_missing_cluster(binding_key(body)):
+            self._enqueue(body, "ClusterChanged")
+
+    def _placed_on_a_missing_cluster(self, key: str) -> bool:
+        """A body that places the binding on a cluster we no longer know: its removal reached us before this
+        body did (a relist after a watch gap), so `_cluster_gone` could not requeue it then."""
+        parsed = self.ctx.bindings.parsed(key)
+        return isinstance(parsed, Binding) and any(self.ctx.clusters.get(t.name) is None for t in parsed.clusters)
 
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
         self._updated_while_committing.discard(binding_key(body))
@@ -122,7 +130,7 @@ class Scheduler:
         listed = {str((body.get("metadata") or {}).get("name") or "") for body in bodies}
         gone = [name for name in self.ctx.clusters.names() if name not in listed]
         for name in gone:
-            self.ctx.clusters.forget(name)
+            self._cluster_gone(name)
         return gone
 
     def on_cluster(self, body: Mapping[str, Any]) -> None:
@@ -139,7 +147,18 @@ class Scheduler:
             self._requeue_affected(changed)
 
     def on_cluster_deleted(self, body: Mapping[str, Any]) -> None:
-        self.ctx.clusters.forget(str((body.get("metadata") or {}).get("name") or ""))
+        self._cluster_gone(str((body.get("metadata") or {}).get("name") or ""))
+
+    def _cluster_gone(self, name: str) -> None:
+        """Out of the snapshot; the bindings placed on it are scheduled again. Karmada relies on seeing the
+        cluster `deleting` first; a deletion missed across a watch gap (or one without finalizers) would leave
+        its bindings on a cluster that no longer exists."""
+        self.ctx.clusters.forget(name)
+        for key in list(self.ctx.bindings.keys()):
+            parsed = self.ctx.bindings.parsed(key)
+            placed_there = isinstance(parsed, Binding) and any(t.name == name for t in parsed.clusters)
+            if placed_there and isinstance(parsed, Binding) and self.queue.push(key, parsed.schedule_priority):
+                self.metrics.binding_event("ClusterChanged")
 
     def _requeue_affected(self, cluster: Cluster) -> None:
         keys = sorted(self.ctx.bindings.keys(), key=lambda k: "/" not in k)

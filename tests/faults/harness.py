@@ -1,0 +1,124 @@
+"""One harness for every fault: the example fleet and bindings on devcluster, the real operator, a fault
+injected while it works, then the same invariants whatever the fault was.
+
+Invariants (checked by `check_invariants`):
+1. every binding's final `spec.clusters` is what `simulate` computes from the final state;
+2. every binding has a Scheduled condition, and a True one is for its current generation;
+3. nothing was written after the operator's shutdown finished;
+4. no write of a non-leader landed (every landed binding write came from the instance holding the Lease);
+5. the operator did not exit on its own (only the test's stop ends it, with status 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from binding_scheduler.algorithm.registry import build_plugins
+from binding_scheduler.algorithm.schedule import ScheduleOptions
+from binding_scheduler.algorithm.snapshot import Snapshot
+from binding_scheduler.cli.simulate import simulate
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.model import parse_binding, parse_cluster
+from tests.operator.harness import OperatorThread, apply, condition, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+BINDING_PLURALS = ("resourcebindings", "clusterresourcebindings")
+
+
+def example_documents() -> list[dict[str, Any]]:
+    documents: list[dict[str, Any]] = []
+    for name in ("clusters.yaml", "bindings.yaml"):
+        documents.extend(d for d in yaml.safe_load_all((EXAMPLES / name).read_text()) if d)
+    return documents
+
+
+def load_examples(api: DevCluster) -> list[dict[str, Any]]:
+    """The example fleet and bindings, as their controllers would leave them; returns the bindings."""
+    documents = example_documents()
+    for namespace in sorted({d["metadata"].get("namespace") for d in documents} - {None}):
+        api.store.ensure_namespace(namespace)
+    apply(api, *documents)
+    return [d for d in documents if d["kind"] in ("ResourceBinding", "ClusterResourceBinding")]
+
+
+def stored_bindings(api: DevCluster) -> list[dict[str, Any]]:
+    return [dict(b) for plural in BINDING_PLURALS for b in api.store.list(plural)]
+
+
+def settled_condition(body: Mapping[str, Any]) -> bool:
+    """Has a Scheduled condition, and a True one is for the binding's current generation."""
+    scheduled = condition(body)
+    if scheduled is None:
+        return False
+    if scheduled["status"] != "True":
+        return True
+    return bool((body.get("status") or {}).get("schedulerObservedGeneration") == body["metadata"]["generation"])
+
+
+def wait_settled(api: DevCluster, operator: OperatorThread, timeout: float = 60.0) -> None:
+    """Every binding carries its outcome (invariant 2 holds) and the operator has no pass queued or running
+    (bindings backing off after an error may wait: their condition says why)."""
+    service = operator.app.service
+    assert service is not None
+
+    def idle() -> bool:
+        return operator.call(lambda: service.queue.depth().active == 0 and not service.scheduler.in_flight)
+
+    def done() -> bool:
+        return all(settled_condition(b) for b in stored_bindings(api)) and idle()
+
+    wait_until(done, timeout, "every binding to carry a Scheduled condition for its generation")
+
+
+def simulated_clusters(api: DevCluster, options: ScheduleOptions) -> dict[str, list[dict[str, Any]]]:
+    bindings = [parse_binding(b) for b in stored_bindings(api) if _parses(b)]
+    clusters = [parse_cluster(c) for c in api.store.list("clusters")]
+    results = asyncio.run(simulate(bindings, Snapshot(clusters), build_plugins(), None, options))
+    return {r.binding.key: [t.to_dict() for t in r.clusters] for r in results if r.scheduled}
+
+
+def _parses(body: Mapping[str, Any]) -> bool:
+    try:
+        parse_binding(body)
+    except ValueError:
+        return False
+    return True
+
+
+def check_invariants(
+    api: DevCluster,
+    operators: Iterable[OperatorThread],
+    *,
+    options: ScheduleOptions | None = None,
+    leader_writes: Mapping[str, Iterable[str]] | None = None,
+    compare_with_simulate: bool = True,
+) -> None:
+    """Invariants 1-5, after every operator has been stopped by the test."""
+    operators = list(operators)
+    for operator in operators:
+        assert operator.exit_code == 0, "the operator exited on its own, or not cleanly"
+    expected = simulated_clusters(api, options or ScheduleOptions()) if compare_with_simulate else {}
+    for body in stored_bindings(api):
+        key = _key(body)
+        assert settled_condition(body), f"{key}: no Scheduled condition for generation {body['metadata']['generation']}"
+        if key in expected:
+            assert (body["spec"].get("clusters") or []) == expected[key], (
+                f"{key}: not what simulate decides: {body['spec'].get('clusters')} != {expected[key]}"
+            )
+    finished = max((op.app.service.finished_at or 0.0) for op in operators if op.app.service is not None)
+    late = [f"{e.method} {e.path} {e.status}" for e in api.journal.writes() if e.time > finished]
+    assert late == [], f"written after the shutdown finished: {late}"
+    if leader_writes is not None:
+        for identity, paths in leader_writes.items():
+            assert list(paths) == [], f"{identity} wrote while it was not the leader: {list(paths)}"
+
+
+def _key(body: Mapping[str, Any]) -> str:
+    metadata = body["metadata"]
+    return f"{metadata['namespace']}/{metadata['name']}" if metadata.get("namespace") else metadata["name"]
