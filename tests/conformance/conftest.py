@@ -36,7 +36,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="module")
 def devcluster() -> Iterator[DevCluster]:
-    with DevCluster.in_thread(check_bounds=True) as api:
+    with DevCluster.in_thread() as api:
         yield api
 
 

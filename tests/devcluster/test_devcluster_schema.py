@@ -24,10 +24,8 @@ async def test_defaults_fill_missing_fields_at_every_level(api: DevCluster) -> N
     assert spec["estimator"]["enabled"] is False
 
 
-async def test_numeric_bounds_are_checked_only_when_asked(api: DevCluster) -> None:
-    assert (await api.client.create(CONFIG_PATH, _config(workers=0)))[0] == 201
-    async with DevCluster(check_bounds=True) as strict:
-        status, body = await strict.client.create(CONFIG_PATH, _config(workers=0))
+async def test_numeric_bounds_are_checked(api: DevCluster) -> None:
+    status, body = await api.client.create(CONFIG_PATH, _config(workers=0))
     assert (status, body["details"]["causes"]) == (422, [{
         "reason": "FieldValueInvalid", "field": "spec.workers",
         "message": "Invalid value: 0: spec.workers in body should be greater than or equal to 1"}])

@@ -22,6 +22,7 @@ from tests.operator.harness import (
     cluster_doc,
     cluster_path,
     config_spec,
+    hold_watches,
     namespaces,
     patch,
     rb_path,
@@ -68,8 +69,14 @@ def dropped_connections(api: DevCluster, operator: OperatorThread) -> None:
 def watch_outage(api: DevCluster, operator: OperatorThread) -> None:
     """Every watch and list answered 503 for 10 s, longer than Kopf's own retries (1 + 2 + 4 s), so the watch
     guard takes over (open streams are cut first); a cluster changes meanwhile."""
+    cut_at = time.monotonic()
     down = api.faults.add(method="GET", path=r"/(clusters|resourcebindings|clusterresourcebindings)$", status=503)
     cut = api.faults.add(method="GET", query=WATCH, end_watch=True)
+
+    def refused(path: str) -> bool:
+        return any(e.time > cut_at and e.path.endswith(path) and e.status == 503 for e in api.journal)
+
+    wait_until(lambda: refused("/clusters") and refused("/resourcebindings"), what="the watches to be refused")
     api.faults.discard(cut)
     patch(api, cluster_path("gcp-usw1"), {"metadata": {"labels": {"maintenance": "soon"}}})
     time.sleep(10.0)
@@ -89,17 +96,14 @@ def broken_watches(**kind: Any) -> Inject:
 
 def watch_gap_with_deletions(api: DevCluster, operator: OperatorThread) -> None:
     """Watches held down; a cluster and a binding deleted; history compacted: the watches resume into 410."""
-    down = api.faults.add(method="GET", query=WATCH, hang=True)
-    cut = api.faults.add(method="GET", query=WATCH, end_watch=True)
-    api.faults.discard(cut)
+    down = hold_watches(api, "/clusters", "/resourcebindings")
     assert request(api, "DELETE", cluster_path("aws-apse1"))[0] == 200
     assert request(api, "DELETE", rb_path("search-deployment", "shop"))[0] == 200
     for i in range(GAP_HISTORY + 2):
         status, _ = request(api, "POST", "/api/v1/namespaces/karmada-system/services",
                             {"apiVersion": "v1", "kind": "Service", "metadata": {"name": f"churn-{i}"}})
         assert status == 201
-    down.release()
-    api.faults.discard(down)
+    down.remove()
     service = operator.app.service
     assert service is not None
     wait_until(lambda: operator.call(lambda: service.scheduler.ctx.clusters.get("aws-apse1") is None),

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 import yaml
 
 from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.devcluster.faults import Fault
 from binding_scheduler.devcluster.journal import JournalEntry
 from binding_scheduler.operator.app import OperatorApp
 from binding_scheduler.operator.options import LaunchOptions
@@ -374,3 +375,23 @@ def metric(operator: OperatorThread, name: str, **labels: str) -> float:
 
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
+
+
+WATCH_QUERY = r"watch=(true|1)"
+
+
+def hold_watches(api: DevCluster, *paths: str) -> Fault:
+    """Cut every open watch and hold the new ones (until the returned fault is released or removed); returns
+    once a new watch ending with each of `paths` is held, so no change made from now on reaches a watcher."""
+    cut_at = time.monotonic()
+    down = api.faults.add(method="GET", query=WATCH_QUERY, hang=True)
+    cut = api.faults.add(method="GET", query=WATCH_QUERY, end_watch=True)
+
+    def held(path: str) -> bool:
+        return any(e.is_watch and e.time > cut_at and e.path.endswith(path) and e.status == 0 for e in api.journal)
+
+    try:
+        wait_until(lambda: all(held(p) for p in paths), what=f"the watches of {', '.join(paths)} to be held")
+    finally:
+        api.faults.discard(cut)
+    return down

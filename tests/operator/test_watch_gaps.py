@@ -17,6 +17,7 @@ from tests.operator.harness import (
     binding_writes,
     cluster_doc,
     cluster_path,
+    hold_watches,
     namespaces,
     rb_path,
     request,
@@ -47,14 +48,12 @@ def test_deletions_during_a_watch_gap_are_forgotten_after_the_relist(api: DevClu
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "old"), what="the first binding to be scheduled")
-        down = api.faults.add(method="GET", query=r"watch=(true|1)", hang=True)
-        cut = api.faults.add(method="GET", query=r"watch=(true|1)", end_watch=True)
-        api.faults.discard(cut)
+        hold_watches(api, "/clusters", "/resourcebindings")
         assert request(api, "DELETE", cluster_path("m2"))[0] == 200
         assert request(api, "DELETE", rb_path("old"))[0] == 200
         churn(api, HISTORY + 2)
-        down.release()
-        api.faults.discard(down)
+        for fault in list(api.faults):
+            fault.remove()
         service = operator.app.service
         assert service is not None
         wait_until(lambda: operator.call(lambda: service.scheduler.ctx.clusters.get("m2") is None),
@@ -66,4 +65,6 @@ def test_deletions_during_a_watch_gap_are_forgotten_after_the_relist(api: DevClu
         assert operator.stop() == 0
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 1}]
     old_writes = [(w.path.endswith("/status"), w.status) for w in binding_writes(api, "old")]
-    assert old_writes == [(False, 200), (True, 200)]  # its pass before the gap; nothing retried after it
+    # Its pass before the gap; after it at most one pass (requeued by the cluster's removal before the list of
+    # bindings showed it gone) whose spec write got 404 and forgot it: nothing retried.
+    assert old_writes in ([(False, 200), (True, 200)], [(False, 200), (True, 200), (False, 404)])

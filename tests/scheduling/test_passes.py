@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.kube.errors import Conflict, Forbidden, KubeError, ServerError, TransportError
+from binding_scheduler.kube.errors import Conflict, Forbidden, KubeError, NotFound, ServerError, TransportError
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes import PassContext, PassOutcome, PassSettings, PassTracker, run_pass
@@ -140,3 +140,11 @@ async def test_a_spec_write_that_got_no_answer_still_writes_a_scheduler_error_co
     assert outcome is PassOutcome.ERROR
     condition = status_condition(client)
     assert (condition["reason"], condition["message"]) == ("SchedulerError", "cannot connect to host 127.0.0.1:6443")
+
+
+async def test_a_binding_deleted_after_our_read_is_forgotten_without_a_status_write() -> None:
+    client = FakeClient(spec_error=NotFound(404, "NotFound", 'resourcebindings "web" not found'))
+    outcome, events = await run(binding(replicas=1, placement=placement()), client, "m1")
+    assert outcome is PassOutcome.FORGOTTEN
+    assert [path.rsplit("/", 1)[-1] for path, _ in client.sent] == ["web"]
+    assert events.recorded == []

@@ -77,3 +77,47 @@ async def test_a_pass_that_swallows_its_cancellation_cannot_hold_the_stop(monkey
     assert (report.cancelled, report.drained, report.cut) == (1, 0, 1)
     finish.set()
     await asyncio.sleep(0.05)
+
+
+def queued(scheduler: Scheduler) -> list[str]:
+    keys = []
+    while (info := scheduler.queue.pop_nowait()) is not None:
+        keys.append(info.key)
+        scheduler.queue.done(info)
+    return keys
+
+
+def with_generation(body: dict[str, Any], generation: int, clusters: list[str]) -> dict[str, Any]:
+    """`body` at `generation`, placed on `clusters`, with a policy label (the event filter needs one)."""
+    metadata = {**body["metadata"], "generation": generation, "resourceVersion": str(generation),
+                "labels": {"propagationpolicy.karmada.io/permanent-id": "p"}}
+    return {**body, "metadata": metadata, "spec": {**body["spec"], "clusters": [{"name": c} for c in clusters]}}
+
+
+def test_bindings_placed_on_a_removed_cluster_are_scheduled_again() -> None:
+    scheduler = make_scheduler(decider=None)
+    scheduler.ctx.clusters.upsert(parse_cluster(cluster("m2")))
+    body = binding(replicas=1, placement=placement())
+    scheduler.on_binding(with_generation(body, 1, ["m1"]))
+    other = with_generation(body, 1, ["m2"])
+    scheduler.on_binding({**other, "metadata": {**other["metadata"], "labels": {}, "name": "unlabelled"}})
+    scheduler.on_binding(with_generation(body, 2, ["m2"]))
+    queued(scheduler)
+    assert scheduler.on_clusters_relisted([cluster("m1")]) == ["m2"]
+    assert queued(scheduler) == ["default/web"]
+
+
+def test_our_own_write_onto_a_cluster_removed_since_is_scheduled_again() -> None:
+    """The removal reached us first (a relist after a watch gap), then the event of our own earlier write."""
+    scheduler = make_scheduler(decider=None)
+    body = binding(replicas=1, placement=placement())
+    scheduler.on_binding(with_generation(body, 1, []))
+    queued(scheduler)
+    scheduler.ctx.bindings.wrote("default/web", 2)
+    scheduler.on_binding(with_generation(body, 2, ["m1"]))
+    assert queued(scheduler) == []  # our own write onto a cluster that exists: nothing to do
+    scheduler.on_clusters_relisted([])
+    queued(scheduler)
+    scheduler.ctx.bindings.wrote("default/web", 3)
+    scheduler.on_binding(with_generation(body, 3, ["m1"]))
+    assert queued(scheduler) == ["default/web"]

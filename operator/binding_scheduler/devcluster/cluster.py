@@ -49,9 +49,7 @@ class DevCluster:
     from an older version gets `410 Gone` (Expired). Namespaces `default` and `kube-system` exist from
     the start, and every CRD in `crds_dir` is served (also listed as a `CustomResourceDefinition`).
 
-    Custom resources are pruned, defaulted and validated by their CRD's schema as kube-apiserver does, except
-    the schema's `minimum`/`maximum` unless `check_bounds=True` (the conformance suite's setting): a test of the
-    scheduler's own configuration checks still stores an out-of-range `workers` (docs/devcluster.md).
+    Custom resources are pruned, defaulted and validated by their CRD's schema as kube-apiserver does.
     """
 
     def __init__(
@@ -64,12 +62,11 @@ class DevCluster:
         kubeconfig: Path | None = None,
         journal_limit: int | None = None,
         bookmark_interval: float = 30.0,
-        check_bounds: bool = False,
     ) -> None:
         self.crds_dir = crds_dir if crds_dir is not None else default_crds_dir()
         self.host, self.port = host, port
         self.registry = Registry.with_builtins()
-        self.store = Store(self.registry, history=history, check_bounds=check_bounds)
+        self.store = Store(self.registry, history=history)
         self.journal = Journal(limit=journal_limit)
         self.faults = Faults(on_change=self.store.poke_all)
         self.server = ApiServer(self.store, self.journal, self.faults, bookmark_interval=bookmark_interval)

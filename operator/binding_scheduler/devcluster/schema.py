@@ -98,17 +98,16 @@ class Schema:
 
     # ---- validation -------------------------------------------------------------------------------
 
-    def validate(self, obj: Mapping[str, Any], only: str | None = None, *, bounds: bool = True) -> list[Cause]:
+    def validate(self, obj: Mapping[str, Any], only: str | None = None) -> list[Cause]:
         """The causes of a 422 for `obj` (empty when valid). With `only`, just that top-level field is checked,
-        its messages naming paths relative to it (as kube-apiserver does for writes through `/status`).
-        `bounds=False` skips `minimum`/`maximum` (see `DevCluster(check_bounds=...)`)."""
+        its messages naming paths relative to it (as kube-apiserver does for writes through `/status`)."""
         causes: list[Cause] = []
         properties = self.root.get("properties") or {}
         for key, sub in properties.items():
             if key in ("apiVersion", "kind", "metadata") or (only is not None and key != only):
                 continue
             if key in obj:
-                _validate(obj[key], sub, key, "" if only else key, causes, bounds)
+                _validate(obj[key], sub, key, "" if only else key, causes)
         if only is None:
             for key in self.root.get("required") or ():
                 if key not in obj:
@@ -171,7 +170,7 @@ def _invalid(path: str, value: Any, why: str) -> Cause:
 
 
 def _validate(
-    value: Any, schema: Mapping[str, Any], path: str, body: str, causes: list[Cause], bounds: bool
+    value: Any, schema: Mapping[str, Any], path: str, body: str, causes: list[Cause]
 ) -> None:
     """`path` is the cause's field (`spec.clusters[0].name`); `body` the path its message names."""
     if value is None and schema.get("nullable"):
@@ -188,7 +187,7 @@ def _validate(
     shown = body or path
     if isinstance(value, str):
         _validate_string(value, schema, path, shown, causes)
-    elif actual in ("integer", "number") and bounds:
+    elif actual in ("integer", "number"):
         if "minimum" in schema and value < schema["minimum"]:
             causes.append(_invalid(path, value, f"{shown} in body should be greater than or equal to "
                                                 f"{schema['minimum']}"))
@@ -196,14 +195,14 @@ def _validate(
             causes.append(_invalid(path, value, f"{shown} in body should be less than or equal to "
                                                 f"{schema['maximum']}"))
     elif isinstance(value, list):
-        _validate_list(value, schema, path, body, causes, bounds)
+        _validate_list(value, schema, path, body, causes)
     elif isinstance(value, dict):
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
         for key, item in value.items():
             sub = properties.get(key, additional if isinstance(additional, Mapping) else None)
             if isinstance(sub, Mapping):
-                _validate(item, sub, _key(path, key), _key(body, key), causes, bounds)
+                _validate(item, sub, _key(path, key), _key(body, key), causes)
         for key in schema.get("required") or ():
             if key not in value:
                 causes.append({"reason": "FieldValueRequired", "message": "Required value",
@@ -225,7 +224,7 @@ def _validate_string(value: str, schema: Mapping[str, Any], path: str, shown: st
 
 
 def _validate_list(
-    value: list[Any], schema: Mapping[str, Any], path: str, body: str, causes: list[Cause], bounds: bool
+    value: list[Any], schema: Mapping[str, Any], path: str, body: str, causes: list[Cause]
 ) -> None:
     shown = body or path
     if "maxItems" in schema and len(value) > schema["maxItems"]:
@@ -236,7 +235,7 @@ def _validate_list(
     items = schema.get("items")
     if isinstance(items, Mapping):
         for index, item in enumerate(value):
-            _validate(item, items, f"{path}[{index}]", f"{body}[{index}]" if body else "", causes, bounds)
+            _validate(item, items, f"{path}[{index}]", f"{body}[{index}]" if body else "", causes)
     list_type = schema.get("x-kubernetes-list-type")
     if list_type not in ("set", "map"):
         return

@@ -77,9 +77,8 @@ def _spec_part(obj: Mapping[str, Any], has_status: bool) -> dict[str, Any]:
 class Store:
     """All objects of all served types, plus the retained event history (`history` events)."""
 
-    def __init__(self, registry: Registry, history: int = 1000, *, check_bounds: bool = False) -> None:
+    def __init__(self, registry: Registry, history: int = 1000) -> None:
         self.registry = registry
-        self.check_bounds = check_bounds  # schemas' minimum/maximum too (kube-apiserver always checks them)
         self._objects: dict[StorageKey, dict[tuple[str, str], Obj]] = {}
         self._rv = 0
         self._history: deque[Event] = deque(maxlen=max(history, 0))
@@ -268,7 +267,7 @@ class Store:
         causes = _name_causes(rt, name)
         if rt.schema is not None:
             rt.schema.normalize(obj)
-            causes += rt.schema.validate(obj, bounds=self.check_bounds)
+            causes += rt.schema.validate(obj)
         if causes:
             raise errors.invalid(rt.group, rt.kind, name, causes)
         if self.find(rt, name, namespace) is not None:
@@ -393,10 +392,10 @@ class Store:
         if rt.schema is not None:
             if subresource == "status":
                 rt.schema.normalize_part(result, "status")
-                causes = rt.schema.validate(result, only="status", bounds=self.check_bounds)
+                causes = rt.schema.validate(result, only="status")
             else:
                 rt.schema.normalize(result)
-                causes = rt.schema.validate(result, bounds=self.check_bounds)
+                causes = rt.schema.validate(result)
             if causes:
                 raise errors.invalid(rt.group, rt.kind, old_meta["name"], causes)
         if result == old:

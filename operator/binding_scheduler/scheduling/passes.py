@@ -33,7 +33,7 @@ from ..algorithm.status import status_patch
 from ..algorithm.triggers import ScheduleType, condition_owed, schedule_trigger
 from ..algorithm.walk import Decision
 from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
-from ..kube.errors import ApiError, Conflict, Forbidden, KubeError
+from ..kube.errors import ApiError, Conflict, Forbidden, KubeError, NotFound
 from ..kube.gate import WriteGateClosed
 from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, ValidationError
 from .attempt import ReplicaEstimator, decide_binding
@@ -219,6 +219,10 @@ async def _commit(
         except WriteGateClosed:
             ctx.metrics.write("spec", "gate_closed")
             raise
+        except NotFound:
+            ctx.metrics.write("spec", "error")
+            logger.info("binding %s was deleted after our read (404): forgotten", binding.key)
+            return PassOutcome.FORGOTTEN
         except KubeError as patch_error:
             ctx.metrics.write("spec", "error")
             if isinstance(patch_error, Forbidden) and patch_error.namespace_terminating:

@@ -99,6 +99,8 @@ class Scheduler:
                 self._updated_while_committing.add(key)
             elif not self.ctx.bindings.is_own_write(body):  # our spec write: the pass that made it records it
                 self._enqueue(body, "BindingUpdate")
+            elif self._placed_on_a_missing_cluster(key):  # our write, onto a cluster removed since
+                self._enqueue(body, "ClusterChanged")
         elif now_passes and self._placed_on_a_missing_cluster(binding_key(body)):
             self._enqueue(body, "ClusterChanged")
 
@@ -155,9 +157,10 @@ class Scheduler:
         its bindings on a cluster that no longer exists."""
         self.ctx.clusters.forget(name)
         for key in list(self.ctx.bindings.keys()):
-            parsed = self.ctx.bindings.parsed(key)
-            placed_there = isinstance(parsed, Binding) and any(t.name == name for t in parsed.clusters)
-            if placed_there and isinstance(parsed, Binding) and self.queue.push(key, parsed.schedule_priority):
+            parsed, body = self.ctx.bindings.parsed(key), self.ctx.bindings.body(key)
+            if not isinstance(parsed, Binding) or body is None or not passes_event_filter(body, self.scheduler_name):
+                continue
+            if any(t.name == name for t in parsed.clusters) and self.queue.push(key, parsed.schedule_priority):
                 self.metrics.binding_event("ClusterChanged")
 
     def _requeue_affected(self, cluster: Cluster) -> None:
