@@ -175,3 +175,15 @@ async def test_a_cut_event_fault_sends_half_a_line_then_cuts_the_connection(
                 received += chunk
     assert received.endswith(b'{"type":"MODIFIED","object":{"kind":"Resou')
     assert received.count(b"\n") == 1  # the initial ADDED event, then the cut line
+
+
+async def test_a_lost_answer_fault_applies_the_write_and_cuts_the_connection(
+    api: DevCluster, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="PATCH", path=r"/resourcebindings/rb1$", lose_answer=True, times=1)
+    async with aiohttp.ClientSession() as session:
+        with pytest.raises(aiohttp.ClientError):
+            async with session.patch(api.url + rb_path("rb1"), json={"spec": {"replicas": 9}},
+                                     headers={"Content-Type": "application/merge-patch+json"}) as response:
+                await response.read()
+    assert api.store.get("rb", "rb1", "default")["spec"]["replicas"] == 9

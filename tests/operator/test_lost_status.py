@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model import APPLIED_PLACEMENT_ANNOTATION, parse_binding
@@ -63,3 +64,29 @@ def test_a_binding_whose_generation_was_never_observed_and_has_no_condition_is_d
     assert [(w.path.endswith("/status"), w.status) for w in binding_writes(api, "web")] == [(True, 200)]
     assert (condition(body) or {}).get("reason") == "Success"
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]
+
+
+def test_a_spec_write_whose_answer_is_lost_still_ends_with_the_scheduled_condition(
+    api: DevCluster, config_file: Path
+) -> None:
+    """The PATCH lands but the connection is cut before its answer: the status write that follows (from the
+    old version) gets 409, and a later pass must still write the condition."""
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=4))
+    lost = api.faults.add(method="PATCH", path=r"/resourcebindings/web$", lose_answer=True, times=1)
+    operator = OperatorThread(api, config_file).start()
+    try:
+        body = wait_until(lambda: success(api, "web"), timeout=30, what="the Success condition")
+    finally:
+        assert operator.stop() == 0
+    assert lost.hits == 1
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
+    assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
+    writes = [(w.path.endswith("/status"), w.status) for w in binding_writes(api, "web")]
+    assert writes[0] == (False, 0)  # applied, answer lost
+    assert writes[-1] == (True, 200)
+
+
+def success(api: DevCluster, name: str) -> dict[str, Any] | None:
+    body = scheduled(api, name)
+    found = condition(body) if body is not None else None
+    return body if found is not None and found["reason"] == "Success" else None

@@ -29,6 +29,7 @@ class Fault:
     status: int | None = None
     retry_after: int | None = None
     drop: bool = False
+    lose_answer: bool = False
     end_watch: bool = False
     watch_error: int | None = None
     cut_event: bool = False
@@ -114,6 +115,7 @@ class Faults:
         status: int | None = None,
         retry_after: int | None = None,
         drop: bool = False,
+        lose_answer: bool = False,
         end_watch: bool = False,
         watch_error: int | None = None,
         cut_event: bool = False,
@@ -125,6 +127,7 @@ class Faults:
         - `delay`: seconds to wait before handling; `hang`: wait until `fault.release()`/`fault.remove()`.
         - `status`: answer with a `Status` of that code (429 with `retry_after` sets `Retry-After`).
         - `drop`: close the connection without an answer (also cuts open watch streams).
+        - `lose_answer`: handle the request (it takes effect), then close the connection instead of answering.
         - `end_watch`: end matching watch streams cleanly: open ones at once, new ones after their
           initial events (only watch requests match such a fault).
         - `watch_error`: like `end_watch`, but first send an `ERROR` event with that code (a `Status`), as
@@ -136,7 +139,7 @@ class Faults:
             method=method.upper() if method else None,
             path=re.compile(path) if path is not None else None,
             query=re.compile(query) if query is not None else None,
-            delay=delay, hang=hang, status=status, retry_after=retry_after, drop=drop,
+            delay=delay, hang=hang, status=status, retry_after=retry_after, drop=drop, lose_answer=lose_answer,
             end_watch=end_watch, watch_error=watch_error, cut_event=cut_event, times=times, message=message,
             _owner=self,
         )

@@ -129,7 +129,10 @@ class ApiServer:
         route = self._route(path)
         if route is None:
             raise ApiError(404, _NOT_FOUND, "NotFound", {})
-        return await self._dispatch(request, entry, route, body, fault)
+        response = await self._dispatch(request, entry, route, body, fault)
+        if fault is not None and fault.lose_answer:
+            _drop(request)  # the request took effect; its answer never arrives
+        return response
 
     # ---- routing ----------------------------------------------------------------------------------
 
