@@ -83,3 +83,14 @@ def test_many_bindings_each_get_at_most_two_writes(api: DevCluster, config_file:
         assert operator.stop() == 0
     for name in names:
         assert len(binding_writes(api, name)) == 2, name
+
+
+def test_every_request_names_the_instance_that_sent_it(api: DevCluster, config_file: Path) -> None:
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
+    operator = OperatorThread(api, config_file, identity="scheduler-7").start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+    finally:
+        assert operator.stop() == 0
+    ours = [e for e in api.journal if e.user_agent.startswith("binding-scheduler")]
+    assert ours and {e.user_agent for e in ours} == {"binding-scheduler (scheduler-7)"}

@@ -23,6 +23,7 @@ class JournalEntry:
     body: Any  # the parsed JSON body, or None
     status: int = 0
     finished: float | None = None  # time.monotonic() when answered (or when a watch stream ended)
+    user_agent: str = ""
 
     @property
     def is_write(self) -> bool:

@@ -87,7 +87,8 @@ class ApiServer:
                 body_error = f"the body of the request could not be decoded as JSON: {exc}"
         query = dict(request.query)
         entry = self.journal.record(
-            JournalEntry(time.monotonic(), request.method, request.path, query, body)
+            JournalEntry(time.monotonic(), request.method, request.path, query, body,
+                         user_agent=request.headers.get("User-Agent", ""))
         )
         try:
             response = await self._handle(request, entry, body, body_error)

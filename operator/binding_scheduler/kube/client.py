@@ -76,8 +76,10 @@ class ApiClient:
         qps: float = 40,
         burst: int = 60,
         request_timeout: float = 30,
+        user_agent: str = USER_AGENT,
     ) -> None:
         self.connection = connection
+        self.user_agent = user_agent
         self.gate = gate
         self.limiter = TokenBucket(qps, burst)
         self.request_timeout = request_timeout
@@ -185,7 +187,7 @@ class ApiClient:
         self, method: str, path: str, params: Params | None, body: Mapping[str, Any] | None, content_type: str
     ) -> dict[str, Any]:
         session = self._get_session()
-        headers = {"Accept": JSON, "User-Agent": USER_AGENT}
+        headers = {"Accept": JSON, "User-Agent": self.user_agent}
         authorization = self._authorization()
         if authorization:
             headers["Authorization"] = authorization

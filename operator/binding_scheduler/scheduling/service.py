@@ -22,12 +22,12 @@ from typing import Any
 
 from ..algorithm.schedule import ScheduleOptions
 from ..estimation import AccurateEstimator, EstimatorSettings
-from ..kube.client import ApiClient
+from ..kube.client import USER_AGENT, ApiClient
 from ..kube.connection import Connection
 from ..kube.errors import KubeError, NotFound
 from ..kube.events import EventRecorder
 from ..kube.gate import WriteGate
-from ..kube.lease import LeaseElector
+from ..kube.lease import LeaseElector, default_identity
 from ..model.config import SchedulerConfig
 from .health import HealthServer
 from .metrics import MetricsObserver, SchedulerMetrics
@@ -94,7 +94,11 @@ class SchedulerService:
         self.config = config
         self.metrics = metrics or SchedulerMetrics()
         self.gate = WriteGate()
-        self.client = ApiClient(connection, self.gate, qps=config.kube_api.qps, burst=config.kube_api.burst)
+        self.identity = identity or default_identity()
+        agent = f"{USER_AGENT} ({self.identity})"  # which instance sent a request, in the API server's audit log
+        self.client = ApiClient(
+            connection, self.gate, qps=config.kube_api.qps, burst=config.kube_api.burst, user_agent=agent
+        )
         self.events = EventRecorder(self.client, component=config.scheduler_name)
         self._estimators: list[AccurateEstimator] = []
         self.queue = SchedulingQueue(
@@ -118,13 +122,13 @@ class SchedulerService:
         self.lease: LeaseElector | None = None
         # Leader election has a client (and rate limiter) of its own, as Karmada's does: renewals never queue
         # behind the passes' requests. It shares the write gate, so a closed gate stops Lease writes too.
-        self.lease_client = ApiClient(connection, self.gate, qps=LEASE_QPS, burst=LEASE_BURST)
+        self.lease_client = ApiClient(connection, self.gate, qps=LEASE_QPS, burst=LEASE_BURST, user_agent=agent)
         if election.enabled:
             self.lease = LeaseElector(
                 self.lease_client,
                 name=election.lease_name,
                 namespace=election.lease_namespace,
-                identity=identity,
+                identity=self.identity,
                 lease_duration=election.lease_duration,
                 renew_deadline=election.renew_deadline,
                 retry_period=election.retry_period,
