@@ -59,7 +59,7 @@ def demo(args: list[str]) -> None:
 
 def test(args: list[str]) -> None:
     _ensure_venv()
-    _run([str(BIN / "ruff"), "check", "operator", "tests", "benchmarks", "dev.py"])
+    _run([str(BIN / "ruff"), "check", "operator", "tests", "benchmarks", "scripts", "dev.py"])
     _run([str(BIN / "mypy")])
     _run([str(BIN / "lint-imports"), "--no-cache"])
     _run([_python(), "-m", "pytest", *args])
