@@ -28,3 +28,13 @@ def test_a_failed_initial_list_exits_with_status_1_and_releases_the_lease(api: D
     assert operator.exit_code == 1
     lease = get(api, "leases", "karmada-scheduler", "karmada-system")
     assert lease is not None and lease["spec"]["holderIdentity"] == ""
+
+
+def test_an_initial_list_answered_503_is_retried_and_the_start_goes_on(api: DevCluster, config_file: Path) -> None:
+    refused = api.faults.add(method="GET", path=r"/apis/cluster.karmada.io/v1alpha1/clusters$", status=503, times=2)
+    operator = OperatorThread(api, config_file).start()
+    try:
+        assert refused.hits == 2
+        assert operator.alive and operator.exit_code is None
+    finally:
+        assert operator.stop() == 0

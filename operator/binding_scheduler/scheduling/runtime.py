@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..algorithm.requeue import affected_by_cluster, cluster_change_requeues, passes_event_filter
+from ..kube.errors import KubeError
+from ..kube.gate import WriteGateClosed
 from ..model import Binding, Cluster, ValidationError, parse_cluster
 from .metrics import SchedulerMetrics
 from .passes import PassContext, PassOutcome, PassSettings, PassTracker, Phase, run_pass
@@ -244,6 +246,9 @@ class Scheduler:
         error = task.exception()
         if isinstance(error, StoppingError):
             return PassOutcome.CANCELLED
+        if isinstance(error, KubeError | WriteGateClosed):  # the API's answer (or none): one line says it all
+            logger.warning("pass for %s failed: %s", info.key, error)
+            return PassOutcome.ERROR
         if error is not None:
             logger.error("pass for %s failed: %s", info.key, error, exc_info=error)
             return PassOutcome.ERROR

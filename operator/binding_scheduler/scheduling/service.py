@@ -24,7 +24,7 @@ from ..algorithm.schedule import ScheduleOptions
 from ..estimation import AccurateEstimator, EstimatorSettings
 from ..kube.client import USER_AGENT, ApiClient
 from ..kube.connection import Connection
-from ..kube.errors import KubeError, NotFound
+from ..kube.errors import KubeError, NotFound, ServerError, TooManyRequests, TransportError
 from ..kube.events import EventRecorder
 from ..kube.gate import WriteGate
 from ..kube.lease import LeaseElector, default_identity
@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters"
 LEASE_QPS, LEASE_BURST = 5.0, 10  # a renewal is two requests per retry period
+SYNC_RETRY_INITIAL, SYNC_RETRY_CAP = 0.5, 30.0
 BINDINGS = (
     ("/apis/work.karmada.io/v1alpha2/resourcebindings", "ResourceBinding"),
     ("/apis/work.karmada.io/v1alpha2/clusterresourcebindings", "ClusterResourceBinding"),
@@ -248,7 +249,17 @@ class SchedulerService:
                 self.scheduler.on_binding(item)
 
     async def _list(self, path: str, kind: str) -> list[Mapping[str, Any]]:
-        answer = await self.client.list(path)
+        """One complete list. A transient failure (5xx, 429, no answer) is retried with a backoff until it
+        succeeds, as an informer's first list is (a lost Lease or a stop ends the wait); any other is final."""
+        delay = SYNC_RETRY_INITIAL
+        while True:
+            try:
+                answer = await self.client.list(path)
+                break
+            except (ServerError, TooManyRequests, TransportError) as error:
+                logger.warning("listing %s failed (%s): again in %gs", path, error, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, SYNC_RETRY_CAP)
         items = answer.get("items") or []
         return [{"kind": kind, **item} if "kind" not in item else item for item in items]
 
