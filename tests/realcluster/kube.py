@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from binding_scheduler.kube.client import resource_path
+
 PLURALS = {
     "Namespace": ("", "v1", "namespaces", False),
     "ServiceAccount": ("", "v1", "serviceaccounts", True),
@@ -40,15 +42,7 @@ PLURALS = {
 def path_of(kind: str, name: str | None = None, namespace: str | None = None, subresource: str | None = None) -> str:
     """The REST path of a collection (no `name`) or of one object of `kind`."""
     group, version, plural, namespaced = PLURALS[kind]
-    path = f"/api/{version}" if not group else f"/apis/{group}/{version}"
-    if namespaced and namespace is not None:
-        path += f"/namespaces/{namespace}"
-    path += f"/{plural}"
-    if name is not None:
-        path += f"/{name}"
-    if subresource is not None:
-        path += f"/{subresource}"
-    return path
+    return resource_path(group, version, plural, namespace if namespaced else None, name, subresource)
 
 
 @dataclass
