@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -42,9 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 from binding_scheduler.algorithm.schedule import ScheduleOptions  # noqa: E402
 from binding_scheduler.devcluster import DevCluster  # noqa: E402
-from binding_scheduler.devcluster.journal import JournalEntry  # noqa: E402
 from binding_scheduler.model import ValidationError, parse_binding, parse_cluster  # noqa: E402
-from tests.faults.harness import expected_at_rest  # noqa: E402
+from tests.faults.harness import expected_at_rest, non_leader_writes  # noqa: E402
 from tests.operator.harness import (  # noqa: E402
     apply,
     binding_doc,
@@ -59,7 +57,6 @@ REGIONS = ("us-east", "us-west", "eu-west", "ap-south", "ap-east")
 WATCH = r"watch=(true|1)"
 LEASE = {"leaseName": "soak", "leaseNamespace": "karmada-system", "leaseDuration": "6s", "renewDeadline": "4s",
          "retryPeriod": "1s"}
-AGENT = re.compile(r"binding-scheduler \((?P<identity>[^)]*)\)")
 
 
 def cluster(i: int) -> dict[str, Any]:
@@ -273,26 +270,6 @@ def _settled(body: dict[str, Any]) -> bool:
     return False
 
 
-def non_leader_writes(entries: list[JournalEntry]) -> list[str]:
-    """Landed binding writes whose sender was not the holder of the last successful Lease write before them."""
-    holder, bad = "", []
-    for entry in entries:
-        if not entry.is_write or not 200 <= entry.status < 300:
-            continue
-        if "/leases/soak" in entry.path or entry.path.endswith("/leases"):
-            holder = str(((entry.body or {}).get("spec") or {}).get("holderIdentity") or "")
-            continue
-        if "/resourcebindings/" not in entry.path:
-            continue
-        match = AGENT.match(entry.user_agent)
-        if match is None:
-            continue  # the soak's own writes (scale changes)
-        sender = match.group("identity")
-        if sender != holder:
-            bad.append(f"{entry.method} {entry.path} by {sender!r} while {holder!r} held the Lease")
-    return bad
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -340,7 +317,7 @@ def invariants(api: DevCluster, soak: Soak, finished: float) -> dict[str, str]:
     ]
     unsettled = [b["metadata"]["name"] for b in bodies if not _settled(b)]
     late = [f"{e.method} {e.path}" for e in api.journal.writes() if e.time > finished]
-    stray = non_leader_writes(list(api.journal))
+    stray = non_leader_writes(list(api.journal), "soak")
     unexpected = [e for i in soak.instances for e in i.exits if e.startswith("UNEXPECTED")]
 
     def verdict(problems: list[str]) -> str:

@@ -15,6 +15,7 @@ Invariants (checked by `check_invariants`):
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.triggers import condition_owed, schedule_trigger
 from binding_scheduler.cli.simulate import simulate
 from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.devcluster.journal import JournalEntry
 from binding_scheduler.model import Binding, Cluster, parse_binding, parse_cluster
 from tests.operator.harness import OperatorThread, apply, condition, wait_until
 
@@ -134,6 +136,28 @@ def check_invariants(
     if leader_writes is not None:
         for identity, paths in leader_writes.items():
             assert list(paths) == [], f"{identity} wrote while it was not the leader: {list(paths)}"
+
+
+AGENT = re.compile(r"binding-scheduler \((?P<identity>[^)]*)\)")
+
+
+def non_leader_writes(entries: Iterable[JournalEntry], lease_name: str) -> list[str]:
+    """Invariant 4: the landed binding writes whose sender (named in its User-Agent) did not hold the Lease,
+    by the last successful write of the Lease before it."""
+    holder, bad = "", []
+    for entry in entries:
+        if not entry.is_write or not 200 <= entry.status < 300:
+            continue
+        if entry.path.endswith(f"/leases/{lease_name}") or entry.path.endswith("/leases"):
+            if ((entry.body or {}).get("metadata") or {}).get("name", lease_name) == lease_name:
+                holder = str(((entry.body or {}).get("spec") or {}).get("holderIdentity") or "")
+            continue
+        match = AGENT.match(entry.user_agent)
+        if "resourcebindings/" not in entry.path or match is None:
+            continue  # not a binding write, or not one of ours (the test's own)
+        if match.group("identity") != holder:
+            bad.append(f"{entry.method} {entry.path} by {match.group('identity')!r} while {holder!r} held the Lease")
+    return bad
 
 
 def _key(body: Mapping[str, Any]) -> str:

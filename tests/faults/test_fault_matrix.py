@@ -3,6 +3,10 @@ change after it proves the operator still works; and the same invariants must ho
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -14,7 +18,15 @@ import pytest
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
-from tests.faults.harness import check_invariants, load_examples, wait_settled
+from tests.faults.harness import (
+    check_invariants,
+    load_examples,
+    non_leader_writes,
+    settled_condition,
+    simulated_clusters,
+    stored_bindings,
+    wait_settled,
+)
 from tests.operator.harness import (
     OperatorThread,
     apply,
@@ -197,3 +209,73 @@ def test_the_invariants_hold_through_estimator_faults(tmp_path: Path) -> None:
         operator = run_with(api, tmp_path, fault)
     # simulate runs offline: it cannot ask the estimators, so invariant 1 does not apply here
     check_invariants(api, [operator], compare_with_simulate=False)
+
+
+class Process:
+    """`binding-scheduler run` as a process of its own, logging to a file."""
+
+    def __init__(self, api: DevCluster, config: Path, identity: str, log: Path) -> None:
+        self.identity, self.log = identity, log
+        with log.open("wb") as output:
+            self.popen = subprocess.Popen(
+                [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
+                 "--namespace", "karmada-system", "--config-file", str(config), "--identity", identity],
+                stdout=output, stderr=output, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+
+    def signal(self, signum: int) -> None:
+        self.popen.send_signal(signum)
+
+    def wait(self) -> int:
+        return self.popen.wait(timeout=60)
+
+
+def lease_holder(api: DevCluster) -> str:
+    lease = api.store.find("leases", "karmada-scheduler", "karmada-system")
+    return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
+
+
+def quiet(api: DevCluster, seconds: float = 2.0) -> bool:
+    writes = [e.time for e in api.journal.writes() if "/leases/" not in e.path]
+    return time.monotonic() - max(writes, default=0.0) >= seconds
+
+
+@pytest.mark.parametrize("fault", ["kill-9", "sigstop-past-the-lease"])
+def test_the_invariants_hold_when_the_leader_fails(fault: str, tmp_path: Path) -> None:
+    with DevCluster.in_thread() as api:
+        namespaces(api, "default", "karmada-system")
+        load_examples(api)
+        config = write_config(tmp_path / "config.yaml", config_spec(workers=4))
+        first = Process(api, config, "first", tmp_path / "first.log")
+        try:
+            wait_until(lambda: lease_holder(api) == "first", 30, "the first process to lead")
+            second = Process(api, config, "second", tmp_path / "second.log")
+            wait_until(lambda: _observed(api, "checkout-deployment"), 30, "the first pass")
+            patch(api, rb_path("checkout-deployment", "shop"), {"spec": {"replicas": 18}})  # work in flight
+            first.signal(signal.SIGKILL if fault == "kill-9" else signal.SIGSTOP)
+            wait_until(lambda: lease_holder(api) == "second", 30, "the second process to take the Lease")
+            patch(api, rb_path("search-deployment", "shop"), {"spec": {"replicas": 5}})
+            if fault != "kill-9":
+                first.signal(signal.SIGCONT)  # it finds its Lease gone: exits 1, writing nothing that lands
+            wait_until(lambda: _observed(api, "search-deployment") and _observed(api, "checkout-deployment")
+                       and all(settled_condition(b) for b in stored_bindings(api)) and quiet(api),
+                       60, "the fleet to settle under the second process")
+            second.signal(signal.SIGTERM)
+            assert second.wait() == 0
+            finished = time.monotonic()
+        finally:
+            for process in (first, locals().get("second")):
+                if process is not None and process.popen.poll() is None:
+                    process.popen.kill()
+        first_code = first.wait()
+        assert first_code == (-signal.SIGKILL if fault == "kill-9" else 1)
+        if fault != "kill-9":
+            assert "lost the lease" in (tmp_path / "first.log").read_text()
+        expected = simulated_clusters(api, ScheduleOptions())
+        for body in stored_bindings(api):
+            key = f"{body['metadata'].get('namespace')}/{body['metadata']['name']}".lstrip("/")
+            assert settled_condition(body), key
+            if key in expected:
+                assert (body["spec"].get("clusters") or []) == expected[key], key
+        assert [f"{e.method} {e.path}" for e in api.journal.writes() if e.time > finished] == []
+        assert non_leader_writes(list(api.journal), "karmada-scheduler") == []
