@@ -181,3 +181,23 @@ def test_an_unusable_certificate_authority_is_a_config_error() -> None:
 def test_a_client_certificate_without_its_key_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="needs both the certificate and its key"):
         ssl_context(Connection("https://api.example", insecure=True, cert_data=CERT_PEM))
+
+
+@pytest.mark.parametrize("value", ["false", "true", "no", 0, 1])
+def test_insecure_skip_tls_verify_that_is_not_a_boolean_is_refused(tmp_path: Path, value: Any) -> None:
+    """A quoted "false" is a non-empty string: read by truthiness it would turn TLS verification off."""
+    path = kubeconfig(tmp_path / "config", cluster={"server": "https://x", "insecure-skip-tls-verify": value})
+    with pytest.raises(ConfigError, match=rf"insecure-skip-tls-verify must be true or false, not {value!r}"):
+        load_connection(str(path))
+
+
+def test_a_broken_kubeconfig_is_located_without_quoting_its_text(tmp_path: Path) -> None:
+    secret = "eyJhbGciOiJSUzI1NiIsImtpZCI6InNlY3JldCJ9.sekrit-token-fragment"
+    path = tmp_path / "config"
+    path.write_text(f"users:\n- name: u\n  user:\n    token: {secret}\n   : broken: [\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_connection(str(path))
+    message = str(caught.value)
+    assert message.startswith(f"kubeconfig {path} is not valid YAML at line ")
+    assert "sekrit" not in message and "eyJ" not in message
+    assert caught.value.__suppress_context__  # a logged traceback does not show the parser's message either

@@ -106,7 +106,11 @@ def _read_config(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"kubeconfig {path} is not valid YAML: {exc}") from exc
+        # The parser's message quotes the offending line, which may hold a token: say only where it is.
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "cannot be parsed"
+        raise ConfigError(f"kubeconfig {path} is not valid YAML{where}: {problem}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -194,10 +198,19 @@ def _from_kubeconfig(paths: list[Path], context: str | None, *, required: bool) 
         token_file=_file(user, "tokenFile", user_file),
         username=str(user["username"]) if user.get("username") else None,
         password=str(user["password"]) if user.get("password") else None,
-        insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
+        insecure=_flag(cluster, "insecure-skip-tls-verify", cluster_file),
         namespace=str(ctx.get("namespace") or "default"),
         source=f"{merged.where()} (context {name})",
     )
+
+
+def _flag(section: Mapping[str, Any], key: str, origin: Path) -> bool:
+    """A kubeconfig boolean, strictly: YAML true/false only. kubectl refuses `"false"` (a string) too, and
+    truthiness would turn it into true: TLS verification off."""
+    value = section.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"kubeconfig {origin}: {key} must be true or false, not {value!r}")
+    return value
 
 
 def _data(section: Mapping[str, Any], key: str, origin: Path) -> bytes | None:
