@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
@@ -352,3 +353,13 @@ async def test_leases_support_optimistic_concurrency(api: DevCluster) -> None:
     lease["spec"]["holderIdentity"] = "c"
     status, body = await api.client.put(f"{path}/binding-scheduler", lease)
     assert (status, body["reason"]) == (409, "Conflict")
+
+
+async def test_a_body_nested_too_deeply_is_a_bad_request_not_a_crash(api: DevCluster) -> None:
+    deep = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
+    async with aiohttp.ClientSession() as session, session.post(
+        api.url + "/api/v1/namespaces", data=deep, headers={"Content-Type": "application/json"}
+    ) as response:
+        answer = await response.json()
+    assert (response.status, answer["reason"]) == (400, "BadRequest")
+    assert "nested too deeply" in answer["message"]

@@ -85,6 +85,8 @@ class ApiServer:
                 body = json.loads(raw)
             except ValueError as exc:
                 body_error = f"the body of the request could not be decoded as JSON: {exc}"
+            except RecursionError:  # kube-apiserver limits nesting too, and answers 400
+                body_error = "the body of the request could not be decoded as JSON: nested too deeply"
         query = dict(request.query)
         entry = self.journal.record(
             JournalEntry(time.monotonic(), request.method, request.path, query, body,
