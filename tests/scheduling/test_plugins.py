@@ -6,7 +6,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from binding_scheduler.algorithm.errors import FitError
+from binding_scheduler.algorithm.errors import FitError, SchedulingError, condition_for
 from binding_scheduler.algorithm.plugins import FilterContext, PluginError
 from binding_scheduler.algorithm.schedule import schedule
 from binding_scheduler.model import Cluster
@@ -27,6 +27,13 @@ class NamedLikeInTree:
 
     def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
         return None
+
+
+class Broken:
+    name = "Broken"
+
+    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        raise KeyError("region-table")
 
 
 ONLY_EUROPE_INSTANCE = OnlyEurope()
@@ -116,3 +123,12 @@ def test_an_entry_point_that_fails_to_load_is_a_plugin_error(monkeypatch: pytest
 def test_the_plugins_flag_text_is_split_on_commas() -> None:
     assert parse_plugin_spec(" *, -ClusterLocality ,,") == ["*", "-ClusterLocality"]
     assert parse_plugin_spec(["*", " -ClusterLocality "]) == ["*", "-ClusterLocality"]
+
+
+def test_a_filter_plugin_that_raises_is_a_scheduling_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    install(monkeypatch, entry("broken", "Broken"))
+    plugins = load_plugins("*")
+    with pytest.raises(SchedulingError) as caught:
+        schedule(make_binding(placement=placement()), snapshot(make_cluster("ohio")), plugins)
+    assert str(caught.value) == "failed to filter clusters: plugin \"Broken\" failed with: 'region-table'"
+    assert condition_for(caught.value).reason == "SchedulerError"

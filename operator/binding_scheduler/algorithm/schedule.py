@@ -66,11 +66,14 @@ def run_filters(
     for plugin_name, run_filter in plugins.filter_runners:
         if not remaining:
             break
-        if observer is None:
+        started = perf_counter()
+        try:
             failures = run_filter(ctx, remaining)
-        else:
-            started = perf_counter()
-            failures = run_filter(ctx, remaining)
+        except Exception as error:  # a Python plugin's bug: the binding says which plugin, the others go on
+            if observer is not None:
+                observer.plugin(plugin_name, "Filter", "Error", perf_counter() - started)
+            raise SchedulingError(f'failed to filter clusters: plugin "{plugin_name}" failed with: {error}') from error
+        if observer is not None:
             observer.plugin(plugin_name, "Filter", "Unschedulable" if failures else "Success", perf_counter() - started)
         if failures:
             diagnosis.update(failures)
