@@ -132,3 +132,26 @@ def test_a_filter_plugin_that_raises_is_a_scheduling_error_naming_it(monkeypatch
         schedule(make_binding(placement=placement()), snapshot(make_cluster("ohio")), plugins)
     assert str(caught.value) == "failed to filter clusters: plugin \"Broken\" failed with: 'region-table'"
     assert condition_for(caught.value).reason == "SchedulerError"
+
+
+class ExplodingConstructor:
+    name = "Exploding"
+
+    def __init__(self) -> None:
+        raise RuntimeError("needs a config file")
+
+
+def test_a_plugin_disabled_by_name_is_not_even_constructed(monkeypatch: pytest.MonkeyPatch) -> None:
+    install(monkeypatch, entry("Exploding", "ExplodingConstructor"), entry("OnlyEurope", "OnlyEurope"))
+    assert "OnlyEurope" in load_plugins("*,-Exploding").names
+    assert "OnlyEurope" not in load_plugins("TaintToleration").names
+
+
+def test_a_plugin_whose_constructor_raises_is_a_plugin_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    install(monkeypatch, entry("Exploding", "ExplodingConstructor"))
+    with pytest.raises(PluginError) as caught:
+        load_plugins("*")
+    assert str(caught.value) == (
+        f"plugin entry point 'Exploding' ({__name__}:ExplodingConstructor) failed to construct: "
+        "RuntimeError: needs a config file"
+    )

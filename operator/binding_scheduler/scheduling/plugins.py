@@ -18,17 +18,35 @@ def _instantiate(entry: EntryPoint) -> object:
         loaded = entry.load()
     except Exception as error:
         raise PluginError(f"plugin entry point {entry.name!r} ({entry.value}) failed to load: {error}") from error
-    if isinstance(loaded, type):
-        return loaded()
-    if getattr(loaded, "name", None) is None and callable(loaded):
-        return loaded()
+    if isinstance(loaded, type) or (getattr(loaded, "name", None) is None and callable(loaded)):
+        try:
+            return loaded()
+        except Exception as error:
+            raise PluginError(
+                f"plugin entry point {entry.name!r} ({entry.value}) failed to construct: {type(error).__name__}: "
+                f"{error}"
+            ) from error
     return loaded
 
 
-def discover_plugins(group: str = ENTRY_POINT_GROUP) -> list[object]:
-    """Every plugin other packages registered; an entry point may name a plugin object, class or factory."""
+def _wanted(entry: EntryPoint, spec: Sequence[str] | None) -> bool:
+    """Is the plugin this entry point names enabled by `spec`? Entry points are named after their plugin, so
+    one left out (`-Name`, or not listed without `*`) is not even imported."""
+    if spec is None:
+        return True
+    if f"-{entry.name}" in spec:
+        return False
+    return "*" in spec or entry.name in spec
+
+
+def discover_plugins(group: str = ENTRY_POINT_GROUP, spec: Sequence[str] | None = None) -> list[object]:
+    """Every plugin other packages registered (that `spec` enables); an entry point may name a plugin object,
+    class or factory."""
     found = []
     for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+        if not _wanted(entry, spec):
+            logger.info("scheduling plugin %s is disabled: not loaded", entry.name)
+            continue
         plugin = _instantiate(entry)
         logger.info("loaded scheduling plugin %s from %s", getattr(plugin, "name", "?"), entry.value)
         found.append(plugin)
@@ -42,4 +60,5 @@ def parse_plugin_spec(spec: str | Sequence[str]) -> list[str]:
 
 
 def load_plugins(spec: str | Sequence[str] = "*", extra: Sequence[object] = ()) -> PluginSet:
-    return build_plugins(parse_plugin_spec(spec), [*discover_plugins(), *extra])
+    enabled = parse_plugin_spec(spec)
+    return build_plugins(enabled, [*discover_plugins(spec=enabled), *extra])
