@@ -122,15 +122,17 @@ async def test_readiness_flips(client: aiohttp.ClientSession) -> None:
         assert (await get(client, s.health_port, "/readyz"))[0] == 503
 
 
-async def test_a_failing_readiness_check_is_not_ready(client: aiohttp.ClientSession) -> None:
+async def test_a_failing_readiness_check_is_not_ready_and_keeps_its_error_in_the_log(
+    client: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken() -> bool:
-        raise RuntimeError("no lease yet")
+        raise RuntimeError("token abc123 rejected by https://10.0.0.1")
 
     async with server(ready=broken) as s:
         status, text = await get(client, s.health_port, "/readyz")
-        assert status == 503
-        assert "no lease yet" in text
+        assert (status, text) == (503, "not ready: the readiness check failed (see the scheduler's log)")
         assert await get(client, s.health_port, "/healthz") == (200, "ok")
+    assert "token abc123 rejected" in caplog.text
 
 
 async def test_stop_is_idempotent_and_really_stops(client: aiohttp.ClientSession) -> None:

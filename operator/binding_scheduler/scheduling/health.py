@@ -12,6 +12,7 @@ most `shutdown_timeout` for requests in progress.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from types import TracebackType
 
@@ -22,6 +23,8 @@ from binding_scheduler.scheduling.metrics import CONTENT_TYPE, SchedulerMetrics
 METRICS_PATH = "/metrics"
 HEALTHZ_PATH = "/healthz"
 READYZ_PATH = "/readyz"
+
+logger = logging.getLogger(__name__)
 
 
 class HealthServer:
@@ -142,8 +145,10 @@ class HealthServer:
     async def _handle_readyz(self, request: web.Request) -> web.Response:
         try:
             ready = self._ready()
-        except Exception as exc:
-            return web.Response(status=503, text=f"not ready: readiness check failed: {exc}")
+        except Exception:
+            # The probe is unauthenticated: the details go to the log, not to whoever asks.
+            logger.exception("the readiness check failed")
+            return web.Response(status=503, text="not ready: the readiness check failed (see the scheduler's log)")
         if ready:
             return web.Response(text="ok")
         return web.Response(status=503, text="not ready")
