@@ -130,7 +130,7 @@ class Soak:
         instance.exits.append(f"{how}:{code}")
 
     def leader(self) -> Instance | None:
-        lease = self.api.store.find("leases", "soak", "karmada-system")
+        _, lease = request(self.api, "GET", "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases/soak")
         holder = ((lease or {}).get("spec") or {}).get("holderIdentity")
         return next((i for i in self.instances if i.identity == holder), None)
 
@@ -242,7 +242,8 @@ class Soak:
             self.check_unexpected_exits()
             writes = [e.time for e in self.api.journal.writes() if "/leases/" not in e.path]
             quiet = time.monotonic() - max(writes, default=0.0)
-            if quiet > 10 and all(_settled(b) for b in self.api.store.list("resourcebindings", namespace="soak")):
+            _, listed = request(self.api, "GET", "/apis/work.karmada.io/v1alpha2/namespaces/soak/resourcebindings")
+            if quiet > 10 and all(_settled(b) for b in listed["items"]):
                 return time.monotonic() - started
             time.sleep(1)
         raise SystemExit(f"not settled within {timeout:g}s")

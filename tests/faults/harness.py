@@ -30,11 +30,10 @@ from binding_scheduler.cli.simulate import simulate
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.devcluster.journal import JournalEntry
 from binding_scheduler.model import Binding, Cluster, parse_binding, parse_cluster
-from tests.operator.harness import OperatorThread, apply, condition, wait_until
+from tests.operator.harness import OperatorThread, apply, condition, request, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-BINDING_PLURALS = ("resourcebindings", "clusterresourcebindings")
 
 
 def example_documents() -> list[dict[str, Any]]:
@@ -54,7 +53,14 @@ def load_examples(api: DevCluster) -> list[dict[str, Any]]:
 
 
 def stored_bindings(api: DevCluster) -> list[dict[str, Any]]:
-    return [dict(b) for plural in BINDING_PLURALS for b in api.store.list(plural)]
+    """Every binding, read over HTTP (the store is the server thread's while it serves)."""
+    items: list[dict[str, Any]] = []
+    for plural in ("resourcebindings", "clusterresourcebindings"):
+        path = f"/apis/work.karmada.io/v1alpha2/{plural}"
+        status, answer = request(api, "GET", path)
+        assert status == 200, answer
+        items.extend(dict(item) for item in answer["items"])
+    return items
 
 
 def settled_condition(body: Mapping[str, Any]) -> bool:
@@ -84,7 +90,9 @@ def wait_settled(api: DevCluster, operator: OperatorThread, timeout: float = 60.
 
 def simulated_clusters(api: DevCluster, options: ScheduleOptions) -> dict[str, list[dict[str, Any]]]:
     bindings = [parse_binding(b) for b in stored_bindings(api) if _parses(b)]
-    clusters = [parse_cluster(c) for c in api.store.list("clusters")]
+    status, answer = request(api, "GET", "/apis/cluster.karmada.io/v1alpha1/clusters")
+    assert status == 200, answer
+    clusters = [parse_cluster(c) for c in answer["items"]]
     return expected_at_rest(bindings, clusters, options)
 
 

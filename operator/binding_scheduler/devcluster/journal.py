@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,12 @@ class Journal(Sequence[JournalEntry]):
 
     def __init__(self, limit: int | None = None) -> None:
         self._entries: deque[JournalEntry] = deque(maxlen=limit)
+        self._lock = threading.Lock()  # the server appends in its loop; tests read from their own threads
         self._changed = asyncio.Event()  # binds to a loop only when awaited
+
+    def _snapshot(self) -> list[JournalEntry]:
+        with self._lock:
+            return list(self._entries)
 
     @overload
     def __getitem__(self, index: int) -> JournalEntry: ...
@@ -47,17 +53,19 @@ class Journal(Sequence[JournalEntry]):
     def __getitem__(self, index: slice) -> Sequence[JournalEntry]: ...
     def __getitem__(self, index: int | slice) -> JournalEntry | Sequence[JournalEntry]:
         if isinstance(index, slice):
-            return list(self._entries)[index]
-        return self._entries[index]
+            return self._snapshot()[index]
+        with self._lock:
+            return self._entries[index]
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def __iter__(self) -> Iterator[JournalEntry]:
-        return iter(list(self._entries))
+        return iter(self._snapshot())
 
     def record(self, entry: JournalEntry) -> JournalEntry:
-        self._entries.append(entry)
+        with self._lock:
+            self._entries.append(entry)
         self.notify()
         return entry
 
@@ -65,7 +73,8 @@ class Journal(Sequence[JournalEntry]):
         self._changed.set()
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
 
     def filter(
         self, method: str | None = None, path: str | None = None, *, watch: bool | None = None
@@ -73,7 +82,7 @@ class Journal(Sequence[JournalEntry]):
         """Entries of a method and a path regex (`re.search`); `watch` picks or skips watch requests."""
         pattern = re.compile(path) if path is not None else None
         return [
-            entry for entry in self._entries
+            entry for entry in self._snapshot()
             if (method is None or entry.method == method.upper())
             and (pattern is None or pattern.search(entry.path))
             and (watch is None or entry.is_watch == watch)
@@ -81,7 +90,7 @@ class Journal(Sequence[JournalEntry]):
 
     def writes(self) -> list[JournalEntry]:
         """Every POST/PUT/PATCH/DELETE."""
-        return [entry for entry in self._entries if entry.is_write]
+        return [entry for entry in self._snapshot() if entry.is_write]
 
     async def wait_for(
         self, predicate: Callable[[JournalEntry], bool], seconds: float = 10.0
@@ -89,7 +98,7 @@ class Journal(Sequence[JournalEntry]):
         """The first entry matching `predicate`, waiting for it to arrive (TimeoutError after `seconds`)."""
         async with asyncio.timeout(seconds):
             while True:
-                for entry in self._entries:
+                for entry in self._snapshot():
                     if predicate(entry):
                         return entry
                 self._changed.clear()
