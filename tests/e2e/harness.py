@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from tests.operator.harness import OperatorThread, config_spec, wait_until, writ
 from tests.realcluster import audit
 from tests.realcluster.audit import AuditEntry
 from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane
-from tests.realcluster.kube import KubeClient, path_of
+from tests.realcluster.kube import KubeClient
 
 
 @dataclass(frozen=True)
@@ -117,11 +117,3 @@ def with_scheduler(documents: Iterable[Mapping[str, Any]], scheduler_name: str) 
             document["spec"] = {**document["spec"], "schedulerName": scheduler_name}
         out.append(document)
     return out
-
-
-def binding_path(kind: str, name: str, namespace: str | None = None, subresource: str | None = None) -> str:
-    return path_of(kind, name, namespace, subresource)
-
-
-def poll(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    return wait_until(check, timeout, what)

@@ -191,8 +191,9 @@ def _observed(api: DevCluster, name: str) -> bool:
 
 
 @pytest.mark.parametrize("api_for", sorted(FAULTS), indirect=True)
-def test_the_invariants_hold_through_the_fault(api_for: DevCluster, tmp_path: Path, request: pytest.FixtureRequest
-                                               ) -> None:
+def test_the_invariants_hold_through_the_fault(
+    api_for: DevCluster, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     fault = FAULTS[request.node.callspec.params["api_for"]]
     operator = run_with(api_for, tmp_path, fault)
     check_invariants(api_for, [operator], options=fault.options)
