@@ -286,13 +286,18 @@ def main() -> int:
         apply(api, *(binding(i) for i in range(args.bindings)))
         soak = Soak(api, workdir, args.clusters)
         soak.bindings = args.bindings
-        for instance in soak.instances:
-            soak.start(instance)
-        started = time.monotonic()
-        soak.run(args.minutes * 60)
-        chaos = time.monotonic() - started
-        settle = soak.settle(300)
-        finished = soak.stop()
+        try:
+            for instance in soak.instances:
+                soak.start(instance)
+            started = time.monotonic()
+            soak.run(args.minutes * 60)
+            chaos = time.monotonic() - started
+            settle = soak.settle(300)
+            finished = soak.stop()
+        finally:  # whatever went wrong, leave no scheduler running against a vanished emulator
+            for instance in soak.instances:
+                if instance.process is not None and instance.process.poll() is None:
+                    instance.process.kill()
         time.sleep(2)
         report = invariants(api, soak, finished)
     print(json.dumps({"chaos_seconds": round(chaos), "settle_seconds": round(settle), "events": soak.events,
