@@ -101,16 +101,16 @@ class Scheduler:
                 self._updated_while_committing.add(key)
             elif not self.ctx.bindings.is_own_write(body):  # our spec write: the pass that made it records it
                 self._enqueue(body, "BindingUpdate")
-            elif self._placed_on_a_missing_cluster(key):  # our write, onto a cluster removed since
+            elif self._placed_on_a_missing_cluster(body):  # our write, onto a cluster removed since
                 self._enqueue(body, "ClusterChanged")
-        elif now_passes and self._placed_on_a_missing_cluster(binding_key(body)):
+        elif now_passes and self._placed_on_a_missing_cluster(body):
             self._enqueue(body, "ClusterChanged")
 
-    def _placed_on_a_missing_cluster(self, key: str) -> bool:
+    def _placed_on_a_missing_cluster(self, body: Mapping[str, Any]) -> bool:
         """A body that places the binding on a cluster we no longer know: its removal reached us before this
-        body did (a relist after a watch gap), so `_cluster_gone` could not requeue it then."""
-        parsed = self.ctx.bindings.parsed(key)
-        return isinstance(parsed, Binding) and any(self.ctx.clusters.get(t.name) is None for t in parsed.clusters)
+        body did (a relist after a watch gap), so `_cluster_gone` could not requeue it then. Read from the raw
+        body: every watch event comes through here, and most are never parsed."""
+        return any(self.ctx.clusters.get(name) is None for name in _target_names(body))
 
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
         self._updated_while_committing.discard(binding_key(body))
@@ -159,10 +159,12 @@ class Scheduler:
         its bindings on a cluster that no longer exists."""
         self.ctx.clusters.forget(name)
         for key in list(self.ctx.bindings.keys()):
-            parsed, body = self.ctx.bindings.parsed(key), self.ctx.bindings.body(key)
-            if not isinstance(parsed, Binding) or body is None or not passes_event_filter(body, self.scheduler_name):
+            body = self.ctx.bindings.body(key)
+            if body is None or name not in _target_names(body) or not passes_event_filter(body, self.scheduler_name):
                 continue
-            if any(t.name == name for t in parsed.clusters) and self.queue.push(key, parsed.schedule_priority):
+            parsed = self.ctx.bindings.parsed(key)
+            priority = parsed.schedule_priority if isinstance(parsed, Binding) else 0
+            if self.queue.push(key, priority):
                 self.metrics.binding_event("ClusterChanged")
 
     def _requeue_affected(self, cluster: Cluster) -> None:
@@ -344,6 +346,12 @@ def _generation(body: Mapping[str, Any] | None) -> Any:
     if body is None:
         return None
     return (body.get("metadata") or {}).get("generation")
+
+
+def _target_names(body: Mapping[str, Any]) -> list[str]:
+    """The cluster names in a raw body's `spec.clusters` (unparsed: what the event carries)."""
+    targets = (body.get("spec") or {}).get("clusters") or []
+    return [str(t.get("name")) for t in targets if isinstance(t, Mapping)]
 
 
 def _version(body: Mapping[str, Any]) -> str:

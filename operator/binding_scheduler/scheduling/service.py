@@ -201,7 +201,7 @@ class SchedulerService:
         if plural == "clusters":
             for name in self.scheduler.on_clusters_relisted(bodies):
                 logger.info("cluster %s is gone (not in the new list)", name)
-                await self.cluster_deleted({"metadata": {"name": name}})
+                await self._forget_estimator_channels(name)
         elif plural in ("resourcebindings", "clusterresourcebindings"):
             for key in self.scheduler.on_bindings_relisted(plural == "resourcebindings", bodies):
                 logger.info("binding %s is gone (not in the new list)", key)
@@ -209,7 +209,9 @@ class SchedulerService:
     async def cluster_deleted(self, body: Mapping[str, Any]) -> None:
         """A Cluster is gone: out of the snapshot, and its estimator channels closed (as Karmada does)."""
         self.scheduler.on_cluster_deleted(body)
-        name = str((body.get("metadata") or {}).get("name") or "")
+        await self._forget_estimator_channels(str((body.get("metadata") or {}).get("name") or ""))
+
+    async def _forget_estimator_channels(self, name: str) -> None:
         for estimator in self._estimators:
             await estimator.forget(name)
 
