@@ -42,14 +42,12 @@ async def run_operator(
                 loop.add_signal_handler(signum, on_signal, signum)
 
     signals = asyncio.create_task(take_signals())
+    operator = asyncio.create_task(
+        kopf.operator(registry=registry, clusterwide=True, standalone=True, stop_flag=stop_flag, ready_flag=ready_flag),
+        name="kopf-operator",
+    )
     try:
-        await kopf.operator(
-            registry=registry,
-            clusterwide=True,
-            standalone=True,
-            stop_flag=stop_flag,
-            ready_flag=ready_flag,
-        )
+        await _until_kopf_ends(operator, app)
     except Exception:
         if app.start_error is None:  # otherwise already said, in one line
             logger.exception("the operator failed")
@@ -65,6 +63,29 @@ async def run_operator(
     logger.debug("kopf stopped")
     await app.shutdown()  # a no-op after Kopf's cleanup ran it; a stop during startup skips that cleanup
     return app.exit_code
+
+
+KOPF_EXIT_GRACE = 0.5  # seconds Kopf may take to wind down once our shutdown has finished
+
+
+async def _until_kopf_ends(operator: asyncio.Task[None], app: OperatorApp) -> None:
+    """Await Kopf; but once our shutdown has finished (the write gate is closed, every pass has ended), give
+    it only `KOPF_EXIT_GRACE`: Kopf then waits up to 5 s for any task still alive in the loop (a gRPC or
+    aiohttp internal, say) before it returns, and the exit must not wait for that."""
+    finished_at: float | None = None
+    loop = asyncio.get_running_loop()
+    while not operator.done():
+        await asyncio.wait({operator}, timeout=0.05)
+        service = app.service
+        if operator.done() or service is None or service.report is None:
+            continue
+        finished_at = finished_at if finished_at is not None else loop.time()
+        if loop.time() - finished_at >= KOPF_EXIT_GRACE:
+            logger.debug("kopf has not stopped %gs after the shutdown: cancelling it", KOPF_EXIT_GRACE)
+            operator.cancel()
+            await asyncio.wait({operator})
+            return
+    operator.result()
 
 
 def main(options: LaunchOptions) -> int:
