@@ -62,3 +62,35 @@ def test_metrics_and_health_are_served_after_a_pass(tmp_path: Path, api: DevClus
     assert "_created" not in text
     assert healthz == (200, "ok")
     assert readyz == (200, "ok")
+
+
+def test_a_standby_passes_its_readiness_probe_and_reports_it_does_not_lead(tmp_path: Path, api: DevCluster) -> None:
+    from tests.shutdown.helpers import lease_held_elsewhere
+
+    metrics_port, health_port = free_port(), free_port()
+    config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": metrics_port,
+                                                                          "healthPort": health_port}))
+    lease_held_elsewhere(api)
+    standby = OperatorThread(api, config, identity="standby").start(wait_leading=False)
+    try:
+        wait_until(lambda: standby.app.service is not None and standby.app.service.probe_ready,
+                   what="the standby to campaign")
+        readyz = fetch(health_port, "/readyz")
+        healthz = fetch(health_port, "/healthz")
+        leader = fetch(metrics_port, "/metrics")[1]
+    finally:
+        assert standby.stop() == 0
+    assert readyz == (200, "ok")
+    assert healthz == (200, "ok")
+    assert "binding_scheduler_leader 0.0" in leader
+
+
+def test_a_stopping_instance_fails_its_readiness_probe(tmp_path: Path, api: DevCluster) -> None:
+    config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": 0, "healthPort": free_port()}))
+    operator = OperatorThread(api, config).start()
+    service = operator.app.service
+    assert service is not None and service.probe_ready
+    operator.call(service.request_stop)
+
+    assert not service.probe_ready
+    assert operator.stop() == 0

@@ -139,11 +139,12 @@ class SchedulerService:
             host=health_host,
             metrics_port=config.metrics.port or None,
             health_port=config.metrics.health_port or None,
-            ready=lambda: self._ready,
+            ready=lambda: self.probe_ready,
         )
         self.exit_code = 0
         self.on_fatal: Callable[[], None] | None = None
         self._ready = False
+        self._standing_by = False
         self._keeper: asyncio.Task[None] | None = None
         self._shutdown: asyncio.Task[ShutdownReport] | None = None
         self._stop_requested_at: float | None = None
@@ -225,14 +226,31 @@ class SchedulerService:
 
     @property
     def ready(self) -> bool:
+        """Leading and scheduling: the Lease is held, the caches are synced and the passes run."""
         return self._ready
+
+    @property
+    def probe_ready(self) -> bool:
+        """What `/readyz` answers: leading, or standing by for the Lease; not once stopping or after a lost Lease.
+
+        A standby is ready on purpose: a Deployment's rolling update waits for each new pod to be ready, and a
+        new pod cannot win the Lease while an old one holds it, so a leader-only readiness would stall every
+        rollout. Whether this instance leads is the `leader` metric (and the Lease's holderIdentity).
+        """
+        if self._stop_requested_at is not None or self.lost_at is not None:
+            return False
+        return self._ready or self._standing_by
 
     async def start(self) -> None:
         """Serve health, wait for the Lease, then start the passes. Cancellable while waiting."""
         await self.health.start()
         if self.lease is not None:
             logger.info("waiting for lease %s/%s as %s", self.lease.namespace, self.lease.name, self.lease.identity)
-            await self.lease.acquire()
+            self._standing_by = True
+            try:
+                await self.lease.acquire()
+            finally:
+                self._standing_by = False
             self.client.leadership_doubt = self.lease.doubt  # every write of ours, not the Lease's own
             self.metrics.set_leader(True)
             logger.info("acquired lease %s/%s", self.lease.namespace, self.lease.name)
