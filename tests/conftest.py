@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -23,3 +24,16 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         yield plane
     finally:
         stop(state)
+
+
+@pytest.fixture(scope="session")
+def helm() -> Path:
+    """helm built from helm.sh/helm/v3 (cached); skipped (one line) where Go is missing."""
+    from tests.chart.helm import HelmError, binary
+
+    if not go_available():
+        pytest.skip("helm: Go is not installed, so helm cannot be built from its module")
+    try:
+        return binary()
+    except HelmError as error:
+        pytest.fail(f"helm could not be built: {error}", pytrace=False)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from tests.e2e.harness import Journal, Objects, start_operator, unique, wait_scheduled
 from tests.operator.harness import binding_doc, cluster_doc, config_spec, crb_doc
-from tests.realcluster.controlplane import RBAC_RULES, SCHEDULER_NAMESPACE, ControlPlane
+from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane, all_rules
 from tests.realcluster.kube import KubeClient
 from tests.realcluster.webhook import Fault, admission_faults
 
@@ -17,7 +15,8 @@ Permission = tuple[str, str, str]
 
 
 def granted(section: str) -> set[Permission]:
-    rules = yaml.safe_load(RBAC_RULES.read_text())[section]
+    cluster_rules, namespace_rules = all_rules()
+    rules = cluster_rules if section == "clusterRules" else namespace_rules
     return {
         (verb, group, resource)
         for rule in rules for verb in rule["verbs"] for group in rule["apiGroups"] for resource in rule["resources"]

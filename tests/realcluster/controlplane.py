@@ -270,40 +270,58 @@ def _install(plane: ControlPlane) -> None:
     client.ensure_namespace(SCHEDULER_NAMESPACE)
     for document in scheduler_rbac():
         client.apply(document)
-    status, answer = client.request(
+    service_account_kubeconfig(plane, SCHEDULER_NAMESPACE, SCHEDULER_ACCOUNT, plane.operator_kubeconfig_path)
+
+
+def service_account_kubeconfig(plane: ControlPlane, namespace: str, account: str, path: Path) -> Path:
+    """A kubeconfig at `path` holding a token of ServiceAccount `namespace/account` (what a pod would mount)."""
+    status, answer = plane.admin().request(
         "POST",
-        f"/api/v1/namespaces/{SCHEDULER_NAMESPACE}/serviceaccounts/{SCHEDULER_ACCOUNT}/token",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token",
         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 7 * 86400}},
     )
     if status != 201:
-        raise ControlPlaneError(f"TokenRequest for {SCHEDULER_ACCOUNT} answered {status}: {answer}")
-    _write_kubeconfig(
-        plane.operator_kubeconfig_path, plane.url, plane.state / "pki" / "ca.crt",
-        {"token": answer["status"]["token"]},
-    )
+        raise ControlPlaneError(f"TokenRequest for {namespace}/{account} answered {status}: {answer}")
+    _write_kubeconfig(path, plane.url, plane.state / "pki" / "ca.crt", {"token": answer["status"]["token"]})
+    return path
 
 
 def scheduler_rbac() -> list[dict[str, object]]:
     """The ServiceAccount, ClusterRole/Role and their bindings that give the scheduler exactly the rules file."""
-    rules = yaml.safe_load(RBAC_RULES.read_text())
+    cluster_rules, namespace_rules = all_rules()
     subject = {"kind": "ServiceAccount", "name": SCHEDULER_ACCOUNT, "namespace": SCHEDULER_NAMESPACE}
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount",
          "metadata": {"name": SCHEDULER_ACCOUNT, "namespace": SCHEDULER_NAMESPACE}},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": SCHEDULER_ACCOUNT}, "rules": rules["clusterRules"]},
+         "metadata": {"name": SCHEDULER_ACCOUNT}, "rules": cluster_rules},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
          "metadata": {"name": SCHEDULER_ACCOUNT},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": SCHEDULER_ACCOUNT},
          "subjects": [subject]},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
          "metadata": {"name": SCHEDULER_ACCOUNT, "namespace": SCHEDULER_NAMESPACE},
-         "rules": rules["namespaceRules"]},
+         "rules": namespace_rules},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
          "metadata": {"name": SCHEDULER_ACCOUNT, "namespace": SCHEDULER_NAMESPACE},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": SCHEDULER_ACCOUNT},
          "subjects": [subject]},
     ]
+
+
+def all_rules() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Every rule of the rules file as RBAC rules (cluster-wide, namespaced), whatever its `when`: the tier
+    exercises every optional path, and puts the Lease, the configuration and the estimator Services in the
+    scheduler's one namespace."""
+    rules = yaml.safe_load(RBAC_RULES.read_text())["rules"]
+
+    def bare(rule: dict[str, object]) -> dict[str, object]:
+        return {key: value for key, value in rule.items() if key not in ("scope", "when")}
+
+    return (
+        [bare(rule) for rule in rules if rule["scope"] == "cluster"],
+        [bare(rule) for rule in rules if rule["scope"] != "cluster"],
+    )
 
 
 def _write_kubeconfig(path: Path, url: str, ca: Path, user: dict[str, str]) -> None:

@@ -33,6 +33,9 @@ PLURALS = {
     "ResourceBinding": ("work.karmada.io", "v1alpha2", "resourcebindings", True),
     "ClusterResourceBinding": ("work.karmada.io", "v1alpha2", "clusterresourcebindings", False),
     "SchedulerConfiguration": ("config.binding-scheduler.io", "v1alpha1", "schedulerconfigurations", True),
+    "Deployment": ("apps", "v1", "deployments", True),
+    "PodDisruptionBudget": ("policy", "v1", "poddisruptionbudgets", True),
+    "NetworkPolicy": ("networking.k8s.io", "v1", "networkpolicies", True),
     "ValidatingWebhookConfiguration": (
         "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", False,
     ),

@@ -10,9 +10,15 @@ out="${BINDING_SCHEDULER_CACHE:-$HOME/.cache/binding-scheduler}/helm/${helm}-${g
 mkdir -p "$out"
 if [[ ! -x "$out/helm" ]]; then
   echo "helm: building helm ${helm} into $out" >&2
-  # helm version reports the pinned release, as the released binary does.
-  CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=${helm} -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+  # Stamped as helm's own Makefile does: `helm version` reports the pinned release, and the Kubernetes
+  # version helm lint/template assume is the one its client-go module targets (v0.X -> 1.X).
+  client=$(go list -m -f '{{.Version}}' k8s.io/client-go)
+  minor=${client#v0.}; minor=${minor%%.*}
+  stamp="-X helm.sh/helm/v3/internal/version.version=${helm} -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for pkg in pkg/lint/rules pkg/chartutil; do
+    stamp+=" -X helm.sh/helm/v3/${pkg}.k8sVersionMajor=1 -X helm.sh/helm/v3/${pkg}.k8sVersionMinor=${minor}"
+  done
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w ${stamp}" \
     -o "$out/helm.tmp" helm.sh/helm/v3/cmd/helm
   mv "$out/helm.tmp" "$out/helm"
 fi

@@ -1,0 +1,126 @@
+{{/* The release's full name: <release>, or <release>-binding-scheduler when the release name lacks it. */}}
+{{- define "binding-scheduler.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "binding-scheduler.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "binding-scheduler.labels" -}}
+{{ include "binding-scheduler.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "binding-scheduler.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "binding-scheduler.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "binding-scheduler.configName" -}}
+{{- default (include "binding-scheduler.fullname" .) .Values.configuration.name -}}
+{{- end -}}
+
+{{/* object or file: where the scheduler reads its SchedulerConfiguration. */}}
+{{- define "binding-scheduler.configSource" -}}
+{{- $source := .Values.configuration.source -}}
+{{- if not $source -}}
+{{- $source = ternary "object" "file" (eq .Values.karmadaAPI.mode "inCluster") -}}
+{{- end -}}
+{{- if and (eq $source "object") (ne .Values.karmadaAPI.mode "inCluster") -}}
+{{- fail "configuration.source=object needs karmadaAPI.mode=inCluster: the object would be created in this cluster, but the scheduler reads the Karmada API server; use configuration.source=file" -}}
+{{- end -}}
+{{- $source -}}
+{{- end -}}
+
+{{/*
+The SchedulerConfiguration spec: .Values.config with the release namespace as the default namespace of the
+Lease and of the estimator Services. Rendered as YAML.
+*/}}
+{{- define "binding-scheduler.configSpec" -}}
+{{- $spec := deepCopy (.Values.config | default dict) -}}
+{{- $election := get $spec "leaderElection" | default dict -}}
+{{- if not (hasKey $election "leaseNamespace") -}}
+{{- $_ := set $election "leaseNamespace" .Release.Namespace -}}
+{{- end -}}
+{{- $_ := set $spec "leaderElection" $election -}}
+{{- $estimator := get $spec "estimator" | default dict -}}
+{{- $service := get $estimator "service" | default dict -}}
+{{- if not (hasKey $service "namespace") -}}
+{{- $_ := set $service "namespace" .Release.Namespace -}}
+{{- end -}}
+{{- $_ := set $estimator "service" $service -}}
+{{- $_ := set $spec "estimator" $estimator -}}
+{{- toYaml $spec -}}
+{{- end -}}
+
+{{/* A Go duration string ("5s", "1m30s", "500ms", "0") as seconds; fails naming `what` otherwise. */}}
+{{- define "binding-scheduler.seconds" -}}
+{{- $value := toString .value -}}
+{{- $unit := "[0-9]*\\.?[0-9]+(ns|us|µs|ms|s|m|h)" -}}
+{{- if not (or (eq $value "0") (regexMatch (printf "^(%s)+$" $unit) $value)) -}}
+{{- fail (printf "%s: %q is not a duration (like 5s, 1m30s or 500ms)" .what $value) -}}
+{{- end -}}
+{{- $scale := dict "ns" 0.000000001 "us" 0.000001 "µs" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- $total := 0.0 -}}
+{{- range regexFindAll $unit $value -1 -}}
+{{- $number := regexFind "^[0-9]*\\.?[0-9]+" . -}}
+{{- $total = addf $total (mulf (float64 $number) (get $scale (trimPrefix $number .))) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/* terminationGracePeriodSeconds: the drain timeout rounded up plus the margin, or the value given. */}}
+{{- define "binding-scheduler.gracePeriod" -}}
+{{- $shutdown := get (.Values.config | default dict) "shutdown" | default dict -}}
+{{- $drainText := get $shutdown "drainTimeout" | default "5s" -}}
+{{- $drain := include "binding-scheduler.seconds" (dict "value" $drainText "what" "config.shutdown.drainTimeout") | float64 -}}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds -}}
+{{- add (ceil $drain | int) .Values.terminationGracePeriodMarginSeconds -}}
+{{- else -}}
+{{- $grace := .Values.terminationGracePeriodSeconds | int -}}
+{{- if le (float64 $grace) $drain -}}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must be longer than config.shutdown.drainTimeout (%s): the kubelet would kill the scheduler while it drains" $grace $drainText) -}}
+{{- end -}}
+{{- $grace -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The ports of the scheduler's servers (spec.metrics.port / healthPort; 0 disables a server). */}}
+{{- define "binding-scheduler.metricsPort" -}}
+{{- $metrics := get (.Values.config | default dict) "metrics" | default dict -}}
+{{- if hasKey $metrics "port" }}{{ $metrics.port | int }}{{ else }}8080{{ end -}}
+{{- end -}}
+
+{{- define "binding-scheduler.healthPort" -}}
+{{- $metrics := get (.Values.config | default dict) "metrics" | default dict -}}
+{{- $port := 10351 -}}
+{{- if hasKey $metrics "healthPort" }}{{ $port = $metrics.healthPort | int }}{{ end -}}
+{{- if eq $port 0 -}}
+{{- fail "config.metrics.healthPort must not be 0 in the chart: the liveness, readiness and startup probes use it" -}}
+{{- end -}}
+{{- $port -}}
+{{- end -}}
+
+{{/* Whether the scheduler asks the accurate estimators (config or Karmada's flag in extraArgs). */}}
+{{- define "binding-scheduler.estimatorEnabled" -}}
+{{- $estimator := get (.Values.config | default dict) "estimator" | default dict -}}
+{{- $byFlag := or (has "--enable-scheduler-estimator" .Values.extraArgs) (has "--enable-scheduler-estimator=true" .Values.extraArgs) -}}
+{{- if or (get $estimator "enabled") $byFlag }}true{{ end -}}
+{{- end -}}
+
+{{- define "binding-scheduler.leaderElection" -}}
+{{- $election := get (.Values.config | default dict) "leaderElection" | default dict -}}
+{{- $byFlag := has "--leader-elect=false" .Values.extraArgs -}}
+{{- if and (not $byFlag) (or (not (hasKey $election "enabled")) $election.enabled) }}true{{ end -}}
+{{- end -}}

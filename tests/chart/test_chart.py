@@ -1,0 +1,279 @@
+"""The Helm chart, rendered by a real helm: what it deploys by default, what values change, what it refuses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import yaml
+
+from binding_scheduler.model.config import parse_config
+from tests.chart.helm import CHART, HelmError, find, lint, one, render
+from tests.realcluster.controlplane import RBAC_RULES, ROOT
+
+pytestmark = pytest.mark.usefixtures("helm")
+
+IN_CLUSTER = {"karmadaAPI.mode": "inCluster"}
+
+
+def container(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    containers = one(documents, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1
+    return dict(containers[0])
+
+
+def pod(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    return dict(one(documents, "Deployment")["spec"]["template"]["spec"])
+
+
+def expected_rules(*when: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rules file's rules granted under `when` (plus `always`): (cluster-wide, namespaced)."""
+    rules = [r for r in yaml.safe_load(RBAC_RULES.read_text())["rules"] if r["when"] in ("always", *when)]
+
+    def bare(rule: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in rule.items() if k not in ("scope", "when")}
+
+    return [bare(r) for r in rules if r["scope"] == "cluster"], [bare(r) for r in rules if r["scope"] != "cluster"]
+
+
+def refusal(values: dict[str, Any]) -> str:
+    with pytest.raises(HelmError) as error:
+        render(values)
+    return str(error.value)
+
+
+# --- lint ----------------------------------------------------------------------------------------------------
+
+
+def test_helm_lint_passes_strict_on_the_defaults() -> None:
+    assert "1 chart(s) linted, 0 chart(s) failed" in lint()
+
+
+def test_helm_lint_passes_strict_on_in_cluster_values_with_every_option_on() -> None:
+    values = {
+        **IN_CLUSTER, "replicas": 3, "config.estimator.enabled": True, "metrics.serviceMonitor.enabled": True,
+        "networkPolicy.enabled": True, "podAntiAffinity": "hard",
+    }
+    assert "1 chart(s) linted, 0 chart(s) failed" in lint(values)
+
+
+# --- the Deployment ------------------------------------------------------------------------------------------
+
+
+def test_two_replicas_roll_one_pod_at_a_time_by_default() -> None:
+    deployment = one(render(), "Deployment")
+    assert deployment["spec"]["replicas"] == 2
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0},
+    }
+
+
+def test_the_grace_period_is_the_drain_timeout_plus_the_margin() -> None:
+    assert pod(render())["terminationGracePeriodSeconds"] == 5 + 10
+    assert pod(render({"config.shutdown.drainTimeout": "1m30s"}))["terminationGracePeriodSeconds"] == 90 + 10
+    assert pod(render({"config.shutdown.drainTimeout": "2500ms",
+                       "terminationGracePeriodMarginSeconds": 4}))["terminationGracePeriodSeconds"] == 3 + 4
+
+
+def test_an_explicit_grace_period_longer_than_the_drain_is_kept() -> None:
+    assert pod(render({"terminationGracePeriodSeconds": 6}))["terminationGracePeriodSeconds"] == 6
+
+
+def test_probes_use_healthz_for_liveness_and_startup_and_readyz_for_readiness() -> None:
+    main = container(render({"config.metrics.healthPort": 10400}))
+    assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 10400}
+    assert main["startupProbe"]["httpGet"] == {"path": "/healthz", "port": 10400}
+    assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 10400}
+
+
+def test_the_container_runs_unprivileged_on_a_read_only_root() -> None:
+    documents = render()
+    assert container(documents)["securityContext"] == {
+        "allowPrivilegeEscalation": False, "privileged": False, "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    security = pod(documents)["securityContext"]
+    assert security["runAsNonRoot"] is True
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+
+
+def test_replicas_prefer_distinct_nodes_and_spread_over_zones() -> None:
+    spec = pod(render())
+    term = spec["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+    assert term["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+    assert spec["topologySpreadConstraints"][0]["topologyKey"] == "topology.kubernetes.io/zone"
+    assert spec["topologySpreadConstraints"][0]["whenUnsatisfiable"] == "ScheduleAnyway"
+
+
+def test_hard_anti_affinity_requires_distinct_nodes() -> None:
+    spec = pod(render({"podAntiAffinity": "hard"}))
+    assert "requiredDuringSchedulingIgnoredDuringExecution" in spec["affinity"]["podAntiAffinity"]
+
+
+def test_a_disruption_budget_keeps_all_but_one_pod() -> None:
+    budget = one(render(), "PodDisruptionBudget")
+    assert budget["spec"]["maxUnavailable"] == 1
+
+
+# --- the two topologies --------------------------------------------------------------------------------------
+
+
+def test_by_default_the_scheduler_reads_karmada_apiserver_through_the_kubeconfig_secret_karmada_uses() -> None:
+    documents = render()
+    main, spec = container(documents), pod(documents)
+    assert "--kubeconfig=/etc/karmada/config/karmada.config" in main["args"]
+    assert {"name": "karmada-config", "secret": {"secretName": "karmada-scheduler-config"}} in spec["volumes"]
+    assert spec["automountServiceAccountToken"] is False
+    assert "--config-file=/etc/binding-scheduler/scheduler-configuration.yaml" in main["args"]
+    assert find(documents, "SchedulerConfiguration") == []
+
+
+def test_in_cluster_the_scheduler_uses_its_token_and_watches_a_configuration_object() -> None:
+    documents = render(IN_CLUSTER)
+    main, spec = container(documents), pod(documents)
+    assert spec["automountServiceAccountToken"] is True
+    assert not any(arg.startswith("--kubeconfig") for arg in main["args"])
+    assert "--config=bs-binding-scheduler" in main["args"]
+    assert one(documents, "SchedulerConfiguration")["metadata"]["name"] == "bs-binding-scheduler"
+    assert find(documents, "ConfigMap") == []
+
+
+def test_a_configuration_object_is_refused_when_the_scheduler_talks_to_another_api_server() -> None:
+    assert "configuration.source=object needs karmadaAPI.mode=inCluster" in refusal({"configuration.source": "object"})
+
+
+# --- the configuration ---------------------------------------------------------------------------------------
+
+
+def test_config_values_become_the_configuration_the_scheduler_parses() -> None:
+    documents = render({"config": {"workers": 4, "schedulerName": "fast", "shutdown": {"drainTimeout": "20s"}}},
+                       namespace="sched")
+    document = yaml.safe_load(one(documents, "ConfigMap")["data"]["scheduler-configuration.yaml"])
+    config = parse_config(document)
+    assert (config.workers, config.scheduler_name, config.shutdown.drain_timeout) == (4, "fast", 20.0)
+    assert config.leader_election.lease_namespace == "sched"
+    assert config.estimator.service.namespace == "sched"
+
+
+def test_a_changed_configuration_file_rolls_the_pods() -> None:
+    annotations = [pod_annotations(render({"config.workers": n})) for n in (1, 2)]
+    assert annotations[0]["checksum/configuration"] != annotations[1]["checksum/configuration"]
+
+
+def pod_annotations(documents: list[dict[str, Any]]) -> dict[str, str]:
+    return dict(one(documents, "Deployment")["spec"]["template"]["metadata"]["annotations"])
+
+
+def test_extra_args_pass_karmada_flags_after_the_charts_own() -> None:
+    main = container(render({"extraArgs": ["--kube-api-qps=100", "--v=4"]}))
+    assert main["args"][-2:] == ["--kube-api-qps=100", "--v=4"]
+    assert main["args"][0] == "run"
+
+
+# --- RBAC ----------------------------------------------------------------------------------------------------
+
+
+def test_rbac_by_default_grants_the_always_rules_and_the_lease_in_the_release_namespace() -> None:
+    documents = render(namespace="sched")
+    cluster_rules, namespaced = expected_rules("leaderElection")
+    assert one(documents, "ClusterRole")["rules"] == cluster_rules
+    assert [role["metadata"]["namespace"] for role in find(documents, "Role")] == ["sched"]
+    assert one(documents, "Role")["rules"] == namespaced
+
+
+def test_rbac_in_cluster_with_estimators_grants_every_rule_of_the_rules_file() -> None:
+    documents = render({**IN_CLUSTER, "config.estimator.enabled": True}, namespace="sched")
+    cluster_rules, namespaced = expected_rules("configObject", "leaderElection", "estimator")
+    assert one(documents, "ClusterRole")["rules"] == cluster_rules
+    assert sorted(map(str, one(documents, "Role")["rules"])) == sorted(map(str, namespaced))
+
+
+def test_rbac_without_leader_election_grants_no_lease() -> None:
+    documents = render({"config.leaderElection": {"enabled": False}})
+    assert find(documents, "Role") == []
+
+
+def test_rbac_puts_the_lease_rule_where_the_lease_lives() -> None:
+    documents = render({"config.leaderElection": {"leaseNamespace": "leases"}}, namespace="sched")
+    (role,) = find(documents, "Role", "leases")
+    assert [r["resources"] for r in role["rules"]] == [["leases"]]
+    assert find(documents, "RoleBinding", "leases")[0]["subjects"][0]["namespace"] == "sched"
+
+
+def test_rbac_binds_extra_subjects_for_the_karmada_apiserver_credentials() -> None:
+    subject = {"kind": "User", "name": "system:karmada:binding-scheduler", "apiGroup": "rbac.authorization.k8s.io"}
+    documents = render({"rbac.extraSubjects": [subject]})
+    assert one(documents, "ClusterRoleBinding")["subjects"][1] == subject
+
+
+# --- optional objects ----------------------------------------------------------------------------------------
+
+
+def test_a_service_monitor_is_rendered_only_when_asked() -> None:
+    assert find(render(), "ServiceMonitor") == []
+    monitor = one(render({"metrics.serviceMonitor.enabled": True}), "ServiceMonitor")
+    assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
+
+
+def test_a_network_policy_admits_the_metrics_and_probe_ports() -> None:
+    policy = one(render({"networkPolicy.enabled": True}), "NetworkPolicy")
+    assert [rule["ports"][0]["port"] for rule in policy["spec"]["ingress"]] == [8080, 10351]
+
+
+def test_no_metrics_service_when_the_metrics_server_is_off() -> None:
+    assert find(render({"config.metrics.port": 0}), "Service") == []
+
+
+# --- refusals (values.schema.json and the templates' checks) ------------------------------------------------
+
+
+def test_negative_replicas_are_refused() -> None:
+    assert "at '/replicas': minimum: got -1, want 0" in refusal({"replicas": -1})
+
+
+def test_an_unknown_top_level_key_is_refused() -> None:
+    assert "additional properties 'replica' not allowed" in refusal({"replica": 2})
+
+
+def test_a_grace_period_not_longer_than_the_drain_timeout_is_refused() -> None:
+    message = refusal({"terminationGracePeriodSeconds": 30, "config.shutdown.drainTimeout": "30s"})
+    assert "terminationGracePeriodSeconds (30) must be longer than config.shutdown.drainTimeout (30s)" in message
+
+
+def test_an_unknown_configuration_field_is_refused_with_its_path() -> None:
+    assert "at '/config/estimator': additional properties 'enable' not allowed" in refusal(
+        {"config.estimator": {"enable": True}})
+
+
+def test_a_configuration_value_the_scheduler_rejects_is_refused() -> None:
+    assert "at '/config/workers': minimum: got 0, want 1" in refusal({"config.workers": 0})
+
+
+def test_a_drain_timeout_that_is_not_a_duration_is_refused() -> None:
+    assert 'config.shutdown.drainTimeout: "soon" is not a duration' in refusal({"config.shutdown.drainTimeout": "soon"})
+
+
+def test_probes_cannot_lose_their_port() -> None:
+    assert "config.metrics.healthPort must not be 0" in refusal({"config.metrics.healthPort": 0})
+
+
+# --- generated files -----------------------------------------------------------------------------------------
+
+
+def test_the_charts_crd_and_values_schema_are_generated_from_the_crd() -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "sync_chart.py"), "--check"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_chart_installs_only_its_own_crd() -> None:
+    assert sorted(p.name for p in (CHART / "crds").iterdir()) == [
+        "config.binding-scheduler.io_schedulerconfigurations.yaml"]
+
+
+def test_every_chart_file_is_in_the_repository_and_names_no_outside_path() -> None:
+    for path in CHART.rglob("*"):
+        if path.is_file():
+            assert "../" not in path.read_text(), f"{path.relative_to(ROOT)} points outside the repository"
