@@ -41,8 +41,12 @@ FAST_LEASE = {"leaseNamespace": "karmada-system", "leaseDuration": "3s", "renewD
 
 
 def config_spec(**spec: Any) -> dict[str, Any]:
-    """A SchedulerConfiguration spec for tests: no metrics/health servers, a fast lease, plus `spec`."""
-    base: dict[str, Any] = {"metrics": {"port": 0, "healthPort": 0}, "leaderElection": dict(FAST_LEASE)}
+    """A SchedulerConfiguration spec for tests: no metrics/health servers (on loopback when a test turns them on),
+    a fast lease, plus `spec`."""
+    base: dict[str, Any] = {
+        "metrics": {"port": 0, "healthPort": 0, "host": "127.0.0.1", "healthHost": "127.0.0.1"},
+        "leaderElection": dict(FAST_LEASE),
+    }
     for key, value in spec.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             base[key] = {**base[key], **value}
@@ -120,7 +124,6 @@ class OperatorThread:
             config_file=str(config_file) if config_file is not None else None,
             config_name=config_name,
             identity=identity,
-            health_host="127.0.0.1",
         )
         self.app = OperatorApp(options, decider=decider)
         self.exit_code: int | None = None

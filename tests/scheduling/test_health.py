@@ -48,8 +48,8 @@ def server(
     health_port: int | None = 0,
     ready: Callable[[], bool] = always_ready,
 ) -> HealthServer:
-    return HealthServer(metrics or SchedulerMetrics(), host=HOST, metrics_port=metrics_port,
-                        health_port=health_port, ready=ready)
+    return HealthServer(metrics or SchedulerMetrics(), metrics_host=HOST, metrics_port=metrics_port,
+                        health_host=HOST, health_port=health_port, ready=ready)
 
 
 async def test_one_server_serves_all_three_paths(client: aiohttp.ClientSession) -> None:
@@ -185,4 +185,58 @@ def test_invalid_ports(metrics_port: int, health_port: int) -> None:
 def test_defaults_are_karmadas_ports() -> None:
     parameters = inspect.signature(HealthServer).parameters
     assert (parameters["metrics_port"].default, parameters["health_port"].default) == (8080, 10351)
-    assert parameters["host"].default == "0.0.0.0"
+    assert (parameters["metrics_host"].default, parameters["health_host"].default) == ("", "")
+
+
+def can_connect(host: str, port: int | None) -> bool:
+    assert port is not None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.settimeout(2)
+        return s.connect_ex((host, port)) == 0
+
+
+def has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+needs_ipv6 = pytest.mark.skipif(not has_ipv6_loopback(), reason="no IPv6 loopback on this machine")
+
+
+@needs_ipv6
+async def test_a_host_of_127_0_0_1_listens_on_that_address_only() -> None:
+    async with HealthServer(SchedulerMetrics(), metrics_host=HOST, metrics_port=0, health_port=None,
+                            ready=always_ready) as s:
+        assert (can_connect("127.0.0.1", s.metrics_port), can_connect("::1", s.metrics_port)) == (True, False)
+
+
+@needs_ipv6
+async def test_an_empty_host_listens_on_every_interface_ipv4_and_ipv6_on_one_port() -> None:
+    async with HealthServer(SchedulerMetrics(), metrics_host="", metrics_port=0, health_port=None,
+                            ready=always_ready) as s:
+        assert (can_connect("127.0.0.1", s.metrics_port), can_connect("::1", s.metrics_port)) == (True, True)
+
+
+@needs_ipv6
+async def test_each_server_has_its_own_host(client: aiohttp.ClientSession) -> None:
+    async with HealthServer(SchedulerMetrics(), metrics_host="::1", metrics_port=free_port(),
+                            health_host=HOST, health_port=free_port(), ready=always_ready) as s:
+        async with client.get(f"http://[::1]:{s.metrics_port}/metrics") as response:
+            assert response.status == 200
+        assert await get(client, s.health_port, "/healthz") == (200, "ok")
+        assert (can_connect("127.0.0.1", s.metrics_port), can_connect("::1", s.health_port)) == (False, False)
+
+
+@needs_ipv6
+async def test_equal_ports_on_different_hosts_are_two_servers(client: aiohttp.ClientSession) -> None:
+    port = free_port()
+    async with HealthServer(SchedulerMetrics(), metrics_host=HOST, metrics_port=port, health_host="::1",
+                            health_port=port, ready=always_ready) as s:
+        assert await get(client, s.metrics_port, "/healthz") == (404, "404: Not Found")
+        async with client.get(f"http://[::1]:{port}/healthz") as response:
+            assert (response.status, await response.text()) == (200, "ok")

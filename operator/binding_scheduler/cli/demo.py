@@ -147,7 +147,6 @@ def run_demo(args: argparse.Namespace) -> int:
                     kubeconfig=str(api.kubeconfig_path),
                     namespace="karmada-system",
                     config_file=str(config),
-                    health_host="127.0.0.1",
                 )
             )
             code = asyncio.run(_operate(app, api, bindings, args.keep_running))

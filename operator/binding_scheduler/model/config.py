@@ -9,6 +9,7 @@ strings in the object and float seconds in the model. Pure: no I/O.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,7 @@ RESTART_REQUIRED_PATHS = ("spec.schedulerName", "spec.leaderElection", "spec.met
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_HOSTNAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*")
 
 
 def _json(name: str) -> dict[str, str]:
@@ -98,10 +100,13 @@ class LeaderElectionConfig:
 
 @dataclass(frozen=True, slots=True)
 class MetricsConfig:
-    """Our addition. A port of 0 disables that server; equal ports mean one server for both."""
+    """Our addition. A port of 0 disables that server; equal ports mean one server for both (then the hosts
+    must be equal too). A host of "" listens on every interface, as Go's `:8080` does."""
 
     port: int = field(default=8080, metadata=_json("port"))
     health_port: int = field(default=10351, metadata=_json("healthPort"))
+    host: str = field(default="", metadata=_json("host"))
+    health_host: str = field(default="", metadata=_json("healthHost"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,10 +440,35 @@ def _metrics(fields: Fields | None) -> MetricsConfig:
     if metrics is None:
         return MetricsConfig()
     defaults = MetricsConfig()
-    return MetricsConfig(
+    config = MetricsConfig(
         port=_port(metrics, "port", defaults.port),
         health_port=_port(metrics, "healthPort", defaults.health_port),
+        host=_host(metrics, "host"),
+        health_host=_host(metrics, "healthHost"),
     )
+    if config.port and config.port == config.health_port and config.host != config.health_host:
+        raise ValidationError(
+            metrics.at("healthHost"),
+            f"{show(config.health_host)} differs from host ({show(config.host)}) while healthPort equals port "
+            f"({config.port}): one server serves both, on one address",
+        )
+    return config
+
+
+def _host(fields: Fields, key: str) -> str:
+    value = fields.text(key)
+    if not value or is_host(value):
+        return value
+    raise ValidationError(fields.at(key), f"{show(value)} is not an IP address or a hostname")
+
+
+def is_host(value: str) -> bool:
+    """An address to listen on: an IP literal (IPv6 without brackets) or a hostname."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return len(value) <= 253 and _HOSTNAME.fullmatch(value) is not None
+    return True
 
 
 def _kube_api(fields: Fields | None) -> KubeAPIConfig:

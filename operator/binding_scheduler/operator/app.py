@@ -72,7 +72,6 @@ class OperatorApp:
             config,
             identity=self.options.identity,
             decider=self.decider,
-            health_host=self.options.health_host,
         )
         self.service.on_fatal = self._fatal
         await self.service.start()

@@ -16,7 +16,6 @@ class LaunchOptions:
     config_name: str | None = None
     config_file: str | None = None
     identity: str | None = None
-    health_host: str = "0.0.0.0"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> LaunchOptions:

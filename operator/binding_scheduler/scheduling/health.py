@@ -2,8 +2,9 @@
 
 Karmada serves `/metrics` on `--metrics-bind-address` (`:8080`) and `/healthz` on `--health-probe-bind-address`
 (`:10351`); when the two are equal, one server serves both (reference 1.11). Here a port of `None` disables that
-server and `0` binds a free port (the CLI maps Karmada's "0 disables" onto `None`). Equal ports, `0` included,
-mean one server for all three paths.
+server and `0` binds a free port (the configuration maps Karmada's "0 disables" onto `None`). Equal ports, `0`
+included, and equal hosts mean one server for all three paths. Each server has its own host: an IP address or a
+hostname, or "" for every interface (IPv4, and IPv6 where the machine has it), as Go's `:8080` does.
 
 An aiohttp server on the event loop: no threads, `start()` and `stop()` are idempotent, and `stop()` waits at
 most `shutdown_timeout` for requests in progress.
@@ -12,6 +13,7 @@ most `shutdown_timeout` for requests in progress.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 from collections.abc import Callable
 from types import TracebackType
@@ -26,6 +28,10 @@ READYZ_PATH = "/readyz"
 
 logger = logging.getLogger(__name__)
 
+ALL_INTERFACES = ("0.0.0.0", "::")
+# What binding "::" fails with on a machine without IPv6: then "" means IPv4 only, as Go falls back to.
+NO_IPV6 = frozenset({errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL, errno.EPROTONOSUPPORT})
+
 
 class HealthServer:
     """Serves `/metrics` from `metrics`' registry, `/healthz` (always `ok` while serving) and `/readyz` (`ok` when
@@ -35,8 +41,9 @@ class HealthServer:
         self,
         metrics: SchedulerMetrics,
         *,
-        host: str = "0.0.0.0",
+        metrics_host: str = "",
         metrics_port: int | None = 8080,
+        health_host: str = "",
         health_port: int | None = 10351,
         ready: Callable[[], bool],
         shutdown_timeout: float = 1.0,
@@ -47,7 +54,8 @@ class HealthServer:
         if shutdown_timeout < 0:
             raise ValueError(f"shutdown_timeout must not be negative (got {shutdown_timeout})")
         self._metrics = metrics
-        self._host = host
+        self._metrics_host = metrics_host
+        self._health_host = health_host
         self._metrics_port_wanted = metrics_port
         self._health_port_wanted = health_port
         self._ready = ready
@@ -107,16 +115,16 @@ class HealthServer:
 
     async def _start_servers(self) -> None:
         metrics_port, health_port = self._metrics_port_wanted, self._health_port_wanted
-        if metrics_port is not None and metrics_port == health_port:
-            port = await self._serve(metrics_port, metrics=True, health=True)
+        if metrics_port is not None and metrics_port == health_port and self._metrics_host == self._health_host:
+            port = await self._serve(self._metrics_host, metrics_port, metrics=True, health=True)
             self._metrics_port = self._health_port = port
             return
         if metrics_port is not None:
-            self._metrics_port = await self._serve(metrics_port, metrics=True, health=False)
+            self._metrics_port = await self._serve(self._metrics_host, metrics_port, metrics=True, health=False)
         if health_port is not None:
-            self._health_port = await self._serve(health_port, metrics=False, health=True)
+            self._health_port = await self._serve(self._health_host, health_port, metrics=False, health=True)
 
-    async def _serve(self, port: int, *, metrics: bool, health: bool) -> int:
+    async def _serve(self, host: str, port: int, *, metrics: bool, health: bool) -> int:
         app = web.Application()
         if metrics:
             app.router.add_get(METRICS_PATH, self._handle_metrics)
@@ -126,8 +134,19 @@ class HealthServer:
         runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=self._shutdown_timeout)
         self._runners.append(runner)
         await runner.setup()
-        await web.TCPSite(runner, self._host, port).start()
-        bound: int = runner.addresses[0][1]
+        if host:
+            await web.TCPSite(runner, host, port).start()
+            bound: int = runner.addresses[0][1]
+            return bound
+        # Every interface: IPv4 first, then IPv6 on the same port (a free port is the IPv4 one's).
+        await web.TCPSite(runner, ALL_INTERFACES[0], port).start()
+        bound = runner.addresses[0][1]
+        try:
+            await web.TCPSite(runner, ALL_INTERFACES[1], bound).start()
+        except OSError as error:
+            if error.errno not in NO_IPV6:
+                raise
+            logger.debug("no IPv6 on this machine: serving on 0.0.0.0:%d only (%s)", bound, error)
         return bound
 
     async def _stop_servers(self) -> None:

@@ -90,7 +90,6 @@ class SchedulerService:
         metrics: SchedulerMetrics | None = None,
         identity: str | None = None,
         decider: Decider | None = None,
-        health_host: str = "0.0.0.0",
     ) -> None:
         self.config = config
         self.metrics = metrics or SchedulerMetrics()
@@ -136,8 +135,9 @@ class SchedulerService:
             )
         self.health = HealthServer(
             self.metrics,
-            host=health_host,
+            metrics_host=config.metrics.host,
             metrics_port=config.metrics.port or None,
+            health_host=config.metrics.health_host,
             health_port=config.metrics.health_port or None,
             ready=lambda: self.probe_ready,
         )
