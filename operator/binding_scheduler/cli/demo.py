@@ -1,6 +1,7 @@
 """`binding-scheduler demo`: the whole product on its embedded default.
 
-An embedded API server (devcluster) is filled with the fleet and bindings in `examples/`, accurate
+An embedded API server (devcluster) is filled with the example fleet and bindings bundled with the package
+(`binding-scheduler examples DIR` writes them out; `--examples DIR` runs on other ones), accurate
 estimators (our stub of Karmada's estimator service) answer for a few clusters, and the real operator
 schedules everything. The results are printed, then the operator is stopped the way SIGTERM stops it and its
 shutdown report is printed with what the API server saw.
@@ -14,8 +15,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from ..model import parse_cluster
 from ..operator.app import OperatorApp
 from ..operator.options import LaunchOptions
 from ..operator.runner import run_operator
+from .examples import bundled_examples
 from .inputs import documents, input_files
 from .run import configure_logging
 
@@ -37,16 +40,11 @@ PLURALS = {
 }
 
 
-def default_examples() -> Path:
-    """The repository's examples/ folder (the demo runs from a checkout)."""
-    return Path(__file__).resolve().parents[3] / "examples"
-
-
-def load(api: DevCluster, folder: Path) -> list[Mapping[str, Any]]:
-    """Create every Cluster and binding under `folder` as their controllers would leave them."""
+def load(api: DevCluster, sources: Iterable[Traversable]) -> list[Mapping[str, Any]]:
+    """Create every Cluster and binding in the `sources` files as their controllers would leave them."""
     created: list[Mapping[str, Any]] = []
-    for path in input_files([str(folder)]):
-        for doc in documents(path):
+    for source in sources:
+        for doc in documents(source):
             if not isinstance(doc, dict) or doc.get("kind") not in PLURALS:
                 continue
             metadata = doc.get("metadata") or {}
@@ -131,14 +129,18 @@ def results_table(api: DevCluster, bindings: Sequence[Mapping[str, Any]]) -> str
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    folder = Path(args.examples)
+    if args.examples is None:
+        sources: list[Traversable] = bundled_examples()
+        origin = "the bundled examples"
+    else:
+        sources, origin = list(input_files([args.examples])), args.examples
     with tempfile.TemporaryDirectory() as tmp, DevCluster.in_thread() as api:
         api.store.ensure_namespace("karmada-system")
-        created = load(api, folder)
+        created = load(api, sources)
         clusters = [d for d in created if d["kind"] == "Cluster"]
         bindings = [d for d in created if d["kind"] != "Cluster"]
         print(f"devcluster: serving {api.url} (kubeconfig {api.kubeconfig_path})")
-        print(f"loaded {len(clusters)} clusters and {len(bindings)} bindings from {folder}")
+        print(f"loaded {len(clusters)} clusters and {len(bindings)} bindings from {origin}")
         with estimators(clusters) as endpoints:
             print(f"accurate estimators (gRPC) for: {', '.join(sorted(endpoints))}")
             config = config_file(Path(tmp), endpoints, args.workers)
@@ -192,14 +194,15 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "demo",
         help="run the scheduler on an embedded API server with the examples",
-        description="Start an embedded API server with the fleet and bindings of examples/, stub accurate "
+        description="Start an embedded API server with the bundled example fleet and bindings, stub accurate "
         "estimators, and the real operator; print the results, then stop it and print its shutdown report.",
     )
     parser.add_argument(
         "--examples",
-        default=str(default_examples()),
+        default=None,
         metavar="DIR",
-        help="folder of Clusters and bindings (default: the repository's examples/)",
+        help="folder of Clusters and bindings (default: the bundled examples, as `binding-scheduler examples` "
+        "writes them)",
     )
     parser.add_argument("--workers", type=int, default=4, help="concurrent scheduling passes (default 4)")
     parser.add_argument("--keep-running", action="store_true", help="keep serving until Ctrl-C")

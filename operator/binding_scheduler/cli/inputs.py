@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,8 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
-def documents(path: Path) -> Iterator[Any]:
-    """Every object in a file: multi-document YAML, JSON, and `kind: List` items."""
+def documents(path: Traversable) -> Iterator[Any]:
+    """Every object in a file (a path, or package data): multi-document YAML, JSON, and `kind: List` items."""
     with path.open(encoding="utf-8") as handle:
         for document in yaml.load_all(handle, Loader=_Loader):
             if document is None:

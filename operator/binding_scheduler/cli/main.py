@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "binding_scheduler.cli.explain",
     "binding_scheduler.cli.run",
     "binding_scheduler.cli.demo",
+    "binding_scheduler.cli.examples",
     "binding_scheduler.cli.estimator_stub",
     "binding_scheduler.cli.devcluster",
 )
