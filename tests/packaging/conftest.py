@@ -1,0 +1,10 @@
+"""The packaging tier: the built wheel, installed in a fresh venv, works without the source tree."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "packaging: builds the wheel and runs it from a fresh venv (about a minute; needs PyPI)")
