@@ -1,8 +1,8 @@
 """`binding-scheduler examples [DIR]`: write the examples bundled with the package into a folder.
 
 The example fleet, bindings and scheduler configuration are package data (`binding_scheduler/examples/`; the
-repository's `examples/` is a link to them), read through importlib.resources so they are found however the
-package is installed. `demo` runs on them by default; this command lets an installed package's user reach them
+repository's `examples/` holds a link to each), read through importlib.resources so they are found however
+the package is installed. `demo` runs on them by default; this command lets an installed package's user reach them
 too, for `simulate -f DIR`, `explain -f DIR` or `kubectl apply -f DIR`.
 """
 
