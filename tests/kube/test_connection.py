@@ -201,3 +201,34 @@ def test_a_broken_kubeconfig_is_located_without_quoting_its_text(tmp_path: Path)
     assert message.startswith(f"kubeconfig {path} is not valid YAML at line ")
     assert "sekrit" not in message and "eyJ" not in message
     assert caught.value.__suppress_context__  # a logged traceback does not show the parser's message either
+
+
+# --- --master (Karmada's flag; client-go's BuildConfigFromFlags) -------------------------------------------------
+
+
+def test_master_replaces_the_kubeconfigs_server_and_keeps_its_credentials(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config", cluster={"server": "https://api.example:6443",
+                                                    "certificate-authority-data": b64(CA_PEM)},
+                      user={"token": "abc"})
+    connection = load_connection(str(path), master="https://karmada-apiserver:5443")
+    assert (connection.server, connection.token, connection.ca_data) == (
+        "https://karmada-apiserver:5443", "abc", CA_PEM)
+
+
+def test_a_master_without_a_scheme_is_https(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config")
+    assert load_connection(str(path), master="10.0.0.9:5443").server == "https://10.0.0.9:5443"
+
+
+def test_master_without_a_kubeconfig_has_no_credentials_not_even_the_service_accounts(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("sa-token")
+    env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    connection = load_connection(environ=env, home=tmp_path, service_account_dir=tmp_path,
+                                 master="http://127.0.0.1:8001")
+    assert (connection.server, connection.token, connection.token_file) == ("http://127.0.0.1:8001", None, None)
+
+
+def test_a_master_that_is_not_a_url_is_an_error(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "config")
+    with pytest.raises(ConfigError, match=r"^--master 'ftp://x' is not an API server URL \(https://host:port\)$"):
+        load_connection(str(path), master="ftp://x")

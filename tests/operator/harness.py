@@ -22,6 +22,7 @@ import yaml
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.devcluster.faults import Fault
 from binding_scheduler.devcluster.journal import JournalEntry
+from binding_scheduler.model.overrides import NO_OVERRIDES, SpecOverrides
 from binding_scheduler.operator.app import OperatorApp
 from binding_scheduler.operator.options import LaunchOptions
 from binding_scheduler.operator.runner import run_operator
@@ -117,6 +118,7 @@ class OperatorThread:
         decider: Decider | None = None,
         namespace: str = "karmada-system",
         config_name: str | None = None,
+        overrides: SpecOverrides = NO_OVERRIDES,
     ) -> None:
         options = LaunchOptions(
             kubeconfig=str(api.kubeconfig_path),
@@ -124,6 +126,7 @@ class OperatorThread:
             config_file=str(config_file) if config_file is not None else None,
             config_name=config_name,
             identity=identity,
+            overrides=overrides,
         )
         self.app = OperatorApp(options, decider=decider)
         self.exit_code: int | None = None

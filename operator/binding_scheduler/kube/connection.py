@@ -5,12 +5,17 @@ kubectl does: the first file defining a name wins), `~/.kube/config`, and finall
 account. Supported: `certificate-authority(-data)`, `client-certificate(-data)`, `client-key(-data)`, `token`,
 `tokenFile`, `username`/`password`, `insecure-skip-tls-verify`. Credential plugins (`exec`, `auth-provider`)
 are not: such a user gets a `ConfigError` saying so.
+
+`master` (Karmada's `--master`) replaces the server, keeping the kubeconfig's credentials, as client-go's
+BuildConfigFromFlags does; like it, with a master URL the in-cluster service account is not used (its token is
+not sent to another server): without a kubeconfig, the connection has the URL and no credentials.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -56,18 +61,42 @@ def load_connection(
     environ: Mapping[str, str] | None = None,
     home: Path | None = None,
     service_account_dir: Path = SERVICE_ACCOUNT_DIR,
+    master: str | None = None,
 ) -> Connection:
-    """The connection from kubeconfig or in-cluster credentials (see the module docstring for the order)."""
+    """The connection from kubeconfig or in-cluster credentials (see the module docstring for the order), its
+    server replaced by `master` when given."""
     env = os.environ if environ is None else environ
+    server = _master_url(master) if master else None
     if kubeconfig:
-        return _from_kubeconfig([Path(kubeconfig).expanduser()], context, required=True)
+        return _with_server(_from_kubeconfig([Path(kubeconfig).expanduser()], context, required=True), server)
     listed = [Path(p).expanduser() for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
     if listed:
-        return _from_kubeconfig(listed, context, required=False)
+        return _with_server(_from_kubeconfig(listed, context, required=False), server)
     default = (home if home is not None else Path.home()) / ".kube" / "config"
     if default.is_file():
-        return _from_kubeconfig([default], context, required=True)
+        return _with_server(_from_kubeconfig([default], context, required=True), server)
+    if server is not None:
+        if context:
+            raise ConfigError(f"context {context!r} was asked for but no kubeconfig was found (--master {master})")
+        return Connection(server=server, source=f"--master {master} (no kubeconfig: no credentials)")
     return _in_cluster(env, service_account_dir, context)
+
+
+def _master_url(master: str) -> str:
+    """client-go's reading of a --master value: a URL, or a host[:port] that means https."""
+    url = master.strip().rstrip("/")
+    if "://" not in url:
+        url = f"https://{url}"
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("http", "https") or not rest or any(c.isspace() for c in rest):
+        raise ConfigError(f"--master {master!r} is not an API server URL (https://host:port)")
+    return url
+
+
+def _with_server(connection: Connection, server: str | None) -> Connection:
+    if server is None:
+        return connection
+    return dataclasses.replace(connection, server=server, source=f"{connection.source}, server from --master")
 
 
 def _in_cluster(env: Mapping[str, str], sa_dir: Path, context: str | None) -> Connection:

@@ -22,9 +22,7 @@ from ..model import ValidationError
 from ..model.config import (
     API_VERSION,
     CONDITION_VALID,
-    DEFAULT_CONFIG,
     SchedulerConfig,
-    parse_config,
     restart_required,
     validity,
 )
@@ -59,7 +57,7 @@ class OperatorApp:
     async def start(self) -> None:
         """Kopf's startup: build the service and wait for the Lease (Kopf makes no API call before this
         returns, so a standby instance only ever talks to the Lease)."""
-        self.connection = load_connection(self.options.kubeconfig, self.options.context)
+        self.connection = load_connection(self.options.kubeconfig, self.options.context, master=self.options.master)
         self.namespace = self.options.namespace or self.connection.namespace or "default"
         try:
             config = await self._initial_config(self.connection)
@@ -124,10 +122,11 @@ class OperatorApp:
     # -- configuration -----------------------------------------------------------------------------------
 
     async def _initial_config(self, connection: Connection) -> SchedulerConfig:
+        overrides = self.options.overrides
         if self.options.config_file:
-            return load_config_file(self.options.config_file)
+            return load_config_file(self.options.config_file, overrides)
         if not self.options.config_name:
-            return DEFAULT_CONFIG
+            return overrides.parse()
         client = ApiClient(connection, WriteGate())
         try:
             try:
@@ -138,10 +137,10 @@ class OperatorApp:
                     "--config to run on the defaults"
                 ) from None
             try:
-                config = parse_config(body)
+                config = overrides.parse(body)
             except ValidationError as error:
                 # Never run on the defaults instead: they name another scheduler and would take its bindings.
-                await self._write_config_status(client, body, *validity(error, at_start=True))
+                await self._write_config_status(client, body, *self._validity(error, at_start=True))
                 raise StartError(f"SchedulerConfiguration {self._name()} is invalid: {error}") from None
         finally:
             await client.close()
@@ -171,18 +170,28 @@ class OperatorApp:
         if service is None or event.get("type") == "DELETED" or not self.watches_config(body):
             return
         try:
-            config = parse_config(body)
+            config = self.options.overrides.parse(body)
         except ValidationError as error:
             logger.error("SchedulerConfiguration %s is invalid, keeping the last valid one: %s", self._name(), error)
             service.metrics.set_config_valid(False)
-            await self._write_config_status(service.client, body, *validity(error))
+            await self._write_config_status(service.client, body, *self._validity(error))
             return
         restart = restart_required(service.config, config)
         service.apply_config(config)
         service.metrics.set_config_valid(True)
         if restart:
             logger.warning("configuration changes need a restart: %s", ", ".join(restart))
-        await self._write_config_status(service.client, body, *validity(None, restart))
+        await self._write_config_status(service.client, body, *self._validity(None, restart))
+
+    def _validity(
+        self, error: ValidationError | None, restart: list[str] | None = None, *, at_start: bool = False
+    ) -> tuple[bool, str, str]:
+        """The Valid condition of the object merged with the command line's flags, which it names."""
+        valid, reason, message = validity(error, restart or [], at_start=at_start)
+        paths = self.options.overrides.paths
+        if paths:
+            message += f" (command-line flags set {', '.join(paths)}, over the object)"
+        return valid, reason, message
 
     def _name(self) -> str:
         return f"{self.namespace}/{self.options.config_name}"

@@ -7,7 +7,8 @@ from pathlib import Path
 import yaml
 
 from ..model import ValidationError
-from ..model.config import SchedulerConfig, parse_config
+from ..model.config import SchedulerConfig
+from ..model.overrides import NO_OVERRIDES, SpecOverrides
 
 
 class ConfigFileError(Exception):
@@ -19,8 +20,9 @@ class ConfigFileError(Exception):
         self.problem = problem
 
 
-def load_config_file(path: str) -> SchedulerConfig:
-    """The one SchedulerConfiguration in `path` (YAML, or JSON which is YAML too)."""
+def load_config_file(path: str, overrides: SpecOverrides = NO_OVERRIDES) -> SchedulerConfig:
+    """The one SchedulerConfiguration in `path` (YAML, or JSON which is YAML too), with `overrides` (the
+    command line's) winning; an error at an overridden field names the flag instead of the field."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
@@ -35,6 +37,6 @@ def load_config_file(path: str) -> SchedulerConfig:
     if len(documents) != 1:
         raise ConfigFileError(path, f"expected one SchedulerConfiguration, found {len(documents)} documents")
     try:
-        return parse_config(documents[0])
+        return overrides.parse(documents[0])
     except ValidationError as error:
         raise ConfigFileError(path, str(error)) from error
