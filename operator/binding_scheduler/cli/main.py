@@ -9,10 +9,13 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .parsers import CommandParser
+
 COMMAND_MODULES = (
     "binding_scheduler.cli.simulate",
     "binding_scheduler.cli.explain",
     "binding_scheduler.cli.run",
+    "binding_scheduler.cli.config",
     "binding_scheduler.cli.demo",
     "binding_scheduler.cli.examples",
     "binding_scheduler.cli.estimator_stub",
@@ -25,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="binding-scheduler",
         description="A Karmada-compatible multi-cluster scheduler.",
     )
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=CommandParser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
     return parser

@@ -1,4 +1,9 @@
-"""`binding-scheduler run`: the scheduler against a Karmada control plane."""
+"""`binding-scheduler run`: the scheduler against a Karmada control plane.
+
+It takes karmada-scheduler's flags too (see karmada_flags), in Go's syntax, so a karmada-scheduler Deployment's
+args work unchanged. Those that set configuration fields win over `--config-file` or the watched `--config`
+object; the ones given are re-applied to every new version of that object.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,23 @@ import logging
 import sys
 from typing import Any
 
+from ..model import ValidationError
 from ..operator.config_file import ConfigFileError, load_config_file
 from ..operator.options import LaunchOptions
 from ..operator.runner import main as run_main
+from . import goflags
+from .goflags import Flag, FlagError
+from .karmada_flags import IGNORED, MAPPED, KarmadaSettings, karmada_flags, parse_bool, read
+from .parsers import CommandParser
+
+logger = logging.getLogger(__name__)
+
+OWN_FLAGS: dict[str, Flag] = {
+    **{name: Flag(name) for name in ("context", "namespace", "config", "config-file", "identity")},
+    "verbose": Flag("verbose", boolean=True),
+}
+HELP = Flag("help", boolean=True, shorthand="h")
+USAGE = "%(prog)s [-h] [FLAG...]  (Go syntax: --flag=value, --flag value, --bool, --bool=false)"
 
 
 def configure_logging(verbose: bool) -> None:
@@ -23,40 +42,108 @@ def configure_logging(verbose: bool) -> None:
         logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
 
+def read_command_line(
+    parser: CommandParser, argv: list[str], own_flags: dict[str, Flag]
+) -> tuple[dict[str, str], KarmadaSettings]:
+    """The command's own flags (the last value of each) and Karmada's settings. `-h` prints the help and exits;
+    a problem exits 2 with the command's usage."""
+    try:
+        given = goflags.parse(argv, {**karmada_flags(), **own_flags, HELP.name: HELP})
+        settings = read(given)
+        if any(flag.name == HELP.name and parse_bool(HELP.name, flag.value) for flag in given):
+            parser.print_help()
+            parser.exit()
+        own = {flag.name: flag.value for flag in given if flag.name in own_flags}
+        for name, flag in own_flags.items():
+            if flag.boolean and name in own:
+                own[name] = "true" if parse_bool(name, own[name]) else ""
+    except FlagError as error:
+        parser.error(str(error))
+    return own, settings
+
+
+def parse_run_args(parser: CommandParser, argv: list[str]) -> dict[str, Any]:
+    own, settings = read_command_line(parser, argv, OWN_FLAGS)
+    if own.get("config") and own.get("config-file"):
+        parser.error("--config and --config-file exclude each other: watch an object, or read a file")
+    return {
+        "kubeconfig": settings.kubeconfig,
+        "master": settings.master,
+        "context": own.get("context") or None,
+        "namespace": own.get("namespace") or None,
+        "config": own.get("config") or None,
+        "config_file": own.get("config-file") or None,
+        "identity": own.get("identity") or None,
+        "verbose": settings.debug or bool(own.get("verbose")),
+        "karmada": settings,
+    }
+
+
 def handle(args: argparse.Namespace) -> int:
     configure_logging(args.verbose)
-    if args.config_file:
-        try:
-            load_config_file(args.config_file)
-        except ConfigFileError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+    settings: KarmadaSettings = args.karmada
+    for line in settings.warnings:
+        logger.warning("%s", line)
+    overrides = settings.overrides
+    try:
+        if args.config_file:
+            load_config_file(args.config_file, overrides)
+        elif not args.config:
+            overrides.parse()
+    except (ConfigFileError, ValidationError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if overrides.paths:
+        logger.info("command-line flags set %s", ", ".join(overrides.paths))
     options = LaunchOptions(
         kubeconfig=args.kubeconfig,
+        master=args.master,
         context=args.context,
         namespace=args.namespace,
         config_name=args.config,
         config_file=args.config_file,
         identity=args.identity,
+        overrides=overrides,
     )
     return run_main(options)
 
 
+def add_karmada_help(parser: argparse.ArgumentParser) -> None:
+    """Karmada's flags in the help (display only: the Go-syntax parser reads them)."""
+    group = parser.add_argument_group(
+        "karmada-scheduler's flags",
+        "Go syntax: --flag=value or --flag value; a boolean as --flag or --flag=false. They win over the "
+        "configuration (docs/configuration.md, \"Karmada's flags\").",
+    )
+    group.add_argument("--kubeconfig", metavar="FILE",
+                       help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+    group.add_argument("--master", metavar="URL", help="API server URL, overriding the kubeconfig's server")
+    for name, (kind, path) in MAPPED.items():
+        fields = ", ".join(f"spec.{p}" for p in path.split())
+        if kind == "bool":
+            group.add_argument(f"--{name}", metavar="BOOL", nargs="?", help=fields)
+        else:
+            group.add_argument(f"--{name}", metavar=kind.upper(), help=fields)
+    group.add_argument("-v", "--v", metavar="N", nargs="?",
+                       help="klog verbosity: 4 or more is debug logging; -v alone is debug logging too")
+    ignored = ", ".join(f"--{name}" for name in IGNORED)
+    parser.epilog = f"Accepted and ignored, with a warning each: {ignored}."
+
+
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser: CommandParser = subparsers.add_parser(
         "run",
         help="run the scheduler against a Karmada control plane",
+        usage=USAGE,
         description="Schedule the ResourceBindings and ClusterResourceBindings of a Karmada control plane. "
         "Stops on SIGTERM/SIGINT within shutdown.drainTimeout; exits 1 if the lease is lost.",
     )
-    parser.add_argument(
-        "--kubeconfig", metavar="FILE", help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)"
-    )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context")
     parser.add_argument("--namespace", metavar="NS", help="the scheduler's namespace (where --config is read)")
-    source = parser.add_mutually_exclusive_group()
-    source.add_argument("--config", metavar="NAME", help="watch this SchedulerConfiguration in --namespace")
-    source.add_argument("--config-file", metavar="FILE", help="read a SchedulerConfiguration from a file")
+    parser.add_argument("--config", metavar="NAME", help="watch this SchedulerConfiguration in --namespace")
+    parser.add_argument("--config-file", metavar="FILE", help="read a SchedulerConfiguration from a file")
     parser.add_argument("--identity", metavar="ID", help="lease holder identity (default <hostname>_<uuid>)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--verbose", action="store_true", help="debug logging")
+    add_karmada_help(parser)
     parser.set_defaults(handler=handle, exit_at_once=True)
+    parser.own_syntax = parse_run_args
