@@ -14,7 +14,7 @@ from pathlib import Path
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
 from tests.operator.harness import apply, binding_doc, cluster_doc, config_spec, get, wait_until, write_config
-from tests.shutdown.helpers import stubs_in_thread, writes_after
+from tests.shutdown.helpers import lease_held_elsewhere, stubs_in_thread, writes_after
 
 DRAIN_TIMEOUT = 60.0
 
@@ -56,3 +56,36 @@ def test_sigterm_stops_the_process_at_once_with_passes_blocked_in_estimator_call
     assert [e.path for e in api.journal.filter(method="PATCH", path=r"/resourcebindings/")] == []
     lease = get(api, "leases", "karmada-scheduler", "karmada-system")
     assert lease is not None and lease["spec"]["holderIdentity"] == ""
+
+
+def test_sigterm_to_a_standby_waiting_for_the_lease_stops_it_without_kopfs_wind_down(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    """A standby pod is terminated in every rollout: it must leave at once, not after Kopf's 5 s wait for
+    the tasks of a startup it cut short."""
+    lease_held_elsewhere(api)
+    config = write_config(tmp_path / "config.yaml", config_spec())
+    process = subprocess.Popen(
+        [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
+         "--namespace", "karmada-system", "--config-file", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        wait_until(lambda: len(api.journal.filter(path=r"/leases/karmada-scheduler$")) >= 2,
+                   what="the standby to poll the Lease")
+        process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    exited = time.monotonic()
+
+    assert process.returncode == 0, stderr
+    assert "lease not held; write gate closed" in stderr
+    assert exited - signalled < KOPF_WIND_DOWN - 2
+    assert writes_after(api, exited) == []
+
+
+KOPF_WIND_DOWN = 5.0  # seconds Kopf waits for the tasks left when it stops

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import signal
 import threading
+from typing import Any
 
 import kopf
 
@@ -22,62 +23,78 @@ async def run_operator(
     """Run until SIGTERM/SIGINT (or `stop`), then shut down within the drain bound. Returns the exit code:
     0 after a clean stop, 1 after a lost Lease or a failed start."""
     registry = kopf.OperatorRegistry()
-    register(registry, app)
     stop_flag = stop or asyncio.Event()
     ready_flag = ready or asyncio.Event()
     app.stop_flag = stop_flag
     loop = asyncio.get_running_loop()
+    signalled: list[int] = []
 
     def on_signal(signum: int) -> None:
         logger.info("received %s: stopping", signal.Signals(signum).name)
+        signalled.append(signum)
         app.request_stop()
         stop_flag.set()
 
     main_thread = threading.current_thread() is threading.main_thread()
 
-    async def take_signals() -> None:
-        await ready_flag.wait()
-        if main_thread:  # replaces Kopf's handlers, so the stop reaches the passes at once
+    def take_signals() -> None:
+        """Ours from the first moment (a container's PID 1 ignores a SIGTERM it has no handler for), and again
+        once Kopf has put its own in place: a stop must reach the passes at once, and a stop while waiting
+        for the Lease must not wait for Kopf's 5 s wind-down."""
+        if main_thread:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, on_signal, signum)
 
-    signals = asyncio.create_task(take_signals())
+    @kopf.on.startup(registry=registry)
+    async def signals_to_us(**_: Any) -> None:
+        # Registered first, so it runs before the app's startup (which may wait long for the Lease). Kopf
+        # puts its handlers in place right after its first startup step: ours go back a moment later.
+        loop.call_later(KOPF_SIGNALS_SETTLE, take_signals)
+
+    register(registry, app)
+    take_signals()
     operator = asyncio.create_task(
         kopf.operator(registry=registry, clusterwide=True, standalone=True, stop_flag=stop_flag, ready_flag=ready_flag),
         name="kopf-operator",
     )
     try:
-        await _until_kopf_ends(operator, app)
+        await _until_kopf_ends(operator, app, stop_flag)
     except Exception:
         if app.start_error is None:  # otherwise already said, in one line
             logger.exception("the operator failed")
         await app.shutdown()  # a start that failed after acquiring the Lease releases it
         return 1
     finally:
-        signals.cancel()
         if main_thread:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
     if app.service is None:
-        return 1
+        return 0 if signalled and app.start_error is None else 1  # stopped before it could start
     logger.debug("kopf stopped")
     await app.shutdown()  # a no-op after Kopf's cleanup ran it; a stop during startup skips that cleanup
     return app.exit_code
 
 
+KOPF_SIGNALS_SETTLE = 0.05  # seconds after Kopf's first startup step, when its signal handlers are in place
 KOPF_EXIT_GRACE = 0.5  # seconds Kopf may take to wind down once our shutdown has finished
 
 
-async def _until_kopf_ends(operator: asyncio.Task[None], app: OperatorApp) -> None:
-    """Await Kopf; but once our shutdown has finished (the write gate is closed, every pass has ended), give
-    it only `KOPF_EXIT_GRACE`: Kopf then waits up to 5 s for any task still alive in the loop (a gRPC or
-    aiohttp internal, say) before it returns, and the exit must not wait for that."""
+async def _until_kopf_ends(operator: asyncio.Task[None], app: OperatorApp, stop_flag: asyncio.Event) -> None:
+    """Await Kopf; but once a stop is asked, run our shutdown without waiting for Kopf's cleanup (Kopf skips
+    it for a stop during startup), and once that has finished (the write gate is closed, every pass has
+    ended), give Kopf only `KOPF_EXIT_GRACE`: Kopf then waits up to 5 s for any task still alive in the loop
+    (a gRPC or aiohttp internal, say) before it returns, and the exit must not wait for that."""
     finished_at: float | None = None
+    shutdown: asyncio.Task[Any] | None = None
     loop = asyncio.get_running_loop()
     while not operator.done():
         await asyncio.wait({operator}, timeout=0.05)
         service = app.service
-        if operator.done() or service is None or service.report is None:
+        if operator.done() or service is None:
+            continue
+        if stop_flag.is_set() and shutdown is None:
+            shutdown = asyncio.create_task(app.shutdown(), name="shutdown")  # shared with Kopf's cleanup
+        if service.report is None:
             continue
         finished_at = finished_at if finished_at is not None else loop.time()
         if loop.time() - finished_at >= KOPF_EXIT_GRACE:

@@ -14,6 +14,7 @@ first, then everything is cancelled, and the process exits non-zero.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -26,7 +27,7 @@ from ..kube.client import USER_AGENT, ApiClient
 from ..kube.connection import Connection
 from ..kube.errors import KubeError, NotFound, ServerError, TooManyRequests, TransportError
 from ..kube.events import EventRecorder
-from ..kube.gate import WriteGate
+from ..kube.gate import WriteGate, WriteGateClosed
 from ..kube.lease import LeaseElector, default_identity
 from ..model.config import SchedulerConfig
 from .health import HealthServer
@@ -251,6 +252,9 @@ class SchedulerService:
                 await self.lease.acquire()
             finally:
                 self._standing_by = False
+            if self._shutdown is not None:  # the stop came as the Lease was won: lead nothing, hand it back
+                await self._release_won_lease()
+                raise asyncio.CancelledError
             self.client.leadership_doubt = self.lease.doubt  # every write of ours, not the Lease's own
             self.metrics.set_leader(True)
             logger.info("acquired lease %s/%s", self.lease.namespace, self.lease.name)
@@ -312,6 +316,13 @@ class SchedulerService:
         self.finished_at = time.monotonic()
         self.report = report
         return report
+
+    async def _release_won_lease(self) -> None:
+        if self.lease is None or not self.gate.is_open:
+            return
+        with contextlib.suppress(KubeError, TimeoutError, WriteGateClosed):
+            async with asyncio.timeout(self.config.leader_election.renew_deadline):
+                await self.lease.release()
 
     async def _stop_lease(self) -> bool:
         if self._keeper is not None:
