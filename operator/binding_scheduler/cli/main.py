@@ -6,6 +6,7 @@ import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -35,12 +36,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        take_sigterm_at_once()
     parser = build_parser()
     args = parser.parse_args(argv)
     code: int = args.handler(args)
     if getattr(args, "exit_at_once", False) and argv is None:
         exit_at_once(code)
     return code
+
+
+TERMINATED = 128 + signal.SIGTERM
+
+
+def take_sigterm_at_once() -> None:
+    """A SIGTERM that comes before a command has set up its own handling (`run` puts its handlers in place
+    once its event loop runs) ends the process, with the shell's status for it. Without a handler a
+    container's PID 1 ignores SIGTERM, and the kubelet would wait out the whole grace period."""
+
+    def terminated(signum: int, frame: object) -> None:
+        raise SystemExit(TERMINATED)
+
+    signal.signal(signal.SIGTERM, terminated)
 
 
 def exit_at_once(code: int) -> None:
