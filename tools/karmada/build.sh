@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds Karmada's own karmada-scheduler and karmada-scheduler-estimator, at the version pinned in go.mod, into
+# a cache outside the clone:
+#   ${BINDING_SCHEDULER_CACHE:-~/.cache/binding-scheduler}/karmada/<karmada>-<go>/
+# and prints that directory. A binary already there is not rebuilt. They report the pinned release (and its
+# commit, as the Go module proxy records it) on `version`, stamped the way Karmada's hack/util.sh does.
+#   build.sh estimator-client   builds our estimator-client (estimator-client/) into
+#                               <that directory>/estimator-client-<hash>/ and prints the binary's path; <hash> is
+#                               the first 12 hex digits of the sha256 of its .go files and go.sum, so a change
+#                               builds a new one and an unchanged one is never rebuilt.
+# The first build compiles Karmada and the Kubernetes libraries: minutes (docs/testing.md has the measurement).
+set -euo pipefail
+cd "$(dirname "$0")"
+karmada=$(go list -m -f '{{.Version}}' github.com/karmada-io/karmada)
+gov=$(go env GOVERSION)
+out="${BINDING_SCHEDULER_CACHE:-$HOME/.cache/binding-scheduler}/karmada/${karmada}-${gov}"
+mkdir -p "$out"
+
+build() {  # path-of-binary package ldflags
+  if [[ ! -x "$1" ]]; then
+    echo "karmada: building $(basename "$1") ($2) into $(dirname "$1")" >&2
+    local tmp="$1.tmp.$$"
+    trap 'rm -f "$tmp"' EXIT
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $3" -o "$tmp" "$2"
+    mv "$tmp" "$1"
+    trap - EXIT
+  fi
+}
+
+if [[ "${1:-}" == "estimator-client" ]]; then
+  hash=$(for f in $(LC_ALL=C ls -- estimator-client/*.go) go.sum; do printf '%s\0' "$f"; cat -- "$f"; done \
+         | sha256sum | cut -c1-12)
+  build "$out/estimator-client-${hash}/estimator-client" ./estimator-client ""
+  echo "$out/estimator-client-${hash}/estimator-client"
+  exit 0
+fi
+
+# The release's commit and date, as the module proxy recorded them (its Origin.Hash, the version's Time).
+commit=$(go mod download -json "github.com/karmada-io/karmada@${karmada}" \
+         | sed -n 's/.*"Hash": "\([0-9a-f]\{40\}\)".*/\1/p')
+date=$(go list -m -f '{{with .Time}}{{.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' github.com/karmada-io/karmada)
+commit=${commit:-unknown}
+pkg=github.com/karmada-io/karmada/pkg/version
+stamp="-X ${pkg}.gitVersion=${karmada} -X ${pkg}.gitTreeState=clean -X ${pkg}.gitCommit=${commit}"
+stamp+=" -X ${pkg}.gitShortCommit=${commit:0:7} -X ${pkg}.buildDate=${date:-unknown}"
+build "$out/karmada-scheduler" github.com/karmada-io/karmada/cmd/scheduler "$stamp"
+build "$out/karmada-scheduler-estimator" github.com/karmada-io/karmada/cmd/scheduler-estimator "$stamp"
+echo "$out"
