@@ -15,13 +15,18 @@ karmada=$(go list -m -f '{{.Version}}' github.com/karmada-io/karmada)
 gov=$(go env GOVERSION)
 out="${BINDING_SCHEDULER_CACHE:-$HOME/.cache/binding-scheduler}/karmada/${karmada}-${gov}"
 mkdir -p "$out"
+# Karmada's hack/build.sh builds with this tag: the estimator's protobuf messages (pkg/estimator/pb) still
+# refer to Kubernetes types as messages, and from k8s.io/api v0.35 those are messages only under this tag.
+# Without it, Karmada's estimator client panics on its first request ("*v1.NodeSelector is neither a v1 or
+# v2 Message").
+tags=kubernetes_protomessage_one_more_release
 
 build() {  # path-of-binary package ldflags
   if [[ ! -x "$1" ]]; then
     echo "karmada: building $(basename "$1") ($2) into $(dirname "$1")" >&2
     local tmp="$1.tmp.$$"
     trap 'rm -f "$tmp"' EXIT
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w $3" -o "$tmp" "$2"
+    CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $3" -o "$tmp" "$2"
     mv "$tmp" "$1"
     trap - EXIT
   fi
