@@ -56,6 +56,38 @@ class Server:
     def watch(self, path: str, **params: str) -> WatchStream:
         return WatchStream(self.client, path, {"watch": "1", **params})
 
+    def call(self, method: str, path: str, body: Any = None, *, accept: str = "application/json",
+             content_type: str | None = None) -> Reply:
+        """A request with any body (bytes are sent as they are) and Accept header; the answer with its headers,
+        its body parsed as JSON where it is JSON."""
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.client.server + path, data=data, method=method)
+        request.add_header("Accept", accept)
+        if data is not None:
+            request.add_header("Content-Type", content_type or "application/json")
+        if self.client.token:
+            request.add_header("Authorization", f"Bearer {self.client.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=30, context=self.client.context) as answer:
+                status, headers, raw = answer.status, answer.headers, answer.read()
+        except urllib.error.HTTPError as error:
+            status, headers, raw = error.code, error.headers, error.read()
+        try:
+            parsed: Any = json.loads(raw) if raw else None
+        except ValueError:
+            parsed = raw
+        return Reply(status, parsed, {key.lower(): value for key, value in headers.items()}, raw,
+                     list(headers.get_all("Warning") or ()))
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    headers: dict[str, str]
+    raw: bytes
+    warnings: list[str]
+
 
 def rb_body(name: str | None, labels: dict[str, str] | None = None, finalizers: list[str] | None = None,
             **spec: Any) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from typing import Any
 import yaml
 
 from .schema import Schema
+from .selectors import DEFAULT_FIELDS, EVENT_FIELDS, FieldLabels
+from .tables import BUILTIN_PRINTERS, DEFAULT_PRINTER, Printer, crd_printer
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 SUBRESOURCE_VERBS = ("get", "patch", "update")
@@ -34,6 +36,8 @@ class ResourceType:
     unconditional_update: bool = False  # a PUT without metadata.resourceVersion is allowed (else 422)
     schema: Schema | None = field(default=None, compare=False, hash=False, repr=False)
     custom: bool = False  # served from a CRD (its lists always carry `metadata.continue`, "" on the last page)
+    fields: FieldLabels = field(default=DEFAULT_FIELDS, compare=False, hash=False, repr=False)  # fieldSelector
+    printer: Printer | None = field(default=None, compare=False, hash=False, repr=False)  # None: built-in's own
 
     @property
     def api_version(self) -> str:
@@ -52,6 +56,13 @@ class ResourceType:
     def qualified(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
+    @property
+    def table_printer(self) -> Printer:
+        """The columns of `kubectl get` (the Table kube-apiserver answers for this type)."""
+        if self.printer is not None:
+            return self.printer
+        return BUILTIN_PRINTERS.get(self.storage_key, DEFAULT_PRINTER)
+
     def base_path(self, namespace: str | None = None) -> str:
         root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace is not None:
@@ -62,14 +73,17 @@ class ResourceType:
 BUILTINS: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "namespaces", "namespace", "Namespace", False, True, ("ns",),
                  verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
-                 generation=False, unconditional_update=True),
+                 generation=False, unconditional_update=True, fields=FieldLabels.of("metadata.name", "status.phase")),
     ResourceType("", "v1", "events", "event", "Event", True, False, ("ev",),
-                 generation=False, unconditional_update=True),
+                 generation=False, unconditional_update=True, fields=EVENT_FIELDS),
     ResourceType("", "v1", "services", "service", "Service", True, True, ("svc",), ("all",),
-                 generation=False, unconditional_update=True),
-    ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, False, generation=False),
+                 generation=False, unconditional_update=True,
+                 fields=FieldLabels.of("metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type")),
+    ResourceType("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, False, generation=False,
+                 fields=FieldLabels.of("metadata.name", "metadata.namespace", listed=True)),
     ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
-                 "CustomResourceDefinition", False, True, ("crd", "crds"), ("api-extensions",)),
+                 "CustomResourceDefinition", False, True, ("crd", "crds"), ("api-extensions",),
+                 fields=FieldLabels.of("metadata.name", "metadata.namespace", listed=True)),
 )
 
 
@@ -83,6 +97,9 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
         if not version.get("served", True):
             continue
         subresources = version.get("subresources") or {}
+        namespaced = spec.get("scope", "Namespaced") == "Namespaced"
+        selectable = [str(item.get("jsonPath", "")).lstrip(".") for item in version.get("selectableFields") or ()]
+        fields = FieldLabels.of("metadata.name", *(["metadata.namespace"] if namespaced else []), *selectable)
         result.append(
             ResourceType(
                 group=str(spec["group"]),
@@ -90,12 +107,14 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
                 plural=plural,
                 singular=str(names.get("singular") or plural.rstrip("s")),
                 kind=str(names["kind"]),
-                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                namespaced=namespaced,
                 has_status="status" in subresources,
                 short_names=tuple(names.get("shortNames") or ()),
                 categories=tuple(names.get("categories") or ()),
                 schema=Schema.of_version(version),
                 custom=True,
+                fields=fields,
+                printer=crd_printer(version.get("additionalPrinterColumns") or ()),
             )
         )
     return result

@@ -6,9 +6,11 @@ import asyncio
 import base64
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
 from aiohttp import web
 
 from . import discovery
@@ -18,12 +20,14 @@ from .journal import Journal, JournalEntry
 from .resources import Registry, ResourceType
 from .selectors import make_matcher
 from .store import MERGE_PATCH, Store
+from .tables import JSON, Representation, negotiate, partial, table
 from .watch import Watch, expired_event, parse_rv
 
 _JSON = "application/json"
 _NOT_FOUND = "the server could not find the requested resource"
 
 
+_REP = web.RequestKey("rep", Representation)  # the representation the Accept header asked for
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
@@ -33,6 +37,13 @@ def _dumps(value: Any) -> bytes:
 
 def _json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(status=status, body=_dumps(body), content_type=_JSON, headers=headers)
+
+
+def _response(rep: Representation, status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
+    if rep.encoding == "yaml":
+        text = yaml.safe_dump(body, default_flow_style=False, sort_keys=True)
+        return web.Response(status=status, body=text.encode(), content_type="application/yaml", headers=headers)
+    return _json_response(status, body, headers)
 
 
 @dataclass(frozen=True)
@@ -100,7 +111,7 @@ class ApiServer:
             self.journal.notify()
             raise asyncio.CancelledError from None
         except ApiError as exc:
-            response = _json_response(exc.code, exc.body, exc.headers)
+            response = _response(request.get(_REP, JSON), exc.code, exc.body, exc.headers)
         if not entry.status:
             entry.status = response.status
         entry.finished = time.monotonic()
@@ -132,7 +143,10 @@ class ApiServer:
         route = self._route(path)
         if route is None:
             raise ApiError(404, _NOT_FOUND, "NotFound", {})
-        response = await self._dispatch(request, entry, route, body, fault)
+        rep = negotiate(request.headers.get("Accept"), watch=entry.is_watch and request.method == "GET",
+                        builtin=not route.rtype.custom)
+        request[_REP] = rep
+        response = await self._dispatch(request, entry, route, body, fault, rep)
         if fault is not None and fault.lose_answer:
             _drop(request)  # the request took effect; its answer never arrives
         return response
@@ -185,7 +199,8 @@ class ApiServer:
     # ---- verbs ------------------------------------------------------------------------------------
 
     async def _dispatch(
-        self, request: web.BaseRequest, entry: JournalEntry, route: Route, body: Any, fault: Fault | None
+        self, request: web.BaseRequest, entry: JournalEntry, route: Route, body: Any, fault: Fault | None,
+        rep: Representation,
     ) -> web.StreamResponse:
         rt, ns, name, sub = route.rtype, route.namespace, route.name, route.subresource
         method = request.method
@@ -194,36 +209,36 @@ class ApiServer:
         if name is None:
             if method == "GET":
                 if entry.is_watch:
-                    return await self._watch(request, entry, route, fault)
-                return _json_response(200, self._list(route, request))
+                    return await self._watch(request, entry, route, fault, rep)
+                return _response(rep, 200, _shaped_list(rt, self._list(route, request), rep, request))
             if method == "POST":
                 if rt.namespaced and ns is None:
                     raise ApiError(405, f"the server does not allow this method on the requested resource "
                                         f"(post {rt.plural})", "MethodNotAllowed", {})
-                return _json_response(201, store.create(rt, body, ns, dry_run=dry_run))
+                return _response(rep, 201, store.create(rt, body, ns, dry_run=dry_run))
             if method == "DELETE":
-                return _json_response(200, self._delete_collection(route, request, dry_run))
+                return _response(rep, 200, self._delete_collection(route, request, dry_run))
         else:
             if method == "GET":
-                return _json_response(200, store.get(rt, name, ns))
+                return _response(rep, 200, _shaped_object(rt, store.get(rt, name, ns), rep, request))
             if method == "PUT":
-                return _json_response(200, store.update(rt, name, body, namespace=ns, subresource=sub,
+                return _response(rep, 200, store.update(rt, name, body, namespace=ns, subresource=sub,
                                                        dry_run=dry_run))
             if method == "PATCH":
                 content_type = request.content_type or MERGE_PATCH
-                return _json_response(200, store.patch(rt, name, body, namespace=ns, subresource=sub,
+                return _response(rep, 200, store.patch(rt, name, body, namespace=ns, subresource=sub,
                                                       content_type=content_type, dry_run=dry_run))
             if method == "DELETE" and sub is None:
                 preconditions = (body or {}).get("preconditions") if isinstance(body, dict) else None
                 obj, gone = store.delete_outcome(rt, name, ns, preconditions, dry_run=dry_run)
-                return _json_response(200, _deleted_status(rt, obj) if gone else obj)
+                return _response(rep, 200, _deleted_status(rt, obj) if gone else obj)
         raise ApiError(405, f"the server does not allow this method on the requested resource "
                             f"({method.lower()} {rt.plural})", "MethodNotAllowed", {})
 
     def _list(self, route: Route, request: web.BaseRequest) -> dict[str, Any]:
         query = request.query
         parse_rv(query.get("resourceVersion"))
-        matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"))
+        matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"), route.rtype.fields)
         items = self.store.list(route.rtype, route.namespace, matcher)
         metadata: dict[str, Any] = {"resourceVersion": str(self.store.resource_version)}
         token = query.get("continue")
@@ -244,7 +259,8 @@ class ApiServer:
                 "metadata": metadata, "items": items}
 
     def _delete_collection(self, route: Route, request: web.BaseRequest, dry_run: bool) -> dict[str, Any]:
-        matcher = make_matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"))
+        matcher = make_matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"),
+                               route.rtype.fields)
         deleted = [
             self.store.delete(route.rtype, obj["metadata"]["name"], obj["metadata"].get("namespace"),
                               dry_run=dry_run)
@@ -254,15 +270,17 @@ class ApiServer:
                 "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
 
     async def _watch(
-        self, request: web.BaseRequest, entry: JournalEntry, route: Route, fault: Fault | None
+        self, request: web.BaseRequest, entry: JournalEntry, route: Route, fault: Fault | None,
+        rep: Representation = JSON,
     ) -> web.StreamResponse:
         query = request.query
-        matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"))
+        matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"), route.rtype.fields)
         since = parse_rv(query.get("resourceVersion"))
         timeout = float(query["timeoutSeconds"]) if query.get("timeoutSeconds") else None
         bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
         send_initial = query.get("sendInitialEvents") in ("true", "1")
         watch = Watch(self.store, route.rtype, route.namespace, matcher, since, bookmarks, send_initial)
+        encode = _event_encoder(route.rtype, rep, request.query.get("includeObject", "Metadata"))
         response = web.StreamResponse(status=200, headers={"Content-Type": _JSON})
         entry.status = 200
         try:
@@ -274,11 +292,11 @@ class ApiServer:
                 timeout = 0.0
             await response.prepare(request)
             for event in initial:
-                await response.write(_dumps(event) + b"\n")
+                await response.write(encode(event))
             if fault is not None and fault.streaming:
                 await self._end_stream(request, response, fault)
                 return response
-            await self._stream(request, response, watch, timeout)
+            await self._stream(request, response, watch, timeout, encode)
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
@@ -286,7 +304,8 @@ class ApiServer:
         return response
 
     async def _stream(
-        self, request: web.BaseRequest, response: web.StreamResponse, watch: Watch, duration: float | None
+        self, request: web.BaseRequest, response: web.StreamResponse, watch: Watch, duration: float | None,
+        encode: Callable[[dict[str, Any]], bytes],
     ) -> None:
         """Live events until `duration` (timeoutSeconds) ends the stream. With bookmarks allowed: one BOOKMARK
         2 s before the end if the store has moved past the watch's start by then (kube-apiserver's pre-timeout
@@ -309,14 +328,14 @@ class ApiServer:
                 now = loop.time()
                 if deadline is not None and now >= deadline:
                     for pending in watch.pending():
-                        await response.write(_dumps(pending) + b"\n")
+                        await response.write(encode(pending))
                     return
                 if pre_timeout is not None and now >= pre_timeout:
                     pre_timeout = None
                     if self.store.resource_version > watch.start_rv:
-                        await response.write(_dumps(watch.bookmark()) + b"\n")
+                        await response.write(encode(watch.bookmark()))
                 elif now >= next_idle:
-                    await response.write(_dumps(watch.bookmark()) + b"\n")
+                    await response.write(encode(watch.bookmark()))
                     next_idle = now + self.bookmark_interval
                 continue
             if event is None:
@@ -329,7 +348,7 @@ class ApiServer:
                     return
                 continue
             next_idle = loop.time() + self.bookmark_interval
-            await response.write(_dumps(event) + b"\n")
+            await response.write(encode(event))
 
     async def _end_stream(self, request: web.BaseRequest, response: web.StreamResponse, fault: Fault) -> None:
         """How a streaming fault ends a watch: an ERROR event, half an event and a cut, or just the end."""
@@ -369,6 +388,50 @@ def _deleted_status(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     details["kind"] = rt.plural
     details["uid"] = metadata.get("uid", "")
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+def _shaped_object(rt: ResourceType, obj: dict[str, Any], rep: Representation,
+                   request: web.BaseRequest) -> dict[str, Any]:
+    """A GET's object as the Accept header asked: itself, its Table, or its PartialObjectMetadata."""
+    if rep.form == "Table":
+        return table(rt.table_printer, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                     version=rep.version, include_object=request.query.get("includeObject", "Metadata"))
+    if rep.form.startswith("PartialObjectMetadata"):
+        return partial(obj, rep.version)
+    return obj
+
+
+def _shaped_list(rt: ResourceType, listing: dict[str, Any], rep: Representation,
+                 request: web.BaseRequest) -> dict[str, Any]:
+    """A list as the Accept header asked: itself, a Table, or a PartialObjectMetadataList."""
+    if rep.form == "object":
+        return listing
+    metadata = {key: value for key, value in listing["metadata"].items() if value not in ("", None)}
+    if rep.form == "Table":
+        return table(rt.table_printer, listing["items"], metadata, version=rep.version,
+                     include_object=request.query.get("includeObject", "Metadata"))
+    return {"kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{rep.version}", "metadata": metadata,
+            "items": [partial(obj, rep.version) for obj in listing["items"]]}
+
+
+def _event_encoder(rt: ResourceType, rep: Representation, include_object: str) -> Callable[[dict[str, Any]], bytes]:
+    """Watch events as lines; for a Table watch (kubectl get -w) as kube-apiserver sends them: each object a
+    one-row Table, the first with the column definitions, the later ones with `columnDefinitions: null`; ERROR
+    and BOOKMARK events unchanged."""
+    if rep.form != "Table":
+        return lambda event: _dumps(event) + b"\n"
+    first = [True]
+
+    def encode(event: dict[str, Any]) -> bytes:
+        if event.get("type") in ("ERROR", "BOOKMARK"):
+            return _dumps(event) + b"\n"
+        obj = event["object"]
+        converted = table(rt.table_printer, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                          version=rep.version, include_object=include_object, headers=first[0])
+        first[0] = False
+        return _dumps({"type": event["type"], "object": converted}) + b"\n"
+
+    return encode
 
 
 def _sort_key(obj: dict[str, Any]) -> tuple[str, str]:

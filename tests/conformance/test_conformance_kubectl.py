@@ -1,0 +1,213 @@
+"""What kubectl relies on, held to a real kube-apiserver like the rest of the suite (see conftest.py): field
+selectors of events and other built-in kinds, Table responses, OpenAPI documents, server-side apply and
+managedFields, field validation, protobuf request bodies, SelfSubjectAccessReviews and SelfSubjectReviews."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from binding_scheduler.devcluster.tables import NAME_DESCRIPTION
+from tests.conformance.helpers import TIMESTAMP, Server, names, shape
+
+
+def event(name: str, namespace: str, involved: str, **fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name},
+            "involvedObject": {"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+                               "name": involved, "namespace": namespace, "uid": f"uid-{involved}"},
+            "message": "m", **fields}
+
+
+def bad_request(message: str) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+            "reason": "BadRequest", "code": 400}
+
+
+# ---- field selectors ---------------------------------------------------------------------------------------------
+
+
+def test_events_are_selected_by_involved_object_type_reason_and_source(server: Server) -> None:
+    ns = server.namespace
+    for body in (
+        event("e1", ns, "rb1", type="Normal", reason="Scheduled", source={"component": "binding-scheduler"}),
+        event("e2", ns, "rb2", type="Warning", reason="ScheduleFailed", reportingComponent="other"),
+        event("e3", ns, "rb1", type="Warning", reason="ScheduleFailed", source={"component": "x"},
+              reportingComponent="other"),
+    ):
+        status, answer = server.request("POST", server.path("Event"), body)
+        assert status == 201, answer
+
+    def selected(selector: str) -> list[str]:
+        status, answer = server.request("GET", server.path("Event", query=f"fieldSelector={_quote(selector)}"))
+        assert status == 200, answer
+        return names(answer)
+
+    assert selected("involvedObject.name=rb1") == ["e1", "e3"]
+    assert selected("involvedObject.kind=ResourceBinding,involvedObject.name=rb2") == ["e2"]
+    assert selected(f"involvedObject.namespace={ns},involvedObject.uid=uid-rb2") == ["e2"]
+    assert selected("involvedObject.apiVersion=work.karmada.io/v1alpha2,type=Warning") == ["e2", "e3"]
+    assert selected("involvedObject.resourceVersion=,involvedObject.fieldPath=") == ["e1", "e2", "e3"]
+    assert selected("reason!=Scheduled") == ["e2", "e3"]
+    assert selected("type==Normal") == ["e1"]
+    assert selected("source=other") == ["e2"]  # no source.component: the reporting component counts
+    assert selected("source=x") == ["e3"]
+    assert selected("reportingComponent=other") == ["e2", "e3"]
+    assert selected(f"metadata.namespace={ns},metadata.name=e3") == ["e3"]
+
+
+def test_a_watch_of_events_by_involved_object_sees_only_its_events(server: Server) -> None:
+    ns = server.namespace
+    server.request("POST", server.path("Event"), event("e1", ns, "rb1"))
+    with server.watch(server.path("Event"), fieldSelector="involvedObject.name=rb2", timeoutSeconds="2") as stream:
+        server.request("POST", server.path("Event"), event("e2", ns, "rb2"))
+        server.request("POST", server.path("Event"), event("e3", ns, "rb3"))
+        events = stream.rest()
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events if e["type"] != "BOOKMARK"] == [
+        ("ADDED", "e2")]
+
+
+@pytest.mark.parametrize(("path", "selector", "message"), [
+    ("/api/v1/namespaces", "metadata.namespace=x", "field label not supported: metadata.namespace"),
+    ("/api/v1/namespaces", "name=default", "field label not supported: name"),
+    ("/api/v1/events", "involvedObject.bogus=x", "field label not supported: involvedObject.bogus"),
+    ("/api/v1/services", "spec.ports=x", "field label not supported: spec.ports"),
+    ("/apis/coordination.k8s.io/v1/leases", "spec.holderIdentity=x",
+     '"spec.holderIdentity" is not a known field selector: only "metadata.name", "metadata.namespace"'),
+    ("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "spec.group=x",
+     '"spec.group" is not a known field selector: only "metadata.name", "metadata.namespace"'),
+    ("/apis/cluster.karmada.io/v1alpha1/clusters", "metadata.namespace=x",
+     "field label not supported: metadata.namespace"),
+    ("/apis/work.karmada.io/v1alpha2/resourcebindings", "spec.replicas=1", "field label not supported: spec.replicas"),
+    ("/api/v1/events", "type", "invalid selector: 'type'; can't understand 'type'"),
+    ("/api/v1/events", "type=a,,b", "invalid selector: 'type=a,,b'; can't understand 'b'"),
+])
+def test_a_field_selector_a_kind_does_not_support_is_400_worded_as_for_that_kind(
+    server: Server, path: str, selector: str, message: str,
+) -> None:
+    assert server.request("GET", f"{path}?fieldSelector={_quote(selector)}") == (400, bad_request(message))
+
+
+def test_namespaces_are_selected_by_phase_and_services_by_type(server: Server) -> None:
+    selector = _quote(f"status.phase=Active,metadata.name={server.namespace}")
+    status, answer = server.request("GET", f"/api/v1/namespaces?fieldSelector={selector}")
+    assert (status, names(answer)) == (200, [server.namespace])
+    status, answer = server.request("GET", server.path("Service", query="fieldSelector=spec.type%3DNodePort"))
+    assert (status, names(answer)) == (200, [])
+
+
+def _quote(text: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe="")
+
+
+# ---- Table responses (kubectl get) ------------------------------------------------------------------------------
+
+TABLE = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,"
+         "application/json")
+AGE = re.compile(r"\d+s")
+
+
+def test_a_table_of_resource_bindings_has_the_crds_printer_columns(server: Server) -> None:
+    server.create_rb("rb1")
+    server.request("PATCH", server.rb("rb1", "status"), {"status": {"conditions": [
+        {"type": "Scheduled", "status": "True", "reason": "Success", "message": "",
+         "lastTransitionTime": "2024-01-01T00:00:00Z"}]}})
+    reply = server.call("GET", server.rb(), accept=TABLE)
+    assert reply.status == 200
+    answer = reply.body
+    assert (answer["kind"], answer["apiVersion"], list(answer["metadata"])) == ("Table", "meta.k8s.io/v1",
+                                                                               ["resourceVersion"])
+    assert answer["columnDefinitions"] == [
+        {"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0},
+        {"name": "SCHEDULED", "type": "string", "format": "", "priority": 0, "description":
+            'Custom resource definition column (in JSONPath format): .status.conditions[?(@.type=="Scheduled")]'
+            ".status"},
+        {"name": "FULLYAPPLIED", "type": "string", "format": "", "priority": 0, "description":
+            'Custom resource definition column (in JSONPath format): .status.conditions[?(@.type=="FullyApplied")]'
+            ".status"},
+        {"name": "AGE", "type": "date", "format": "", "priority": 0,
+         "description": "Custom resource definition column (in JSONPath format): .metadata.creationTimestamp"}]
+    [row] = answer["rows"]
+    assert row["cells"][:3] == ["rb1", "True", None] and AGE.fullmatch(row["cells"][3])
+    assert row["object"]["kind"] == "PartialObjectMetadata"
+    assert shape(row["object"]) == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                    "metadata": shape(server.request("GET", server.rb("rb1"))[1])["metadata"]}
+
+
+def test_a_table_of_clusters_has_karmadas_columns_with_wide_ones_at_priority_1(server: Server) -> None:
+    reply = server.call("GET", "/apis/cluster.karmada.io/v1alpha1/clusters?limit=1", accept=TABLE)
+    assert [(c["name"], c["type"], c["priority"]) for c in reply.body["columnDefinitions"]] == [
+        ("Name", "string", 0), ("Version", "string", 0), ("Mode", "string", 0), ("Ready", "string", 0),
+        ("Age", "date", 0), ("Zones", "string", 1), ("Region", "string", 1), ("Provider", "string", 1),
+        ("API-Endpoint", "string", 1), ("Proxy-URL", "string", 1)]
+
+
+def test_a_table_of_one_object_has_its_row_and_its_resource_version(server: Server) -> None:
+    created = server.create_rb("rb1")
+    reply = server.call("GET", server.rb("rb1") + "?includeObject=None", accept=TABLE)
+    assert reply.body["metadata"] == {"resourceVersion": created["metadata"]["resourceVersion"]}
+    assert reply.body["rows"][0]["object"] is None
+    reply = server.call("GET", server.rb("rb1") + "?includeObject=Object", accept=TABLE)
+    assert shape(reply.body["rows"][0]["object"]) == shape(server.request("GET", server.rb("rb1"))[1])
+
+
+def test_built_in_kinds_have_kube_apiservers_printer_columns(server: Server) -> None:
+    ns = server.namespace
+    server.request("POST", server.path("Lease"), {"metadata": {"name": "l1"}, "spec": {"holderIdentity": "me"}})
+    server.request("POST", server.path("Event"), event("e1", ns, "rb1", type="Normal", reason="Scheduled",
+                                                       source={"component": "binding-scheduler"}, count=3,
+                                                       firstTimestamp="2020-01-01T00:00:00Z",
+                                                       lastTimestamp="2020-01-01T00:00:00Z"))
+    leases = server.call("GET", server.path("Lease"), accept=TABLE).body
+    assert [c["name"] for c in leases["columnDefinitions"]] == ["Name", "Holder", "Age"]
+    assert leases["rows"][0]["cells"][:2] == ["l1", "me"]
+    events = server.call("GET", server.path("Event"), accept=TABLE).body
+    assert [(c["name"], c["priority"]) for c in events["columnDefinitions"]] == [
+        ("Last Seen", 0), ("Type", 0), ("Reason", 0), ("Object", 0), ("Subobject", 1), ("Source", 1),
+        ("Message", 0), ("First Seen", 1), ("Count", 1), ("Name", 1)]
+    assert events["rows"][0]["cells"][1:] == ["Normal", "Scheduled", "resourcebinding/rb1", "",
+                                              "binding-scheduler", "m", events["rows"][0]["cells"][7], 3, "e1"]
+    namespace = server.call("GET", f"/api/v1/namespaces/{ns}", accept=TABLE).body
+    assert [c["name"] for c in namespace["columnDefinitions"]] == ["Name", "Status", "Age"]
+    assert namespace["rows"][0]["cells"][:2] == [ns, "Active"]
+    crds = server.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                              "resourcebindings.work.karmada.io", accept=TABLE).body
+    assert [(c["name"], c["type"]) for c in crds["columnDefinitions"]] == [("Name", "string"), ("Created At", "date")]
+    assert TIMESTAMP.fullmatch(crds["rows"][0]["cells"][1])
+
+
+def test_a_table_watch_sends_the_columns_once(server: Server) -> None:
+    server.create_rb("rb1")
+    server.create_rb("rb2")
+    reply = server.call("GET", server.rb(query="watch=1&timeoutSeconds=1"), accept=TABLE)
+    events = [json.loads(line) for line in reply.raw.splitlines()]
+    assert [(e["type"], e["object"]["kind"], e["object"]["rows"][0]["cells"][0]) for e in events] == [
+        ("ADDED", "Table", "rb1"), ("ADDED", "Table", "rb2")]
+    assert events[0]["object"]["columnDefinitions"][0]["name"] == "Name"
+    assert events[1]["object"]["columnDefinitions"] is None
+
+
+@pytest.mark.parametrize(("accept", "message"), [
+    ("text/plain", "only the following media types are accepted: application/json, application/yaml, "
+                   "application/vnd.kubernetes.protobuf"),
+    ("application/json;as=Table;v=v2;g=meta.k8s.io", "only the following media types are accepted: "
+                                                     "application/json, application/yaml, "
+                                                     "application/vnd.kubernetes.protobuf"),
+])
+def test_a_media_type_a_custom_resource_cannot_be_sent_as_is_406(server: Server, accept: str, message: str) -> None:
+    reply = server.call("GET", server.rb(), accept=accept)
+    assert (reply.status, reply.body) == (406, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                                "status": "Failure", "message": message, "reason": "NotAcceptable",
+                                                "code": 406})
+
+
+def test_yaml_is_answered_when_asked_for(server: Server) -> None:
+    created = server.create_rb("rb1")
+    reply = server.call("GET", server.rb("rb1"), accept="application/yaml")
+    assert (reply.status, reply.headers["content-type"]) == (200, "application/yaml")
+    assert yaml.safe_load(reply.raw) == created
