@@ -182,3 +182,40 @@ class WatchStream:
 def summary(events: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     return [(e["type"], e["object"].get("metadata", {}).get("name")) for e in events]
 
+
+
+# ---- protobuf bodies, as client-go sends built-in kinds ---------------------------------------------------------
+
+
+def _varint(value: int) -> bytes:
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def pb(*fields: tuple[int, int | str | bytes]) -> bytes:
+    """A protobuf message from (number, value) pairs: ints as varints, str and bytes (nested messages) as
+    length-delimited fields, in the order given (repeat a number for a repeated field)."""
+    out = bytearray()
+    for number, value in fields:
+        if isinstance(value, bool | int):
+            out += _varint(number << 3) + _varint(int(value))
+        else:
+            data = value.encode() if isinstance(value, str) else value
+            out += _varint(number << 3 | 2) + _varint(len(data)) + data
+    return bytes(out)
+
+
+def k8s_pb(api_version: str, kind: str, message: bytes) -> bytes:
+    """The `k8s\\x00` envelope (runtime.Unknown) around a message, as client-go sends it."""
+    return b"k8s\x00" + pb((1, pb((1, api_version), (2, kind))), (2, message), (3, ""), (4, ""))
+
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from binding_scheduler.devcluster.tables import NAME_DESCRIPTION
-from tests.conformance.helpers import TIMESTAMP, Server, names, shape
+from tests.conformance.helpers import PROTOBUF, RB_API, TIMESTAMP, Server, k8s_pb, names, pb, shape
 
 
 def event(name: str, namespace: str, involved: str, **fields: Any) -> dict[str, Any]:
@@ -211,3 +211,119 @@ def test_yaml_is_answered_when_asked_for(server: Server) -> None:
     reply = server.call("GET", server.rb("rb1"), accept="application/yaml")
     assert (reply.status, reply.headers["content-type"]) == (200, "application/yaml")
     assert yaml.safe_load(reply.raw) == created
+
+
+# ---- /version ----------------------------------------------------------------------------------------------------
+
+
+def test_version_reports_kubernetes_1_35_4(server: Server) -> None:
+    status, answer = server.request("GET", "/version")
+    assert status == 200
+    assert list(answer) == ["major", "minor", "emulationMajor", "emulationMinor", "minCompatibilityMajor",
+                            "minCompatibilityMinor", "gitVersion", "gitCommit", "gitTreeState", "buildDate",
+                            "goVersion", "compiler", "platform"]
+    assert (answer["major"], answer["minor"], answer["emulationMinor"], answer["minCompatibilityMinor"]) == (
+        "1", "35", "35", "34")
+    assert re.fullmatch(r"v1\.35\.4(\+devcluster)?", answer["gitVersion"])
+
+
+# ---- protobuf bodies and the review kinds (kubectl create namespace, auth can-i, auth whoami) -----------------
+
+
+def test_a_namespace_sent_as_protobuf_is_created_as_if_sent_as_json(server: Server) -> None:
+    name = f"{server.namespace}-pb"
+    # what kubectl create namespace sends: ObjectMeta with every string field present and empty, empty spec/status
+    meta = pb((1, name), (2, ""), (3, ""), (4, ""), (5, ""), (6, ""), (7, 0), (8, b""), (11, pb((1, "a"), (2, "b"))))
+    reply = server.call("POST", "/api/v1/namespaces", k8s_pb("v1", "Namespace", pb((1, meta), (2, b""), (3, b""))),
+                        content_type=PROTOBUF)
+    assert reply.status == 201, reply.body
+    assert shape(reply.body) == {
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": name, "uid": "<uid>", "creationTimestamp": "<creationTimestamp>",
+                     "resourceVersion": "<rv>", "labels": {"a": "b", "kubernetes.io/metadata.name": name}},
+        "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
+
+
+def test_a_lease_sent_as_protobuf_keeps_its_micro_times(server: Server) -> None:
+    spec = pb((1, "me"), (2, 15), (4, pb((1, 1700000000), (2, 123456000))))
+    reply = server.call("POST", server.path("Lease"),
+                        k8s_pb("coordination.k8s.io/v1", "Lease", pb((1, pb((1, "l1"))), (2, spec))),
+                        content_type=PROTOBUF)
+    assert (reply.status, reply.body["spec"]) == (201, {"holderIdentity": "me", "leaseDurationSeconds": 15,
+                                                        "renewTime": "2023-11-14T22:13:20.123456Z"})
+
+
+def test_a_body_that_is_not_protobuf_is_400_naming_the_kind_and_the_bytes(server: Server) -> None:
+    reply = server.call("POST", "/api/v1/namespaces", b"garbage", content_type=PROTOBUF)
+    assert (reply.status, reply.body) == (400, bad_request(
+        "the object provided is unrecognized (must be of type Namespace): provided data does not appear to be a "
+        "protobuf message, expected prefix [107 56 115 0] (67617262616765)"))
+
+
+@pytest.mark.parametrize(("method", "path", "content_type", "message", "details"), [
+    ("POST", "/api/v1/namespaces", "text/plain", "the body of the request was in an unknown format - accepted media "
+     "types include: application/json, application/yaml, application/vnd.kubernetes.protobuf", None),
+    ("POST", "RB", "application/cbor", "the body of the request was in an unknown format - accepted media "
+     "types include: application/json, application/yaml, application/vnd.kubernetes.protobuf", None),
+    ("PATCH", "NS", PROTOBUF, "415: Unsupported Media Type", {}),
+    ("PATCH", "NS", "text/plain", "415: Unsupported Media Type", {}),
+    ("PATCH", "RB1", "text/plain", "the body of the request was in an unknown format - accepted media types "
+     "include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml", None),
+])
+def test_a_body_in_a_media_type_the_server_does_not_read_is_415(
+    server: Server, method: str, path: str, content_type: str, message: str, details: dict[str, Any] | None,
+) -> None:
+    server.create_rb("rb1")
+    path = {"RB": server.rb(), "RB1": server.rb("rb1"), "NS": f"/api/v1/namespaces/{server.namespace}"}.get(path, path)
+    reply = server.call(method, path, b'{"metadata":{"name":"x"}}', content_type=content_type)
+    expected: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                "message": message, "reason": "UnsupportedMediaType", "code": 415}
+    if details is not None:
+        expected["details"] = details
+    assert (reply.status, reply.body) == (415, expected)
+
+
+def test_a_yaml_body_is_read(server: Server) -> None:
+    body = f"apiVersion: {RB_API}\nkind: ResourceBinding\nmetadata:\n  name: rb1\nspec:\n  resource:\n" \
+           "    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n  replicas: 2\n"
+    reply = server.call("POST", server.rb(), body.encode(), content_type="application/yaml")
+    assert (reply.status, reply.body["spec"]["replicas"]) == (201, 2)
+
+
+def test_a_self_subject_access_review_allows_the_admin(server: Server) -> None:
+    spec = {"resourceAttributes": {"namespace": server.namespace, "verb": "create", "group": "work.karmada.io",
+                                   "resource": "resourcebindings"}}
+    body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": spec}
+    status, answer = server.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body)
+    assert (status, answer["spec"], answer["status"]) == (201, spec, {"allowed": True})
+    attributes = pb((1, server.namespace), (2, "delete"), (3, "work.karmada.io"), (4, ""),
+                    (5, "resourcebindings"), (6, ""), (7, ""))
+    reply = server.call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", k8s_pb(
+        "authorization.k8s.io/v1", "SelfSubjectAccessReview", pb((1, b""), (2, pb((1, attributes))), (3, pb(
+            (1, 0), (4, 0), (2, ""), (3, ""))))), content_type=PROTOBUF)
+    assert (reply.status, reply.body["status"]) == (201, {"allowed": True})
+    assert reply.body["spec"]["resourceAttributes"] == {"namespace": server.namespace, "verb": "delete",
+                                                        "group": "work.karmada.io", "resource": "resourcebindings"}
+
+
+def test_a_self_subject_rules_review_grants_everything_and_a_self_subject_review_names_an_admin(
+    server: Server,
+) -> None:
+    status, answer = server.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": "default"}})
+    assert (status, answer["spec"], answer["status"]["incomplete"]) == (201, {}, False)
+    assert {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]} in answer["status"]["resourceRules"]
+    assert {"verbs": ["*"], "nonResourceURLs": ["*"]} in answer["status"]["nonResourceRules"]
+    reply = server.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", k8s_pb(
+        "authentication.k8s.io/v1", "SelfSubjectReview", pb((1, pb((1, ""), (3, ""), (8, b""))), (2, pb((1, b""))))),
+        content_type=PROTOBUF)
+    assert reply.status == 201
+    assert TIMESTAMP.fullmatch(reply.body["metadata"]["creationTimestamp"])
+    assert reply.body["status"]["userInfo"]["groups"] == ["system:masters", "system:authenticated"]
+
+
+def test_a_review_kind_cannot_be_read(server: Server) -> None:
+    status, answer = server.request("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+    assert (status, answer) == (405, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                      "message": "the server does not allow this method on the requested resource",
+                                      "reason": "MethodNotAllowed", "details": {}, "code": 405})

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .resources import SUBRESOURCE_VERBS, Registry, ResourceType
 
+# The Kubernetes release whose behaviour devcluster is held to (tests/conformance runs against it), with the
+# build metadata a distribution adds (as k3s does: v1.35.4+k3s1): kubectl 1.34 to 1.36 see no version skew.
 VERSION_INFO: dict[str, str] = {
     "major": "1",
-    "minor": "30",
-    "gitVersion": "v1.30.0-devcluster",
+    "minor": "35",
+    "emulationMajor": "1",
+    "emulationMinor": "35",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "34",
+    "gitVersion": "v1.35.4+devcluster",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
-    "buildDate": "2024-01-01T00:00:00Z",
-    "goVersion": "go1.22.0",
+    "buildDate": "1970-01-01T00:00:00Z",
+    "goVersion": f"python{sys.version_info.major}.{sys.version_info.minor}",
     "compiler": "gc",
     "platform": "linux/amd64",
 }

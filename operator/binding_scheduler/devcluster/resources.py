@@ -38,6 +38,7 @@ class ResourceType:
     custom: bool = False  # served from a CRD (its lists always carry `metadata.continue`, "" on the last page)
     fields: FieldLabels = field(default=DEFAULT_FIELDS, compare=False, hash=False, repr=False)  # fieldSelector
     printer: Printer | None = field(default=None, compare=False, hash=False, repr=False)  # None: built-in's own
+    review: bool = False  # create-only and never stored: answered from the request (SelfSubjectAccessReview...)
 
     @property
     def api_version(self) -> str:
@@ -84,6 +85,12 @@ BUILTINS: tuple[ResourceType, ...] = (
     ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
                  "CustomResourceDefinition", False, True, ("crd", "crds"), ("api-extensions",),
                  fields=FieldLabels.of("metadata.name", "metadata.namespace", listed=True)),
+    ResourceType("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+                 "SelfSubjectAccessReview", False, verbs=("create",), generation=False, review=True),
+    ResourceType("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "selfsubjectrulesreview",
+                 "SelfSubjectRulesReview", False, verbs=("create",), generation=False, review=True),
+    ResourceType("authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview",
+                 False, verbs=("create",), generation=False, review=True),
 )
 
 
