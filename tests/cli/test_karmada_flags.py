@@ -207,21 +207,36 @@ def test_a_single_dash_long_flag_is_not_one() -> None:
 # --- verbosity ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("argv", "verbose"), [
-    ([], False),
-    (["--v=2"], False),
-    (["--v=3"], False),
-    (["--v=4"], True),
-    (["--v", "6"], True),
-    (["-v=4"], True),
-    (["-v4"], True),
-    (["-v", "2"], False),
-    (["-v"], True),
-    (["-v", "--scheduler-name=x"], True),
-    (["--verbose"], True),
+@pytest.mark.parametrize(("argv", "verbosity"), [
+    ([], 0),
+    (["--v=2"], 2),
+    (["--v=3"], 3),
+    (["--v=4"], 4),
+    (["--v", "6"], 6),
+    (["-v=4"], 4),
+    (["-v4"], 4),
+    (["-v", "2"], 2),
+    (["-v"], 6),
+    (["-v", "--scheduler-name=x"], 6),
+    (["--verbose"], 6),
 ])
-def test_klog_verbosity_4_or_more_and_a_bare_v_are_debug_logging(argv: list[str], verbose: bool) -> None:
-    assert run_args(*argv).verbose is verbose
+def test_klog_verbosity_is_kept_and_a_bare_v_means_everything(argv: list[str], verbosity: int) -> None:
+    assert run_args(*argv).verbosity == verbosity
+
+
+@pytest.mark.parametrize(("argv", "log_format"), [
+    ([], "text"),
+    (["--logging-format=json"], "json"),
+    (["--log-format=json"], "json"),
+    (["--logging-format=text", "--log-format=json"], "json"),
+])
+def test_the_log_format_comes_from_our_flag_or_karmadas(argv: list[str], log_format: str) -> None:
+    assert run_args(*argv).log_format == log_format
+
+
+def test_an_unknown_log_format_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(["run", "--logging-format=xml"]) == 2
+    assert "--logging-format: 'xml' is not one of text, json" in capsys.readouterr().err
 
 
 def test_a_verbosity_that_is_not_a_number_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -445,10 +460,10 @@ def test_from_flags_says_which_flags_stay_on_the_command_line(capsys: pytest.Cap
 
 
 def test_from_flags_warns_about_ignored_flags_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    _, err = from_flags(capsys, "--rate-limiter-qps=10", "--logging-format=json")
+    _, err = from_flags(capsys, "--rate-limiter-qps=10", "--log-flush-frequency=5s")
     assert err.splitlines() == [
         f"warning: --rate-limiter-qps is ignored: {IGNORED['rate-limiter-qps'][1]}",
-        "warning: --logging-format is ignored: binding-scheduler writes text log lines",
+        f"warning: --log-flush-frequency is ignored: {IGNORED['log-flush-frequency'][1]}",
     ]
 
 
@@ -521,8 +536,7 @@ def test_karmadas_own_scheduler_args_parse(args: list[str]) -> None:
     assert found.feature_gates.multiple_pod_templates_scheduling is (args is not OPERATOR_ARGS)
 
 
-def test_the_artifacts_args_warn_about_the_log_format_and_the_gates_and_mean_debug_logging() -> None:
+def test_the_artifacts_args_log_json_at_debug_and_warn_about_the_gates() -> None:
     parsed = run_args(*substituted(ARTIFACTS_ARGS))
-    assert parsed.verbose is True
-    assert [line.partition(":")[0] for line in parsed.karmada.warnings] == [
-        "--logging-format is ignored", "--feature-gates", "--feature-gates"]
+    assert (parsed.verbosity, parsed.log_format) == (4, "json")
+    assert [line.partition(":")[0] for line in parsed.karmada.warnings] == ["--feature-gates", "--feature-gates"]

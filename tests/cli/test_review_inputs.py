@@ -64,9 +64,10 @@ def test_a_file_that_is_not_utf8_is_a_bad_input_line_not_a_traceback(
     bad = tmp_path / "b.yaml"
     bad.write_bytes(b"kind: Cluster\nmetadata: {name: \xff\xfe}\n")
     code = main(["simulate", "-f", str(good), "-f", str(bad), "-o", "json"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 2
-    assert out.splitlines() == [f"{bad}: - -: not UTF-8 text: invalid start byte"]
+    assert out == ""
+    assert err.splitlines() == [f"{bad}: not UTF-8 text: invalid start byte"]
 
 
 def test_two_clusters_of_one_name_are_a_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,6 +76,7 @@ def test_two_clusters_of_one_name_are_a_bad_input(tmp_path: Path, capsys: pytest
     first.write_text(CLUSTER)
     second.write_text(CLUSTER + "---\n" + BINDING)
     code = main(["simulate", "-f", str(first), "-f", str(second), "-o", "json"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 2
-    assert out.splitlines() == [f"{second}: Cluster m1: metadata.name: 'm1' is already a Cluster in {first}"]
+    assert out == ""
+    assert err.splitlines() == [f"{second}: Cluster m1: metadata.name: 'm1' is already a Cluster in {first}"]

@@ -177,9 +177,10 @@ def test_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
     negative = cluster("m1", 10)
     negative["spec"]["syncMode"] = "Sideways"
     files = write(tmp_path, "bad.yaml", bad, negative)
-    code, out, _ = run(capsys, "-f", files, "-o", "json")
+    code, out, err = run(capsys, "-f", files, "-o", "json")
     assert code == 2
-    assert out.splitlines() == [
+    assert out == ""
+    assert err.splitlines() == [
         f"{files}: ResourceBinding web: spec.placement.clusterAffinity.labelSelector.matchExpressions[0].operator: "
         "'Inn' is not one of In, NotIn, Exists, DoesNotExist",
         f"{files}: Cluster m1: spec.syncMode: 'Sideways' is not one of Push, Pull",

@@ -51,6 +51,8 @@ def test_kopf_run_schedules_and_shuts_down_cleanly(api: DevCluster, config_file:
     assert process.returncode == 0, output
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]
     assert "shutdown complete" in output
+    assert "FutureWarning" not in output
+    assert "Handler " not in output  # Kopf's per-event "Handler ... succeeded" lines are dropped
     lease = get(api, "leases", "karmada-scheduler", "karmada-system")
     assert lease is not None and lease["spec"]["holderIdentity"] == ""
 

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from binding_scheduler.scheduling.health import HealthServer
+from binding_scheduler.scheduling.health import HealthServer, ServeError
 from binding_scheduler.scheduling.metrics import CONTENT_TYPE, SchedulerMetrics
 
 HOST = "127.0.0.1"
@@ -168,7 +168,8 @@ async def test_a_port_in_use_fails_start_and_leaves_nothing_running(client: aioh
     async with server() as first:
         taken = first.metrics_port
         second = server(metrics_port=0, health_port=taken)
-        with pytest.raises(OSError):
+        with pytest.raises(ServeError, match=rf"cannot serve /healthz, /readyz on 127\.0\.0\.1:{taken}: .*address "
+                           r"already in use \(set by spec\.metrics\.healthHost/healthPort"):
             await second.start()
         assert not second.serving
         assert second.metrics_port is None and second.health_port is None

@@ -57,6 +57,8 @@ class PluginSet:
 
     filters: tuple[FilterPlugin, ...]
     scores: tuple[ScorePlugin, ...]
+    unknown: tuple[str, ...] = ()
+    """Names `--plugins` gave that no plugin has: ignored, as Karmada ignores them (a likely typo)."""
     filter_runners: tuple[tuple[str, FilterRunner], ...] = field(init=False, repr=False, compare=False)
     score_runners: tuple[tuple[str, ScoreRunner], ...] = field(init=False, repr=False, compare=False)
 
@@ -106,10 +108,21 @@ def enabled_names(spec: Sequence[str], available: Sequence[str]) -> list[str]:
     return [name for name in available if name in enabled]
 
 
-def build_plugins(spec: Sequence[str] = ("*",), extra: Sequence[object] = ()) -> PluginSet:
+def unknown_names(spec: Sequence[str], known: Sequence[str]) -> list[str]:
+    """The names in `spec` (`name` or `-name`) that are not in `known`, in spec order, once each."""
+    names = [entry.removeprefix("-") for entry in spec if entry != "*"]
+    return list(dict.fromkeys(name for name in names if name not in set(known)))
+
+
+def build_plugins(
+    spec: Sequence[str] = ("*",), extra: Sequence[object] = (), *, also_known: Sequence[str] = ()
+) -> PluginSet:
+    """The plugins `spec` enables. `also_known`: names of plugins that exist but were not loaded (out-of-tree
+    ones `spec` leaves out), which are therefore not unknown."""
     plugins = registry(extra)
     chosen = [plugins[name] for name in enabled_names(spec, list(plugins))]
     return PluginSet(
         filters=tuple(p for p in chosen if isinstance(p, FilterPlugin)),
         scores=tuple(p for p in chosen if isinstance(p, ScorePlugin)),
+        unknown=tuple(unknown_names(spec, [*plugins, *also_known])),
     )

@@ -83,8 +83,9 @@ def run_command(
 
 
 def fail(lines: list[str], code: int = 2) -> SystemExit:
+    """Each problem on a line of its own on stderr (stdout carries only results: `-o json` stays parseable)."""
     for line in lines:
-        print(line)
+        print(line, file=sys.stderr)
     return SystemExit(code)
 
 
@@ -100,10 +101,14 @@ def load_or_exit(files: list[str]) -> Inputs:
 
 def plugins_or_exit(spec: str) -> PluginSet:
     try:
-        return load_plugins(spec)
+        plugins = load_plugins(spec)
     except PluginError as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from error
+    for name in plugins.unknown:
+        print(f"warning: --plugins names {name!r}, which is no plugin: ignored (known: {', '.join(plugins.names)})",
+              file=sys.stderr)
+    return plugins
 
 
 def estimator_endpoints(values: list[str]) -> dict[str, str]:

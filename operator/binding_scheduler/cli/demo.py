@@ -29,9 +29,10 @@ from ..model import parse_cluster
 from ..operator.app import OperatorApp
 from ..operator.options import LaunchOptions
 from ..operator.runner import run_operator
+from . import argtypes
 from .examples import bundled_examples
 from .inputs import documents, input_files
-from .run import configure_logging
+from .logs import EVERYTHING_VERBOSITY, configure_logging
 
 PLURALS = {
     "Cluster": "clusters",
@@ -133,7 +134,7 @@ def run_demo(args: argparse.Namespace) -> int:
         sources: list[Traversable] = bundled_examples()
         origin = "the bundled examples"
     else:
-        sources, origin = list(input_files([args.examples])), args.examples
+        sources, origin = list(input_files([str(args.examples)])), str(args.examples)
     with tempfile.TemporaryDirectory() as tmp, DevCluster.in_thread() as api:
         api.store.ensure_namespace("karmada-system")
         created = load(api, sources)
@@ -186,7 +187,7 @@ async def _operate(app: OperatorApp, api: DevCluster, bindings: Sequence[Mapping
 
 
 def handle(args: argparse.Namespace) -> int:
-    configure_logging(args.verbose)
+    configure_logging(EVERYTHING_VERBOSITY if args.verbose else 0)
     return run_demo(args)
 
 
@@ -199,12 +200,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--examples",
+        type=argtypes.existing_folder,
         default=None,
         metavar="DIR",
         help="folder of Clusters and bindings (default: the bundled examples, as `binding-scheduler examples` "
         "writes them)",
     )
-    parser.add_argument("--workers", type=int, default=4, help="concurrent scheduling passes (default 4)")
+    parser.add_argument("--workers", type=argtypes.positive, default=4, help="concurrent scheduling passes (default 4)")
     parser.add_argument("--keep-running", action="store_true", help="keep serving until Ctrl-C")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.set_defaults(handler=handle)

@@ -11,6 +11,8 @@ from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
 
+from . import argtypes
+
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
@@ -20,12 +22,12 @@ def register(subparsers: Any) -> None:
                     "'devcluster: serving http://HOST:PORT'.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (default 0: any free port)")
+    parser.add_argument("--port", type=argtypes.port, default=0, help="port to listen on (default 0: any free port)")
     parser.add_argument("--kubeconfig-out", type=Path, default=None, metavar="FILE",
                         help="write a kubeconfig pointing at the emulator to FILE")
     parser.add_argument("--crds", type=Path, default=None, metavar="DIR",
                         help="folder of CustomResourceDefinition YAML files (default: the Karmada CRDs)")
-    parser.add_argument("--history", type=int, default=10000,
+    parser.add_argument("--history", type=argtypes.positive, default=10000,
                         help="events retained for watch resumption (default 10000)")
     parser.set_defaults(handler=run)
 

@@ -14,6 +14,7 @@ import yaml
 
 from ..estimation.stub import EstimatorStub, StubMode, StubTls
 from ..model import Cluster, ValidationError, parse_cluster
+from . import argtypes
 
 
 def register(subparsers: Any) -> None:
@@ -28,16 +29,19 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--cluster", required=True, metavar="NAME", help="the cluster this estimator answers for")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
-    parser.add_argument("--port", type=int, default=10352, help="port; 0 picks a free one (default: %(default)s)")
-    parser.add_argument("--replicas", type=int, help="fixed answer to MaxAvailableReplicas")
-    parser.add_argument("--sets", type=int, help="fixed answer to MaxAvailableComponentSets (default: --replicas)")
+    parser.add_argument("--port", type=argtypes.port, default=10352,
+                        help="port; 0 picks a free one (default: %(default)s)")
+    parser.add_argument("--replicas", type=argtypes.non_negative, help="fixed answer to MaxAvailableReplicas")
+    parser.add_argument("--sets", type=argtypes.non_negative,
+                        help="fixed answer to MaxAvailableComponentSets (default: --replicas)")
     parser.add_argument("--cluster-file", type=Path, help="a Cluster (YAML or JSON) whose resource summary answers")
     parser.add_argument(
         "--mode", choices=["ok", "latency", "hang", "error", "garbage"], default="ok",
         help="ok: answer; latency: answer after --latency; hang: never answer; error: fail with UNKNOWN; "
         "garbage: answer undecodable bytes (default: %(default)s)",
     )
-    parser.add_argument("--latency", type=float, default=0.0, metavar="SECONDS", help="delay before each answer")
+    parser.add_argument("--latency", type=argtypes.non_negative_seconds, default=0.0, metavar="SECONDS",
+                        help="delay before each answer")
     parser.add_argument("--error-message", default="estimator stub: injected failure", help="text of --mode error")
     parser.add_argument("--tls-cert", type=Path, help="serve TLS with this certificate (PEM)")
     parser.add_argument("--tls-key", type=Path, help="the key of --tls-cert (PEM)")

@@ -118,7 +118,8 @@ def render_text(
         f"{binding.scope.value} {binding.key}: {binding.replicas} replicas, {_describe_strategy(binding)}",
         f"current spec.clusters: {clusters_text(binding.clusters)}",
         f"a pass now would {'schedule (' + trigger.value + ')' if trigger else 'not reschedule (nothing changed)'}",
-        f"plugins: {', '.join(plugins.names) or 'none'}",
+        f"plugins: {', '.join(plugins.names) or 'none'}"
+        + (f" (unknown, ignored: {', '.join(plugins.unknown)})" if plugins.unknown else ""),
     ]
     for number, record in enumerate(records, start=1):
         term = record.binding.status.scheduler_observing_affinity_name

@@ -75,14 +75,14 @@ def load_inputs(paths: Sequence[str]) -> Inputs:
         try:
             docs = list(documents(path))
         except OSError as error:
-            inputs.errors.append(f"{path}: - -: {error.strerror or error}")
+            inputs.errors.append(f"{path}: {error.strerror or error}")
             continue
         except yaml.YAMLError as error:
             problem = str(error).replace("\n", " ")
-            inputs.errors.append(f"{path}: - -: not valid YAML or JSON: {problem}")
+            inputs.errors.append(f"{path}: not valid YAML or JSON: {problem}")
             continue
         except UnicodeDecodeError as error:
-            inputs.errors.append(f"{path}: - -: not UTF-8 text: {error.reason}")
+            inputs.errors.append(f"{path}: not UTF-8 text: {error.reason}")
             continue
         for document in docs:
             kind, name = _describe(document)

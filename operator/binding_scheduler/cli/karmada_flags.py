@@ -53,6 +53,7 @@ CROSS_FIELD = frozenset({
 })
 CONNECTION = ("kubeconfig", "master")
 VERBOSITY = "v"
+LOGGING_FORMAT = "logging-format"  # klog's text|json, read as binding-scheduler's --log-format
 
 _KLOG = "a klog output option; binding-scheduler writes its log to stderr"
 _LOG_ALPHA = "an alpha option of Kubernetes' text and JSON log formats; binding-scheduler writes text to stderr"
@@ -65,7 +66,6 @@ IGNORED: dict[str, tuple[bool, str]] = {
                                  "binding-scheduler's queue has no rate limiter (it backs off as spec.queue says)"),
     "enable-pprof": (True, "binding-scheduler has no Go pprof endpoint"),
     "profiling-bind-address": (False, "binding-scheduler has no Go pprof endpoint"),
-    "logging-format": (False, "binding-scheduler writes text log lines"),
     "log-flush-frequency": (False, "binding-scheduler writes each log line at once"),
     "vmodule": (False, "per-file verbosity is klog's; --v sets binding-scheduler's"),
     "log-text-split-stream": (True, _LOG_ALPHA),
@@ -114,6 +114,7 @@ def karmada_flags() -> dict[str, Flag]:
     flags.update({name: Flag(name) for name in CONNECTION})
     flags.update({name: Flag(name, boolean=boolean) for name, (boolean, _) in IGNORED.items()})
     flags[VERBOSITY] = Flag(VERBOSITY, shorthand="v", optional_number=True)
+    flags[LOGGING_FORMAT] = Flag(LOGGING_FORMAT)
     return flags
 
 
@@ -126,6 +127,8 @@ class KarmadaSettings:
     """`--v=N`; None when not given."""
     bare_v: bool = False
     """`-v` without a number: our own meaning, debug logging."""
+    log_format: str | None = None
+    """`--logging-format` (text or json); None when not given."""
     command_line_only: tuple[str, ...] = ()
     """The flags given that are not part of a SchedulerConfiguration, as `--kubeconfig=FILE` (`--kubeconfig`,
     `--master`, `--v`), the last of each."""
@@ -151,6 +154,7 @@ class _Reader:
         self.connection: dict[str, str] = {}
         self.verbosity: int | None = None
         self.bare_v = False
+        self.log_format: str | None = None
         self.command_line_only: list[str] = []
         self.warnings: list[str] = []
         self.plugins: list[str] | None = None
@@ -166,6 +170,11 @@ class _Reader:
         elif name == VERBOSITY:
             self._verbosity(value)
             self._command_line_only(name, f"--v={value}" if value else "-v")
+        elif name == LOGGING_FORMAT:
+            if value not in ("text", "json"):
+                raise FlagError(f"--{name}: {value!r} is not one of text, json")
+            self.log_format = value
+            self._command_line_only(name, f"--{name}={value}")
         elif name in MAPPED:
             self._mapped(name, value)
 
@@ -179,6 +188,7 @@ class _Reader:
             master=self.connection.get("master") or None,
             verbosity=self.verbosity,
             bare_v=self.bare_v,
+            log_format=self.log_format,
             command_line_only=tuple(self.command_line_only),
             warnings=tuple(self.warnings),
         )

@@ -12,6 +12,7 @@ import logging
 import sys
 from typing import Any
 
+from ..kube.connection import ConfigError, load_connection
 from ..model import ValidationError
 from ..operator.config_file import ConfigFileError, load_config_file
 from ..operator.options import LaunchOptions
@@ -19,6 +20,7 @@ from ..operator.runner import main as run_main
 from . import goflags
 from .goflags import Flag, FlagError
 from .karmada_flags import IGNORED, MAPPED, KarmadaSettings, karmada_flags, parse_bool, read
+from .logs import EVERYTHING_VERBOSITY, LOG_FORMATS, configure_logging
 from .parsers import CommandParser
 
 logger = logging.getLogger(__name__)
@@ -26,20 +28,10 @@ logger = logging.getLogger(__name__)
 OWN_FLAGS: dict[str, Flag] = {
     **{name: Flag(name) for name in ("context", "namespace", "config", "config-file", "identity")},
     "verbose": Flag("verbose", boolean=True),
+    "log-format": Flag("log-format"),
 }
 HELP = Flag("help", boolean=True, shorthand="h")
 USAGE = "%(prog)s [-h] [FLAG...]  (Go syntax: --flag=value, --flag value, --bool, --bool=false)"
-
-
-def configure_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    if not verbose:
-        logging.getLogger("kopf").setLevel(logging.WARNING)
-        logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
 
 def read_command_line(
@@ -74,13 +66,27 @@ def parse_run_args(parser: CommandParser, argv: list[str]) -> dict[str, Any]:
         "config": own.get("config") or None,
         "config_file": own.get("config-file") or None,
         "identity": own.get("identity") or None,
-        "verbose": settings.debug or bool(own.get("verbose")),
+        "verbosity": _verbosity(settings, bool(own.get("verbose"))),
+        "log_format": _log_format(parser, own.get("log-format"), settings),
         "karmada": settings,
     }
 
 
+def _verbosity(settings: KarmadaSettings, verbose: bool) -> int:
+    if verbose or settings.bare_v:
+        return EVERYTHING_VERBOSITY
+    return settings.verbosity or 0
+
+
+def _log_format(parser: CommandParser, own: str | None, settings: KarmadaSettings) -> str:
+    chosen = own or settings.log_format or "text"
+    if chosen not in LOG_FORMATS:
+        parser.error(f"--log-format: {chosen!r} is not one of {', '.join(LOG_FORMATS)}")
+    return chosen
+
+
 def handle(args: argparse.Namespace) -> int:
-    configure_logging(args.verbose)
+    configure_logging(args.verbosity, args.log_format)
     settings: KarmadaSettings = args.karmada
     for line in settings.warnings:
         logger.warning("%s", line)
@@ -91,6 +97,11 @@ def handle(args: argparse.Namespace) -> int:
         elif not args.config:
             overrides.parse()
     except (ConfigFileError, ValidationError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        load_connection(args.kubeconfig, args.context, master=args.master)
+    except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if overrides.paths:
@@ -125,7 +136,7 @@ def add_karmada_help(parser: argparse.ArgumentParser) -> None:
         else:
             group.add_argument(f"--{name}", metavar=kind.upper(), help=fields)
     group.add_argument("-v", "--v", metavar="N", nargs="?",
-                       help="klog verbosity: 4 or more is debug logging; -v alone is debug logging too")
+                       help="klog verbosity: 4 or more is debug logging, 6 or more Kopf's too; -v alone is as 6")
     ignored = ", ".join(f"--{name}" for name in IGNORED)
     parser.epilog = f"Accepted and ignored, with a warning each: {ignored}."
 
@@ -143,7 +154,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--config", metavar="NAME", help="watch this SchedulerConfiguration in --namespace")
     parser.add_argument("--config-file", metavar="FILE", help="read a SchedulerConfiguration from a file")
     parser.add_argument("--identity", metavar="ID", help="lease holder identity (default <hostname>_<uuid>)")
-    parser.add_argument("--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--verbose", action="store_true", help="debug logging, Kopf's too (as --v=6)")
+    parser.add_argument("--log-format", metavar="text|json",
+                        help="text lines (default) or one JSON object per line (Karmada's --logging-format too)")
     add_karmada_help(parser)
     parser.set_defaults(handler=handle, exit_at_once=True)
     parser.own_syntax = parse_run_args

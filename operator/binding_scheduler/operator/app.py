@@ -10,12 +10,12 @@ import logging
 import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import kopf
 
 from ..kube.client import ApiClient
-from ..kube.connection import Connection, load_connection
+from ..kube.connection import ConfigError, Connection, load_connection
 from ..kube.errors import Conflict, KubeError, NotFound
 from ..kube.gate import WriteGate, WriteGateClosed
 from ..model import ValidationError
@@ -23,9 +23,11 @@ from ..model.config import (
     API_VERSION,
     CONDITION_VALID,
     SchedulerConfig,
+    changed_fields,
     restart_required,
     validity,
 )
+from ..scheduling.health import ServeError
 from ..scheduling.passes import Decider
 from ..scheduling.service import SchedulerService, ShutdownReport
 from .config_file import load_config_file
@@ -51,20 +53,22 @@ class OperatorApp:
         self.stop_flag: Any = None
         self.start_error: str | None = None
         self._config_body: Mapping[str, Any] | None = None
+        self._config_logged: object = None
+        """The generation of our configuration last logged about (its own status writes bring it back)."""
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Kopf's startup: build the service and wait for the Lease (Kopf makes no API call before this
         returns, so a standby instance only ever talks to the Lease)."""
-        self.connection = load_connection(self.options.kubeconfig, self.options.context, master=self.options.master)
-        self.namespace = self.options.namespace or self.connection.namespace or "default"
         try:
+            self.connection = load_connection(
+                self.options.kubeconfig, self.options.context, master=self.options.master
+            )
+            self.namespace = self.options.namespace or self.connection.namespace or "default"
             config = await self._initial_config(self.connection)
-        except StartError as error:
-            self.start_error = str(error)
-            logger.critical("cannot start: %s", error)
-            raise kopf.PermanentError(str(error)) from None
+        except (StartError, ConfigError) as error:
+            self._cannot_start(error)
         self.service = SchedulerService(
             self.connection,
             config,
@@ -72,9 +76,19 @@ class OperatorApp:
             decider=self.decider,
         )
         self.service.on_fatal = self._fatal
-        await self.service.start()
+        try:
+            await self.service.start()
+        except ServeError as error:
+            await self.service.shutdown()
+            self._cannot_start(error)
         if self._config_body is not None:  # its Valid condition is a write: only once we lead
             await self.config_event({"type": None, "object": self._config_body})
+
+    def _cannot_start(self, error: Exception) -> NoReturn:
+        """One line, then Kopf's startup fails for good (no retry, no traceback): the process exits 1."""
+        self.start_error = str(error)
+        logger.critical("cannot start: %s", error)
+        raise kopf.PermanentError(str(error)) from None
 
     def request_stop(self) -> None:
         if self.service is not None:
@@ -169,18 +183,30 @@ class OperatorApp:
         service = self.service
         if service is None or event.get("type") == "DELETED" or not self.watches_config(body):
             return
+        generation = (body.get("metadata") or {}).get("generation")
+        first_look = generation != self._config_logged  # its status write brings it back: say things once
+        self._config_logged = generation
         try:
             config = self.options.overrides.parse(body)
         except ValidationError as error:
-            logger.error("SchedulerConfiguration %s is invalid, keeping the last valid one: %s", self._name(), error)
+            if first_look:
+                logger.error("SchedulerConfiguration %s generation %s is invalid, keeping the last valid one: %s",
+                             self._name(), generation, error)
             service.metrics.set_config_valid(False)
             await self._write_config_status(service.client, body, *self._validity(error))
             return
+        changed = changed_fields(service.config, config)
         restart = restart_required(service.config, config)
         service.apply_config(config)
         service.metrics.set_config_valid(True)
-        if restart:
-            logger.warning("configuration changes need a restart: %s", ", ".join(restart))
+        if first_look and changed:
+            applied = [path for path in changed if path not in restart]
+            if applied:
+                logger.info("SchedulerConfiguration %s generation %s applied: %s", self._name(), generation,
+                            ", ".join(applied))
+            if restart:
+                logger.warning("SchedulerConfiguration %s generation %s changes %s, which take effect at restart",
+                               self._name(), generation, ", ".join(restart))
         await self._write_config_status(service.client, body, *self._validity(None, restart))
 
     def _validity(

@@ -21,6 +21,9 @@ def configure(settings: kopf.OperatorSettings) -> None:
     scheduler's RBAC rules: scanning off, so it resolves our fixed resources by discovery instead of watching
     CustomResourceDefinitions and Namespaces cluster-wide."""
     settings.posting.enabled = False
+    objects = logging.getLogger("kopf.objects")
+    if not objects.isEnabledFor(logging.DEBUG):  # "Handler ... succeeded" per watch event: noise unless debugging
+        objects.setLevel(logging.WARNING)
     settings.posting.level = logging.CRITICAL
     settings.queueing.exit_timeout = 0
     settings.peering.standalone = True

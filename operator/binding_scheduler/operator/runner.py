@@ -68,8 +68,11 @@ async def run_operator(
         if main_thread:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(signum)
+    if app.start_error is not None:
+        await app.shutdown()
+        return 1
     if app.service is None:
-        return 0 if signalled and app.start_error is None else 1  # stopped before it could start
+        return 0 if signalled else 1  # stopped before it could start
     logger.debug("kopf stopped")
     await app.shutdown()  # a no-op after Kopf's cleanup ran it; a stop during startup skips that cleanup
     return app.exit_code

@@ -33,6 +33,10 @@ ALL_INTERFACES = ("0.0.0.0", "::")
 NO_IPV6 = frozenset({errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL, errno.EPROTONOSUPPORT})
 
 
+class ServeError(Exception):
+    """A server could not listen where it was asked to; the message says which server, where and why."""
+
+
 class HealthServer:
     """Serves `/metrics` from `metrics`' registry, `/healthz` (always `ok` while serving) and `/readyz` (`ok` when
     `ready()` is true, else 503 with a short reason)."""
@@ -125,6 +129,18 @@ class HealthServer:
             self._health_port = await self._serve(self._health_host, health_port, metrics=False, health=True)
 
     async def _serve(self, host: str, port: int, *, metrics: bool, health: bool) -> int:
+        what = " and ".join(n for n, on in (("/metrics", metrics), ("/healthz, /readyz", health)) if on)
+        try:
+            return await self._listen(host, port, metrics=metrics, health=health)
+        except OSError as error:
+            where = f"{host}:{port}" if host else f":{port} (every interface)"
+            fields = "spec.metrics.host/port" if metrics else "spec.metrics.healthHost/healthPort"
+            raise ServeError(
+                f"cannot serve {what} on {where}: {error.strerror or error} (set by {fields}, or "
+                "--metrics-bind-address/--health-probe-bind-address)"
+            ) from error
+
+    async def _listen(self, host: str, port: int, *, metrics: bool, health: bool) -> int:
         app = web.Application()
         if metrics:
             app.router.add_get(METRICS_PATH, self._handle_metrics)

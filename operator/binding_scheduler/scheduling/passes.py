@@ -99,6 +99,8 @@ class PassTracker:
     key: str
     phase: Phase = Phase.DECIDING
     on_commit: Callable[[PassTracker], None] | None = None
+    attempt: int = 1
+    """Which try of this binding in a row this pass is (1, then 2 after a failure or a conflict, ...)."""
 
     def enter_commit(self) -> None:
         """The commit point: from here the pass is drained, not cancelled, at a stop."""
@@ -190,7 +192,7 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
         # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
         return await _refuse(body, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
     tracker.enter_commit()
-    return await _commit(binding, body, decision, ctx, trigger=trigger, started=started)
+    return await _commit(binding, body, decision, ctx, trigger=trigger, started=started, attempt=tracker.attempt)
 
 
 async def _commit(
@@ -201,6 +203,7 @@ async def _commit(
     *,
     trigger: ScheduleType,
     started: float,
+    attempt: int = 1,
 ) -> PassOutcome:
     ref = binding_ref(binding)
     version, generation = binding.resource_version, binding.generation
@@ -239,11 +242,11 @@ async def _commit(
     )
     if outcome is not None:
         return outcome
+    seconds = time.perf_counter() - started
     ctx.metrics.observe_attempt(
-        "error" if error is not None and not isinstance(error, FitError) else "scheduled",
-        trigger.value,
-        time.perf_counter() - started,
+        "error" if error is not None and not isinstance(error, FitError) else "scheduled", trigger.value, seconds
     )
+    _log_decision(binding, verdict, decision, trigger, seconds, attempt, failed=error is not None)
     for warning in decision.warnings:
         await _event_pair(ctx, body, binding, "Warning", FAILED_REASON, warning)
     kind, message = decision.event(binding)
@@ -253,6 +256,17 @@ async def _commit(
     reason = SUCCEED_REASON if event_type == "Normal" else FAILED_REASON
     await _event_pair(ctx, body, binding, event_type, reason, message)
     return _outcome_of(error, verdict)
+
+
+def _log_decision(
+    binding: Binding, verdict: ConditionVerdict, decision: Decision, trigger: ScheduleType, seconds: float,
+    attempt: int, *, failed: bool,
+) -> None:
+    """The one INFO line of a pass that decided: which binding, the result, how long, which try."""
+    where = ",".join(f"{t.name}:{t.replicas}" if t.replicas else t.name for t in decision.clusters or ()) or "-"
+    result = f"not scheduled: {verdict.reason}: {verdict.message}" if failed else f"scheduled to {where}"
+    logger.info("binding %s (%s): %s (%s, %.0f ms, attempt %d)", binding.key, binding.scope.value, result,
+                trigger.value, seconds * 1000, attempt)
 
 
 def _result_unchanged(body: Mapping[str, Any], placement_json: str, clusters: list[dict[str, Any]]) -> bool:

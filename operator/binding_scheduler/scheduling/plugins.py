@@ -60,5 +60,8 @@ def parse_plugin_spec(spec: str | Sequence[str]) -> list[str]:
 
 
 def load_plugins(spec: str | Sequence[str] = "*", extra: Sequence[object] = ()) -> PluginSet:
+    """The plugins `spec` enables; names no plugin has are in `unknown` (Karmada ignores them silently, and a
+    typo in `-Name` would leave that plugin on without a word: the callers say so)."""
     enabled = parse_plugin_spec(spec)
-    return build_plugins(enabled, [*discover_plugins(spec=enabled), *extra])
+    installed = [entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)]
+    return build_plugins(enabled, [*discover_plugins(spec=enabled), *extra], also_known=installed)

@@ -170,9 +170,13 @@ class SchedulerService:
         return estimator
 
     def _pass_settings(self, config: SchedulerConfig) -> PassSettings:
+        plugins = load_plugins(config.plugins)
+        for name in plugins.unknown:
+            logger.warning("spec.plugins names %r, which is no plugin: ignored (running: %s)", name,
+                           ", ".join(plugins.names) or "none")
         return PassSettings(
             scheduler_name=config.scheduler_name,
-            plugins=load_plugins(config.plugins),
+            plugins=plugins,
             options=ScheduleOptions(
                 enable_empty_workload_propagation=config.enable_empty_workload_propagation,
                 multiple_pod_templates=config.feature_gates.multiple_pod_templates_scheduling,

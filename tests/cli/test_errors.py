@@ -1,0 +1,153 @@
+"""Every command-line error is one line on stderr naming what is at fault, with exit status 2 for bad usage or
+input and 1 for a failure at run time; a traceback only with --debug."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from binding_scheduler.cli import simulate as simulate_command
+from binding_scheduler.cli.main import main
+from tests.operator.harness import config_spec, write_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "binding_scheduler.cli.main", *args], capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["demo", "--examples", "/nonexistent"], "argument --examples: /nonexistent: no such folder"),
+    (["devcluster", "--port", "99999"], "argument --port: 99999 is not a port (0 to 65535; 0 picks a free one)"),
+    (["devcluster", "--history", "-5"], "argument --history: -5 is not at least 1"),
+    (["estimator-stub", "--cluster", "a", "--port", "99999"],
+     "argument --port: 99999 is not a port (0 to 65535; 0 picks a free one)"),
+    (["estimator-stub", "--cluster", "a", "--replicas", "-1"], "argument --replicas: -1 is negative"),
+    (["estimator-stub", "--cluster", "a", "--latency", "soon"], "argument --latency: 'soon' is not a number of seconds"),
+    (["simulate", "-f", "examples", "--bogus"], "unrecognized arguments: --bogus"),
+    (["demo", "--workers", "0"], "argument --workers: 0 is not at least 1"),
+])
+def test_bad_usage_is_one_line_naming_the_value_with_the_commands_usage_and_status_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.splitlines()[-1] == f"binding-scheduler {args[0]}: error: {message}"
+    assert err.startswith(f"usage: binding-scheduler {args[0]} ")
+
+
+def test_a_missing_input_file_is_a_line_on_stderr_and_stdout_stays_empty(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "-f", "/nonexistent", "-o", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == ["/nonexistent: No such file or directory"]
+
+
+def test_run_with_a_missing_kubeconfig_is_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--kubeconfig", "/nonexistent"]) == 2
+    assert capsys.readouterr().err == "error: kubeconfig /nonexistent does not exist\n"
+
+
+def test_a_failure_at_run_time_is_one_line_with_status_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("the estimator exploded")
+
+    monkeypatch.setattr(simulate_command, "simulate", broken)
+    assert main(["simulate", "-f", str(ROOT / "examples"), "-o", "json"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines()[-1] == "error: RuntimeError: the estimator exploded (--debug shows where)"
+    assert "Traceback" not in err
+
+
+def test_debug_anywhere_on_the_command_line_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("the estimator exploded")
+
+    monkeypatch.setattr(simulate_command, "simulate", broken)
+    with pytest.raises(RuntimeError, match="the estimator exploded"):
+        main(["simulate", "-f", str(ROOT / "examples"), "--debug", "-o", "json"])
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "binding_scheduler.cli.main", "simulate", "-f",
+                                str(ROOT / "examples"), "-o", "json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # as `| head -0` does
+    process.wait(timeout=60)
+    err = process.stderr.read()
+    assert process.returncode == 128 + signal.SIGPIPE
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_an_unknown_plugin_name_is_warned_about_and_explain_says_it_was_ignored(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["explain", "-f", str(ROOT / "examples"), "--binding", "shop/checkout-deployment",
+                 "--plugins", "*,-TaintTolerations"]) == 0
+    out, err = capsys.readouterr()
+    assert "warning: --plugins names 'TaintTolerations', which is no plugin: ignored (known: APIEnablement, " \
+           "TaintToleration, ClusterAffinity, SpreadConstraint, ClusterEviction, ClusterLocality)" in err
+    assert "plugins: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterEviction, " \
+           "ClusterLocality (unknown, ignored: TaintTolerations)" in out
+
+
+def test_a_port_in_use_stops_run_with_one_line_naming_it_and_status_1(tmp_path: Path) -> None:
+    import socket
+
+    from binding_scheduler.devcluster import DevCluster
+
+    with socket.socket() as taken, DevCluster.in_thread() as api:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": 0, "healthPort": port,
+                                                                             "healthHost": "127.0.0.1"}))
+        result = cli("run", "--kubeconfig", str(api.kubeconfig_path), "--config-file", str(config))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "cannot start" in line]
+    assert line.endswith(f"cannot start: cannot serve /healthz, /readyz on 127.0.0.1:{port}: " + line.split(
+        f"127.0.0.1:{port}: ")[1])
+    assert "(set by spec.metrics.healthHost/healthPort, or --metrics-bind-address/--health-probe-bind-address)" in line
+
+
+def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) -> None:
+    from binding_scheduler.devcluster import DevCluster
+    from tests.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
+
+    with DevCluster.in_thread() as api:
+        namespaces(api, "default", "karmada-system")
+        apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
+        process = subprocess.Popen(
+            [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
+             "--logging-format=json", "--config-file", str(write_config(tmp_path / "c.yaml", config_spec()))],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        try:
+            wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    assert process.returncode == 0, err
+    entries = [json.loads(line) for line in err.splitlines()]
+    assert all(set(entry) == {"ts", "level", "logger", "msg"} for entry in entries)
+    decisions = [e for e in entries if e["logger"] == "binding_scheduler.scheduling.passes"
+                 and e["msg"].startswith("binding default/web (ResourceBinding): scheduled to m1:2 (")]
+    assert [e["level"] for e in decisions] == ["info"]
+    assert entries[-1]["msg"].startswith("shutdown complete in ")

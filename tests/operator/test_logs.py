@@ -1,0 +1,72 @@
+"""What the operator says in its log: one INFO line per decision, each configuration change once."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    cluster_doc,
+    config_path,
+    config_spec,
+    patch,
+    scheduled,
+    wait_until,
+)
+from tests.operator.test_config import create_config, valid_condition
+
+TAINT = [{"key": "maintenance", "effect": "NoSchedule"}]
+
+
+def lines(caplog: pytest.LogCaptureFixture, logger: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == logger]
+
+
+def test_each_decision_is_one_info_line_with_its_result_duration_and_attempt(
+    api: DevCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="binding_scheduler")
+    apply(api, cluster_doc("m1"), cluster_doc("m2", taints=TAINT), binding_doc("web", replicas=3),
+          binding_doc("stuck", placement={"clusterAffinity": {"clusterNames": ["m2"]}}))
+    operator = OperatorThread(api).start()
+    try:
+        wait_until(lambda: scheduled(api, "web") and scheduled(api, "stuck"), what="both decisions")
+    finally:
+        assert operator.stop() == 0
+    decisions = sorted(line for line in lines(caplog, "binding_scheduler.scheduling.passes")
+                       if line.startswith("binding default/"))
+    assert len(decisions) == 2
+    stuck, web = decisions
+    assert stuck.startswith("binding default/stuck (ResourceBinding): not scheduled: NoClusterFit: 0/2 clusters are "
+                            "available:")
+    assert re.fullmatch(r".*untolerated taint \{maintenance:NoSchedule\}\. \(\w+Schedule, \d+ ms, attempt \d+\)", stuck)
+    assert re.fullmatch(r"binding default/web \(ResourceBinding\): scheduled to m1:3 \(\w+Schedule, \d+ ms, "
+                        r"attempt \d+\)", web)
+
+
+def test_a_configuration_change_is_logged_once_with_what_changed(
+    api: DevCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="binding_scheduler")
+    create_config(api, config_spec())
+    operator = OperatorThread(api, config_name="sched").start()
+    try:
+        patch(api, config_path("sched"), {"spec": {"workers": 3, "schedulerName": "other"}})
+        wait_until(lambda: valid_condition(api, 2), what="the change to be applied")
+        patch(api, config_path("sched"), {"spec": {"queue": {"initialBackoff": "20s"}}})
+        wait_until(lambda: valid_condition(api, 3), what="the invalid change to be reported")
+    finally:
+        assert operator.stop() == 0
+    said = lines(caplog, "binding_scheduler.operator.app")
+    assert said.count("SchedulerConfiguration karmada-system/sched generation 2 applied: spec.workers") == 1
+    assert said.count("SchedulerConfiguration karmada-system/sched generation 2 changes spec.schedulerName, which "
+                      "take effect at restart") == 1
+    invalid = [line for line in said if "generation 3 is invalid" in line]
+    assert invalid == ["SchedulerConfiguration karmada-system/sched generation 3 is invalid, keeping the last valid "
+                       "one: spec.queue.initialBackoff: '20s' is greater than maxBackoff ('10s')"]
