@@ -101,3 +101,42 @@ def test_a_terminating_target_cluster_moves_a_divided_binding_off_it(api: DevClu
     assert len(writes) == 4
     assert writes[2].body["spec"] == {"clusters": [{"name": "m1", "replicas": 3}]}
     assert set(writes[3].body["status"]) == {"schedulerObservedGeneration", "lastScheduledTime"}  # condition unchanged
+
+
+def test_a_cluster_that_gains_the_api_of_a_binding_that_fit_nowhere_gets_it_scheduled(
+    api: DevCluster, config_file: Path
+) -> None:
+    """`kubectl apply` of a Cluster leaves its status empty (status is a subresource): a binding decided then
+    fits nowhere. When the cluster's status later lists the binding's API, the binding is scheduled (Karmada
+    would wait for the binding's own next change)."""
+    bare = cluster_doc("m1")
+    bare["status"] = {"resourceSummary": {"allocatable": {"pods": "100"}}}
+    apply(api, bare, binding_doc("web", replicas=2))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        body = wait_until(lambda: scheduled(api, "web"), what="web to fit nowhere")
+        assert body["status"]["conditions"][0]["reason"] == "NoClusterFit"
+        patch(api, cluster_path("m1") + "/status", {"status": cluster_doc("m1")["status"]})
+        wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 2}],
+                   what="web to be scheduled once m1 reports its API")
+        requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
+    finally:
+        assert operator.stop() == 0
+    assert requeued == 1
+
+
+def test_a_status_change_without_a_new_api_does_not_requeue_a_binding_that_fit_nowhere(
+    api: DevCluster, config_file: Path
+) -> None:
+    bare = cluster_doc("m1")
+    bare["status"] = {"resourceSummary": {"allocatable": {"pods": "100"}}}
+    apply(api, bare, binding_doc("web", replicas=2))
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to fit nowhere")
+        patch(api, cluster_path("m1") + "/status", {"status": {"resourceSummary": {"allocatable": {"pods": "7"}}}})
+        settled(api, quiet=1.0)
+        requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
+    finally:
+        assert operator.stop() == 0
+    assert requeued == 0

@@ -46,6 +46,24 @@ def cluster_change_requeues(old: Cluster | None, new: Cluster) -> list[Cluster]:
     return []
 
 
+def gained_apis(old: Cluster | None, new: Cluster) -> bool:
+    """The cluster's status now lists a kind of an API version it did not list before. (Karmada requeues
+    nothing for a status-only change; see `waits_for_an_api`.)"""
+    if old is None:
+        return False
+    before = {(e.group_version, kind) for e in old.api_enablements for kind in e.kinds}
+    return any((e.group_version, kind) not in before for e in new.api_enablements for kind in e.kinds)
+
+
+def waits_for_an_api(binding: Binding) -> bool:
+    """Its last pass found no cluster fit (Scheduled=False, NoClusterFit). Karmada leaves such a binding until
+    its own next change, so one that failed because a cluster had not yet reported the API of its resource
+    (a Cluster created with kubectl before its status arrived, say) would wait forever: we requeue it when a
+    cluster gains an API (a deliberate difference, in docs/compatibility.md)."""
+    condition = binding.status.condition("Scheduled")
+    return condition is not None and condition.status == "False" and condition.reason == "NoClusterFit"
+
+
 def affected_by_cluster(binding: Binding, cluster: Cluster, scheduler_name: str) -> bool:
     """Karmada's cluster reconcile for one binding: skip bindings without placement, of another scheduler or
     suspended; with clusterAffinities, requeue when not yet observed at this generation, else test the observed

@@ -10,11 +10,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..algorithm.requeue import affected_by_cluster, cluster_change_requeues, passes_event_filter
+from ..algorithm.requeue import (
+    affected_by_cluster,
+    cluster_change_requeues,
+    gained_apis,
+    passes_event_filter,
+    waits_for_an_api,
+)
 from ..kube.errors import KubeError
 from ..kube.gate import WriteGateClosed
 from ..model import Binding, Cluster, ValidationError, parse_cluster
@@ -149,6 +155,8 @@ class Scheduler:
         previous = self.ctx.clusters.upsert(cluster)
         for changed in cluster_change_requeues(previous, cluster):
             self._requeue_affected(changed)
+        if gained_apis(previous, cluster):
+            self._requeue_affected(cluster, only=waits_for_an_api)
 
     def on_cluster_deleted(self, body: Mapping[str, Any]) -> None:
         self._cluster_gone(str((body.get("metadata") or {}).get("name") or ""))
@@ -167,11 +175,12 @@ class Scheduler:
             if self.queue.push(key, priority):
                 self.metrics.binding_event("ClusterChanged")
 
-    def _requeue_affected(self, cluster: Cluster) -> None:
+    def _requeue_affected(self, cluster: Cluster, *, only: Callable[[Binding], bool] = lambda _: True) -> None:
         keys = sorted(self.ctx.bindings.keys(), key=lambda k: "/" not in k)
         for key in keys:
             parsed = self.ctx.bindings.parsed(key)
-            if isinstance(parsed, Binding) and affected_by_cluster(parsed, cluster, self.scheduler_name):
+            if (isinstance(parsed, Binding) and only(parsed)
+                    and affected_by_cluster(parsed, cluster, self.scheduler_name)):
                 self.queue.push(key, parsed.schedule_priority)
                 self.metrics.binding_event("ClusterChanged")
 
