@@ -84,6 +84,19 @@ def test_taint_toleration_fails_an_untolerated_no_schedule_taint() -> None:
     assert verdict(TaintToleration(), tolerating(), c) == "cluster(s) had untolerated taint {foo=bar:NoSchedule}"
 
 
+def test_taint_toleration_fails_an_untolerated_no_execute_taint() -> None:
+    c = make_cluster("m1", taints=[taint("cluster.karmada.io/unreachable", "NoExecute")])
+    assert verdict(TaintToleration(), tolerating(), c) == (
+        "cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoExecute}"
+    )
+
+
+def test_taint_toleration_passes_a_tolerated_no_execute_taint() -> None:
+    c = make_cluster("m1", taints=[taint("cluster.karmada.io/unreachable", "NoExecute")])
+    tolerated = tolerating(toleration("cluster.karmada.io/unreachable", "Exists", effect="NoExecute"))
+    assert verdict(TaintToleration(), tolerated, c) is None
+
+
 def test_taint_toleration_passes_a_tolerated_taint() -> None:
     c = make_cluster("m1", taints=[taint("foo", "NoSchedule", "bar")])
     assert verdict(TaintToleration(), tolerating(toleration("foo", "Equal", "bar", "NoSchedule")), c) is None

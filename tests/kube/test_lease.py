@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
 
 import pytest
 
@@ -16,6 +16,19 @@ from tests.kube.helpers import EPOCH, FakeTime
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases"
 LEASE = f"{LEASES}/karmada-scheduler"
+BOUND = 10.0  # seconds: every wait here is bounded, so a regression fails its test instead of hanging it
+
+T = TypeVar("T")
+
+
+async def bounded(awaitable: Awaitable[T]) -> T:
+    """`awaitable`'s result, or a failure once `BOUND` seconds have passed (fake time moves only in sleeps, so an
+    elector that never decides would otherwise spin until the pytest timeout)."""
+    try:
+        async with asyncio.timeout(BOUND):
+            return await awaitable
+    except TimeoutError:
+        raise AssertionError(f"still waiting after {BOUND:g}s: the elector never reached its outcome") from None
 
 
 @pytest.fixture
@@ -64,7 +77,7 @@ def test_the_default_identity_is_hostname_underscore_uuid(client: ApiClient) -> 
 
 async def test_acquire_creates_a_missing_lease(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
     candidate = elector(client, time, "a")
-    await candidate.acquire()
+    await bounded(candidate.acquire())
     assert candidate.is_leader
     assert [(e.method, e.path, e.status) for e in api.journal] == [("GET", LEASE, 404), ("POST", LEASES, 201)]
     assert spec_of(api) == {"holderIdentity": "a", "leaseDurationSeconds": 15, "acquireTime": micro_time(EPOCH),
@@ -75,7 +88,7 @@ async def test_keep_renews_every_retry_period_with_the_read_version(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
-    await candidate.acquire()
+    await bounded(candidate.acquire())
     read_version = candidate.observed["metadata"]["resourceVersion"]
     lost: list[str] = []
     keeping = asyncio.create_task(candidate.keep(lost.append))
@@ -95,14 +108,14 @@ async def test_keep_renews_every_retry_period_with_the_read_version(
 async def test_a_live_lease_of_another_holder_is_not_taken_until_it_expires(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
-    await elector(other_client, time, "old").acquire()
+    await bounded(elector(other_client, time, "old").acquire())
     candidate = LeaseElector(client, identity="new", clock=time, retry_period=0.01)
     acquiring = asyncio.create_task(candidate.acquire())
     await api.journal.wait_for(lambda e: len(api.journal.filter("GET")) >= 3)
     assert not acquiring.done()
     assert api.journal.filter("PUT") == []
     time.advance(15.001)  # renewTime + leaseDurationSeconds has passed
-    await acquiring
+    await bounded(acquiring)
     spec = spec_of(api)
     assert (spec["holderIdentity"], spec["leaseTransitions"], spec["acquireTime"]) == (
         "new", 1, micro_time(EPOCH + 15.001))
@@ -112,7 +125,7 @@ async def test_two_candidates_racing_for_a_free_lease_cannot_both_win(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     seed = elector(client, time, "seed")
-    await seed.acquire()
+    await bounded(seed.acquire())
     await seed.release()  # the lease is free for both
     api.journal.clear()
     fault = api.faults.add(method="GET", path="leases/karmada-scheduler$", hang=True, times=2)
@@ -120,7 +133,7 @@ async def test_two_candidates_racing_for_a_free_lease_cannot_both_win(
     second = asyncio.create_task(LeaseElector(other_client, identity="b", clock=time, retry_period=0.01).acquire())
     await api.journal.wait_for(lambda e: len(api.journal.filter("GET")) == 2)
     fault.release()  # both read the same version, both try to PUT it
-    done, pending = await asyncio.wait({first, second}, return_when=asyncio.FIRST_COMPLETED)
+    done, pending = await asyncio.wait({first, second}, timeout=BOUND, return_when=asyncio.FIRST_COMPLETED)
     statuses = sorted(e.status for e in api.journal.filter("PUT"))
     winner = spec_of(api)["holderIdentity"]
     for task in pending:
@@ -135,7 +148,7 @@ async def test_a_holder_whose_clock_lags_is_not_deposed_while_it_renews(
     """Its renewTime is always 30 s in our past; what counts is that the record keeps changing."""
     lagging = FakeTime(EPOCH - 30)
     holder = elector(other_client, lagging, "lagging")
-    await holder.acquire()
+    await bounded(holder.acquire())
     candidate = elector(client, time, "new")
     for _ in range(10):  # 20 s by our clock: more than a lease duration, and the holder renews meanwhile
         attempt = await candidate._try_acquire_or_renew()
@@ -163,11 +176,11 @@ async def test_a_conflicting_write_is_re_read_and_retried_at_once(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     seed = elector(client, time, "seed")
-    await seed.acquire()
+    await bounded(seed.acquire())
     await seed.release()
     api.journal.clear()
     api.faults.add(method="PUT", path="leases", status=409, times=1)
-    await elector(client, time, "a").acquire()
+    await bounded(elector(client, time, "a").acquire())
     assert [(e.method, e.status) for e in api.journal] == [("GET", 200), ("PUT", 409), ("GET", 200), ("PUT", 200)]
     assert time.sleeps == []
 
@@ -176,12 +189,12 @@ async def test_release_hands_over_at_once(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     old = elector(client, time, "old")
-    await old.acquire()
+    await bounded(old.acquire())
     assert await old.release() is True
     spec = spec_of(api)
     assert (spec["holderIdentity"], spec["leaseDurationSeconds"], old.is_leader) == ("", 1, False)
     successor = elector(other_client, time, "new")
-    await successor.acquire()  # no clock advance needed
+    await bounded(successor.acquire())  # no clock advance needed
     assert (spec_of(api)["holderIdentity"], spec_of(api)["leaseTransitions"], time.sleeps) == ("new", 1, [])
 
 
@@ -194,14 +207,14 @@ async def test_a_rejected_renewal_past_the_deadline_loses_the_lease_once_and_clo
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
-    await candidate.acquire()
+    await bounded(candidate.acquire())
     api.faults.add(method="PUT", path="leases", status=500)
     lost: list[str] = []
 
     async def on_lost(reason: str) -> None:
         lost.append(reason)
 
-    await candidate.keep(on_lost)
+    await bounded(candidate.keep(on_lost))
     assert len(lost) == 1
     assert lost[0].startswith("could not renew the lease within 10s: 500 InternalError")
     assert (candidate.is_leader, gate.is_open) == (False, False)
@@ -216,7 +229,7 @@ async def test_each_renewal_gets_the_whole_renew_deadline_on_a_slow_api_server(
     """Every answer takes 0.3 s, so one renewal (GET + PUT) takes 0.6 s: more than the deadline minus the time
     since the previous renewal began, well within a deadline of its own (client-go's renew loop)."""
     candidate = LeaseElector(client, identity="a", lease_duration=1.5, renew_deadline=1.0, retry_period=0.25)
-    await candidate.acquire()
+    await bounded(candidate.acquire())
     api.faults.add(path="leases", delay=0.3)
     lost: list[str] = []
     keeping = asyncio.create_task(candidate.keep(lost.append))
@@ -231,7 +244,7 @@ async def test_a_renewal_that_fails_once_within_the_deadline_keeps_the_lease(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
-    await candidate.acquire()
+    await bounded(candidate.acquire())
     api.faults.add(method="PUT", path="leases", status=503, times=1)
     keeping = asyncio.create_task(candidate.keep(lambda reason: None))
     await api.journal.wait_for(lambda e: e.method == "PUT" and e.status == 200)
@@ -245,10 +258,10 @@ async def test_another_holder_writing_the_lease_is_a_loss(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
-    await candidate.acquire()
+    await bounded(candidate.acquire())
     hold(api, "intruder", renewed=EPOCH)
     lost: list[str] = []
-    await candidate.keep(lost.append)
+    await bounded(candidate.keep(lost.append))
     assert lost == ["the lease is now held by intruder"]
     assert (candidate.is_leader, gate.is_open, api.journal.filter("PUT")) == (False, False, [])
 
@@ -257,17 +270,17 @@ async def test_lease_writes_go_through_the_gate(api: DevCluster, client: ApiClie
                                                 time: FakeTime) -> None:
     gate.close("shutdown")
     with pytest.raises(WriteGateClosed):
-        await elector(client, time, "a").acquire()
+        await bounded(elector(client, time, "a").acquire())
     assert api.journal.writes() == []
 
 
 async def test_keep_reports_a_closed_gate_as_a_loss(api: DevCluster, client: ApiClient, gate: WriteGate,
                                                     time: FakeTime) -> None:
     candidate = elector(client, time, "a")
-    await candidate.acquire()
+    await bounded(candidate.acquire())
     gate.close("fatal error")
     lost: list[str] = []
-    await candidate.keep(lost.append)
+    await bounded(candidate.keep(lost.append))
     assert lost == ["cannot renew the lease: write refused: the write gate is closed (fatal error)"]
     assert api.journal.filter("PUT") == []
 
@@ -277,7 +290,7 @@ async def test_a_leader_doubts_its_leadership_once_a_lease_duration_minus_a_retr
 ) -> None:
     candidate = elector(client, time, "a")
     assert candidate.doubt() == "this instance does not hold the Lease"
-    await candidate.acquire()
+    await bounded(candidate.acquire())
     assert candidate.doubt() is None
     time.advance(13.0)  # 15 s lease - 2 s retry period
     assert candidate.doubt() is None

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling import runtime
+from binding_scheduler.scheduling.attempt import decide_binding
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
@@ -121,3 +124,43 @@ def test_our_own_write_onto_a_cluster_removed_since_is_scheduled_again() -> None
     scheduler.ctx.bindings.wrote("default/web", 3)
     scheduler.on_binding(with_generation(body, 3, ["m1"]))
     assert queued(scheduler) == ["default/web"]
+
+
+class ConflictingSpecWrites:
+    """Answers every spec write 409 (someone wrote the binding after our read); status writes succeed."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        self.sent.append(path.rsplit("/", 1)[-1])
+        if not path.endswith("/status"):
+            raise Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")
+        return {"metadata": {"resourceVersion": "9", "generation": 1}}
+
+
+async def test_a_409_on_the_spec_write_requeues_the_key_without_backoff_as_soon_as_the_cache_holds_a_newer_version(
+) -> None:
+    """Karmada's handleErr for a conflict is an immediate requeue; ours waits only for the write that beat ours to
+    reach the cache. So the key is never in backoff, and the first newer version (here a status change by someone
+    else, which changes no generation and so enqueues nothing by itself) puts it in the active queue at once."""
+    scheduler = make_scheduler(decider=None)
+    client = ConflictingSpecWrites()
+    scheduler.ctx.client = client
+    scheduler.ctx.decider = decide_binding
+    body = with_generation(binding(replicas=1, placement=placement()), 1, [])
+    scheduler.on_binding(body)
+    info = scheduler.queue.pop_nowait()
+    assert info is not None and info.key == "default/web"
+
+    await scheduler._run_one(info)
+    scheduler.queue.done(info)
+
+    assert client.sent == ["web"]
+    assert scheduler.queue.where("default/web") is None  # waiting for a newer version: not in backoff
+    assert scheduler.queue.depth().backoff == 0
+    newer = {**body, "metadata": {**body["metadata"], "resourceVersion": "2"}, "status": {"conditions": []}}
+    scheduler.on_binding(newer)
+    assert scheduler.queue.where("default/web") == "active"
+    again = scheduler.queue.pop_nowait()
+    assert again is not None and (again.key, again.attempts) == ("default/web", 2)

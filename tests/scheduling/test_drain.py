@@ -1,0 +1,156 @@
+"""The bounded stop, one behaviour per test, at the runtime level (no operator, no emulator): passes in their
+commit are drained until the deadline and cut at it, and a pass that reaches its commit point after the stop
+writes nothing. Every wait is on an event the pass or the fake API client sets, never on a sleep."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from binding_scheduler.algorithm.registry import PluginSet, build_plugins
+from binding_scheduler.algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
+from binding_scheduler.algorithm.snapshot import Snapshot
+from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.model import Binding, parse_cluster
+from binding_scheduler.scheduling.attempt import ReplicaEstimator, decide_binding
+from binding_scheduler.scheduling.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes import Decider, PassContext, PassSettings, Phase
+from binding_scheduler.scheduling.queue import SchedulingQueue
+from binding_scheduler.scheduling.runtime import Scheduler
+from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from tests.builders import binding, cluster, placement
+
+KEY = "default/web"
+SPEC = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings/web"
+DEADLINE = 0.2
+LATE = 2.0  # a held write is let go this long after the drain deadline: long after a cut, well before 5 s
+
+
+class HeldWrites:
+    """An API client whose writes reach the "server" (`sent`) and are held there until `release`; records which
+    ones saw their cancellation and which ones finished."""
+
+    def __init__(self, *, held: bool = True) -> None:
+        self.sent: list[str] = []
+        self.cancelled: list[str] = []
+        self.finished: list[str] = []
+        self.arrived = asyncio.Event()
+        self.released = asyncio.Event()
+        if not held:
+            self.released.set()
+
+    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        self.sent.append(path)
+        self.arrived.set()
+        try:
+            await self.released.wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(path)
+            raise
+        self.finished.append(path)
+        return {"metadata": {"resourceVersion": str(len(self.sent) + 1), "generation": 2}}
+
+
+class Events:
+    async def record(self, *_: Any) -> None:
+        return None
+
+
+def make_scheduler(client: HeldWrites, decider: Decider = decide_binding) -> Scheduler:
+    clusters = ClusterStore()
+    clusters.upsert(parse_cluster(cluster("m1")))
+    metrics = SchedulerMetrics()
+    ctx = PassContext(client=client, events=Events(), bindings=BindingStore(), clusters=clusters, metrics=metrics,
+                      decider=decider)
+    scheduler = Scheduler(ctx, PassSettings(scheduler_name="default-scheduler", plugins=build_plugins()),
+                          queue=SchedulingQueue(), metrics=metrics)
+    body = binding(replicas=1, placement=placement())
+    body["metadata"]["labels"] = {"propagationpolicy.karmada.io/permanent-id": "p"}
+    scheduler.on_binding(body)
+    return scheduler
+
+
+async def test_a_commit_still_running_at_the_drain_deadline_is_cut_even_when_it_would_finish_soon_after() -> None:
+    """The deadline is the deadline: a write let go 2 s after it must find its pass already cut (a drain that
+    waited longer would see it finish and count it drained)."""
+    client = HeldWrites()
+    scheduler = make_scheduler(client)
+    scheduler.start()
+    await client.arrived.wait()
+    assert scheduler.in_flight == {KEY: Phase.COMMITTING}
+    late = asyncio.get_running_loop().call_later(DEADLINE + LATE, client.released.set)
+    try:
+        report = await scheduler.drain(DEADLINE)
+    finally:
+        late.cancel()
+
+    assert (report.cancelled, report.drained, report.cut) == (0, 0, 1)
+    assert (client.sent, client.cancelled, client.finished) == ([SPEC], [SPEC], [])
+
+
+async def test_a_commit_that_overruns_the_drain_deadline_sees_its_cancellation_before_the_drain_returns() -> None:
+    """Cut means cancelled: the write in flight is cancelled (its request aborted) by the time `drain()` returns,
+    not abandoned to run on after the stop."""
+    client = HeldWrites()
+    scheduler = make_scheduler(client)
+    scheduler.start()
+    await client.arrived.wait()
+
+    report = await scheduler.drain(DEADLINE)
+
+    assert (report.cancelled, report.drained, report.cut) == (0, 0, 1)
+    assert client.cancelled == [SPEC]
+    assert scheduler.in_flight == {}
+    client.released.set()
+
+
+async def test_a_commit_that_ends_within_the_deadline_is_drained_with_both_writes() -> None:
+    client = HeldWrites()
+    scheduler = make_scheduler(client)
+    scheduler.start()
+    await client.arrived.wait()
+    drain = asyncio.create_task(scheduler.drain(60.0))
+    await asyncio.sleep(0)  # the drain has asked the stop; the commit goes on
+    client.released.set()
+
+    report = await drain
+
+    assert (report.cancelled, report.drained, report.cut) == (0, 1, 0)
+    assert client.finished == [SPEC, f"{SPEC}/status"]
+
+
+async def test_a_pass_that_swallows_its_cancellation_and_reaches_its_commit_point_after_the_stop_writes_nothing(
+) -> None:
+    """A decider (or a plugin) that catches CancelledError and returns a decision anyway: the commit point
+    refuses it (StoppingError), so the stop still means no write."""
+    entered = asyncio.Event()
+    swallowed: list[str] = []
+
+    async def swallowing(
+        binding: Binding,
+        snapshot: Snapshot,
+        plugins: PluginSet,
+        estimator: ReplicaEstimator | None = None,
+        *,
+        options: ScheduleOptions = DEFAULT_OPTIONS,
+    ) -> Decision:
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            swallowed.append(binding.key)
+        return await decide_binding(binding, snapshot, plugins, estimator, options=options)
+
+    client = HeldWrites(held=False)
+    scheduler = make_scheduler(client, swallowing)
+    scheduler.start()
+    await entered.wait()
+
+    report = await scheduler.drain(60.0)
+
+    assert swallowed == [KEY]
+    assert (report.cancelled, report.drained, report.cut) == (1, 0, 0)
+    assert client.sent == []
+    assert scheduler.metrics.registry.get_sample_value(
+        "binding_scheduler_pass_outcomes_total", {"outcome": "cancelled"}) == 1
