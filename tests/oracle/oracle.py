@@ -59,6 +59,20 @@ def decide(documents: Sequence[Mapping[str, Any]], flags: Sequence[str] = ()) ->
     return run("-f", "-", *flags, stdin=json.dumps(listing, default=_timestamp))
 
 
+def decide_cases(cases: Sequence[Mapping[str, Any]], parallel: int = 16, timeout: float = 1800) -> list[dict[str, Any]]:
+    """Karmada's decisions for many cases in one oracle process (`--cases`), in order: each answer is
+    `{"id", "results"}` or `{"id", "error"}`. A case is `{"id", "documents", "flags"}` (see batch.go)."""
+    text = "".join(json.dumps(case, default=_timestamp) + "\n" for case in cases)
+    command = [str(binary()), "--cases", "-", "--parallel", str(parallel)]
+    result = subprocess.run(command, input=text, capture_output=True, text=True, timeout=timeout, check=False)
+    if result.returncode != 0:
+        raise OracleError(f"karmada-oracle --cases exited {result.returncode}:\n{result.stderr.strip()[-4000:]}")
+    answers = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    if len(answers) != len(cases):
+        raise OracleError(f"karmada-oracle --cases answered {len(answers)} of {len(cases)} cases")
+    return answers
+
+
 def _timestamp(value: object) -> str:
     """A timestamp PyYAML parsed (unquoted in YAML) goes back as the RFC 3339 text the API uses."""
     if isinstance(value, datetime.datetime):

@@ -50,6 +50,9 @@ type inputs struct {
 	clusters []*clusterv1alpha1.Cluster
 	bindings []binding
 	skipped  []string
+
+	clusterFiles map[string]string // cluster name -> where it was read
+	bindingFiles map[string]string // "kind key" -> where it was read
 }
 
 // inputFiles expands folders into their files, recursively, in name order (Python's sorted rglob).
@@ -148,81 +151,91 @@ type header struct {
 }
 
 func loadInputs(paths []string) (*inputs, []string) {
-	in := &inputs{}
+	in := newInputs()
 	files, problems := inputFiles(paths)
-	clusterFiles := map[string]string{}
-	bindingFiles := map[string]string{}
 	for _, path := range files {
 		docs, err := documents(path)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: - -: %v", path, err))
 			continue
 		}
-		for _, raw := range docs {
-			var head header
-			if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &head) != nil {
-				problems = append(problems, fmt.Sprintf("%s: - -: <document>: expected an object", path))
-				continue
-			}
-			kind, name := orDash(head.Kind), orDash(head.Metadata.Name)
-			fail := func(format string, args ...any) {
-				problems = append(problems, fmt.Sprintf("%s: %s %s: %s", path, kind, name, fmt.Sprintf(format, args...)))
-			}
-			switch head.Kind {
-			case "Cluster":
-				cluster := &clusterv1alpha1.Cluster{}
-				if err := json.Unmarshal(raw, cluster); err != nil {
-					fail("%v", err)
-					continue
-				}
-				if cluster.Name == "" {
-					fail("metadata.name: is required")
-					continue
-				}
-				if first, seen := clusterFiles[cluster.Name]; seen {
-					fail("metadata.name: %q is already a Cluster in %s", cluster.Name, first)
-					continue
-				}
-				clusterFiles[cluster.Name] = path
-				in.clusters = append(in.clusters, cluster)
-			case "ResourceBinding", "ClusterResourceBinding":
-				var b binding
-				if head.Kind == "ResourceBinding" {
-					b.rb = &workv1alpha2.ResourceBinding{}
-					err = json.Unmarshal(raw, b.rb)
-				} else {
-					b.crb = &workv1alpha2.ClusterResourceBinding{}
-					err = json.Unmarshal(raw, b.crb)
-				}
-				switch {
-				case err != nil:
-					fail("%v", err)
-					continue
-				case head.Metadata.Name == "":
-					fail("metadata.name: is required")
-					continue
-				case b.rb != nil && b.rb.Namespace == "":
-					fail("metadata.namespace: is required for a ResourceBinding")
-					continue
-				case b.crb != nil && b.crb.Namespace != "":
-					fail("metadata.namespace: must be empty for a ClusterResourceBinding, got %q", b.crb.Namespace)
-					continue
-				}
-				// One object per name in the fake API server, as in a real one: a second binding of the
-				// same name could not be created next to the first.
-				if first, seen := bindingFiles[b.kind()+" "+b.key()]; seen {
-					fail("metadata.name: %s %s is already in %s (the oracle schedules each binding once)",
-						b.kind(), b.key(), first)
-					continue
-				}
-				bindingFiles[b.kind()+" "+b.key()] = path
-				in.bindings = append(in.bindings, b)
-			default:
-				in.skipped = append(in.skipped, fmt.Sprintf("%s: %s %s", path, kind, name))
-			}
-		}
+		problems = append(problems, in.add(path, docs)...)
 	}
 	return in, problems
+}
+
+func newInputs() *inputs {
+	return &inputs{clusterFiles: map[string]string{}, bindingFiles: map[string]string{}}
+}
+
+// add decodes the documents of one source (a file, or a case of --cases) into Karmada's types, in order.
+func (in *inputs) add(path string, docs []json.RawMessage) []string {
+	var problems []string
+	for _, raw := range docs {
+		var head header
+		if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &head) != nil {
+			problems = append(problems, fmt.Sprintf("%s: - -: <document>: expected an object", path))
+			continue
+		}
+		kind, name := orDash(head.Kind), orDash(head.Metadata.Name)
+		fail := func(format string, args ...any) {
+			problems = append(problems, fmt.Sprintf("%s: %s %s: %s", path, kind, name, fmt.Sprintf(format, args...)))
+		}
+		var err error
+		switch head.Kind {
+		case "Cluster":
+			cluster := &clusterv1alpha1.Cluster{}
+			if err := json.Unmarshal(raw, cluster); err != nil {
+				fail("%v", err)
+				continue
+			}
+			if cluster.Name == "" {
+				fail("metadata.name: is required")
+				continue
+			}
+			if first, seen := in.clusterFiles[cluster.Name]; seen {
+				fail("metadata.name: %q is already a Cluster in %s", cluster.Name, first)
+				continue
+			}
+			in.clusterFiles[cluster.Name] = path
+			in.clusters = append(in.clusters, cluster)
+		case "ResourceBinding", "ClusterResourceBinding":
+			var b binding
+			if head.Kind == "ResourceBinding" {
+				b.rb = &workv1alpha2.ResourceBinding{}
+				err = json.Unmarshal(raw, b.rb)
+			} else {
+				b.crb = &workv1alpha2.ClusterResourceBinding{}
+				err = json.Unmarshal(raw, b.crb)
+			}
+			switch {
+			case err != nil:
+				fail("%v", err)
+				continue
+			case head.Metadata.Name == "":
+				fail("metadata.name: is required")
+				continue
+			case b.rb != nil && b.rb.Namespace == "":
+				fail("metadata.namespace: is required for a ResourceBinding")
+				continue
+			case b.crb != nil && b.crb.Namespace != "":
+				fail("metadata.namespace: must be empty for a ClusterResourceBinding, got %q", b.crb.Namespace)
+				continue
+			}
+			// One object per name in the fake API server, as in a real one: a second binding of the
+			// same name could not be created next to the first.
+			if first, seen := in.bindingFiles[b.kind()+" "+b.key()]; seen {
+				fail("metadata.name: %s %s is already in %s (the oracle schedules each binding once)",
+					b.kind(), b.key(), first)
+				continue
+			}
+			in.bindingFiles[b.kind()+" "+b.key()] = path
+			in.bindings = append(in.bindings, b)
+		default:
+			in.skipped = append(in.skipped, fmt.Sprintf("%s: %s %s", path, kind, name))
+		}
+	}
+	return problems
 }
 
 func orDash(s string) string {

@@ -4,11 +4,17 @@
 // the JSON `binding-scheduler simulate -o json` prints. The tests compare the two.
 //
 //	karmada-oracle -f PATH [-f PATH ...] [--plugins LIST] [--enable-empty-workload-propagation]
-//	               [--feature-gates GATE=BOOL,...] [--timeout DURATION] [--v N]
+//	               [--feature-gates GATE=BOOL,...] [--policy-defaults] [--timeout DURATION] [--v N]
+//	karmada-oracle --cases PATH [--parallel N] [--timeout DURATION] [--v N]
 //
 // PATH is a YAML/JSON file (single or multi-document, or `kind: List`), a folder of them, or `-` for stdin.
 // Exit status: 0 with the results on stdout, 2 for unusable input or flags, 1 when Karmada's scheduler could
-// not be run or did not finish; the reason goes to stderr.
+// not be run or did not finish; the reason goes to stderr. --cases runs many inputs in one process, each in a
+// fresh scheduler, and answers each on one line (see batch.go).
+//
+// The bindings are scheduled as they would be stored: with the defaults the API server applies (the CRDs'),
+// not those of the PropagationPolicy webhook, which a binding only carries when it was made from a policy;
+// --policy-defaults applies those too, with Karmada's own helpers (see prepare in schedule.go).
 package main
 
 import (
@@ -30,9 +36,12 @@ import (
 // cmd/scheduler/app/options.Options.AddFlags registers them (same names, types and defaults), plus ours.
 type options struct {
 	files                          []string
+	cases                          string
 	output                         string
+	policyDefaults                 bool
 	plugins                        []string
 	enableEmptyWorkloadPropagation bool
+	parallel                       int
 	timeout                        time.Duration
 	verbosity                      int
 }
@@ -48,6 +57,9 @@ func run(args []string) int {
 		return 2
 	}
 	configureLogging(opts.verbosity)
+	if opts.cases != "" {
+		return runCases(opts.cases, opts)
+	}
 
 	in, problems := loadInputs(opts.files)
 	if len(problems) > 0 {
@@ -80,6 +92,11 @@ func parseFlags(args []string) (*options, error) {
 	fs.SetOutput(os.Stderr)
 	fs.StringArrayVarP(&opts.files, "filename", "f", nil,
 		"a YAML/JSON file or a folder of them (repeatable); single or multi-document, or kind: List; - for stdin")
+	fs.StringVar(&opts.cases, "cases", "",
+		"run many cases in one process: JSON lines {id, documents, flags} from PATH (- for stdin), one answer line each")
+	fs.IntVar(&opts.parallel, "parallel", 16, "with --cases: how many cases run at once")
+	fs.BoolVar(&opts.policyDefaults, "policy-defaults", false,
+		"apply the PropagationPolicy webhook's placement defaults first, as a binding made from a policy carries them")
 	fs.StringVarP(&opts.output, "output", "o", "json", "output format; only json (simulate's -o json)")
 	// The next three are Karmada's scheduler flags, declared as in cmd/scheduler/app/options (AddFlags).
 	fs.BoolVar(&opts.enableEmptyWorkloadPropagation, "enable-empty-workload-propagation", false,
@@ -96,8 +113,11 @@ func parseFlags(args []string) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("takes no arguments, got %q", fs.Arg(0))
 	}
-	if len(opts.files) == 0 {
-		return nil, fmt.Errorf("at least one -f PATH is required")
+	if opts.cases != "" && len(opts.files) > 0 {
+		return nil, fmt.Errorf("--cases and -f do not go together")
+	}
+	if opts.cases == "" && len(opts.files) == 0 {
+		return nil, fmt.Errorf("at least one -f PATH (or --cases PATH) is required")
 	}
 	if opts.output != "json" {
 		return nil, fmt.Errorf("-o %q: only json is supported", opts.output)

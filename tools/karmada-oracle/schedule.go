@@ -24,8 +24,12 @@ package main
 // suspension and deletion timestamp are cleared, a managed-by label is added when no policy label is there,
 // and an existing Scheduled condition is dropped so that the condition write of this pass is always a change
 // (patchBindingStatusCondition writes nothing when the status is unchanged, and the write is what the oracle
-// waits for). The placement gets the defaults a binding always carries in a real control plane: the CRD's
-// replicaSchedulingType default and the PropagationPolicy webhook's defaults (Karmada's helper functions).
+// waits for). The placement gets the defaults every stored binding carries in a real control plane: the CRD's
+// replicaSchedulingType default, which the API server applies. The PropagationPolicy webhook's defaults
+// (minGroups 0 -> 1, an empty spreadByField -> cluster, Divided without a preference -> Weighted) are only in a
+// binding made from a policy (the detector copies the defaulted placement); a binding created directly does
+// not get them, and Karmada's scheduler does not apply them. So they are applied only when asked
+// (--policy-defaults, or "policyDefaults" in a case), with Karmada's own helpers.
 
 import (
 	"context"
@@ -188,14 +192,14 @@ func schedule(ctx context.Context, in *inputs, opts *options) ([]result, error) 
 		var err error
 		if b.rb != nil {
 			rb := b.rb.DeepCopy()
-			prepare(&rb.ObjectMeta, &rb.Spec, &rb.Status)
+			prepare(&rb.ObjectMeta, &rb.Spec, &rb.Status, opts.policyDefaults)
 			if rb.Spec.Placement != nil {
 				done = seen.expect(key)
 			}
 			_, err = karmadaClient.WorkV1alpha2().ResourceBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{})
 		} else {
 			crb := b.crb.DeepCopy()
-			prepare(&crb.ObjectMeta, &crb.Spec, &crb.Status)
+			prepare(&crb.ObjectMeta, &crb.Spec, &crb.Status, opts.policyDefaults)
 			if crb.Spec.Placement != nil {
 				done = seen.expect(key)
 			}
@@ -239,7 +243,8 @@ func schedule(ctx context.Context, in *inputs, opts *options) ([]result, error) 
 
 // prepare makes one binding reach Karmada's scheduling (see the package comment): only fields read by the
 // event filter and by doScheduleBinding's triggers change, plus the defaults every stored binding carries.
-func prepare(objectMeta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) {
+func prepare(objectMeta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus,
+	policyDefaults bool) {
 	objectMeta.ResourceVersion = ""
 	objectMeta.DeletionTimestamp = nil
 	delete(objectMeta.Annotations, util.PolicyPlacementAnnotation)
@@ -266,7 +271,9 @@ func prepare(objectMeta *metav1.ObjectMeta, spec *workv1alpha2.ResourceBindingSp
 			placement.ReplicaScheduling.ReplicaSchedulingType = policyv1alpha1.ReplicaSchedulingTypeDivided
 		}
 		// The (Cluster)PropagationPolicy mutating webhook's defaults, which a binding inherits from its policy.
-		helper.SetDefaultSpreadConstraints(placement.SpreadConstraints)
-		helper.SetReplicaDivisionPreferenceWeighted(placement)
+		if policyDefaults {
+			helper.SetDefaultSpreadConstraints(placement.SpreadConstraints)
+			helper.SetReplicaDivisionPreferenceWeighted(placement)
+		}
 	}
 }
