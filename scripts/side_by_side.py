@@ -73,14 +73,14 @@ def _api(group_version: str, *resources: tuple[str, str]) -> dict[str, Any]:
 def generate_clusters(rng: random.Random, prefix: str, count: int) -> list[dict[str, Any]]:
     """`count` Clusters named `<prefix>-mNN`. Index patterns guarantee coverage in any fleet of 8 or more: a
     Pull cluster (i % 4 == 1), resource models (i % 5 == 2), a GPU pool with a NoSchedule taint (i % 7 == 3),
-    no batch/v1 (i % 6 == 4), a NoExecute taint (i % 8 == 6), no resource summary at all (i % 9 == 7); and two
-    plain env=prod clusters (0 and 5)."""
+    no batch/v1 (i % 6 == 4), a NoExecute taint (i % 8 == 6), no resource summary at all (i % 9 == 7); two
+    plain env=prod clusters (0 and 5) and an env=staging one (1)."""
     clusters = []
     for i in range(count):
         region = list(REGIONS)[i % len(REGIONS)] if i < len(REGIONS) else rng.choice(list(REGIONS))
         zones = sorted(rng.sample(REGIONS[region], rng.randint(1, 2)))
-        labels = {"env": "prod" if i in (0, 5) else rng.choice(["prod", "prod", "staging"]),
-                  "tier": rng.choice(["gold", "silver", "bronze"])}
+        env = "prod" if i in (0, 5) else "staging" if i == 1 else rng.choice(["prod", "prod", "staging"])
+        labels = {"env": env, "tier": rng.choice(["gold", "silver", "bronze"])}
         spec: dict[str, Any] = {
             "syncMode": "Pull" if i % 4 == 1 else "Push",
             "provider": rng.choice(PROVIDERS),
@@ -180,6 +180,7 @@ def _workload(kind: str = "Deployment") -> dict[str, Any]:
 class Fleet:
     names: list[str]  # every cluster
     plain_prod: list[str]  # env=prod, untainted, with every API: where a Deployment for env=prod can go
+    not_prod: list[str]  # where a Deployment for env=prod cannot go
 
 
 Maker = Callable[[random.Random, Fleet], tuple[dict[str, Any], dict[str, Any]]]
@@ -275,12 +276,11 @@ def _scaled(up: bool) -> Maker:
 def _steady(stale: bool) -> Maker:
     """A dynamic binding placed with its current placement and not scaled (nothing to schedule by Karmada's
     rules), without a Scheduled condition, as a lost status write leaves it: on two clusters a pass would still
-    choose, or (stale) on one of those and one its affinity no longer selects."""
+    choose, or (stale) on one of those and one its affinity (env=prod) does not select."""
     def make(rng: random.Random, fleet: Fleet) -> tuple[dict[str, Any], dict[str, Any]]:
         workload, spec = _dynamic(rng, fleet)
         if stale:
-            elsewhere = [n for n in fleet.names if n not in fleet.plain_prod]
-            chosen = [rng.choice(fleet.plain_prod), rng.choice(elsewhere)]
+            chosen = [rng.choice(fleet.plain_prod), rng.choice(fleet.not_prod)]
         else:
             chosen = rng.sample(fleet.plain_prod, 2)
         spec["clusters"] = [{"name": n, "replicas": rng.randint(2, 6)} for n in sorted(chosen)]
@@ -397,7 +397,11 @@ def generate_bindings(rng: random.Random, clusters: Sequence[Mapping[str, Any]],
         return (cluster["metadata"]["labels"].get("env") == "prod" and not cluster["spec"].get("taints")
                 and len(cluster["status"]["apiEnablements"]) == 4)
 
-    fleet = Fleet([c["metadata"]["name"] for c in clusters], [c["metadata"]["name"] for c in clusters if plain_prod(c)])
+    fleet = Fleet(
+        names=[c["metadata"]["name"] for c in clusters],
+        plain_prod=[c["metadata"]["name"] for c in clusters if plain_prod(c)],
+        not_prod=[c["metadata"]["name"] for c in clusters if c["metadata"]["labels"]["env"] != "prod"],
+    )
     out = []
     for i in range(count):
         kind_name, scope, make = KINDS[i % len(KINDS)]
