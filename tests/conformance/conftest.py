@@ -40,9 +40,8 @@ def devcluster() -> Iterator[DevCluster]:
         yield api
 
 
-@pytest.fixture(params=SERVERS)
-def server(request: pytest.FixtureRequest) -> Server:
-    if request.param == "real":
+def _server(request: pytest.FixtureRequest, name: str) -> Server:
+    if name == "real":
         plane = request.getfixturevalue("control_plane")
         client = KubeClient.from_kubeconfig(plane.kubeconfig_path)
     else:
@@ -51,4 +50,16 @@ def server(request: pytest.FixtureRequest) -> Server:
     namespace = f"conformance-{uuid.uuid4().hex[:8]}"
     status, body = client.request("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     assert status == 201, f"creating namespace {namespace}: {status} {body}"
-    return Server(request.param, client, namespace)
+    return Server(name, client, namespace)
+
+
+@pytest.fixture(params=SERVERS)
+def server(request: pytest.FixtureRequest) -> Server:
+    return _server(request, request.param)
+
+
+@pytest.fixture
+def both(request: pytest.FixtureRequest) -> tuple[Server, Server]:
+    """devcluster and the real server side by side, for answers that can only be compared with each other (the
+    OpenAPI documents); skipped with the real half where Go is missing."""
+    return _server(request, "devcluster"), _server(request, "real")

@@ -219,3 +219,27 @@ def k8s_pb(api_version: str, kind: str, message: bytes) -> bytes:
 
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+def json_diff(left: Any, right: Any, path: str = "", limit: int = 12) -> list[str]:
+    """Where two JSON values differ, as `path: left != right` lines (at most `limit`)."""
+    found: list[str] = []
+
+    def walk(a: Any, b: Any, where: str) -> None:
+        if len(found) >= limit:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                if key not in a or key not in b:
+                    found.append(f"{where}/{key}: {'missing' if key not in a else 'present'} in the first, "
+                                 f"{'missing' if key not in b else 'present'} in the second")
+                else:
+                    walk(a[key], b[key], f"{where}/{key}")
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for index, (x, y) in enumerate(zip(a, b, strict=True)):
+                walk(x, y, f"{where}/{index}")
+        elif a != b:
+            found.append(f"{where}: {json.dumps(a)[:200]} != {json.dumps(b)[:200]}")
+
+    walk(left, right, path)
+    return found

@@ -6,13 +6,26 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import pytest
 import yaml
 
 from binding_scheduler.devcluster.tables import NAME_DESCRIPTION
-from tests.conformance.helpers import PROTOBUF, RB_API, TIMESTAMP, Server, k8s_pb, names, pb, shape
+from tests.conformance.helpers import (
+    PROTOBUF,
+    RB_API,
+    TIMESTAMP,
+    Server,
+    json_diff,
+    k8s_pb,
+    names,
+    pb,
+    rb_body,
+    shape,
+)
+from tests.devcluster.openapi_snapshot import trim
 
 
 def event(name: str, namespace: str, involved: str, **fields: Any) -> dict[str, Any]:
@@ -327,3 +340,162 @@ def test_a_review_kind_cannot_be_read(server: Server) -> None:
     assert (status, answer) == (405, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                       "message": "the server does not allow this method on the requested resource",
                                       "reason": "MethodNotAllowed", "details": {}, "code": 405})
+
+
+# ---- OpenAPI: the same documents (compared between the two servers) -------------------------------------------
+
+CRD_GROUP_VERSIONS = ["apis/work.karmada.io/v1alpha2", "apis/cluster.karmada.io/v1alpha1",
+                      "apis/config.binding-scheduler.io/v1alpha1"]
+BUILTIN_GROUP_VERSIONS = ["api/v1", "apis/coordination.k8s.io/v1", "apis/apiextensions.k8s.io/v1",
+                          "apis/authorization.k8s.io/v1", "apis/authentication.k8s.io/v1"]
+
+
+def _index(server: Server) -> dict[str, str]:
+    """The v3 index, once it lists every CRD group/version (kube-apiserver publishes a new CRD's document a moment
+    after the CRD is Established)."""
+    deadline = time.monotonic() + 30
+    while True:
+        status, answer = server.request("GET", "/openapi/v3")
+        assert status == 200
+        found = {key: entry["serverRelativeURL"] for key, entry in answer["paths"].items()}
+        if set(CRD_GROUP_VERSIONS) <= set(found) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
+def _document(server: Server, key: str) -> Any:
+    url = _index(server)[key]
+    reply = server.call("GET", url)
+    assert (reply.status, reply.headers["cache-control"]) == (200, "public, immutable")
+    assert reply.headers["etag"] == '"' + url.split("hash=")[1] + '"'
+    return reply.body
+
+
+def test_the_openapi_v3_index_lists_what_is_served(both: tuple[Server, Server]) -> None:
+    dev, real = (set(_index(server)) for server in both)
+    assert dev <= real
+    assert {*CRD_GROUP_VERSIONS, *BUILTIN_GROUP_VERSIONS, "api", "apis", "version"} <= dev
+
+
+@pytest.mark.parametrize("key", CRD_GROUP_VERSIONS)
+def test_the_openapi_v3_document_of_a_crd_group_version_is_kube_apiservers(
+    both: tuple[Server, Server], key: str,
+) -> None:
+    dev, real = (_document(server, key) for server in both)
+    assert json_diff(dev, real) == []
+
+
+@pytest.mark.parametrize("key", BUILTIN_GROUP_VERSIONS)
+def test_the_openapi_v3_document_of_a_built_in_group_version_is_kube_apiservers_for_what_is_served(
+    both: tuple[Server, Server], key: str,
+) -> None:
+    dev, real = (_document(server, key) for server in both)
+    assert json_diff(dev, trim(key, real)) == []
+
+
+def test_an_openapi_v3_document_asked_by_a_stale_hash_redirects_and_an_unknown_one_is_404(server: Server) -> None:
+    url = _index(server)["apis/work.karmada.io/v1alpha2"]
+    stale = server.call("GET", "/openapi/v3/apis/work.karmada.io/v1alpha2?hash=ABC")
+    assert (stale.status, stale.body) == (200, server.call("GET", url).body)  # urllib follows the 301
+    reply = server.call("GET", "/openapi/v3/apis/example.com/v1")
+    assert (reply.status, reply.raw) == (404, b"")
+    reply = server.call("GET", "/openapi/v3/apis/work.karmada.io/v1alpha2")
+    assert reply.headers["cache-control"] == "no-cache, private"
+
+
+def test_openapi_v2_has_the_crds_definitions_and_paths(both: tuple[Server, Server]) -> None:
+    dev, real = (server.call("GET", "/openapi/v2").body for server in both)
+    for name in ("io.karmada.work.v1alpha2.ResourceBinding", "io.karmada.work.v1alpha2.ResourceBindingList",
+                 "io.karmada.cluster.v1alpha1.Cluster", "io.k8s.api.core.v1.Namespace",
+                 "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"):
+        assert dev["definitions"][name] == real["definitions"][name], name
+    for path, item in dev["paths"].items():
+        assert set(item) == set(real["paths"][path]), path
+        for method, op in item.items():
+            if method != "parameters":
+                assert (op["operationId"], op.get("x-kubernetes-group-version-kind")) == (
+                    real["paths"][path][method]["operationId"],
+                    real["paths"][path][method].get("x-kubernetes-group-version-kind")), (path, method)
+
+
+def test_openapi_v2_in_an_unknown_media_type_is_406_with_no_body(server: Server) -> None:
+    reply = server.call("GET", "/openapi/v2", accept="application/xml")
+    assert (reply.status, reply.raw) == (406, b"")
+
+
+# ---- fieldValidation ---------------------------------------------------------------------------------------------
+
+
+def _with_unknown_fields(name: str) -> dict[str, Any]:
+    body = rb_body(name, bogus=1, clusters=[{"name": "m1", "q": 1}])
+    body["spec"]["resource"]["zz"] = 2
+    body["metadata"]["bogus"] = 1
+    body["extra"] = {"a": 1}
+    return body
+
+
+UNKNOWN = ['unknown field "metadata.bogus"', 'unknown field "extra"', 'unknown field "spec.bogus"',
+           'unknown field "spec.clusters[0].q"', 'unknown field "spec.resource.zz"']
+
+
+def test_unknown_fields_are_a_400_under_strict_validation(server: Server) -> None:
+    reply = server.call("POST", server.rb(query="fieldValidation=Strict"), _with_unknown_fields("rb1"))
+    assert (reply.status, reply.body) == (400, bad_request(
+        'ResourceBinding in version "v1alpha2" cannot be handled as a ResourceBinding: strict decoding error: '
+        + ", ".join(UNKNOWN)))
+    assert server.request("GET", server.rb("rb1"))[0] == 404
+
+
+def test_unknown_fields_are_warnings_by_default_and_silent_when_ignored(server: Server) -> None:
+    reply = server.call("POST", server.rb(), _with_unknown_fields("rb1"))
+    assert reply.status == 201
+    assert reply.warnings == ['299 - "' + problem.replace('"', '\\"') + '"' for problem in UNKNOWN]
+    reply = server.call("POST", server.rb(query="fieldValidation=Ignore"), _with_unknown_fields("rb2"))
+    assert (reply.status, reply.warnings) == (201, [])
+
+
+def test_a_duplicate_field_is_a_400_under_strict_validation_and_a_warning_otherwise(server: Server) -> None:
+    raw = json.dumps(rb_body("rb1", replicas=1)).replace('"replicas": 1', '"replicas": 1, "replicas": 2').encode()
+    reply = server.call("POST", server.rb(query="fieldValidation=Strict"), raw)
+    assert (reply.status, reply.body["message"]) == (400, 'ResourceBinding in version "v1alpha2" cannot be handled '
+                                                          'as a ResourceBinding: strict decoding error: duplicate '
+                                                          'field "spec.replicas"')
+    reply = server.call("POST", server.rb(), raw)
+    assert (reply.status, reply.body["spec"]["replicas"], reply.warnings) == (
+        201, 2, ['299 - "duplicate field \\"spec.replicas\\""'])
+
+
+def test_a_patch_with_unknown_fields_under_strict_validation_is_422_quoting_the_patched_object(server: Server) -> None:
+    server.create_rb("rb1")
+    reply = server.call("PATCH", server.rb("rb1", query="fieldValidation=Strict"),
+                        [{"op": "add", "path": "/spec/zz", "value": 1}], content_type="application/json-patch+json")
+    assert (reply.status, reply.body["reason"], reply.body["details"]["causes"][0]["field"]) == (422, "Invalid",
+                                                                                              "patch")
+    assert reply.body["message"].startswith(' "" is invalid: patch: Invalid value: "{\\"apiVersion\\":')
+    assert reply.body["message"].endswith('}": strict decoding error: unknown field "spec.zz"')
+    reply = server.call("PATCH", server.rb("rb1"), {"spec": {"bogus": 1}, "metadata": {"zz": 1}},
+                        content_type="application/merge-patch+json")
+    assert (reply.status, reply.warnings) == (200, ['299 - "unknown field \\"metadata.zz\\""',
+                                                    '299 - "unknown field \\"spec.bogus\\""'])
+
+
+def test_a_built_in_kind_has_its_unknown_fields_pruned_and_reported(server: Server) -> None:
+    name = f"{server.namespace}-fv"
+    body = {"metadata": {"name": name, "zz": 1}, "spec": {"bogus": 1}}
+    reply = server.call("POST", "/api/v1/namespaces?fieldValidation=Strict", body)
+    assert (reply.status, reply.body["message"]) == (400, 'Namespace in version "v1" cannot be handled as a '
+                                                          'Namespace: strict decoding error: unknown field '
+                                                          '"metadata.zz", unknown field "spec.bogus"')
+    reply = server.call("POST", server.path("Lease"), {"metadata": {"name": "l1"},
+                                                       "spec": {"holderIdentity": "a", "bogus": 1}})
+    assert (reply.status, reply.body["spec"], reply.warnings) == (
+        201, {"holderIdentity": "a"}, ['299 - "unknown field \\"spec.bogus\\""'])
+
+
+def test_a_field_validation_value_other_than_strict_warn_or_ignore_is_422(server: Server) -> None:
+    status, body = server.request("POST", server.rb(query="fieldValidation=Bogus"), rb_body("rb1"))
+    message = 'Unsupported value: "Bogus": supported values: "", "Ignore", "Strict", "Warn"'
+    assert (status, body["message"], body["details"]) == (
+        422, f'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: {message}',
+        {"group": "meta.k8s.io", "kind": "CreateOptions",
+         "causes": [{"reason": "FieldValueNotSupported", "message": message, "field": "fieldValidation"}]})

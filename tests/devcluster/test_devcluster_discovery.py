@@ -8,7 +8,7 @@ from binding_scheduler.devcluster import DevCluster
 async def test_version_reports_a_kubernetes_version(api: DevCluster) -> None:
     status, body = await api.client.get("/version")
     assert status == 200
-    assert (body["major"], body["minor"], body["gitVersion"]) == ("1", "30", "v1.30.0-devcluster")
+    assert (body["major"], body["minor"], body["gitVersion"]) == ("1", "35", "v1.35.4+devcluster")
 
 
 async def test_api_lists_the_core_version(api: DevCluster) -> None:

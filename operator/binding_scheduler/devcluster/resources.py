@@ -143,6 +143,7 @@ class Registry:
     """The served resource types, looked up by URL parts or by any of their names."""
 
     _types: dict[tuple[str, str, str], ResourceType] = field(default_factory=dict)
+    generation: int = 0  # +1 whenever the served types change
 
     @classmethod
     def with_builtins(cls) -> Registry:
@@ -153,12 +154,14 @@ class Registry:
     def add_all(self, types: Iterable[ResourceType]) -> None:
         for rtype in types:
             self._types[(rtype.group, rtype.version, rtype.plural)] = rtype
+        self.generation += 1
 
     def remove_crd(self, crd: Mapping[str, Any]) -> None:
         spec = crd.get("spec") or {}
         plural = (spec.get("names") or {}).get("plural")
         for key in [k for k in self._types if k[0] == spec.get("group") and k[2] == plural]:
             del self._types[key]
+        self.generation += 1
 
     def get(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._types.get((group, version, plural))

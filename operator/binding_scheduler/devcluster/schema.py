@@ -96,6 +96,11 @@ class Schema:
             _normalize_entry(obj, key, properties.get(key), self.root)
         _default(obj, {key: properties[key]} if key in properties else {}, skip=())
 
+    def unknown_fields(self, obj: Mapping[str, Any]) -> list[str]:
+        """The paths pruning would drop (kube's order: unknown `metadata` fields, then the rest sorted), without
+        changing `obj`: what `fieldValidation` reports."""
+        return unknown_fields(obj, self.root)
+
     # ---- validation -------------------------------------------------------------------------------
 
     def validate(self, obj: Mapping[str, Any], only: str | None = None) -> list[Cause]:
@@ -113,6 +118,69 @@ class Schema:
                 if key not in obj:
                     causes.append({"reason": "FieldValueRequired", "message": "Required value", "field": key})
         return causes
+
+
+def unknown_fields(obj: Mapping[str, Any], root: Mapping[str, Any] | None) -> list[str]:
+    """Unknown fields of an object for a structural schema (`root`; None: only `metadata` is checked)."""
+    metadata = obj.get("metadata")
+    found = sorted(f"metadata.{key}" for key in metadata if key not in OBJECT_META_FIELDS) if isinstance(
+        metadata, Mapping) else []
+    if root is None:
+        return found
+    rest: list[str] = []
+    properties = root.get("properties") or {}
+    for key, value in obj.items():
+        if key in ("apiVersion", "kind", "metadata"):
+            continue
+        sub = properties.get(key)
+        if sub is None:
+            if not root.get("x-kubernetes-preserve-unknown-fields"):
+                rest.append(key)
+        else:
+            _unknown(value, sub, key, rest)
+    return found + sorted(rest)
+
+
+def prune_unknown(obj: dict[str, Any], root: Mapping[str, Any]) -> None:
+    """Drop what `unknown_fields` reports (in place), and nothing else: the pruning of a built-in kind."""
+    metadata = obj.get("metadata")
+    if isinstance(metadata, dict):
+        for key in [k for k in metadata if k not in OBJECT_META_FIELDS]:
+            del metadata[key]
+    for path in unknown_fields(obj, root):
+        _drop_path(obj, path)
+
+
+def _drop_path(obj: Any, path: str) -> None:
+    node = obj
+    tokens = re.findall(r"[^.\[\]]+|\[\d+\]", path)
+    for token in tokens[:-1]:
+        node = node[int(token[1:-1])] if token.startswith("[") else node[token]
+    node.pop(tokens[-1], None)
+
+
+def _unknown(value: Any, schema: Mapping[str, Any], path: str, found: list[str]) -> None:
+    if isinstance(value, Mapping):
+        properties = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        if properties is None and additional is None and schema.get("type") != "object":
+            return
+        for key, item in value.items():
+            sub = (properties or {}).get(key)
+            if sub is None:
+                if isinstance(additional, Mapping):
+                    sub = additional
+                elif additional is True or schema.get("x-kubernetes-preserve-unknown-fields"):
+                    continue
+                else:
+                    found.append(_key(path, key))
+                    continue
+            _unknown(item, sub, _key(path, key), found)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            for index, item in enumerate(value):
+                _unknown(item, items, f"{path}[{index}]", found)
 
 
 def _normalize_entry(container: dict[str, Any], key: str, schema: Mapping[str, Any] | None,

@@ -6,16 +6,19 @@ import asyncio
 import base64
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import yaml
 from aiohttp import web
+from multidict import CIMultiDict
 
-from . import discovery, protobuf, reviews
+from . import discovery, fieldvalidation, openapi, protobuf, reviews
 from .errors import ApiError, bad_request, invalid_options
 from .faults import Fault, Faults
+from .fieldvalidation import FieldValidation
 from .journal import Journal, JournalEntry
 from .resources import Registry, ResourceType
 from .selectors import make_matcher
@@ -35,14 +38,19 @@ def _dumps(value: Any) -> bytes:
     return _ENCODER.encode(value).encode()
 
 
-def _json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(status=status, body=_dumps(body), content_type=_JSON, headers=headers)
+Headers = Mapping[str, str] | Sequence[tuple[str, str]] | None
 
 
-def _response(rep: Representation, status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
+def _json_response(status: int, body: Any, headers: Headers = None) -> web.Response:
+    return web.Response(status=status, body=_dumps(body), content_type=_JSON,
+                        headers=CIMultiDict(headers) if headers else None)
+
+
+def _response(rep: Representation, status: int, body: Any, headers: Headers = None) -> web.Response:
     if rep.encoding == "yaml":
         text = yaml.safe_dump(body, default_flow_style=False, sort_keys=True)
-        return web.Response(status=status, body=text.encode(), content_type="application/yaml", headers=headers)
+        return web.Response(status=status, body=text.encode(), content_type="application/yaml",
+                            headers=CIMultiDict(headers) if headers else None)
     return _json_response(status, body, headers)
 
 
@@ -80,6 +88,8 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.closing = False
         self.server_address = "127.0.0.1:0"
+        self._openapi_docs: openapi.OpenAPI | None = None
+        self._openapi_generation = -1
 
     def make_server(self) -> web.Server:
         """A low-level aiohttp server: every request goes to `handle` (no router, no middlewares)."""
@@ -90,7 +100,7 @@ class ApiServer:
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         raw = await request.read() if request.can_read_body else b""
         content_type = request.content_type if "Content-Type" in request.headers else ""
-        body, body_error = _parse_body(raw, content_type)
+        body, body_error, duplicates = _parse_body(raw, content_type)
         query = dict(request.query)
         entry = self.journal.record(
             JournalEntry(time.monotonic(), request.method, request.path, query,
@@ -98,7 +108,7 @@ class ApiServer:
                          user_agent=request.headers.get("User-Agent", ""))
         )
         try:
-            response = await self._handle(request, entry, body, body_error)
+            response = await self._handle(request, entry, body, body_error, duplicates)
         except _Dropped:
             entry.status = 0
             entry.finished = time.monotonic()
@@ -113,7 +123,8 @@ class ApiServer:
         return response
 
     async def _handle(
-        self, request: web.BaseRequest, entry: JournalEntry, body: Any, body_error: str | None
+        self, request: web.BaseRequest, entry: JournalEntry, body: Any, body_error: str | None,
+        duplicates: list[str],
     ) -> web.StreamResponse:
         fault = self.faults.take(request.method, request.path, request.query_string, entry.is_watch)
         if fault is not None:
@@ -134,13 +145,15 @@ class ApiServer:
         discovered = self._discovery(path)
         if discovered is not None:
             return _json_response(200, discovered)
+        if path == "/openapi/v2" or path.startswith("/openapi/v3"):
+            return self._openapi(request)
         route = self._route(path)
         if route is None:
             raise ApiError(404, _NOT_FOUND, "NotFound", {})
         rep = negotiate(request.headers.get("Accept"), watch=entry.is_watch and request.method == "GET",
                         builtin=not route.rtype.custom)
         request[_REP] = rep
-        response = await self._dispatch(request, entry, route, body, fault, rep)
+        response = await self._dispatch(request, entry, route, body, fault, rep, duplicates)
         if fault is not None and fault.lose_answer:
             _drop(request)  # the request took effect; its answer never arrives
         return response
@@ -163,6 +176,38 @@ class ApiServer:
             case ["apis", group, version]:
                 return discovery.api_resource_list(self.registry, group, version)
         return None
+
+    def _openapi(self, request: web.BaseRequest) -> web.Response:
+        """`/openapi/v2` (JSON; 406 with no body for any other media type, protobuf included) and `/openapi/v3`
+        (the index, then one document per group/version, immutable when asked by its hash)."""
+        if self._openapi_docs is None or self._openapi_generation != self.registry.generation:
+            self._openapi_docs = openapi.OpenAPI(self.registry)
+            self._openapi_generation = self.registry.generation
+        docs = self._openapi_docs
+        path = request.path.rstrip("/")
+        if path == "/openapi/v2":
+            accept = request.headers.get("Accept", "")
+            if accept and not any(media.split(";")[0].strip() in openapi.V2_ACCEPT for media in accept.split(",")):
+                return web.Response(status=406)
+            return web.Response(body=docs.v2(), content_type=_JSON)
+        if path == "/openapi/v3":
+            return _json_response(200, docs.index())
+        key = path.removeprefix("/openapi/v3/")
+        body = docs.v3(key)
+        if body is None:
+            return web.Response(status=404)
+        etag = openapi.digest(body)
+        headers = {"Etag": f'"{etag}"'}
+        wanted = request.query.get("hash")
+        if wanted:
+            if wanted != etag:
+                return web.Response(status=301, headers={"Location": f"/openapi/v3/{key}?hash={etag}"})
+            expires = datetime.now(UTC) + timedelta(days=365)
+            headers.update({"Vary": "Accept", "Cache-Control": "public, immutable",
+                            "Expires": expires.strftime("%a, %d %b %Y %H:%M:%S UTC")})
+        else:
+            headers["Cache-Control"] = "no-cache, private"
+        return web.Response(body=body, content_type=_JSON, headers=headers)
 
     def _route(self, path: str) -> Route | None:
         segments = [s for s in path.split("/") if s]
@@ -194,7 +239,7 @@ class ApiServer:
 
     async def _dispatch(
         self, request: web.BaseRequest, entry: JournalEntry, route: Route, body: Any, fault: Fault | None,
-        rep: Representation,
+        rep: Representation, duplicates: list[str] | None = None,
     ) -> web.StreamResponse:
         rt, ns, name, sub = route.rtype, route.namespace, route.name, route.subresource
         method = request.method
@@ -207,6 +252,10 @@ class ApiServer:
                 raise ApiError(405, "the server does not allow this method on the requested resource",
                                "MethodNotAllowed", {})
             return _response(rep, 201, reviews.answer(rt, body))
+        fv = FieldValidation.of(request.query.get("fieldValidation"), _OPTIONS_KINDS.get(method, ""),
+                                duplicates or []) if method in ("POST", "PUT", "PATCH") else FieldValidation()
+        if method in ("POST", "PUT") and isinstance(body, Mapping):
+            fv.check(rt, body)
         if name is None:
             if method == "GET":
                 if entry.is_watch:
@@ -216,7 +265,7 @@ class ApiServer:
                 if rt.namespaced and ns is None:
                     raise ApiError(405, f"the server does not allow this method on the requested resource "
                                         f"(post {rt.plural})", "MethodNotAllowed", {})
-                return _response(rep, 201, store.create(rt, body, ns, dry_run=dry_run))
+                return _response(rep, 201, store.create(rt, body, ns, dry_run=dry_run), fv.headers())
             if method == "DELETE":
                 return _response(rep, 200, self._delete_collection(route, request, dry_run))
         else:
@@ -224,11 +273,12 @@ class ApiServer:
                 return _response(rep, 200, _shaped_object(rt, store.get(rt, name, ns), rep, request))
             if method == "PUT":
                 return _response(rep, 200, store.update(rt, name, body, namespace=ns, subresource=sub,
-                                                       dry_run=dry_run))
+                                                       dry_run=dry_run), fv.headers())
             if method == "PATCH":
                 content_type = request.content_type or MERGE_PATCH
                 return _response(rep, 200, store.patch(rt, name, body, namespace=ns, subresource=sub,
-                                                      content_type=content_type, dry_run=dry_run))
+                                                      content_type=content_type, dry_run=dry_run,
+                                                      field_validation=fv), fv.headers())
             if method == "DELETE" and sub is None:
                 preconditions = (body or {}).get("preconditions") if isinstance(body, dict) else None
                 obj, gone = store.delete_outcome(rt, name, ns, preconditions, dry_run=dry_run)
@@ -380,23 +430,25 @@ class _Undecoded:
 _JSON_BODIES = ("", "application/json", MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH)
 
 
-def _parse_body(raw: bytes, content_type: str) -> tuple[Any, str | None]:
-    """The request body as JSON values (YAML for `application/yaml` and apply patches), or why it is not."""
+def _parse_body(raw: bytes, content_type: str) -> tuple[Any, str | None, list[str]]:
+    """The request body as JSON values (YAML for `application/yaml` and apply patches) and the paths of its
+    duplicate fields, or why it is not one."""
     if not raw:
-        return None, None
+        return None, None, []
     if content_type not in (*_JSON_BODIES, "application/yaml", APPLY_PATCH):
-        return _Undecoded(content_type, raw), None
+        return _Undecoded(content_type, raw), None, []
     try:
-        return json.loads(raw), None
+        body, duplicates = fieldvalidation.loads(raw)
+        return body, None, duplicates
     except ValueError as exc:
         if content_type not in ("application/yaml", APPLY_PATCH):
-            return None, f"the body of the request could not be decoded as JSON: {exc}"
+            return None, f"the body of the request could not be decoded as JSON: {exc}", []
     except RecursionError:  # kube-apiserver limits nesting too, and answers 400
-        return None, "the body of the request could not be decoded as JSON: nested too deeply"
+        return None, "the body of the request could not be decoded as JSON: nested too deeply", []
     try:
-        return yaml.safe_load(raw), None
+        return yaml.safe_load(raw), None, []
     except yaml.YAMLError as exc:
-        return None, f"the body of the request could not be decoded as YAML: {exc}"
+        return None, f"the body of the request could not be decoded as YAML: {exc}", []
 
 
 def _summary(data: bytes, limit: int = 30) -> str:

@@ -17,13 +17,17 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import errors
+from . import errors, openapi
 from .errors import ApiError
 from .patch import PatchError, copy_json, json_patch, merge_patch
 from .resources import Registry, ResourceType, types_from_crd
+from .schema import prune_unknown
 from .selectors import Matcher
+
+if TYPE_CHECKING:
+    from .fieldvalidation import FieldValidation
 
 Obj = dict[str, Any]
 StorageKey = tuple[str, str]
@@ -268,6 +272,8 @@ class Store:
         if rt.schema is not None:
             rt.schema.normalize(obj)
             causes += rt.schema.validate(obj)
+        else:
+            _prune_builtin(rt, obj)
         if causes:
             raise errors.invalid(rt.group, rt.kind, name, causes)
         if self.find(rt, name, namespace) is not None:
@@ -310,8 +316,10 @@ class Store:
         subresource: str | None = None,
         content_type: str = MERGE_PATCH,
         dry_run: bool = False,
+        field_validation: FieldValidation | None = None,
     ) -> Obj:
-        """Patch: merge patch or JSON patch. A `metadata.resourceVersion` in the result is a precondition."""
+        """Patch: merge patch or JSON patch. A `metadata.resourceVersion` in the result is a precondition.
+        `field_validation` sees the unknown fields of the patch (a merge patch: only it can add any)."""
         rt = self._type(rtype)
         if content_type == STRATEGIC_PATCH and rt.group not in ("", "coordination.k8s.io"):
             raise ApiError(415, "the body of the request was in an unknown format - accepted media types "
@@ -334,6 +342,8 @@ class Store:
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
             raise errors.ApiError(422, "the server rejected our request due to an error in our request",
                                   "Invalid", {})
+        if field_validation is not None:
+            field_validation.check(rt, patch if content_type != JSON_PATCH else new, patched=new)
         return self._write(rt, old, new, subresource, dry_run=dry_run)
 
     def _write(
@@ -398,6 +408,8 @@ class Store:
                 causes = rt.schema.validate(result)
             if causes:
                 raise errors.invalid(rt.group, rt.kind, old_meta["name"], causes)
+        else:
+            _prune_builtin(rt, result)
         if result == old:
             return old  # a no-op write stores nothing: no new resourceVersion, no event (as kube-apiserver)
         if rt.generation and _spec_part(result, rt.has_status) != _spec_part(old, rt.has_status):
@@ -502,6 +514,17 @@ class Store:
         """Create a namespace unless it exists (for bootstrapping and tests)."""
         existing = self.find("namespaces", name)
         return existing if existing is not None else self.create("namespaces", {"metadata": {"name": name}})
+
+
+def _prune_builtin(rt: ResourceType, obj: Obj) -> None:
+    """A built-in kind keeps only the fields its kube-apiserver schema knows (as its Go type does)."""
+    root = openapi.builtin_schema(rt.group, rt.version, rt.kind)
+    if root is not None:
+        prune_unknown(obj, root)
+    else:
+        metadata = obj.get("metadata")
+        if isinstance(metadata, dict):
+            prune_unknown({"metadata": metadata}, {})
 
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")

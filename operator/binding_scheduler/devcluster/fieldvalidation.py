@@ -1,0 +1,110 @@
+"""`?fieldValidation=Strict|Warn|Ignore` on create, update and patch, as kube-apiserver applies it: unknown fields
+(those pruning drops) and duplicate JSON fields are a `400 BadRequest` (a `422` for a patch) under `Strict`, a
+`Warning: 299 - "unknown field \\"spec.x\\""` header each under `Warn` (the default), and nothing under `Ignore`.
+kubectl create and apply send `Strict`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import openapi
+from .errors import ApiError, bad_request, invalid_options
+from .resources import ResourceType
+from .schema import unknown_fields
+
+MODES = ("", "Ignore", "Strict", "Warn")
+
+
+class _Duplicates(dict[str, Any]):
+    """A JSON object that had a key more than once (the names, in order)."""
+
+    repeated: list[str]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) == len(pairs):
+        return result
+    marked = _Duplicates(result)
+    seen: set[str] = set()
+    marked.repeated = [key for key, _ in pairs if key in seen or seen.add(key)]  # type: ignore[func-returns-value]
+    return marked
+
+
+def loads(raw: bytes) -> tuple[Any, list[str]]:
+    """Parse JSON, keeping the last of duplicate keys (as kube does) and returning their paths."""
+    value = json.loads(raw, object_pairs_hook=_pairs)
+    found: list[str] = []
+    _collect(value, "", found)
+    return value, found
+
+
+def _collect(value: Any, path: str, found: list[str]) -> None:
+    if isinstance(value, dict):
+        if isinstance(value, _Duplicates):
+            found.extend(f"{path}.{key}" if path else key for key in value.repeated)
+        for key, item in value.items():
+            _collect(item, f"{path}.{key}" if path else key, found)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _collect(item, f"{path}[{index}]", found)
+
+
+def unknown(rt: ResourceType, obj: Mapping[str, Any]) -> list[str]:
+    """The fields of `obj` kube-apiserver would report as unknown for its kind."""
+    if rt.schema is not None:
+        return rt.schema.unknown_fields(obj)
+    return unknown_fields(obj, openapi.builtin_schema(rt.group, rt.version, rt.kind))
+
+
+def go_quote(text: str) -> str:
+    """Go's %q of a string (close enough for JSON text: quotes and backslashes escaped)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def go_json(value: Any) -> str:
+    """Go's json.Marshal of a map: sorted keys, compact, HTML characters escaped."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+@dataclass
+class FieldValidation:
+    """One write's directive, its duplicate fields, and the warnings it collected."""
+
+    mode: str = "Warn"
+    duplicates: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, value: str | None, options_kind: str, duplicates: list[str]) -> FieldValidation:
+        if value is not None and value not in MODES:
+            supported = ", ".join(json.dumps(mode) for mode in MODES)
+            raise invalid_options(options_kind, [{
+                "reason": "FieldValueNotSupported", "field": "fieldValidation",
+                "message": f"Unsupported value: {json.dumps(value)}: supported values: {supported}"}])
+        return cls(value or "Warn", duplicates)
+
+    def check(self, rt: ResourceType, obj: Mapping[str, Any], *, patched: Mapping[str, Any] | None = None) -> None:
+        """Report what is unknown in `obj` (the body, or a merge patch) per the directive. For a patch,
+        `patched` is the patched object the Strict error quotes."""
+        if self.mode == "Ignore":
+            return
+        problems = [f'duplicate field "{path}"' for path in self.duplicates]
+        problems += [f'unknown field "{path}"' for path in unknown(rt, obj)]
+        if not problems:
+            return
+        if self.mode == "Strict":
+            why = "strict decoding error: " + ", ".join(problems)
+            if patched is None:
+                raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {why}')
+            message = f"Invalid value: {go_quote(go_json(patched))}: {why}"
+            raise ApiError(422, f' "" is invalid: patch: {message}', "Invalid", {"causes": [
+                {"reason": "FieldValueInvalid", "message": message, "field": "patch"}]})
+        self.warnings.extend(problems)
+
+    def headers(self) -> list[tuple[str, str]]:
+        return [("Warning", f"299 - {go_quote(problem)}") for problem in self.warnings]
