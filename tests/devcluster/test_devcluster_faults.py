@@ -74,9 +74,17 @@ async def test_a_fault_matches_by_method(api: DevCluster, rb1: dict[str, Any]) -
 
 
 async def test_a_delay_fault_holds_the_request_then_serves_it(api: DevCluster, rb1: dict[str, Any]) -> None:
-    api.faults.add(method="PATCH", delay=0.05)
-    status, body = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}})
-    assert (status, body["spec"]["replicas"]) == (200, 2)
+    api.faults.add(method="PATCH", delay=0.3)
+    call = asyncio.create_task(api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}}))
+    held = await api.journal.wait_for(lambda e: e.method == "PATCH")
+    assert (held.status, call.done(), api.store.get("rb", "rb1", "default")["spec"]["replicas"]) == (0, False, 1)
+    assert (await api.client.get(rb_path("rb1")))[0] == 200  # others are served meanwhile
+    status, body = await call
+    assert (status, body["spec"]["replicas"], held.status) == (200, 2, 200)
+    (read,) = api.journal.filter("GET", r"/rb1$")
+    assert held.finished is not None and read.finished is not None
+    assert read.finished < held.finished  # the read was answered while the write was held
+    assert held.finished - held.time >= 0.3  # held for its delay (a lower bound: a busy machine only adds)
 
 
 async def test_a_hanging_request_is_served_when_released(api: DevCluster, rb1: dict[str, Any]) -> None:
