@@ -27,6 +27,7 @@ from binding_scheduler.operator.app import OperatorApp
 from binding_scheduler.operator.options import LaunchOptions
 from binding_scheduler.operator.runner import run_operator
 from binding_scheduler.scheduling.passes import Decider
+from binding_scheduler.scheduling.stores import binding_key
 
 T = TypeVar("T")
 
@@ -337,6 +338,33 @@ def settled(api: DevCluster, quiet: float = 0.5, timeout: float = 20.0) -> None:
         last = max((e.time for e in writes), default=0.0)
         return time.monotonic() - last >= quiet
     wait_until(calm, timeout, "the writes to settle")
+
+
+def at_rest(api: DevCluster, operator: OperatorThread, timeout: float = 20.0) -> None:
+    """Wait until the operator has nothing left to do, judged by its own state instead of a quiet period: its
+    cache holds every binding at the version the API server holds (so every write of ours, and anyone else's, has
+    reached intake), and no key waits in the active or backoff queue or after a 409, and no pass runs. Keys parked
+    as unschedulable are at rest."""
+    service = operator.app.service
+    assert service is not None
+
+    def server_versions() -> dict[str, str]:
+        return {
+            binding_key(obj): str(obj["metadata"]["resourceVersion"])
+            for plural in ("resourcebindings", "clusterresourcebindings")
+            for obj in api.store.list(plural)
+        }
+
+    def idle(server: dict[str, str]) -> bool:
+        cached = {key: str(((service.context.bindings.body(key) or {}).get("metadata") or {}).get("resourceVersion"))
+                  for key in server}
+        depth = service.queue.depth()
+        return (
+            cached == server and depth.active == 0 and depth.backoff == 0
+            and not service.queue._conflicted and not service.queue._processing and not service.scheduler.in_flight
+        )
+
+    wait_until(lambda: operator.call(lambda: idle(server_versions())), timeout, "the operator to be at rest")
 
 
 CRB_POLICY_LABEL = "clusterpropagationpolicy.karmada.io/permanent-id"

@@ -8,6 +8,7 @@ from binding_scheduler.devcluster import DevCluster
 from tests.operator.harness import (
     OperatorThread,
     apply,
+    at_rest,
     binding_doc,
     binding_writes,
     cluster_doc,
@@ -16,7 +17,6 @@ from tests.operator.harness import (
     patch,
     rb_path,
     scheduled,
-    settled,
     wait_until,
 )
 
@@ -26,23 +26,31 @@ SPEC_PATH = r"/namespaces/default/resourcebindings/web$"
 def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff(
     api: DevCluster, config_file: Path
 ) -> None:
+    """The refused decision is not put in backoff: when its retry reaches the server, the backoff queue depth the
+    runtime reported after the 409 pass is 0 (a backoff would have reported 1, and nothing reports the depth
+    again before the retry)."""
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
     fault = api.faults.add(method="PATCH", path=SPEC_PATH, status=409, times=1)
+    retry = api.faults.add(method="PATCH", path=SPEC_PATH, hang=True, times=1)  # the next spec write waits here
     operator = OperatorThread(api, config_file).start()
     try:
+        wait_until(lambda: retry.hits, what="the decision to be sent again")
+        backoff_depth = metric(operator, "binding_scheduler_queue_depth", queue="backoff")
+        retry.release()
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
         conflicts = metric(operator, "binding_scheduler_writes_total", kind="spec", result="conflict")
-        backoffs = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ScheduleAttemptFailure")
+        failures = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ScheduleAttemptFailure")
     finally:
         assert operator.stop() == 0
-    assert fault.hits == 1
+    assert (fault.hits, retry.hits) == (1, 1)
+    assert backoff_depth == 0
     writes = binding_writes(api, "web")
     assert [(w.path.endswith("/status"), w.status) for w in writes] == [(False, 409), (False, 200), (True, 200)]
     assert writes[0].body == writes[1].body  # the same decision from the same read, sent again
     assert [c["reason"] for c in body["status"]["conditions"]] == ["Success"]
     assert conflicts == 1
-    assert backoffs == 1  # counted as a failed attempt, but requeued without backoff
+    assert failures == 1  # counted as a failed attempt, but requeued without backoff
 
 
 def test_a_concurrent_write_between_read_and_write_fences_the_decision(api: DevCluster, config_file: Path) -> None:
@@ -53,7 +61,7 @@ def test_a_concurrent_write_between_read_and_write_fences_the_decision(api: DevC
         wait_until(lambda: binding_writes(api, "web"), what="the spec write to arrive")
         patch(api, rb_path("web"), {"spec": {"replicas": 4}})  # lands while our write waits
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
@@ -71,7 +79,7 @@ def test_a_409_on_the_status_write_writes_no_condition_and_the_next_pass_finishe
     operator = OperatorThread(api, config_file).start()
     try:
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
