@@ -147,3 +147,37 @@ def test_the_general_estimator_limits_a_divided_workload() -> None:
     result = result_of(rb, roomy("big"), small)
     assert sum(t.replicas for t in result) == 6
     assert all(t.replicas <= 2 for t in result if t.name == "small")
+
+
+# --- selectors Kubernetes cannot build (found by the differential tests against Karmada v1.18.2) -------------
+
+
+@pytest.mark.parametrize(
+    "affinity",
+    [
+        {"fieldSelector": {"matchExpressions": [{"key": "", "operator": "Exists"}]}},
+        {"fieldSelector": {"matchExpressions": [{"key": "region", "operator": "Gt"}]}},
+        {"fieldSelector": {"matchExpressions": [{"key": "region", "operator": "NotIn", "values": ["eu west"]}]}},
+        {"labelSelector": {"matchExpressions": [{"key": "/env", "operator": "DoesNotExist"}]}},
+        {"labelSelector": {"matchExpressions": [{"key": "env", "operator": "NotIn", "values": []}]}},
+        {"labelSelector": {"matchExpressions": [{"key": "env", "operator": "Gt", "values": ["1"]}]}},
+    ],
+)
+def test_an_affinity_kubernetes_cannot_build_fits_no_cluster(affinity: dict[str, Any]) -> None:
+    # Karmada answers NoClusterFit (its selector conversion fails, ClusterMatches is false): we used to refuse
+    # the binding instead, and NotIn/DoesNotExist would have matched every cluster.
+    rb = make_binding(replicas=1, placement=placement(affinity=affinity))
+    assert fit_error(rb, roomy("m1", region="eu-west-1"), roomy("m2")) == (
+        "0/2 clusters are available: 2 cluster(s) did not match the placement cluster affinity constraint."
+    )
+
+
+def test_a_zone_expression_is_not_checked_as_a_selector() -> None:
+    # Karmada matches `zone` against spec.zones itself (matchZones), without building a requirement: Exists
+    # ignores its values, an operator it does not know matches nothing.
+    exists = {"fieldSelector": {"matchExpressions": [{"key": "zone", "operator": "Exists", "values": ["x"]}]}}
+    greater = {"fieldSelector": {"matchExpressions": [{"key": "zone", "operator": "Gt", "values": ["1"]}]}}
+    zoned = roomy("m1", zones=["z1"])
+    assert result_of(make_binding(replicas=1, placement=placement(affinity=exists)), zoned) == {TargetCluster("m1", 1)}
+    with pytest.raises(FitError):
+        schedule(make_binding(replicas=1, placement=placement(affinity=greater)), snapshot(zoned), build_plugins())

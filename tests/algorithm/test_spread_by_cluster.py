@@ -166,3 +166,12 @@ def test_max_groups_zero_with_capacity_ignored_selects_no_cluster() -> None:
 
 def test_capacity_is_ignored_when_replica_scheduling_is_absent() -> None:
     assert select(binding(1000, None, cluster_spread(1, 1)), FLEET) == ["member4"]
+
+
+def test_a_repeated_cluster_constraint_counts_as_its_last_one() -> None:
+    # A binding created directly may repeat a field (a policy may not); Karmada keeps the constraints in a map
+    # by field, so the last one decides. We used to refuse such a binding (found by the differential tests).
+    assert select(binding(100, AGGREGATED, cluster_spread(1, 1), cluster_spread(1, 3)), FLEET) == [
+        "member4", "member2", "member3"
+    ]
+    assert select(binding(100, AGGREGATED, cluster_spread(1, 3), cluster_spread(1, 1)), FLEET) == ["member4"]

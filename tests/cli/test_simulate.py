@@ -172,8 +172,7 @@ def test_json_documents_and_lists_are_read(tmp_path: Path, capsys: pytest.Captur
 def test_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    expression = {"key": "a", "operator": "Inn", "values": ["b"]}
-    bad = binding("web", 1, {"clusterAffinity": {"labelSelector": {"matchExpressions": [expression]}}})
+    bad = binding("web", 1, {"replicaScheduling": {"replicaSchedulingType": "Triplicated"}})
     negative = cluster("m1", 10)
     negative["spec"]["syncMode"] = "Sideways"
     files = write(tmp_path, "bad.yaml", bad, negative)
@@ -181,8 +180,8 @@ def test_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
     assert code == 2
     assert out == ""
     assert err.splitlines() == [
-        f"{files}: ResourceBinding web: spec.placement.clusterAffinity.labelSelector.matchExpressions[0].operator: "
-        "'Inn' is not one of In, NotIn, Exists, DoesNotExist",
+        f"{files}: ResourceBinding web: spec.placement.replicaScheduling.replicaSchedulingType: "
+        "'Triplicated' is not one of Duplicated, Divided",
         f"{files}: Cluster m1: spec.syncMode: 'Sideways' is not one of Push, Pull",
     ]
 

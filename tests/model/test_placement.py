@@ -140,20 +140,25 @@ def test_overflow_affinities_are_parsed() -> None:
 # --- validation ------------------------------------------------------------------------------------------
 
 
-def test_an_unknown_label_operator_names_the_path_and_the_allowed_values() -> None:
-    data = {"clusterAffinity": {"labelSelector": {"matchExpressions": [expression("a", "Inn", "x")]}}}
-    assert error_of(data) == (
-        "spec.placement.clusterAffinity.labelSelector.matchExpressions[0].operator: "
-        "'Inn' is not one of In, NotIn, Exists, DoesNotExist"
-    )
+def test_an_unknown_label_operator_is_kept_as_an_expression_that_matches_nothing() -> None:
+    # The CRD stores it; Karmada's label selector conversion fails, so the affinity matches no cluster.
+    affinity = parse({"clusterAffinity": {"labelSelector": {"matchExpressions": [expression("a", "Inn", "x")]}}})
+    assert affinity.cluster_affinity is not None and affinity.cluster_affinity.label_selector is not None
+    (kept,) = affinity.cluster_affinity.label_selector.match_expressions
+    assert (kept.key, kept.operator, kept.values, kept.valid) == ("a", "Inn", ("x",), False)
 
 
 def test_field_selectors_also_allow_gt_and_lt() -> None:
-    data = {"clusterAffinity": {"fieldSelector": {"matchExpressions": [expression("region", "Has", "x")]}}}
-    assert error_of(data) == (
-        "spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].operator: "
-        "'Has' is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt"
-    )
+    data = {"clusterAffinity": {"fieldSelector": {"matchExpressions": [
+        expression("region", "Gt", "1"), expression("region", "Has", "x")]}}}
+    affinity = parse(data).cluster_affinity
+    assert affinity is not None and affinity.field_selector is not None
+    assert [r.valid for r in affinity.field_selector] == [True, False]
+
+
+def test_an_expression_needs_a_key_and_an_operator_as_the_crd_says() -> None:
+    data = {"clusterAffinity": {"fieldSelector": {"matchExpressions": [{"key": "region"}]}}}
+    assert error_of(data) == "spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].operator: is required"
 
 
 def test_cluster_affinity_and_cluster_affinities_are_exclusive() -> None:
@@ -191,11 +196,15 @@ def test_an_overflow_affinity_needs_a_name() -> None:
     )
 
 
-def test_at_most_one_spread_constraint_per_field() -> None:
-    data = {"spreadConstraints": [{"spreadByField": "cluster"}, {"spreadByField": "region"}, {}]}
-    assert error_of(data) == (
-        "spec.placement.spreadConstraints[2].spreadByField: 'cluster' is already constrained by spreadConstraints[0]"
-    )
+def test_a_repeated_spread_field_is_kept_and_the_last_one_counts() -> None:
+    # A policy may not repeat a field (its validation refuses it) but a binding created directly may; Karmada
+    # reads the last constraint of a field (a map by field; group scores loop to the last one).
+    data = {"spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 1}, {"spreadByField": "region"},
+                                  {"spreadByField": "cluster", "minGroups": 2, "maxGroups": 3}]}
+    placement = parse(data)
+    assert len(placement.spread_constraints) == 3
+    cluster = placement.spread(SpreadField.CLUSTER)
+    assert cluster is not None and (cluster.min_groups, cluster.max_groups) == (2, 3)
 
 
 def test_spread_by_field_and_label_are_exclusive() -> None:

@@ -258,10 +258,14 @@ class Placement:
         return None
 
     def spread(self, field: SpreadField) -> SpreadConstraint | None:
+        """The constraint on `field`; the last one when several are (a policy may not repeat a field, but a
+        binding created directly may, and Karmada then reads the last: it keeps them in a map by field, and
+        its group scores take the minGroups of the last one it loops over)."""
+        found = None
         for constraint in self.spread_constraints:
             if constraint.spread_by_field == field.value:
-                return constraint
-        return None
+                found = constraint
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         """The placement as Go's `json.Marshal` writes it (field order of the Go type, empty fields left out)."""
@@ -291,15 +295,6 @@ def parse_placement(fields: Fields) -> Placement:
         if name in names[:i]:
             raise ValidationError(f"{fields.at('clusterAffinities')}[{i}].affinityName", f"duplicate name {name!r}")
     spreads = tuple(parse_spread_constraint(s) for s in fields.objects("spreadConstraints"))
-    seen: dict[str, int] = {}
-    for i, spread in enumerate(spreads):
-        if spread.spread_by_field and spread.spread_by_field in seen:
-            earlier = seen[spread.spread_by_field]
-            raise ValidationError(
-                f"{fields.at('spreadConstraints')}[{i}].spreadByField",
-                f"{spread.spread_by_field!r} is already constrained by spreadConstraints[{earlier}]",
-            )
-        seen[spread.spread_by_field] = i
     scheduling_fields = fields.obj("replicaScheduling")
     workload = fields.obj("workloadAffinity")
     return Placement(

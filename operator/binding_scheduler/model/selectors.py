@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ValidationError, show
+from .errors import ValidationError
 from .fields import EMPTY_MAP, Fields
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
@@ -31,15 +31,63 @@ def _parse_int64(text: str) -> int | None:
     return value if _INT64_MIN <= value <= _INT64_MAX else None
 
 
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def is_label_key(key: str) -> bool:
+    """Kubernetes' `IsLabelKey` (a qualified name): an optional DNS-subdomain prefix and `/`, then a name of
+    at most 63 alphanumerics, `-`, `_` or `.`, starting and ending with an alphanumeric."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return False
+    if len(parts) == 2:
+        prefix, name = parts
+        if not prefix or len(prefix) > 253 or _DNS1123_SUBDOMAIN.fullmatch(prefix) is None:
+            return False
+    else:
+        name = parts[0]
+    return 0 < len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
+
+
+def is_label_value(value: str) -> bool:
+    """Kubernetes' `IsValidLabelValue`: empty, or a label name of at most 63 characters."""
+    return len(value) <= 63 and (not value or _LABEL_NAME.fullmatch(value) is not None)
+
+
+def requirement_is_valid(key: str, operator: str, values: tuple[str, ...], operators: tuple[str, ...]) -> bool:
+    """Whether Kubernetes builds this requirement (`labels.NewRequirement`, after the operator translation of
+    `LabelSelectorAsSelector` / `NodeSelectorRequirementsAsSelector`): a known operator, a label key, values
+    as the operator needs them (In/NotIn some, Exists/DoesNotExist none, Gt/Lt one int64), each a label value."""
+    if operator not in operators or not is_label_key(key):
+        return False
+    if operator in ("In", "NotIn") and not values:
+        return False
+    if operator in ("Exists", "DoesNotExist") and values:
+        return False
+    if operator in ("Gt", "Lt") and (len(values) != 1 or _parse_int64(values[0]) is None):
+        return False
+    return all(is_label_value(v) for v in values)
+
+
 @dataclass(frozen=True, slots=True)
 class Requirement:
-    """One `key operator values` expression, with Kubernetes label-requirement semantics."""
+    """One `key operator values` expression, with Kubernetes label-requirement semantics.
+
+    `valid` is False for an expression Kubernetes cannot turn into a selector requirement (an unknown
+    operator, an invalid key or value, values that do not suit the operator). The API server stores such an
+    expression (the CRDs do not check it), and Karmada's `ClusterMatches` then matches no cluster: the
+    conversion fails and the affinity is taken as not matching. So does `matches` here.
+    """
 
     key: str
     operator: str
     values: tuple[str, ...] = ()
+    valid: bool = True
 
     def matches(self, labels: Mapping[str, str]) -> bool:
+        if not self.valid:
+            return False
         present = self.key in labels
         op = self.operator
         if op == "In":
@@ -59,18 +107,14 @@ class Requirement:
 
 
 def parse_requirement(item: Fields, operators: tuple[str, ...]) -> Requirement:
-    key = item.required_str("key")
-    operator = item.text("operator")
-    if operator not in operators:
-        raise ValidationError(item.at("operator"), f"{show(operator)} is not one of {', '.join(operators)}")
-    values = item.strings("values")
-    if operator in ("In", "NotIn") and not values:
-        raise ValidationError(item.at("values"), f"must be non-empty for operator {operator}")
-    if operator in ("Exists", "DoesNotExist") and values:
-        raise ValidationError(item.at("values"), f"must be empty for operator {operator}")
-    if operator in ("Gt", "Lt") and (len(values) != 1 or _parse_int64(values[0]) is None):
-        raise ValidationError(item.at("values"), f"must hold exactly one integer for operator {operator}")
-    return Requirement(key=key, operator=operator, values=values)
+    """An expression as the CRDs store it: `key` and `operator` must be there (strings), anything else is
+    Kubernetes' to judge, as `Requirement.valid` (an invalid expression matches nothing; it is not refused:
+    Karmada schedules such a binding, as NoClusterFit when nothing else matches)."""
+    for required in ("key", "operator"):
+        if not item.has(required):
+            raise ValidationError(item.at(required), "is required")
+    key, operator, values = item.text("key"), item.text("operator"), item.strings("values")
+    return Requirement(key, operator, values, valid=requirement_is_valid(key, operator, values, operators))
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,17 +215,14 @@ class Toleration:
 
 
 def parse_toleration(fields: Fields) -> Toleration:
-    operator = fields.enum("operator", TOLERATION_OPERATORS)
-    key = fields.text("key")
-    value = fields.text("value")
-    if operator == "Exists" and value:
-        raise ValidationError(fields.at("value"), f"must be empty when operator is Exists, got {show(value)}")
-    if not key and operator != "Exists":
-        raise ValidationError(fields.at("operator"), "must be Exists when key is empty")
+    """A toleration as the CRDs store it: strings, checked no further. Kubernetes' pod validation (Exists takes
+    no value, an empty key needs Exists, known operators and effects) does not run on a placement, and
+    Karmada's policy validation only refuses Gt and Lt; Karmada then applies `ToleratesTaint` as it is, which
+    `Toleration.tolerates` does (an Exists with a value tolerates, an unknown operator tolerates nothing)."""
     return Toleration(
-        key=key,
-        operator=operator,
-        value=value,
-        effect=fields.enum("effect", TAINT_EFFECTS),
+        key=fields.text("key"),
+        operator=fields.text("operator"),
+        value=fields.text("value"),
+        effect=fields.text("effect"),
         toleration_seconds=fields.integer("tolerationSeconds") if fields.has("tolerationSeconds") else None,
     )
