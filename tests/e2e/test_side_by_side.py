@@ -51,14 +51,9 @@ ALLOWED: dict[str, str] = {
 }
 
 # Undocumented differences found by this test, waiting for a decision: kind -> reason (marked xfail, strict).
-KNOWN: dict[str, str] = {
-    "steady-stale": (
-        "undocumented: a binding that needs no scheduling by Karmada's rules but has no Scheduled condition, "
-        "placed partly on a cluster its affinity no longer selects: Karmada records the generation and leaves "
-        "the placement alone; we decide again (docs/compatibility.md, 'No lost Scheduled condition', says the "
-        "result usually matches) and move the replicas off that cluster"
-    ),
-}
+# (steady-stale was one: deciding again for a lost condition moved replicas Karmada leaves alone; now such a
+# pass keeps the placement and records only the generation, as Karmada does.)
+KNOWN: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from tests.operator.harness import (
     binding_writes,
     cluster_doc,
     condition,
+    get,
     metric,
     scheduled,
     wait_until,
@@ -90,3 +91,25 @@ def success(api: DevCluster, name: str) -> dict[str, Any] | None:
     body = scheduled(api, name)
     found = condition(body) if body is not None else None
     return body if found is not None and found["reason"] == "Success" else None
+
+
+def test_deciding_again_for_a_lost_condition_never_moves_the_binding(api: DevCluster, config_file: Path) -> None:
+    """Its spec was written (annotation and clusters) but no condition, and one of its clusters is no longer
+    selected by its affinity: Karmada would leave it; so do we, recording only the generation."""
+    placement = {"clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}},
+                 "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}}
+    stale = binding_doc("web", replicas=4, placement=placement)
+    stale["metadata"]["annotations"] = {APPLIED_PLACEMENT_ANNOTATION: json.dumps(placement, separators=(",", ":"))}
+    stale["spec"]["clusters"] = [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
+    apply(api, cluster_doc("m1", labels={"env": "prod"}), cluster_doc("m2", labels={"env": "staging"}), stale)
+    operator = OperatorThread(api, config_file).start()
+    try:
+        wait_until(lambda: (get(api, "resourcebindings", "web", "default") or {}).get("status", {}).get(
+            "schedulerObservedGeneration") == 1, what="the generation to be recorded")
+    finally:
+        assert operator.stop() == 0
+    body = get(api, "resourcebindings", "web", "default")
+    assert body is not None
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
+    assert "conditions" not in body["status"]
+    assert [w.path.endswith("/status") for w in binding_writes(api, "web")] == [True]

@@ -180,7 +180,8 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
     trigger = schedule_trigger(
         binding, snapshot.by_name, multiple_pod_templates=settings.options.multiple_pod_templates
     )
-    if trigger is None and condition_owed(binding):
+    owed = trigger is None and condition_owed(binding)
+    if owed:
         logger.info("binding %s: generation %d has no Scheduled condition yet: deciding again", key, binding.generation)
         trigger = ScheduleType.RECONCILE
     if trigger is None:
@@ -191,6 +192,11 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
     except OverCpuLimit as error:
         # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
         return await _refuse(body, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
+    if owed and set(decision.clusters or ()) != set(binding.clusters):
+        # Deciding again only recovers a lost condition: it never moves a binding Karmada would leave alone.
+        logger.info("binding %s: deciding again would change its clusters, which no rule asks for: left as it is, "
+                    "generation %d recorded without a condition (as Karmada does)", key, binding.generation)
+        return await _observe_generation(binding, ctx, tracker)
     tracker.enter_commit()
     return await _commit(binding, body, decision, ctx, trigger=trigger, started=started, attempt=tracker.attempt)
 
