@@ -31,7 +31,8 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     (["estimator-stub", "--cluster", "a", "--port", "99999"],
      "argument --port: 99999 is not a port (0 to 65535; 0 picks a free one)"),
     (["estimator-stub", "--cluster", "a", "--replicas", "-1"], "argument --replicas: -1 is negative"),
-    (["estimator-stub", "--cluster", "a", "--latency", "soon"], "argument --latency: 'soon' is not a number of seconds"),
+    (["estimator-stub", "--cluster", "a", "--latency", "soon"],
+     "argument --latency: 'soon' is not a number of seconds"),
     (["simulate", "-f", "examples", "--bogus"], "unrecognized arguments: --bogus"),
     (["demo", "--workers", "0"], "argument --workers: 0 is not at least 1"),
 ])
