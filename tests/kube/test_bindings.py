@@ -34,6 +34,35 @@ def test_a_binding_ref_is_read_from_an_object() -> None:
     assert BindingRef.of(obj) == RB
 
 
+def test_a_cluster_resource_binding_ref_is_read_with_no_namespace() -> None:
+    ref = BindingRef.of({"kind": "ClusterResourceBinding", "metadata": {"name": "crb"}})
+    assert (ref, ref.namespace, ref.key) == (BindingRef("ClusterResourceBinding", "crb"), "", "crb")
+
+
+@pytest.mark.parametrize(
+    ("obj", "error"),
+    [
+        ({"kind": "Deployment", "metadata": {"name": "web", "namespace": "x"}}, "not a binding kind: 'Deployment'"),
+        ({"metadata": {"name": "web"}}, "not a binding kind: None"),
+        ({"kind": "ResourceBinding", "metadata": {"namespace": "default"}}, "a binding reference needs a name"),
+        ({"kind": "ClusterResourceBinding", "metadata": {}}, "a binding reference needs a name"),
+        ({"kind": "ResourceBinding", "metadata": {"name": "rb1"}}, "ResourceBinding 'rb1' needs a namespace"),
+        ({"kind": "ClusterResourceBinding", "metadata": {"name": "crb", "namespace": "default"}},
+         "ClusterResourceBinding 'crb' is cluster-scoped, not in 'default'"),
+    ],
+)
+def test_an_object_that_is_not_a_valid_binding_gives_no_ref_and_says_why(obj: dict[str, Any], error: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        BindingRef.of(obj)
+    assert str(caught.value) == error
+
+
+def test_a_ref_of_another_kind_is_refused_with_its_kind() -> None:
+    with pytest.raises(ValueError) as caught:
+        BindingRef("Work", "w1", "default")  # type: ignore[arg-type]
+    assert str(caught.value) == "not a binding kind: 'Work'"
+
+
 async def test_the_schedule_result_patch_has_karmadas_shape_and_the_read_version(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
@@ -115,6 +144,9 @@ async def test_cluster_resource_bindings_are_written_cluster_scoped(api: DevClus
     assert api.journal[-1].path == f"{path}/crb"
 
 
-async def test_a_fenced_write_needs_a_version(client: ApiClient) -> None:
-    with pytest.raises(ValueError, match="resourceVersion"):
-        await patch_schedule_result(client, RB, "", PLACEMENT, None)
+async def test_a_fenced_write_needs_a_version(api: DevCluster, client: ApiClient) -> None:
+    for write in (patch_schedule_result(client, RB, "", PLACEMENT, None), patch_status(client, RB, "", {})):
+        with pytest.raises(ValueError) as caught:
+            await write
+        assert str(caught.value) == "a fenced write needs the resourceVersion its decision was computed from"
+    assert list(api.journal) == []

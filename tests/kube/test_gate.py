@@ -9,6 +9,7 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube import ApiClient, ServerError, TokenBucket, WriteGate, WriteGateClosed
+from binding_scheduler.kube.gate import LeadershipInDoubt
 from tests.kube.helpers import rb_body, rb_path
 
 
@@ -43,6 +44,20 @@ async def test_a_closed_gate_refuses_every_write_before_it_reaches_the_server(
         await calls[verb]()
     assert list(api.journal) == []
     assert api.store.get("rb", "rb1", "default") == rb1
+
+
+def test_a_closed_gate_says_why_it_refuses() -> None:
+    refused = WriteGateClosed("lease lost: held by b")
+    assert (str(refused), refused.reason) == ("write refused: the write gate is closed (lease lost: held by b)",
+                                              "lease lost: held by b")
+
+
+def test_leadership_in_doubt_is_a_refused_write_with_its_own_text_and_the_gate_stays_open() -> None:
+    doubt = LeadershipInDoubt("the Lease was last renewed 14.0s ago")
+    assert isinstance(doubt, WriteGateClosed)
+    assert (str(doubt), doubt.reason, doubt.args) == (
+        "write refused: the Lease was last renewed 14.0s ago", "the Lease was last renewed 14.0s ago",
+        ("write refused: the Lease was last renewed 14.0s ago",))
 
 
 async def test_reads_still_work_with_the_gate_closed(client: ApiClient, gate: WriteGate, rb1: dict[str, Any]) -> None:
