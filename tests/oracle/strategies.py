@@ -509,10 +509,13 @@ def _static_weights(c: Chooser, fleet: Fleet) -> list[dict[str, Any]]:
             key = c.pick(sorted(LABELS))
             target = {"labelSelector": {"matchLabels": {key: c.pick(LABELS[key])}}}
         else:
-            key = c.pick(["provider", "region"])
+            key = c.pick(["provider", "region", "zone"])
             values = fleet.values(key) or list(REGIONS)
-            target = {"fieldSelector": {"matchExpressions": [
-                {"key": key, "operator": c.pick(["In", "NotIn"]), "values": c.subset(values, 1, 2)}]}}
+            operator = weighted(c, [("In", 6), ("NotIn", 3), ("Exists", 1), ("DoesNotExist", 1)])
+            expression: dict[str, Any] = {"key": key, "operator": operator}
+            if operator in ("In", "NotIn"):
+                expression["values"] = c.subset(values, 1, 2)
+            target = {"fieldSelector": {"matchExpressions": [expression]}}
         rules.append({"targetCluster": target, "weight": c.pick([1, 1, 2, 3, 5, 10])})
     return rules
 
