@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from binding_scheduler.algorithm.webster import allocate_webster, fnv1a_32, names_descending
 
@@ -30,6 +32,15 @@ def test_even_uid_hash_means_names_ascending() -> None:
 
 def test_empty_uid_means_names_ascending() -> None:
     assert not names_descending("")
+
+
+@pytest.mark.parametrize(
+    ("uid", "descending"),
+    # FNV-1a: uid-3 0x52c45d69 (odd), uid-4 0x53c45efc (even), uid-5 0x54c4608f (odd), uid-6 0x55c46222 (even)
+    [("uid-3", True), ("uid-4", False), ("uid-5", True), ("uid-6", False)],
+)
+def test_the_tie_direction_is_the_parity_of_the_uid_hash(uid: str, descending: bool) -> None:
+    assert names_descending(uid) is descending
 
 
 CLASSIC = [("PartyA", 100000), ("PartyB", 80000), ("PartyC", 30000), ("PartyD", 20000)]
@@ -158,3 +169,22 @@ def test_fast_path_matches_seat_by_seat(seed: int) -> None:
 
 def test_a_billion_seats_are_split_without_walking_every_seat() -> None:
     assert allocate_webster(10**9, [("a", 1), ("b", 2)]) == [("a", 333333333), ("b", 666666667)]
+
+
+@st.composite
+def elections(draw: st.DrawFn) -> tuple[int, list[tuple[str, int]], bool]:
+    """Small elections full of ties: few distinct vote counts (often multiples of each other), so priorities meet
+    the jump threshold exactly and claims tie across parties."""
+    base = draw(st.sampled_from([1, 2, 3, 5, 7, 10**6, 2**40]))
+    parties = draw(st.integers(1, 9))
+    votes = [(f"p{i}", base * draw(st.sampled_from([0, 1, 1, 2, 3, 4, 5, 6, 9, 15]))) for i in range(parties)]
+    return draw(st.integers(0, 120)), votes, draw(st.booleans())
+
+
+@settings(max_examples=400, deadline=None)
+@given(elections())
+def test_the_threshold_jump_gives_what_the_seat_by_seat_greedy_gives(
+    election: tuple[int, list[tuple[str, int]], bool],
+) -> None:
+    seats, votes, descending = election
+    assert allocate_webster(seats, votes, descending=descending) == seat_by_seat(seats, votes, descending)
