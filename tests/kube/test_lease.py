@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any, TypeVar
 
@@ -198,6 +199,87 @@ async def test_release_hands_over_at_once(
     assert (spec_of(api)["holderIdentity"], spec_of(api)["leaseTransitions"], time.sleeps) == ("new", 1, [])
 
 
+async def test_release_writes_no_holder_a_one_second_duration_and_now_as_both_times(
+    api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    old = elector(client, time, "old")
+    await bounded(old.acquire())
+    time.advance(5)
+    caplog.set_level(logging.INFO, logger="binding_scheduler.kube.lease")
+    assert await old.release() is True
+    assert spec_of(api) == {"holderIdentity": "", "leaseDurationSeconds": 1, "acquireTime": micro_time(EPOCH + 5),
+                            "renewTime": micro_time(EPOCH + 5), "leaseTransitions": 0}
+    assert old.observed == api.store.get("leases", "karmada-scheduler", "karmada-system")
+    assert "released lease karmada-system/karmada-scheduler" in caplog.messages
+
+
+async def test_release_after_another_holder_took_the_lease_writes_nothing(
+    api: DevCluster, client: ApiClient, time: FakeTime
+) -> None:
+    old = elector(client, time, "old")
+    await bounded(old.acquire())
+    hold(api, "intruder", renewed=EPOCH)
+    api.journal.clear()
+    assert await old.release() is False
+    assert [(e.method, e.status) for e in api.journal] == [("GET", 200)]
+    assert (old.holder, old.is_leader, spec_of(api)["holderIdentity"]) == ("intruder", False, "intruder")
+
+
+async def test_release_of_a_deleted_lease_writes_nothing(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
+    old = elector(client, time, "old")
+    await bounded(old.acquire())
+    api.store.delete("leases", "karmada-scheduler", namespace="karmada-system")
+    api.journal.clear()
+    assert await old.release() is False
+    assert [(e.method, e.status) for e in api.journal] == [("GET", 404)]
+
+
+@pytest.mark.parametrize(("conflicts", "released"), [(2, True), (3, False)])
+async def test_release_reads_again_after_a_conflict_three_times_at_most(
+    api: DevCluster, client: ApiClient, time: FakeTime, conflicts: int, released: bool
+) -> None:
+    old = elector(client, time, "old")
+    await bounded(old.acquire())
+    api.journal.clear()
+    api.faults.add(method="PUT", path="leases", status=409, times=conflicts)
+    assert await old.release() is released
+    puts = [e.status for e in api.journal.filter("PUT")]
+    assert puts == [409] * conflicts + ([200] if released else [])
+    assert len(api.journal.filter("GET")) == len(puts)
+    assert spec_of(api)["holderIdentity"] == ("" if released else "old")
+
+
+async def test_keep_without_holding_the_lease_is_a_loss_at_once(
+    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
+) -> None:
+    lost: list[str] = []
+    await bounded(elector(client, time, "a").keep(lost.append))
+    assert lost == ["keep() was called without holding the lease"]
+    assert (gate.is_open, gate.reason) == (False, "leadership lost: keep() was called without holding the lease")
+    assert list(api.journal) == []
+
+
+async def test_a_renewal_that_gets_no_answer_within_the_renew_deadline_loses_the_lease(
+    api: DevCluster, client: ApiClient, gate: WriteGate
+) -> None:
+    candidate = LeaseElector(client, identity="a", lease_duration=1.5, renew_deadline=0.5, retry_period=0.1)
+    await bounded(candidate.acquire())
+    hung = api.faults.add(method="PUT", path="leases", hang=True)
+    lost: list[str] = []
+    await bounded(candidate.keep(lost.append))
+    hung.release()
+    assert lost == ["could not renew the lease within 0.5s: the renewal got no answer within the renew deadline"]
+    assert (candidate.is_leader, gate.is_open) == (False, False)
+
+
+@pytest.mark.parametrize(("duration", "expired"), [(None, True), (True, True), ("15", True), (15, False)])
+def test_a_record_without_a_numeric_duration_counts_as_expired(
+    client: ApiClient, time: FakeTime, duration: object, expired: bool
+) -> None:
+    candidate = elector(client, time, "new")
+    assert candidate._expired({"holderIdentity": "old", "leaseDurationSeconds": duration}) is expired
+
+
 async def test_release_without_holding_writes_nothing(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
     assert await elector(client, time, "a").release() is False
     assert list(api.journal) == []
@@ -255,7 +337,7 @@ async def test_a_renewal_that_fails_once_within_the_deadline_keeps_the_lease(
 
 
 async def test_another_holder_writing_the_lease_is_a_loss(
-    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
+    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     candidate = elector(client, time, "a")
     await bounded(candidate.acquire())
@@ -263,6 +345,7 @@ async def test_another_holder_writing_the_lease_is_a_loss(
     lost: list[str] = []
     await bounded(candidate.keep(lost.append))
     assert lost == ["the lease is now held by intruder"]
+    assert "lost lease karmada-system/karmada-scheduler: the lease is now held by intruder" in caplog.messages
     assert (candidate.is_leader, gate.is_open, api.journal.filter("PUT")) == (False, False, [])
 
 
