@@ -97,6 +97,11 @@ def test_taint_toleration_passes_a_tolerated_no_execute_taint() -> None:
     assert verdict(TaintToleration(), tolerated, c) is None
 
 
+def test_taint_toleration_without_placement_tolerates_nothing() -> None:
+    c = make_cluster("m1", taints=[taint("foo", "NoSchedule", "bar")])
+    assert verdict(TaintToleration(), make_binding(), c) == "cluster(s) had untolerated taint {foo=bar:NoSchedule}"
+
+
 def test_taint_toleration_passes_a_tolerated_taint() -> None:
     c = make_cluster("m1", taints=[taint("foo", "NoSchedule", "bar")])
     assert verdict(TaintToleration(), tolerating(toleration("foo", "Equal", "bar", "NoSchedule")), c) is None
@@ -129,6 +134,20 @@ def test_taint_toleration_passes_an_already_targeted_cluster() -> None:
 
 def with_affinity(affinity: dict[str, Any]) -> Binding:
     return make_binding(placement=placement(affinity=affinity))
+
+
+def test_cluster_affinity_scores_every_cluster_zero() -> None:
+    ctx = FilterContext.of(with_affinity({"clusterNames": ["m1"]}), snapshot("m1", "m2"))
+    assert [ClusterAffinityFilter().score(ctx, c) for c in ctx.snapshot.clusters] == [0, 0]
+    assert ClusterAffinityFilter().score_many(ctx, ctx.snapshot.clusters) == {}
+
+
+def test_cluster_affinity_in_bulk_keeps_each_bindings_affinity_apart_on_one_snapshot() -> None:
+    fleet = snapshot("m1", "m2")
+    plugin = ClusterAffinityFilter()
+    first = plugin.filter_many(FilterContext.of(with_affinity({"clusterNames": ["m1"]}), fleet), fleet.clusters)
+    second = plugin.filter_many(FilterContext.of(with_affinity({"clusterNames": ["m2"]}), fleet), fleet.clusters)
+    assert (sorted(first), sorted(second)) == (["m2"], ["m1"])
 
 
 def test_cluster_affinity_passes_a_listed_cluster() -> None:
@@ -205,6 +224,12 @@ def test_spread_constraint(fields: tuple[str, ...], cluster_topology: dict[str, 
 def test_spread_by_label_needs_nothing_of_the_cluster() -> None:
     rb = make_binding(placement=placement(spread=[{"spreadByLabel": "team"}]))
     assert verdict(SpreadConstraintFilter(), rb, make_cluster("m1")) is None
+
+
+def test_spread_checks_a_region_constraint_listed_after_a_cluster_constraint() -> None:
+    assert verdict(SpreadConstraintFilter(), spreading("cluster", "region"), make_cluster("m1")) == (
+        "cluster(s) did not have region property"
+    )
 
 
 def test_spread_reports_the_first_missing_property() -> None:
