@@ -97,12 +97,15 @@ async def test_consecutive_failures_back_off_exponentially_and_a_good_list_reset
 
 
 async def test_cancellation_is_not_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    watching = asyncio.Event()
+
     async def hanging(**_: Any) -> AsyncIterator[Any]:
+        watching.set()
         await asyncio.Event().wait()
         yield None
 
     task = asyncio.create_task(consume(FakeSettings(), monkeypatch, hanging))
-    await asyncio.sleep(0.01)
+    await watching.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -14,8 +14,17 @@ from tests.operator.harness import (
     cluster_doc,
     config_spec,
     get,
+    scheduled,
+    wait_until,
     write_config,
 )
+
+RENEWALS = 12  # every 500 ms: 6 s of renewals, well past the 3 s lease and 2 s renew deadline of the test configuration
+
+
+def renewals_since(api: DevCluster, moment: float) -> list[float]:
+    puts = api.journal.filter("PUT", r"/leases/karmada-scheduler$")
+    return [e.time for e in puts if e.time > moment and e.status == 200]
 
 
 def test_a_leader_whose_passes_use_up_the_rate_limit_keeps_renewing_its_lease(
@@ -25,7 +34,10 @@ def test_a_leader_whose_passes_use_up_the_rate_limit_keeps_renewing_its_lease(
     apply(api, cluster_doc("m1"), *(binding_doc(f"web-{i}") for i in range(100)))
     operator = OperatorThread(api, write_config(tmp_path / "config.yaml", spec)).start()
     try:
-        time.sleep(8.0)  # well past the 3 s lease and 2 s renew deadline of the test configuration
+        started = time.monotonic()
+        wait_until(lambda: len(renewals_since(api, started)) >= RENEWALS, timeout=60,
+                   what=f"{RENEWALS} renewals of the Lease while the passes use up the rate limit")
+        assert sum(scheduled(api, f"web-{i}") is not None for i in range(100)) < 100  # still saturated
         assert operator.alive and operator.exit_code is None
         service = operator.app.service
         assert service is not None and service.ready
