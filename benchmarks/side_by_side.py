@@ -24,9 +24,12 @@ Then, per QPS setting and round, interleaved (Karmada, ours, Karmada, ours, ...)
 
 Measured, from the audit log (requests told apart by user and user agent: ours is its ServiceAccount, Karmada's
 is the admin with user agent karmada-scheduler/...):
-- bindings/s from the first to the last decision: a binding's decision is the scheduler's last write to it
-  (spec or status), at the server's requestReceivedTimestamp; (N - 1) / (last - first);
-- the time from the spawn to the first decision (process start, Lease, informers' lists);
+- decisions/s from the first to the last decision: a binding's decision is the scheduler's first status write
+  that sets its Scheduled condition (after its spec write, if any), at the server's requestReceivedTimestamp;
+  (N - 1) / (last - first);
+- the time from the spawn to the first decision (process start, Lease, informers' lists), and to the last
+  write to any binding, when every binding has settled (Karmada records the generation its own spec write made
+  only in a second pass over the binding, queued behind every other: a status write of its own);
 - API writes per binding: everything the scheduler wrote while it ran (bindings, their status, Events, its
   Lease), also by resource;
 - peak RSS (VmHWM from /proc/PID/status just before the stop) and CPU ms per binding (utime + stime).
@@ -110,6 +113,7 @@ class Write:
     name: str
     received: float  # seconds since the epoch (the server's requestReceivedTimestamp)
     code: int
+    scheduled: bool  # the request body sets a Scheduled condition
 
 
 class AuditTail:
@@ -151,6 +155,7 @@ class AuditTail:
                 name=ref.get("name", ""),
                 received=_seconds(event["requestReceivedTimestamp"]),
                 code=int((event.get("responseStatus") or {}).get("code", 0)),
+                scheduled='"Scheduled"' in json.dumps(event.get("requestObject")),
             )
 
 
@@ -168,9 +173,10 @@ class Measurement:
     scheduler: str
     round: int
     bindings: int
-    per_second: float
+    per_second: float  # decisions/s, from the first to the last
     startup: float  # spawn -> first decision, s
     span: float  # first -> last decision, s
+    settled: float  # spawn -> the last write to a binding (every binding settled), s
     writes: int
     writes_by_resource: dict[str, int]  # "verb resource[/subresource]" -> count
     conflicts: int  # writes answered 409
@@ -265,6 +271,7 @@ class Bench:
             process = our_scheduler(self.plane, self.args.tree, copy.scheduler_name, log, *flags)
         profiler = self._profile(process, tag) if scheduler == "ours" and self.args.py_spy else None
         last_write: dict[str, float] = {}
+        decided: dict[str, float] = {}
         status_written: set[str] = set()
         by_resource: Counter[str] = Counter()
         conflicts = 0
@@ -289,6 +296,8 @@ class Bench:
                             changed = True
                             if write.resource.endswith("/status"):
                                 status_written.add(key)
+                                if write.scheduled and write.code < 300:
+                                    decided.setdefault(key, write.received)
                 now = time.monotonic()
                 if changed:
                     last_change = now
@@ -322,18 +331,19 @@ class Bench:
                 conflicts += write.code == 409
         states = read_copy(self.kube, copy, generated)
         self._delete(copy, tag)
-        times = sorted(last_write.values())
+        times = sorted(decided.values())
         first, last = (times[0], times[-1]) if times else (spawned, spawned)
         n = len(generated)
         measurement = Measurement(
             size=size, setting=setting, scheduler=scheduler, round=round_, bindings=n,
             per_second=(len(times) - 1) / (last - first) if last > first else float("nan"),
-            startup=first - spawned, span=last - first, writes=sum(by_resource.values()),
+            startup=first - spawned, span=last - first, settled=max(last_write.values(), default=spawned) - spawned,
+            writes=sum(by_resource.values()),
             writes_by_resource=dict(by_resource), conflicts=conflicts, peak_rss_mib=peak, cpu_seconds=cpu,
             unsettled=unsettled,
         )
         if len(times) < n:
-            measurement.unsettled = sorted(set(names.values()) - {names[k] for k in last_write}) or unsettled
+            measurement.unsettled = sorted(set(names.values()) - {names[k] for k in decided}) or unsettled
         return measurement, copy, states
 
     def _key(self, copy: Copy, g: Generated) -> str:
@@ -393,14 +403,14 @@ def median(values: Sequence[float]) -> float:
 
 def render(measurements: Sequence[Measurement], bindings: int) -> str:
     lines = [
-        "| clusters | QPS/burst | scheduler | bindings/s | first decision after | writes/binding "
+        "| clusters | QPS/burst | scheduler | decisions/s | first decision after | all settled after | writes/binding "
         "(bindings, status, events, lease) | peak RSS MiB | CPU ms/binding |",
-        "|---:|---|---|---:|---:|---|---:|---:|",
+        "|---:|---|---|---:|---:|---:|---|---:|---:|",
     ]
     ratios = [
-        "| clusters | QPS/burst | bindings/s ours/Karmada | writes/binding ours/Karmada | peak RSS ours/Karmada "
-        "| CPU/binding ours/Karmada |",
-        "|---:|---|---:|---:|---:|---:|",
+        "| clusters | QPS/burst | decisions/s ours/Karmada | all settled after ours/Karmada | writes/binding "
+        "ours/Karmada | peak RSS ours/Karmada | CPU/binding ours/Karmada |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
     groups: dict[tuple[int, str], dict[str, list[Measurement]]] = {}
     for m in measurements:
@@ -425,6 +435,7 @@ def render(measurements: Sequence[Measurement], bindings: int) -> str:
             values = {
                 "rate": median([m.per_second for m in ms]),
                 "startup": median([m.startup for m in ms]),
+                "settled": median([m.settled for m in ms]),
                 "writes": median([m.writes_per_binding for m in ms]),
                 "rss": median([m.peak_rss_mib for m in ms]),
                 "cpu": median([m.cpu_ms_per_binding for m in ms]),
@@ -435,15 +446,17 @@ def render(measurements: Sequence[Measurement], bindings: int) -> str:
             unsettled = sum(len(m.unsettled) for m in ms)
             lines.append(
                 f"| {size:,} | {label} | {'Karmada' if scheduler == 'karmada' else 'ours'} | "
-                f"{values['rate']:,.1f}{spread} | {values['startup']:.1f} s | {values['writes']:.2f} "
+                f"{values['rate']:,.1f}{spread} | {values['startup']:.1f} s | {values['settled']:.0f} s | "
+                f"{values['writes']:.2f} "
                 f"({spec:.2f}, {status:.2f}, {events:.2f}, {leases:.3f}) | {values['rss']:,.0f} | "
                 f"{values['cpu']:.2f} |" + (f" NOT SETTLED: {unsettled}" if unsettled else "")
             )
         if len(row) == 2:
             k, o = row["karmada"], row["ours"]
-            ratios.append(f"| {size:,} | {label} | {o['rate'] / k['rate']:.2f} | {o['writes'] / k['writes']:.2f} | "
+            ratios.append(f"| {size:,} | {label} | {o['rate'] / k['rate']:.2f} | {o['settled'] / k['settled']:.2f} | "
+                          f"{o['writes'] / k['writes']:.2f} | "
                           f"{o['rss'] / k['rss']:.2f} | {o['cpu'] / k['cpu']:.2f} |")
-    return "\n".join([f"{bindings:,} bindings per copy; medians over rounds (range of bindings/s in brackets)", "",
+    return "\n".join([f"{bindings:,} bindings per copy; medians over rounds (range of decisions/s in brackets)", "",
                       *lines, "", *ratios])
 
 
@@ -506,7 +519,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             measurements.append(m)
                             pair[scheduler] = (copy, states)
                             print(f"  {scheduler:<7} {size:>5} clusters {setting:<9} round {round_}: "
-                                  f"{m.per_second:8.1f} bindings/s, first decision after {m.startup:.1f}s, "
+                                  f"{m.per_second:8.1f} decisions/s, first after {m.startup:.1f}s, all settled "
+                                  f"after {m.settled:.0f}s, "
                                   f"{m.writes_per_binding:.2f} writes/binding "
                                   f"{dict(sorted(m.writes_by_resource.items()))}"
                                   f"{f', {m.conflicts} conflicts' if m.conflicts else ''}, "
@@ -522,6 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "DELETE", path_of("Cluster") + f"?labelSelector={FLEET_LABEL}%3D{fleet_name}", timeout=300)
                 assert 200 <= status < 300, f"deleting the fleet: {status} {answer}"
         finally:
+            if args.keep:
+                shutil.copy(state / "audit.log", workdir / "audit.log")
             stop(state)
     print()
     print(render(measurements, args.bindings))
