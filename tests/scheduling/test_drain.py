@@ -154,3 +154,40 @@ async def test_a_pass_that_swallows_its_cancellation_and_reaches_its_commit_poin
     assert client.sent == []
     assert scheduler.metrics.registry.get_sample_value(
         "binding_scheduler_pass_outcomes_total", {"outcome": "cancelled"}) == 1
+
+
+async def test_a_pass_slow_to_unwind_its_cancellation_is_counted_once_however_often_the_stop_is_asked() -> None:
+    """The service asks the stop three times (the signal, then shutdown, then the drain); a pass still unwinding
+    its cancellation (an estimator call's cancellation on its way to the server) is one cancelled pass."""
+    entered, unwound = asyncio.Event(), asyncio.Event()
+
+    async def slow_to_unwind(
+        binding: Binding,
+        snapshot: Snapshot,
+        plugins: PluginSet,
+        estimator: ReplicaEstimator | None = None,
+        *,
+        options: ScheduleOptions = DEFAULT_OPTIONS,
+    ) -> Decision:
+        entered.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await asyncio.shield(unwound.wait())
+            raise
+        raise AssertionError("never released")
+
+    client = HeldWrites(held=False)
+    scheduler = make_scheduler(client, slow_to_unwind)
+    scheduler.start()
+    await entered.wait()
+
+    assert scheduler.request_stop() == 1
+    assert scheduler.request_stop() == 0
+    drain = asyncio.create_task(scheduler.drain(60.0))
+    await asyncio.sleep(0)  # the drain has asked the stop a third time
+    unwound.set()
+    report = await drain
+
+    assert (report.cancelled, report.drained, report.cut) == (1, 0, 0)
+    assert client.sent == []

@@ -81,6 +81,7 @@ class Scheduler:
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self._cancelled_at_stop = 0
+        self._cancelled_by_stop: set[asyncio.Task[PassOutcome]] = set()
         self._committing_at_stop: set[asyncio.Task[PassOutcome]] = set()
         self._updated_while_committing: set[str] = set()
 
@@ -293,7 +294,8 @@ class Scheduler:
         return {key: entry.tracker.phase for key, entry in self._in_flight.items()}
 
     def request_stop(self) -> int:
-        """Stop intake and cancel every pass that has not reached its commit point; returns how many.
+        """Stop intake and cancel every pass that has not reached its commit point; returns how many were newly
+        cancelled (a pass still unwinding from an earlier call is cancelled again, not counted again).
         Synchronous, so it can run straight from a signal handler. Passes inside their commit are noted: they
         are the ones the drain lets finish."""
         self._stopping = True
@@ -304,7 +306,9 @@ class Scheduler:
                 continue
             if entry.tracker.phase is Phase.DECIDING:
                 entry.task.cancel()
-                cancelled += 1
+                if entry.task not in self._cancelled_by_stop:  # still unwinding from an earlier ask: counted then
+                    self._cancelled_by_stop.add(entry.task)
+                    cancelled += 1
             else:
                 self._committing_at_stop.add(entry.task)
         self._cancelled_at_stop += cancelled
