@@ -3,9 +3,9 @@
 
 Each bug is an exact text replacement in one product file (it must match exactly once, so a refactoring that
 moves the code makes this script fail loudly instead of silently planting nothing). The bug is planted in a
-temporary copy of the repository, never in this working tree, and the copy's `operator/` is put first on
-`PYTHONPATH`, so the tests (and the processes they start) import the planted code. For each bug only the few
-test files that guard it run, so the whole script takes minutes.
+temporary copy of the committed tree (HEAD, or `--source REV|worktree`), never in this working tree, and the
+copy's `operator/` is put first on `PYTHONPATH`, so the tests (and the processes they start) import the planted
+code. For each bug only the few test files that guard it run, so the whole script takes minutes.
 
 A bug counts as caught only when a test *fails*; a test that fails by running into the pytest-timeout (a hang)
 is reported as "hang", which is not good enough: a planted bug must fail within its test's own waits.
@@ -152,16 +152,23 @@ class Outcome:
     seconds: float
 
 
-def copy_repository(into: Path) -> Path:
+def copy_repository(into: Path, source: str) -> Path:
+    """The files the tests need, from `source`: a git revision (its committed tree, so other people's
+    uncommitted edits in a shared working tree stay out) or "worktree" (the files as they are now)."""
     root = into / "repo"
     root.mkdir()
+    if source != "worktree":
+        archive = subprocess.run(["git", "archive", "--format=tar", source, *COPIED], cwd=ROOT, capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+        return root
     ignore = shutil.ignore_patterns("__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache")
     for name in COPIED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, symlinks=True, ignore=ignore)
-        elif source.exists():
-            shutil.copy2(source, root / name)
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, root / name, symlinks=True, ignore=ignore)
+        elif path.exists():
+            shutil.copy2(path, root / name)
     return root
 
 
@@ -251,6 +258,9 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="list the bugs and their tests, run nothing")
     parser.add_argument("--baseline", action="store_true", help="first run every selected test without a bug")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy (its path is printed)")
+    parser.add_argument("--source", default="HEAD",
+                        help='the git revision to plant into (default HEAD: commit first), or "worktree" for the '
+                             "files as they are")
     parser.add_argument("--skip-missing", action="store_true",
                         help="leave out listed test files that do not exist (to measure an older tree)")
     args = parser.parse_args()
@@ -268,7 +278,7 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="planted-bugs-"))
     ok = True
     try:
-        root = copy_repository(scratch)
+        root = copy_repository(scratch, args.source)
         check_imports_the_copy(root)
         if args.baseline:
             tests = tuple(dict.fromkeys(t for bug in chosen for t in bug.tests))
