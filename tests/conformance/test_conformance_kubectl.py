@@ -18,6 +18,7 @@ from tests.conformance.helpers import (
     RB_API,
     TIMESTAMP,
     Server,
+    causes,
     json_diff,
     k8s_pb,
     names,
@@ -499,3 +500,182 @@ def test_a_field_validation_value_other_than_strict_warn_or_ignore_is_422(server
         422, f'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: {message}',
         {"group": "meta.k8s.io", "kind": "CreateOptions",
          "causes": [{"reason": "FieldValueNotSupported", "message": message, "field": "fieldValidation"}]})
+
+
+# ---- managedFields and server-side apply -------------------------------------------------------------------------
+
+APPLY = "application/apply-patch+yaml"
+
+
+def owners(obj: dict[str, Any]) -> dict[tuple[str, str, str], Any]:
+    """(manager, operation, subresource) -> fieldsV1 of an object's managedFields (time and apiVersion left out)."""
+    found = {}
+    for entry in obj["metadata"].get("managedFields", ()):
+        assert entry["fieldsType"] == "FieldsV1" and entry["apiVersion"]
+        assert TIMESTAMP.fullmatch(entry["time"]), entry
+        found[(entry["manager"], entry["operation"], entry.get("subresource", ""))] = entry["fieldsV1"]
+    return found
+
+
+def applied(name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": RB_API, "kind": "ResourceBinding", "metadata": {"name": name}, "spec": spec}
+
+
+WEB = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+RESOURCE_FIELDS = {"f:apiVersion": {}, "f:kind": {}, "f:name": {}}
+
+
+def test_a_create_records_its_manager_as_an_update_owning_what_it_sent_and_the_defaults(server: Server) -> None:
+    body = rb_body("rb1", replicas=2, placement={"clusterAffinity": {"clusterNames": ["m1"]}})
+    body["metadata"]["labels"] = {"app": "web"}
+    status, created = server.request("POST", server.rb(query="fieldManager=kubectl-create"), body)
+    assert status == 201
+    assert owners(created) == {("kubectl-create", "Update", ""): {
+        "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+        "f:spec": {".": {}, "f:conflictResolution": {}, "f:replicas": {}, "f:resource": {".": {}, **RESOURCE_FIELDS},
+                   "f:placement": {".": {}, "f:clusterAffinity": {".": {}, "f:clusterNames": {}}}}}}
+
+
+def test_a_patch_by_another_manager_takes_the_fields_it_changes(server: Server) -> None:
+    server.request("POST", server.rb(query="fieldManager=creator"), rb_body("rb1", replicas=2))
+    status, patched = server.request("PATCH", server.rb("rb1", query="fieldManager=scaler"), {
+        "metadata": {"labels": {"b": "c"}}, "spec": {"replicas": 3}})
+    assert status == 200
+    assert owners(patched) == {
+        ("creator", "Update", ""): {"f:spec": {".": {}, "f:conflictResolution": {},
+                                               "f:resource": {".": {}, **RESOURCE_FIELDS}}},
+        ("scaler", "Update", ""): {"f:metadata": {"f:labels": {".": {}, "f:b": {}}}, "f:spec": {"f:replicas": {}}}}
+    status, again = server.request("PATCH", server.rb("rb1", query="fieldManager=third"), {"spec": {"replicas": 3}})
+    assert (status, again) == (200, patched)  # a write that changes nothing records nothing
+
+
+def test_a_status_write_is_recorded_with_its_subresource(server: Server) -> None:
+    server.request("POST", server.rb(query="fieldManager=creator"), rb_body("rb1"))
+    status, body = server.request("PATCH", server.rb("rb1", "status", query="fieldManager=scheduler"), {
+        "status": {"schedulerObservedGeneration": 1}, "spec": {"replicas": 9}})
+    assert status == 200
+    assert owners(body)[("scheduler", "Update", "status")] == {
+        "f:status": {".": {}, "f:schedulerObservedGeneration": {}}}
+
+
+def test_a_manager_defaults_to_the_user_agent_up_to_its_slash(server: Server) -> None:
+    status, created = server.request("POST", server.rb(), rb_body("rb1"))
+    assert (status, [key[0] for key in owners(created)]) == (201, ["Python-urllib"])
+
+
+def test_server_side_apply_creates_and_owns_exactly_its_configuration(server: Server) -> None:
+    config = applied("rb1", resource=WEB, replicas=2, clusters=[{"name": "m1", "replicas": 2}])
+    config["metadata"]["labels"] = {"a": "b"}
+    reply = server.call("PATCH", server.rb("rb1", query="fieldManager=alice"), config, content_type=APPLY)
+    assert reply.status == 201
+    assert reply.body["spec"] == {**config["spec"], "conflictResolution": "Abort"}
+    assert owners(reply.body) == {("alice", "Apply", ""): {
+        "f:metadata": {"f:labels": {"f:a": {}}},
+        "f:spec": {"f:clusters": {}, "f:replicas": {}, "f:resource": RESOURCE_FIELDS}}}
+    reply = server.call("PATCH", server.rb("rb1", query="fieldManager=alice"), config, content_type=APPLY)
+    assert (reply.status, reply.body["metadata"]["resourceVersion"]) == (200, server.request(
+        "GET", server.rb("rb1"))[1]["metadata"]["resourceVersion"])
+
+
+def test_an_apply_that_changes_another_managers_field_is_a_409_conflict_unless_forced(server: Server) -> None:
+    server.call("PATCH", server.rb("rb1", query="fieldManager=alice"), applied("rb1", resource=WEB, replicas=2),
+                content_type=APPLY)
+    server.request("PATCH", server.rb("rb1", query="fieldManager=scaler"), {"metadata": {"labels": {"x": "y"}}})
+    change = applied("rb1", replicas=3)
+    change["metadata"]["labels"] = {"x": "z"}
+    reply = server.call("PATCH", server.rb("rb1", query="fieldManager=bob"), change, content_type=APPLY)
+    assert (reply.status, {k: v for k, v in reply.body.items() if k != "details"}) == (409, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": 'Apply failed with 2 conflicts: conflicts with "alice":\n- .spec.replicas\nconflicts with '
+                   '"scaler" using work.karmada.io/v1alpha2:\n- .metadata.labels.x',
+        "reason": "Conflict", "code": 409})
+    # (kube-apiserver lists the causes in its map's order)
+    assert causes(reply.body) == {
+        (".spec.replicas", "FieldManagerConflict", 'conflict with "alice"'),
+        (".metadata.labels.x", "FieldManagerConflict", 'conflict with "scaler" using work.karmada.io/v1alpha2')}
+    reply = server.call("PATCH", server.rb("rb1", query="fieldManager=bob&force=true"), change, content_type=APPLY)
+    assert (reply.status, reply.body["spec"]["replicas"], reply.body["metadata"]["labels"]) == (200, 3, {"x": "z"})
+    assert owners(reply.body) == {
+        ("alice", "Apply", ""): {"f:spec": {"f:resource": RESOURCE_FIELDS}},
+        ("bob", "Apply", ""): {"f:metadata": {"f:labels": {"f:x": {}}}, "f:spec": {"f:replicas": {}}},
+        ("scaler", "Update", ""): {"f:metadata": {"f:labels": {}}}}  # the labels map itself, which it added
+
+
+def test_an_apply_removes_what_its_manager_applied_before_and_nobody_else_owns(server: Server) -> None:
+    config = applied("rb1", resource=WEB, replicas=2, clusters=[{"name": "m1"}],
+                     placement={"clusterAffinity": {"clusterNames": ["m1"]}})
+    config["metadata"]["labels"] = {"a": "b", "c": "d"}
+    server.call("PATCH", server.rb("rb1", query="fieldManager=alice"), config, content_type=APPLY)
+    server.call("PATCH", server.rb("rb1", query="fieldManager=bob&force=true"), applied("rb1", replicas=2),
+                content_type=APPLY)
+    smaller = applied("rb1", resource=WEB)
+    smaller["metadata"]["labels"] = {"a": "b"}
+    reply = server.call("PATCH", server.rb("rb1", query="fieldManager=alice"), smaller, content_type=APPLY)
+    assert reply.status == 200
+    assert reply.body["metadata"]["labels"] == {"a": "b"}
+    assert reply.body["spec"] == {"resource": WEB, "replicas": 2, "conflictResolution": "Abort"}
+
+
+def test_an_apply_to_status_owns_status_fields(server: Server) -> None:
+    server.create_rb("rb1")
+    status_config = {"apiVersion": RB_API, "kind": "ResourceBinding", "metadata": {"name": "rb1"},
+                     "status": {"schedulerObservedGeneration": 1}}
+    reply = server.call("PATCH", server.rb("rb1", "status", query="fieldManager=sched"), status_config,
+                        content_type=APPLY)
+    assert (reply.status, reply.body["status"]) == (200, {"schedulerObservedGeneration": 1})
+    assert owners(reply.body)[("sched", "Apply", "status")] == {"f:status": {"f:schedulerObservedGeneration": {}}}
+    reply = server.call("PATCH", server.rb("missing", "status", query="fieldManager=sched"),
+                        {**status_config, "metadata": {"name": "missing"}}, content_type=APPLY)
+    assert (reply.status, reply.body["reason"]) == (404, "NotFound")
+
+
+def test_a_dry_run_apply_stores_nothing(server: Server) -> None:
+    reply = server.call("PATCH", server.rb("rb1", query="fieldManager=alice&dryRun=All"),
+                        applied("rb1", resource=WEB), content_type=APPLY)
+    assert (reply.status, "resourceVersion" in reply.body["metadata"]) == (201, False)
+    assert server.request("GET", server.rb("rb1"))[0] == 404
+
+
+@pytest.mark.parametrize(("query", "content_type", "body", "status", "message"), [
+    ("", APPLY, applied("rb1"), 422,
+     'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'),
+    ("fieldManager=m&force=false", "application/merge-patch+json", {}, 422,
+     'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch'),
+    ("fieldManager=m", APPLY, {**applied("rb1"), "apiVersion": "work.karmada.io/v1alpha1"}, 400,
+     "invalid object type: work.karmada.io/v1alpha1, Kind=ResourceBinding"),
+    ("fieldManager=m", APPLY, {"spec": {}}, 400, "invalid object type: /, Kind="),
+    ("fieldManager=m", APPLY, applied("other"), 400,
+     "the name of the object (other) does not match the name on the URL (rb1)"),
+    ("fieldManager=m", APPLY, applied("rb1", bogus=3), 500,
+     "failed to create typed patch object (/rb1; work.karmada.io/v1alpha2, Kind=ResourceBinding): .spec.bogus: "
+     "field not declared in schema"),
+])
+def test_an_apply_the_server_cannot_take_is_refused_as_kube_apiserver_refuses_it(
+    server: Server, query: str, content_type: str, body: dict[str, Any], status: int, message: str,
+) -> None:
+    server.create_rb("rb1")
+    reply = server.call("PATCH", server.rb("rb1", query=query), body, content_type=content_type)
+    assert (reply.status, reply.body["message"]) == (status, message)
+
+
+def test_a_put_of_what_was_read_keeps_the_managed_fields_and_adds_its_own(server: Server) -> None:
+    server.request("POST", server.rb(query="fieldManager=creator"), rb_body("rb1", replicas=1))
+    _, current = server.request("GET", server.rb("rb1"))
+    current["spec"]["replicas"] = 4
+    status, body = server.request("PUT", server.rb("rb1", query="fieldManager=editor"), current)
+    assert status == 200
+    assert owners(body)[("editor", "Update", "")] == {"f:spec": {"f:replicas": {}}}
+    assert "f:replicas" not in owners(body)[("creator", "Update", "")]["f:spec"]
+
+
+def test_built_in_kinds_record_managed_fields_too(server: Server) -> None:
+    name = f"{server.namespace}-mf"
+    status, ns = server.request("POST", "/api/v1/namespaces?fieldManager=kubectl-create",
+                                {"metadata": {"name": name, "labels": {"team": "a"}}})
+    assert (status, owners(ns)) == (201, {("kubectl-create", "Update", ""): {  # the name label is a default
+        "f:metadata": {"f:labels": {".": {}, "f:kubernetes.io/metadata.name": {}, "f:team": {}}}}})
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l1"},
+             "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}}
+    reply = server.call("PATCH", server.path("Lease", "l1", query="fieldManager=elector"), lease, content_type=APPLY)
+    assert (reply.status, owners(reply.body)) == (201, {("elector", "Apply", ""): {
+        "f:spec": {"f:holderIdentity": {}, "f:leaseDurationSeconds": {}}}})

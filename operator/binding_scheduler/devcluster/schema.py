@@ -71,7 +71,7 @@ class Schema:
     @classmethod
     def of_version(cls, version: Mapping[str, Any]) -> Schema | None:
         root = (version.get("schema") or {}).get("openAPIV3Schema")
-        return cls(root) if isinstance(root, Mapping) else None
+        return cls(root) if isinstance(root, dict) else None
 
     # ---- pruning and defaulting -------------------------------------------------------------------
 
@@ -160,7 +160,7 @@ def _drop_path(obj: Any, path: str) -> None:
 
 
 def _unknown(value: Any, schema: Mapping[str, Any], path: str, found: list[str]) -> None:
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         properties = schema.get("properties")
         additional = schema.get("additionalProperties")
         if properties is None and additional is None and schema.get("type") != "object":
@@ -168,7 +168,7 @@ def _unknown(value: Any, schema: Mapping[str, Any], path: str, found: list[str])
         for key, item in value.items():
             sub = (properties or {}).get(key)
             if sub is None:
-                if isinstance(additional, Mapping):
+                if isinstance(additional, dict):
                     sub = additional
                 elif additional is True or schema.get("x-kubernetes-preserve-unknown-fields"):
                     continue
@@ -178,7 +178,7 @@ def _unknown(value: Any, schema: Mapping[str, Any], path: str, found: list[str])
             _unknown(item, sub, _key(path, key), found)
     elif isinstance(value, list):
         items = schema.get("items")
-        if isinstance(items, Mapping):
+        if isinstance(items, dict):
             for index, item in enumerate(value):
                 _unknown(item, items, f"{path}[{index}]", found)
 
@@ -188,7 +188,7 @@ def _normalize_entry(container: dict[str, Any], key: str, schema: Mapping[str, A
     value = container[key]
     if schema is None:
         additional = parent.get("additionalProperties")
-        if isinstance(additional, Mapping):
+        if isinstance(additional, dict):
             schema = additional
         elif additional is True or parent.get("x-kubernetes-preserve-unknown-fields"):
             return
@@ -214,7 +214,7 @@ def _normalize(value: Any, schema: Mapping[str, Any]) -> Any:
         return value
     if isinstance(value, list):
         items = schema.get("items")
-        if isinstance(items, Mapping):
+        if isinstance(items, dict):
             return [item if item is None else _normalize(item, items) for item in value]
         return value
     if isinstance(value, float) and value.is_integer() and "integer" in _allowed_types(schema):
@@ -224,7 +224,7 @@ def _normalize(value: Any, schema: Mapping[str, Any]) -> Any:
 
 def _default(obj: dict[str, Any], properties: Mapping[str, Any], skip: tuple[str, ...]) -> None:
     for key, sub in properties.items():
-        if key not in obj and key not in skip and isinstance(sub, Mapping) and "default" in sub:
+        if key not in obj and key not in skip and isinstance(sub, dict) and "default" in sub:
             obj[key] = _normalize(copy_json(sub["default"]), sub)
 
 
@@ -268,8 +268,8 @@ def _validate(
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
         for key, item in value.items():
-            sub = properties.get(key, additional if isinstance(additional, Mapping) else None)
-            if isinstance(sub, Mapping):
+            sub = properties.get(key, additional if isinstance(additional, dict) else None)
+            if isinstance(sub, dict):
                 _validate(item, sub, _key(path, key), _key(body, key), causes)
         for key in schema.get("required") or ():
             if key not in value:
@@ -301,7 +301,7 @@ def _validate_list(
     if "minItems" in schema and len(value) < schema["minItems"]:
         causes.append(_invalid(path, value, f"{shown} in body should have at least {schema['minItems']} items"))
     items = schema.get("items")
-    if isinstance(items, Mapping):
+    if isinstance(items, dict):
         for index, item in enumerate(value):
             _validate(item, items, f"{path}[{index}]", f"{body}[{index}]" if body else "", causes)
     list_type = schema.get("x-kubernetes-list-type")

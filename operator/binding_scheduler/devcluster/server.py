@@ -256,6 +256,7 @@ class ApiServer:
                                 duplicates or []) if method in ("POST", "PUT", "PATCH") else FieldValidation()
         if method in ("POST", "PUT") and isinstance(body, Mapping):
             fv.check(rt, body)
+        manager = _manager(request, rt) if method in ("POST", "PUT", "PATCH") else ""
         if name is None:
             if method == "GET":
                 if entry.is_watch:
@@ -265,7 +266,8 @@ class ApiServer:
                 if rt.namespaced and ns is None:
                     raise ApiError(405, f"the server does not allow this method on the requested resource "
                                         f"(post {rt.plural})", "MethodNotAllowed", {})
-                return _response(rep, 201, store.create(rt, body, ns, dry_run=dry_run), fv.headers())
+                return _response(rep, 201, store.create(rt, body, ns, dry_run=dry_run, manager=manager),
+                                 fv.headers())
             if method == "DELETE":
                 return _response(rep, 200, self._delete_collection(route, request, dry_run))
         else:
@@ -273,12 +275,16 @@ class ApiServer:
                 return _response(rep, 200, _shaped_object(rt, store.get(rt, name, ns), rep, request))
             if method == "PUT":
                 return _response(rep, 200, store.update(rt, name, body, namespace=ns, subresource=sub,
-                                                       dry_run=dry_run), fv.headers())
+                                                       dry_run=dry_run, manager=manager), fv.headers())
             if method == "PATCH":
                 content_type = request.content_type or MERGE_PATCH
+                if content_type == APPLY_PATCH:
+                    obj, created = store.apply(rt, name, body, namespace=ns, subresource=sub, manager=manager,
+                                               force=_force(request), dry_run=dry_run)
+                    return _response(rep, 201 if created else 200, obj, fv.headers())
                 return _response(rep, 200, store.patch(rt, name, body, namespace=ns, subresource=sub,
                                                       content_type=content_type, dry_run=dry_run,
-                                                      field_validation=fv), fv.headers())
+                                                      field_validation=fv, manager=manager), fv.headers())
             if method == "DELETE" and sub is None:
                 preconditions = (body or {}).get("preconditions") if isinstance(body, dict) else None
                 obj, gone = store.delete_outcome(rt, name, ns, preconditions, dry_run=dry_run)
@@ -483,6 +489,31 @@ def _decode_undecoded(body: _Undecoded, rt: ResourceType, method: str) -> Any:
         raise bad_request(f'{decoded["kind"]} in version "{version}" cannot be handled as a {rt.kind}: no '
                           "conversion between these kinds")
     return decoded
+
+
+_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+
+
+def _manager(request: web.BaseRequest, rt: ResourceType) -> str:
+    """The field manager of a write: `fieldManager`, else the User-Agent up to its first `/` (printable
+    characters, at most 128), as kube-apiserver names it. An apply must name one; only an apply may `force`."""
+    given = request.query.get("fieldManager")
+    is_apply = request.method == "PATCH" and request.content_type == APPLY_PATCH
+    if is_apply and not given:
+        raise invalid_options("PatchOptions", [{"reason": "FieldValueRequired", "field": "fieldManager",
+                                                "message": "Required value: is required for apply patch"}])
+    if request.method == "PATCH" and not is_apply and "force" in request.query:
+        raise invalid_options("PatchOptions", [{"reason": "FieldValueForbidden", "field": "force",
+                                                "message": "Forbidden: may not be specified for non-apply patch"}])
+    if given:
+        return given
+    agent = request.headers.get("User-Agent", "").split("/")[0]
+    name = "".join(char for char in agent if char.isprintable())[:128]
+    return name or "unknown"
+
+
+def _force(request: web.BaseRequest) -> bool:
+    return request.query.get("force", "") in _TRUE
 
 
 def _dry_run(request: web.BaseRequest) -> bool:

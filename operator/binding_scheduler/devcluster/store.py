@@ -12,6 +12,7 @@ import builtins
 import json
 import random
 import re
+import time
 import uuid
 from collections import deque
 from collections.abc import Mapping
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from . import errors, openapi
+from . import errors, managed, openapi
 from .errors import ApiError
 from .patch import PatchError, copy_json, json_patch, merge_patch
 from .resources import Registry, ResourceType, types_from_crd
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 StorageKey = tuple[str, str]
 
+DEFAULT_MANAGER = "devcluster"  # who writes through the in-process Store API
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
@@ -44,8 +46,14 @@ _CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 _NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
+_NOW: list[Any] = [0, ""]  # (second, its RFC 3339 text): formatting costs more than the rest of a small write
+
+
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    second = int(time.time())
+    if second != _NOW[0]:
+        _NOW[0], _NOW[1] = second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(_NOW[1])
 
 
 @dataclass(frozen=True)
@@ -214,9 +222,10 @@ class Store:
 
     def create(
         self, rtype: ResourceType | str, body: Mapping[str, Any], namespace: str | None = None, *,
-        dry_run: bool = False,
+        dry_run: bool = False, manager: str = DEFAULT_MANAGER, managed_fields: builtins.list[Obj] | None = None,
     ) -> Obj:
-        """Create (POST): uid, timestamps, generation 1, a new resourceVersion, `generateName`.
+        """Create (POST): uid, timestamps, generation 1, a new resourceVersion, `generateName`; `manager` owns
+        what it sent (an `Update` in managedFields), unless `managed_fields` (a server-side apply's) are given.
 
         A dry run answers what would be stored, without a resourceVersion, and stores nothing."""
         rt = self._type(rtype)
@@ -264,10 +273,13 @@ class Store:
             metadata.pop("generation", None)
         if rt.has_status:
             obj.pop("status", None)
+        sent = None
         if rt.storage_key == _NAMESPACES:
+            # The name label is a default (its creator owns it); finalizers and phase are the strategy's (nobody's)
+            metadata["labels"] = {**(metadata.get("labels") or {}), _NAMESPACE_NAME_LABEL: name}
+            sent = copy_json(obj)
             obj["spec"] = {**(obj.get("spec") or {}), "finalizers": ["kubernetes"]}
             obj["status"] = {"phase": "Active"}
-            metadata["labels"] = {**(metadata.get("labels") or {}), _NAMESPACE_NAME_LABEL: name}
         causes = _name_causes(rt, name)
         if rt.schema is not None:
             rt.schema.normalize(obj)
@@ -278,6 +290,17 @@ class Store:
             raise errors.invalid(rt.group, rt.kind, name, causes)
         if self.find(rt, name, namespace) is not None:
             raise errors.already_exists(rt.plural, rt.group, name)
+        if managed_fields is not None:
+            metadata["managedFields"] = managed_fields
+            if not managed_fields:
+                del metadata["managedFields"]
+        else:
+            owned = obj if sent is None else _pruned_copy(rt, sent)
+            managed.record_update(rt, None, owned, manager, "", metadata["creationTimestamp"])
+            if owned.get("metadata", {}).get("managedFields"):
+                metadata["managedFields"] = owned["metadata"]["managedFields"]
+            else:
+                metadata.pop("managedFields", None)
         if dry_run:
             return obj
         metadata["resourceVersion"] = str(self._next_rv())
@@ -293,6 +316,7 @@ class Store:
         namespace: str | None = None,
         subresource: str | None = None,
         dry_run: bool = False,
+        manager: str = DEFAULT_MANAGER,
     ) -> Obj:
         """Replace (PUT). `metadata.resourceVersion` must be the current one (else 409); a missing one is a 422
         unless the kind allows unconditional updates (namespaces, events, services)."""
@@ -304,7 +328,8 @@ class Store:
         if body_name is not None and body_name != name:
             raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
                                      f"({name})")
-        return self._write(rt, old, copy_json(dict(body)), subresource, dry_run=dry_run, replace=True)
+        return self._write(rt, old, copy_json(dict(body)), subresource, dry_run=dry_run, replace=True,
+                           manager=manager)
 
     def patch(
         self,
@@ -317,6 +342,7 @@ class Store:
         content_type: str = MERGE_PATCH,
         dry_run: bool = False,
         field_validation: FieldValidation | None = None,
+        manager: str = DEFAULT_MANAGER,
     ) -> Obj:
         """Patch: merge patch or JSON patch. A `metadata.resourceVersion` in the result is a precondition.
         `field_validation` sees the unknown fields of the patch (a merge patch: only it can add any)."""
@@ -344,11 +370,55 @@ class Store:
                                   "Invalid", {})
         if field_validation is not None:
             field_validation.check(rt, patch if content_type != JSON_PATCH else new, patched=new)
-        return self._write(rt, old, new, subresource, dry_run=dry_run)
+        return self._write(rt, old, new, subresource, dry_run=dry_run, manager=manager,
+                           touched=patch if content_type in (MERGE_PATCH, STRATEGIC_PATCH) else None)
+
+    def apply(
+        self,
+        rtype: ResourceType | str,
+        name: str,
+        config: Any,
+        *,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        manager: str,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> tuple[Obj, bool]:
+        """Server-side apply (create or update): the object, and whether it was created. 409 on conflicts with
+        other managers unless `force`."""
+        rt = self._type(rtype)
+        if not isinstance(config, Mapping):
+            raise errors.bad_request("invalid object type: /, Kind=")
+        group, _, version = str(config.get("apiVersion") or "").rpartition("/")
+        if (config.get("apiVersion"), config.get("kind")) != (rt.api_version, rt.kind):
+            raise errors.bad_request(f"invalid object type: {group}/{version}, Kind={config.get('kind') or ''}")
+        body_name = (config.get("metadata") or {}).get("name")
+        if body_name is not None and body_name != name:
+            raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
+                                     f"({name})")
+        unknown = rt.schema.unknown_fields(config) if rt.schema is not None else []
+        if unknown:
+            where = f"{(config.get('metadata') or {}).get('namespace') or ''}/{name}; {rt.group}/{rt.version}, " \
+                    f"Kind={rt.kind}"
+            problems = [f".{path}: field not declared in schema" for path in unknown]
+            detail = problems[0] if len(problems) == 1 else "\n".join(["errors:", *(f"  {p}" for p in problems)])
+            raise ApiError(500, f"failed to create typed patch object ({where}): {detail}", "InternalError")
+        old = self.find(rt, name, namespace)
+        now = now_rfc3339()
+        if old is None:
+            if subresource is not None:
+                raise errors.not_found(rt.plural, rt.group, name)
+            new = managed.apply(rt, None, config, manager, "", force, now)
+            new.setdefault("metadata", {})["name"] = name
+            owned = new["metadata"].pop("managedFields", [])
+            return self.create(rt, new, namespace, dry_run=dry_run, managed_fields=owned), True
+        new = managed.apply(rt, old, config, manager, subresource or "", force, now)
+        return self._write(rt, old, new, subresource, dry_run=dry_run, applied=True), False
 
     def _write(
         self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None, *, dry_run: bool = False,
-        replace: bool = False,
+        replace: bool = False, manager: str = DEFAULT_MANAGER, applied: bool = False, touched: Any = None,
     ) -> Obj:
         old_meta = old["metadata"]
         new_meta = new.get("metadata")
@@ -410,6 +480,16 @@ class Store:
                 raise errors.invalid(rt.group, rt.kind, old_meta["name"], causes)
         else:
             _prune_builtin(rt, result)
+        if applied:  # a server-side apply set them already
+            metadata["managedFields"] = new_meta.get("managedFields") or []
+            if not metadata["managedFields"]:
+                del metadata["managedFields"]
+        else:
+            if subresource is None and "managedFields" in new_meta:
+                metadata["managedFields"] = new_meta["managedFields"]
+            elif "managedFields" in old_meta:
+                metadata["managedFields"] = old_meta["managedFields"]
+            managed.record_update(rt, old, result, manager, subresource or "", now_rfc3339, touched)
         if result == old:
             return old  # a no-op write stores nothing: no new resourceVersion, no event (as kube-apiserver)
         if rt.generation and _spec_part(result, rt.has_status) != _spec_part(old, rt.has_status):
@@ -513,7 +593,8 @@ class Store:
     def ensure_namespace(self, name: str) -> Obj:
         """Create a namespace unless it exists (for bootstrapping and tests)."""
         existing = self.find("namespaces", name)
-        return existing if existing is not None else self.create("namespaces", {"metadata": {"name": name}})
+        return existing if existing is not None else self.create("namespaces", {"metadata": {"name": name}},
+                                                                 manager="kube-apiserver")
 
 
 def _prune_builtin(rt: ResourceType, obj: Obj) -> None:
@@ -525,6 +606,12 @@ def _prune_builtin(rt: ResourceType, obj: Obj) -> None:
         metadata = obj.get("metadata")
         if isinstance(metadata, dict):
             prune_unknown({"metadata": metadata}, {})
+
+
+def _pruned_copy(rt: ResourceType, obj: Obj) -> Obj:
+    copied: Obj = copy_json(obj)
+    _prune_builtin(rt, copied)
+    return copied
 
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
