@@ -10,6 +10,7 @@ import kopf
 
 from . import watch_guard
 from .app import CONFIG_GROUP, CONFIG_PLURAL, CONFIG_VERSION, OperatorApp
+from .storages import NoDiffBaseStorage, NoProgressStorage
 
 CLEANUP_MARGIN = 10.0
 KOPF_REQUEST_BACKOFFS = (1.0, 2.0, 4.0)
@@ -33,6 +34,10 @@ def configure(settings: kopf.OperatorSettings) -> None:
     # and lists again, for as long as the outage lasts (Kopf alone would end the operator after ~54 s).
     settings.networking.error_backoffs = KOPF_REQUEST_BACKOFFS
     settings.networking.request_timeout = 60
+    # Our handlers are `on.event` and `index` only: Kopf's per-event copies for change detection and handler
+    # progress serve nothing (and would be written into the objects, which Kopf must never do).
+    settings.persistence.diffbase_storage = NoDiffBaseStorage()
+    settings.persistence.progress_storage = NoProgressStorage()
 
 
 def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
