@@ -32,14 +32,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="the run's seed (default 1)")
     parser.add_argument("--batch", type=int, default=500, help="cases per batch and oracle process (default 500)")
     parser.add_argument("--parallel", type=int, default=16, help="cases the oracle runs at once (default 16)")
+    parser.add_argument("--start-batch", type=int, default=0,
+                        help="begin at this batch (0-based): reruns or resumes part of a run; --cases counts from it")
     parser.add_argument("--out", type=Path, default=Path("differential-out"), help="where diverging cases go")
     args = parser.parse_args(argv)
 
     tally = differential.Tally()
     started = time.monotonic()
     batches = (args.cases + args.batch - 1) // args.batch
-    for batch in range(batches):
-        count = min(args.batch, args.cases - batch * args.batch)
+    for done in range(batches):
+        batch = args.start_batch + done
+        count = min(args.batch, args.cases - done * args.batch)
         seed = args.seed * 1_000_000 + batch
         known = known_cases(per_edge=1, seed=seed) if count > 4 * len(DIRECT_EDGES) else []
         cases = differential.generate(count - len(known), seed) + known
@@ -52,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.with_suffix(".txt").write_text(report + "\n")
                 print(report, flush=True)
         elapsed = time.monotonic() - started
-        print(f"[batch {batch + 1}/{batches}, seed {seed}, {elapsed:.0f}s] {tally.summary()}", flush=True)
+        print(f"[batch {done + 1}/{batches} (#{batch}), seed {seed}, {elapsed:.0f}s] {tally.summary()}", flush=True)
     print(f"seed {args.seed}: {tally.summary()}; {time.monotonic() - started:.0f}s")
     return 1 if tally.verdicts["divergence"] else 0
 

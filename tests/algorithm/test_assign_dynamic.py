@@ -211,6 +211,18 @@ def test_fresh_beyond_capacity_is_unschedulable_with_the_fresh_prefix() -> None:
     assert str(caught.value) == "failed to do fresh scale: Clusters available replicas 20 are not enough to schedule."
 
 
+@pytest.mark.parametrize("placement", [DYNAMIC_WEIGHT, AGGREGATED], ids=["dynamic", "aggregated"])
+def test_fresh_scale_of_a_workload_scaled_to_zero_places_nothing_whatever_the_candidate_count(
+    placement: dict[str, Any],
+) -> None:
+    # Replicas 0: nothing is estimated, every candidate offers MaxInt32. Karmada sums them in int32, which
+    # wraps negative for an even count ("Clusters available replicas -2 are not enough to schedule."); we do
+    # not wrap (docs/compatibility.md, found by the differential tests).
+    most = 2**31 - 1
+    for selected in (capacity(m1=most), capacity(m1=most, m2=most), capacity(m1=most, m2=most, m3=most)):
+        assert assign_replicas(binding(0, placement, {"m1": 3}, rescheduled=True), selected) == []
+
+
 def test_reschedule_older_than_last_schedule_is_steady() -> None:
     stale = binding(6, DYNAMIC_WEIGHT, {"m1": 6})
     assert not stale.reschedule_pending

@@ -27,9 +27,10 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from binding_scheduler.algorithm.errors import fit_error_message
+from binding_scheduler.algorithm.errors import FitError, fit_error_message
 from binding_scheduler.algorithm.plugins import FilterContext
 from binding_scheduler.algorithm.registry import PluginSet
+from binding_scheduler.algorithm.schedule import filter_and_score
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import attempts
 from binding_scheduler.cli.common import plugins_or_exit, schedule_options
@@ -54,6 +55,8 @@ ALLOWANCES: dict[str, str] = {
     "clusterAffinities list for the ClusterAffinities path and writes nothing)",
     "reschedule-restarts-walk": "Versions: the reference (after v1.19) restarts the ClusterAffinities walk at the "
     "first term on an explicit reschedule; v1.18.2 resumes at the observed term",
+    "int32-sum": "Fixed: 'Available replicas are summed without wrapping around' (a workload scaled to 0 on a "
+    "Fresh reschedule: Karmada's int32 sum of MaxInt32 per candidate wraps negative for an even count)",
 }
 
 
@@ -314,12 +317,46 @@ def _merge_order(ours: Mapping[str, Any], theirs: Mapping[str, Any], document: M
     return all(name in previous for name in tail) and tail == sorted(tail)
 
 
+def _int32(value: int) -> int:
+    """Go's int32 wrap-around."""
+    value %= 2**32
+    return value - 2**32 if value >= 2**31 else value
+
+
+def _int32_sum(document: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any],
+               candidates: Callable[[], list[str]]) -> bool:
+    """A workload scaled to 0 (replicas 0, replicaRequirements, no components), Divided with dynamic weights or
+    Aggregated, on a Fresh reschedule, ClusterAffinity path: Karmada skips estimation (replicas 0), so every
+    candidate has MaxInt32 available replicas (plus its previous replicas, in int32), and dynamicFreshScale's
+    int32 sum wraps. Karmada then fails with exactly that negative sum; we place the zero replicas."""
+    spec, status = document.get("spec") or {}, document.get("status") or {}
+    placement = spec.get("placement") or {}
+    scheduling = placement.get("replicaScheduling") or {}
+    preference = scheduling.get("replicaDivisionPreference")
+    dynamic = preference == "Aggregated" or (
+        preference == "Weighted" and bool((scheduling.get("weightPreference") or {}).get("dynamicWeight")))
+    triggered, last = spec.get("rescheduleTriggeredAt"), status.get("lastScheduledTime")
+    if (spec.get("replicas") or "replicaRequirements" not in spec or spec.get("components")
+            or placement.get("clusterAffinities") is not None or not dynamic
+            or (scheduling.get("replicaSchedulingType") or "Divided") != "Divided"
+            or not (triggered and last and triggered > last)):
+        return False
+    previous = {t["name"]: t.get("replicas", 0) for t in spec.get("clusters") or ()}
+    total = _int32(sum(_int32(2**31 - 1 + previous.get(name, 0)) for name in candidates()))
+    message = ("failed to assign replicas: failed to do fresh scale: "
+               f"Clusters available replicas {total} are not enough to schedule.")
+    karmada_failed = dict(theirs) == {**theirs, "scheduled": False, "reason": "Unschedulable", "message": message,
+                                      "clusters": _input_clusters(document)}
+    return total < 0 and karmada_failed and ours["scheduled"] and ours["reason"] == "Success"
+
+
 def classify(
     document: Mapping[str, Any],
     ours: Mapping[str, Any],
     theirs: Mapping[str, Any],
     variants: Mapping[str, Mapping[str, Any] | None],
     allowed_messages: Callable[[], set[str]],
+    candidates: Callable[[], list[str]] = list,
 ) -> tuple[str, str]:
     """(verdict, note) for one binding: `identical`, an allowance's name, or `divergence`."""
     if all(ours.get(f) == theirs.get(f) for f in FIELDS):
@@ -339,6 +376,8 @@ def classify(
         return "filter-order", ""
     if _merge_order(ours, theirs, document):
         return "merge-order", ""
+    if _int32_sum(document, ours, theirs, candidates):
+        return "int32-sum", ""
     if (placement.get("clusterAffinities") == [] and "clusterAffinity" not in placement
             and theirs["scheduled"] and theirs["reason"] == "Success"
             and theirs["clusters"] == _input_clusters(document)):
@@ -380,7 +419,14 @@ def compare(case: Case, ours: Ours, theirs: Theirs) -> list[Verdict]:
                     plugins: PluginSet = ours.plugins) -> set[str]:
             return allowed_fit_messages(binding, snapshot, plugins)
 
-        verdict, note = classify(document, result, karmada, variants, allowed)
+        def candidates(binding: Binding = binding, snapshot: Snapshot = ours.snapshot,
+                       plugins: PluginSet = ours.plugins) -> list[str]:
+            try:
+                return [d.name for d in filter_and_score(binding, snapshot, plugins).details]
+            except FitError:
+                return []
+
+        verdict, note = classify(document, result, karmada, variants, allowed, candidates)
         verdicts.append(Verdict(i, key, verdict, result, karmada, note))
     return verdicts
 

@@ -261,6 +261,31 @@ def test_no_placement_allows_only_our_condition_beside_karmada_writing_nothing()
     assert verdict({**ours, "message": "other"}, {**ours, "reason": "", "message": ""}, document) == "divergence"
 
 
+def test_int32_sum_allows_only_the_wrapped_sum_of_the_candidates() -> None:
+    document = {"spec": {"replicaRequirements": {}, "rescheduleTriggeredAt": "2026-02-11T00:00:00Z",
+                         "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided",
+                                                             "replicaDivisionPreference": "Aggregated"}},
+                         "clusters": [{"name": "m1", "replicas": 3}]},
+                "status": {"lastScheduledTime": "2026-02-10T12:00:00Z"}}
+    doc = {"kind": "ResourceBinding", "metadata": {"namespace": "default", "name": "web"}, **document}
+    ours = {**RESULT, "scheduled": True, "reason": "Success", "message": "ok", "clusters": []}
+
+    def karmada(total: int) -> dict[str, Any]:
+        message = f"failed to assign replicas: failed to do fresh scale: Clusters available replicas {total} are " \
+                  "not enough to schedule."
+        return {**RESULT, "scheduled": False, "reason": "Unschedulable", "message": message,
+                "clusters": [{"name": "m1", "replicas": 3}]}
+
+    # two candidates: (2^31 - 1 + 3) + (2^31 - 1) wraps to 1 (not negative: Karmada would not fail)
+    two, three = (lambda: ["m1", "m2"]), (lambda: ["m1", "m2", "m3"])
+    assert differential.classify(doc, ours, karmada(1), {}, set, two)[0] == "divergence"
+    # three candidates: 3 * (2^31 - 1) + 3 = 3 * 2^31 wraps to -2^31
+    assert differential.classify(doc, ours, karmada(-2147483648), {}, set, three)[0] == "int32-sum"
+    assert differential.classify(doc, ours, karmada(-2147483647), {}, set, three)[0] == "divergence"
+    steady = {**doc, "status": {"lastScheduledTime": "2026-02-12T00:00:00Z"}}
+    assert differential.classify(steady, ours, karmada(-2147483648), {}, set, three)[0] == "divergence"
+
+
 def test_a_variant_allows_only_what_karmada_decides_on_it() -> None:
     document = {"spec": {"placement": {"spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 2}]}}}
     doc = {"kind": "ResourceBinding", "metadata": {"namespace": "default", "name": "web"}, **document}
