@@ -115,3 +115,67 @@ def test_the_guard_wraps_kopfs_own_watch_function() -> None:
     watch_guard.install()
     assert watching.continuous_watch is watch_guard.guarded_continuous_watch
     assert "continuous_watch" in watch_guard._wrapped
+
+
+async def test_a_routed_resource_sends_its_events_to_the_route_in_order_and_kopf_sees_only_the_list_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = FakeSettings()
+    routed: list[tuple[Any, str]] = []
+    deleted: list[str] = []
+
+    async def on_delete(name: str) -> None:
+        await asyncio.sleep(0)
+        deleted.append(name)
+
+    def route(event: Mapping[str, Any]) -> Any:
+        routed.append((event["type"], event["object"]["metadata"]["name"]))
+        return on_delete(event["object"]["metadata"]["name"]) if event["type"] == "DELETED" else None
+
+    async def listener(plural: str, bodies: list[Mapping[str, Any]]) -> None:
+        routed.append(("listed", plural))
+
+    watch_guard.attach(settings, listener, routes={"clusters": route})
+    bookmark = {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}
+    gone = {"type": "DELETED", "object": {"metadata": {"name": "a"}}}
+    modified = {"type": "MODIFIED", "object": {"metadata": {"name": "b"}}}
+    events = await consume(settings, monkeypatch, stream_of(listed("a"), watching.Bookmark.LISTED, bookmark, gone,
+                                                           modified))
+    assert events == [watching.Bookmark.LISTED]  # Kopf keeps its readiness, and does nothing per event
+    assert routed == [(None, "a"), ("listed", "clusters"), ("DELETED", "a"), ("MODIFIED", "b")]
+    assert deleted == ["a"]  # an awaitable answer is awaited before the next event
+
+
+async def test_a_failing_route_is_logged_and_the_stream_goes_on(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = FakeSettings()
+    seen: list[str] = []
+
+    def route(event: Mapping[str, Any]) -> None:
+        name = event["object"]["metadata"]["name"]
+        if name == "bad":
+            raise ValueError("no good")
+        seen.append(name)
+
+    async def listener(plural: str, bodies: list[Mapping[str, Any]]) -> None:
+        return None
+
+    watch_guard.attach(settings, listener, routes={"resourcebindings": route})
+    monkeypatch.setitem(watch_guard._wrapped, "continuous_watch", stream_of(listed("bad"), listed("good")))
+    events = [event async for event in watch_guard.guarded_continuous_watch(
+        settings=settings, resource="resourcebindings", namespace=None, operator_pause_waiter=None)]
+    assert events == []
+    assert seen == ["good"]
+    assert "handling a listed event of resourcebindings bad failed" in caplog.text
+
+
+async def test_resources_without_a_route_still_go_to_kopf(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = FakeSettings()
+
+    async def listener(plural: str, bodies: list[Mapping[str, Any]]) -> None:
+        return None
+
+    watch_guard.attach(settings, listener, routes={"resourcebindings": lambda event: None})
+    modified = {"type": "MODIFIED", "object": {"metadata": {"name": "a"}}}
+    assert await consume(settings, monkeypatch, stream_of(modified)) == [modified]  # resource "clusters"
