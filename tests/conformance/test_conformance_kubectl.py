@@ -679,3 +679,55 @@ def test_built_in_kinds_record_managed_fields_too(server: Server) -> None:
     reply = server.call("PATCH", server.path("Lease", "l1", query="fieldManager=elector"), lease, content_type=APPLY)
     assert (reply.status, owners(reply.body)) == (201, {("elector", "Apply", ""): {
         "f:spec": {"f:holderIdentity": {}, "f:leaseDurationSeconds": {}}}})
+
+
+# ---- dry runs the first suite does not cover ------------------------------------------------------------------
+
+
+def test_a_dry_run_delete_collection_answers_the_list_and_deletes_nothing(server: Server) -> None:
+    server.create_rb("rb1", replicas=1)
+    server.create_rb("rb2")
+    status, body = server.request("DELETE", server.rb(query="dryRun=All&labelSelector="))
+    assert (status, body["kind"], names(body)) == (200, "ResourceBindingList", ["rb1", "rb2"])
+    assert names(server.request("GET", server.rb())[1]) == ["rb1", "rb2"]
+
+
+def test_a_dry_run_put_through_status_changes_nothing(server: Server) -> None:
+    created = server.create_rb("rb1")
+    status, body = server.request("PUT", server.rb("rb1", "status", query="dryRun=All"), {
+        **created, "status": {"schedulerObservedGeneration": 4}})
+    assert (status, body["status"], body["metadata"]["resourceVersion"]) == (
+        200, {"schedulerObservedGeneration": 4}, created["metadata"]["resourceVersion"])
+    assert server.request("GET", server.rb("rb1")) == (200, created)
+
+
+def test_a_dry_run_create_answers_the_managed_fields_it_would_record(server: Server) -> None:
+    status, body = server.request("POST", server.rb(query="dryRun=All&fieldManager=m"), rb_body("rb1"))
+    assert (status, list(owners(body))) == (201, [("m", "Update", "")])
+
+
+def test_a_delete_with_dry_run_in_its_delete_options_body_deletes_nothing(server: Server) -> None:
+    created = server.create_rb("rb1")
+    status, body = server.request("DELETE", server.rb("rb1"), {"kind": "DeleteOptions", "apiVersion": "v1",
+                                                            "propagationPolicy": "Background", "dryRun": ["All"]})
+    assert (status, body["status"]) == (200, "Success")
+    assert server.request("GET", server.rb("rb1")) == (200, created)
+    status, body = server.request("DELETE", server.rb(), {"dryRun": ["All"]})
+    assert (status, names(body)) == (200, ["rb1"])
+    assert server.request("GET", server.rb("rb1")) == (200, created)
+
+
+def test_kubectl_server_side_takes_over_what_kubectl_applied_client_side(server: Server) -> None:
+    last = {"apiVersion": RB_API, "kind": "ResourceBinding", "metadata": {"name": "rb1", "namespace": server.namespace},
+            "spec": {"replicas": 2, "resource": WEB}}
+    body = rb_body("rb1", replicas=2)
+    body["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": json.dumps(last) + "\n"}
+    server.request("POST", server.rb(query="fieldManager=kubectl-client-side-apply"), body)
+    change = {**last, "spec": {"replicas": 7, "resource": WEB}}
+    reply = server.call("PATCH", server.rb("rb1", query="fieldManager=other"), change, content_type=APPLY)
+    assert (reply.status, reply.body["details"]["causes"][0]["message"]) == (
+        409, 'conflict with "kubectl-client-side-apply" using work.karmada.io/v1alpha2')
+    reply = server.call("PATCH", server.rb("rb1", query="fieldManager=kubectl"), change, content_type=APPLY)
+    assert (reply.status, reply.body["spec"]["replicas"]) == (200, 7)
+    annotation = reply.body["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+    assert (json.loads(annotation), annotation.endswith("\n")) == (change, True)

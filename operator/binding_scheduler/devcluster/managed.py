@@ -562,6 +562,7 @@ class Conflicts(ApiError):
 
     def __init__(self, conflicts: list[tuple[Entry, Path]]) -> None:
         conflicts = sorted(conflicts, key=lambda c: (json.dumps(c[0].key), c[1]))
+        self.conflicts = conflicts
         causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {entry.describe()}",
                    "field": path_text(path)} for entry, path in conflicts]
         if len(conflicts) == 1:
@@ -635,12 +636,60 @@ def record_update(
         metadata.pop("managedFields", None)
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
 def apply(
     rt: ResourceType, live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: str, subresource: str,
     force: bool, now: str,
 ) -> dict[str, Any]:
     """Server-side apply of `config` by `manager` to `live` (None: the object does not exist): the new object,
-    its managedFields set (before the write's defaulting, which nobody owns). 409 `Conflicts` unless forced."""
+    its managedFields set (before the write's defaulting, which nobody owns). 409 `Conflicts` unless forced.
+
+    As kube-apiserver, the manager `kubectl` may take over what `kubectl apply` (client-side) applied: conflicts
+    on fields of the last-applied-configuration annotation that still hold their applied values are forced, and
+    the annotation is rewritten to the new configuration."""
+    try:
+        new = _apply(rt, live, config, manager, subresource, force, now)
+    except Conflicts as conflicts:
+        if manager != "kubectl" or live is None:
+            raise
+        allowed = _last_applied_fields(rt, live)
+        if allowed is None or not {path for _, path in conflicts.conflicts} <= allowed:
+            remaining = [(entry, path) for entry, path in conflicts.conflicts if path not in (allowed or set())]
+            raise Conflicts(remaining) from None
+        new = _apply(rt, live, config, manager, subresource, True, now)
+    annotations = (new.get("metadata") or {}).get("annotations") or {}
+    if manager == "kubectl" and annotations.get(LAST_APPLIED):
+        applied = copy_json(dict(config))
+        metadata = applied.get("metadata")
+        if isinstance(metadata, dict) and isinstance(metadata.get("annotations"), dict):
+            metadata["annotations"].pop(LAST_APPLIED, None)
+            if not metadata["annotations"]:
+                del metadata["annotations"]
+        new["metadata"]["annotations"] = {**annotations, LAST_APPLIED: json.dumps(
+            applied, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"}
+    return new
+
+
+def _last_applied_fields(rt: ResourceType, live: Mapping[str, Any]) -> FieldSet | None:
+    """The fields of the live object's last-applied-configuration that still have the applied values."""
+    text = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
+    try:
+        last = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if not isinstance(last, dict) or last.get("apiVersion") != rt.api_version:
+        return None
+    schema = root_schema(rt)
+    changed = compare(last, _stripped(live), schema)
+    return field_set(last, schema) - changed.added - changed.modified - changed.removed
+
+
+def _apply(
+    rt: ResourceType, live: Mapping[str, Any] | None, config: Mapping[str, Any], manager: str, subresource: str,
+    force: bool, now: str,
+) -> dict[str, Any]:
     schema = root_schema(rt)
     ignored = _ignored(rt, subresource)
     live_object = _stripped(live) if live is not None else empty_object(schema)

@@ -246,7 +246,7 @@ class ApiServer:
         store = self.store
         if isinstance(body, _Undecoded):
             body = entry.body = _decode_undecoded(body, rt, method)
-        dry_run = _dry_run(request) if method in _OPTIONS_KINDS else False
+        dry_run = _dry_run(request, body) if method in _OPTIONS_KINDS else False
         if rt.review:
             if method != "POST" or name is not None:
                 raise ApiError(405, "the server does not allow this method on the requested resource",
@@ -516,9 +516,13 @@ def _force(request: web.BaseRequest) -> bool:
     return request.query.get("force", "") in _TRUE
 
 
-def _dry_run(request: web.BaseRequest) -> bool:
-    """`?dryRun=All` (the only value kube-apiserver accepts; anything else is a 422 naming the options kind)."""
+def _dry_run(request: web.BaseRequest, body: Any = None) -> bool:
+    """`?dryRun=All` (the only value kube-apiserver accepts; anything else is a 422 naming the options kind), or
+    for a delete `dryRun: [All]` in its DeleteOptions body (where kubectl puts it)."""
     values = request.query.getall("dryRun", [])
+    if request.method == "DELETE" and isinstance(body, dict) and not values:
+        given = body.get("dryRun") or []
+        values = [str(value) for value in given] if isinstance(given, list) else [str(given)]
     if any(value != "All" for value in values):
         shown = ", ".join(json.dumps(value) for value in values)
         raise invalid_options(_OPTIONS_KINDS[request.method], [{
