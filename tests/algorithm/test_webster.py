@@ -173,15 +173,40 @@ def test_a_billion_seats_are_split_without_walking_every_seat() -> None:
 
 @st.composite
 def elections(draw: st.DrawFn) -> tuple[int, list[tuple[str, int]], bool]:
-    """Small elections full of ties: few distinct vote counts (often multiples of each other), so priorities meet
-    the jump threshold exactly and claims tie across parties."""
-    base = draw(st.sampled_from([1, 2, 3, 5, 7, 10**6, 2**40]))
-    parties = draw(st.integers(1, 9))
-    votes = [(f"p{i}", base * draw(st.sampled_from([0, 1, 1, 2, 3, 4, 5, 6, 9, 15]))) for i in range(parties)]
-    return draw(st.integers(0, 120)), votes, draw(st.booleans())
+    """Small elections of two shapes: full of ties (few distinct vote counts, often multiples of each other, so
+    priorities meet the jump threshold exactly and claims tie across parties), or one dominant party among many
+    small ones (its claims crowd the threshold, so the jump misses several seats and one party wins more than one
+    of them)."""
+    parties = draw(st.integers(1, 11))
+    if draw(st.booleans()):
+        base = draw(st.sampled_from([1, 2, 3, 5, 7, 10**6, 2**40]))
+        votes = [base * draw(st.sampled_from([0, 1, 1, 2, 3, 4, 5, 6, 9, 15])) for _ in range(parties)]
+    else:
+        big = draw(st.integers(100, 100_000))
+        votes = [big, *(draw(st.integers(0, big // draw(st.integers(1, 200)) + 1)) for _ in range(parties - 1))]
+    return draw(st.integers(0, 150)), [(f"p{i:02d}", v) for i, v in enumerate(votes)], draw(st.booleans())
 
 
-@settings(max_examples=400, deadline=None)
+@pytest.mark.parametrize(
+    ("seats", "votes", "descending"),
+    [
+        # One dominant party: the jump leaves seats to hand out, and the dominant party wins two of them.
+        (77, [97992, 1112, 585, 289, 421, 530, 617, 595, 926], True),
+        (44, [80007, 147, 2797, 58, 176, 499, 775, 62, 22, 214, 646], True),
+        # The jump takes too many: the worst claims go back, two of them from one party.
+        (137, [24845, 99, 155, 108, 181, 143, 619, 105, 186, 199, 43], True),
+        # Every party gives back: the last seat of a party is taken back to zero.
+        (2, [36, 31, 30], False),
+    ],
+)
+def test_elections_where_the_jump_misses_or_overshoots_by_several_seats(
+    seats: int, votes: list[int], descending: bool
+) -> None:
+    named = [(f"p{i:02d}", v) for i, v in enumerate(votes)]
+    assert allocate_webster(seats, named, descending=descending) == seat_by_seat(seats, named, descending)
+
+
+@settings(max_examples=600, deadline=None)
 @given(elections())
 def test_the_threshold_jump_gives_what_the_seat_by_seat_greedy_gives(
     election: tuple[int, list[tuple[str, int]], bool],
