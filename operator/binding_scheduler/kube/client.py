@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +22,7 @@ from typing import Any
 
 import aiohttp
 
+from . import jsonio
 from .connection import ConfigError, Connection
 from .errors import ServerError, TooManyRequests, TransportError, error_from_response
 from .gate import LeadershipInDoubt, WriteGate
@@ -193,7 +193,7 @@ class ApiClient:
             headers["Authorization"] = authorization
         data: bytes | None = None
         if body is not None:
-            data = json.dumps(body, separators=(",", ":")).encode()
+            data = jsonio.dumps(body)
             headers["Content-Type"] = content_type
         query = {key: _query_value(value) for key, value in params.items()} if params else None
         url = self.connection.server + path
@@ -211,7 +211,7 @@ class ApiClient:
         parsed: Any = None
         if raw:
             try:
-                parsed = json.loads(raw)
+                parsed = jsonio.loads(raw)
             except ValueError:
                 parsed = None
         if status >= 400:

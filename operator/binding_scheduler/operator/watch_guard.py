@@ -21,6 +21,8 @@ copies already gone); a route costs a function call. Kopf still lists, watches, 
 a 410 or a failure, authenticates and keeps its readiness (the `LISTED` bookmark still reaches it); its
 handlers stay registered, because Kopf watches only resources that have handlers.
 
+And Kopf's watch streams parse their events with orjson (see `_KopfJson`).
+
 This relies on Kopf internals (`kopf._cogs.clients.watching`), so the supported Kopf versions are pinned in
 pyproject.toml and `install()` refuses to run on a Kopf without them.
 """
@@ -36,8 +38,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
+from kopf._cogs.clients import api as kopf_api
 from kopf._cogs.clients import errors as kopf_errors
 from kopf._cogs.clients import watching
+
+from ..kube import jsonio
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +87,19 @@ def install() -> None:
         )
     _wrapped["continuous_watch"] = original
     watching.continuous_watch = guarded_continuous_watch
+    if getattr(kopf_api, "json", None) is json:  # the one use is `json.loads(line)` of each watch event
+        kopf_api.json = _KopfJson()  # type: ignore[assignment,attr-defined]
+
+
+class _KopfJson:
+    """What Kopf's API module sees as `json`: `loads` through orjson (`kube.jsonio`, with the standard library
+    as its fallback), everything else the standard library's. Parsing the watch events was ~4 % of the
+    scheduler's CPU at 100 clusters; orjson parses them in less than half the time."""
+
+    loads = staticmethod(jsonio.loads)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(json, name)
 
 
 def attach(settings: Any, listener: RelistListener, routes: Mapping[str, Route] | None = None) -> None:
