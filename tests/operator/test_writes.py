@@ -10,13 +10,13 @@ from tests.operator.harness import (
     DUPLICATED,
     OperatorThread,
     apply,
+    at_rest,
     binding_doc,
     binding_writes,
     cluster_doc,
     metric,
     rb_path,
     scheduled,
-    settled,
     wait_until,
 )
 
@@ -28,7 +28,7 @@ def test_a_divided_binding_gets_exactly_two_writes_and_no_pass_after_its_own(
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api, quiet=1.0)
+        at_rest(api, operator)
         attempts = metric(operator, "karmada_scheduler_schedule_attempts_total",
                           result="scheduled", schedule_type="ReconcileSchedule")
         updates = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="BindingUpdate")
@@ -48,7 +48,7 @@ def test_a_duplicated_binding_is_not_rescheduled_by_its_own_spec_write(api: DevC
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api, quiet=1.0)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
@@ -78,7 +78,7 @@ def test_many_bindings_each_get_at_most_two_writes(api: DevCluster, config_file:
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: all(scheduled(api, n) for n in names), what="every binding to be scheduled")
-        settled(api, quiet=1.0)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     for name in names:
