@@ -303,18 +303,22 @@ def _filter_order(ours: Mapping[str, Any], theirs: Mapping[str, Any], allowed: C
 
 
 def _merge_order(ours: Mapping[str, Any], theirs: Mapping[str, Any], document: Mapping[str, Any]) -> bool:
-    """Same targets; from the first position where they differ on, both lists hold only clusters of the
-    previous result, ours in name order (Karmada: map order)."""
+    """Same targets, and the stretch where the lists differ holds only clusters of the previous result, in name
+    order in ours (Karmada appends them in map order; with empty-workload propagation the zero-replica
+    clusters come after them, alike)."""
     if not _same_but(ours, theirs, "clusters"):
         return False
     mine, karmada = ours["clusters"], theirs["clusters"]
-    as_set = lambda targets: sorted(json.dumps(t, sort_keys=True) for t in targets)  # noqa: E731
-    if len(mine) != len(karmada) or as_set(mine) != as_set(karmada):
+    if len(mine) != len(karmada):
         return False
-    start = next(i for i, (a, b) in enumerate(zip(mine, karmada, strict=True)) if a != b)
+    differ = [i for i, (a, b) in enumerate(zip(mine, karmada, strict=True)) if a != b]
+    start, end = differ[0], differ[-1] + 1
+    window = lambda targets: sorted(json.dumps(t, sort_keys=True) for t in targets[start:end])  # noqa: E731
+    if window(mine) != window(karmada):
+        return False
     previous = {t["name"] for t in _input_clusters(document)}
-    tail = [t["name"] for t in mine[start:]]
-    return all(name in previous for name in tail) and tail == sorted(tail)
+    names = [t["name"] for t in mine[start:end]]
+    return all(name in previous for name in names) and names == sorted(names)
 
 
 def _int32(value: int) -> int:

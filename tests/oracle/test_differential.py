@@ -249,6 +249,10 @@ def test_merge_order_allows_only_a_reordered_tail_of_previous_clusters() -> None
     assert verdict({**done, "clusters": list(reversed(ours))}, {**done, "clusters": ours}) == "divergence"
     changed = [*karmada[:2], {"name": "m2", "replicas": 2}]
     assert verdict({**done, "clusters": ours}, {**done, "clusters": changed}) == "divergence"
+    # with empty-workload propagation the zero-replica clusters follow, alike on both sides
+    zero = [{"name": "m9"}, {"name": "m0"}]
+    assert verdict({**done, "clusters": ours + zero}, {**done, "clusters": karmada + zero}) == "merge-order"
+    assert verdict({**done, "clusters": ours + zero}, {**done, "clusters": karmada + zero[::-1]}) == "divergence"
 
 
 def test_no_placement_allows_only_our_condition_beside_karmada_writing_nothing() -> None:
