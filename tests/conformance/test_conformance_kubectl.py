@@ -731,3 +731,52 @@ def test_kubectl_server_side_takes_over_what_kubectl_applied_client_side(server:
     assert (reply.status, reply.body["spec"]["replicas"]) == (200, 7)
     annotation = reply.body["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
     assert (json.loads(annotation), annotation.endswith("\n")) == (change, True)
+
+
+# ---- what the server does not serve, answered as kube-apiserver answers it ------------------------------------
+
+NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+             "message": "the server could not find the requested resource", "reason": "NotFound", "details": {},
+             "code": 404}
+NOT_ALLOWED = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": "the server does not allow this method on the requested resource",
+               "reason": "MethodNotAllowed", "details": {}, "code": 405}
+
+
+@pytest.mark.parametrize(("method", "path", "expected"), [
+    ("GET", "/apis/example.com/v1/widgets", "plain"),
+    ("GET", "/apis/work.karmada.io/v9/resourcebindings", "plain"),
+    ("GET", "/apis/work.karmada.io/v1alpha2/namespaces/NS/widgets", "plain"),
+    ("POST", "/apis/work.karmada.io/v1alpha2/resourcebindings", "plain"),
+    ("GET", "/nowhere", "plain"),
+    ("GET", "/api/v2/pods", NOT_FOUND),
+    ("GET", "/apis/coordination.k8s.io/v1/widgets", NOT_FOUND),
+    ("GET", "/apis/coordination.k8s.io/v9/leases", NOT_FOUND),
+    ("DELETE", "/api/v1/namespaces/NS/events/e1/status", NOT_FOUND),
+    ("PATCH", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews/x", NOT_FOUND),
+    ("POST", "/api/v1/events", NOT_ALLOWED),
+    ("PUT", "/api/v1/namespaces/NS/events", NOT_ALLOWED),
+    ("DELETE", "/api/v1/namespaces", NOT_ALLOWED),
+    ("GET", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", NOT_ALLOWED),
+    ("PUT", "/apis/work.karmada.io/v1alpha2/namespaces/NS/resourcebindings",
+     {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "name must be provided",
+      "reason": "BadRequest", "code": 400}),
+])
+def test_what_is_not_served_is_answered_as_kube_apiserver_answers_it(
+    server: Server, method: str, path: str, expected: Any,
+) -> None:
+    reply = server.call(method, path.replace("NS", server.namespace), {"metadata": {"name": "x"}} if method in (
+        "POST", "PUT", "PATCH") else None, content_type="application/merge-patch+json" if method == "PATCH" else None)
+    if expected == "plain":
+        assert (reply.status, reply.raw, reply.headers["content-type"]) == (404, b"404 page not found\n",
+                                                                           "text/plain; charset=utf-8")
+    else:
+        assert (reply.status, reply.body) == (expected["code"], expected)
+
+
+def test_a_subresource_a_custom_resource_lacks_is_404_naming_the_object(server: Server) -> None:
+    server.create_rb("rb1")
+    status, body = server.request("GET", server.rb("rb1", "scale"))
+    assert (status, body["message"], body["details"]) == (
+        404, 'resourcebindings.work.karmada.io "rb1" not found',
+        {"name": "rb1", "group": "work.karmada.io", "kind": "resourcebindings"})

@@ -82,8 +82,10 @@ async def test_leases_are_served_in_coordination_v1(api: DevCluster) -> None:
         ("leases", "Lease", True)]
 
 
-async def test_an_unknown_group_is_404_with_a_status(api: DevCluster) -> None:
-    status, body = await api.client.get("/apis/nothing.example.com/v1/things")
+async def test_an_unknown_group_is_a_plain_404_and_an_unknown_core_resource_a_404_status(api: DevCluster) -> None:
+    """As kube-apiserver: groups it does not serve fall through to the Go mux's plain 404; `/api` answers one."""
+    assert await api.client.get("/apis/nothing.example.com/v1/things") == (404, "404 page not found\n")
+    status, body = await api.client.get("/api/v1/things")
     assert status == 404
     assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                     "message": "the server could not find the requested resource", "reason": "NotFound",

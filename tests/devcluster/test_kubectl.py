@@ -191,3 +191,25 @@ def test_delete_with_a_server_dry_run_deletes_nothing(kubectl: Kubectl, cluster:
 def test_yaml_kubeconfig_is_what_kubectl_reads(cluster: DevCluster) -> None:
     config = yaml.safe_load(cluster.kubeconfig_path.read_text())
     assert config["clusters"][0]["cluster"]["server"] == cluster.url
+
+
+def test_the_example_script_loads_the_fleet_with_its_status(kubectl_binary: Path, tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parents[2] / "examples" / "load-with-kubectl.sh"
+    with DevCluster.in_thread() as api:
+        result = subprocess.run(
+            [str(script), "--bindings"], capture_output=True, text=True, timeout=120, check=False,
+            env={**os.environ, "KUBECTL": str(kubectl_binary), "KUBECONFIG": str(api.kubeconfig_path),
+                 "HOME": str(tmp_path)})
+        assert result.returncode == 0, result.stderr
+        expected = yaml.safe_load_all((script.parent / "clusters.yaml").read_text())
+        fleet = {doc["metadata"]["name"]: doc for doc in expected if doc}
+        clusters = {obj["metadata"]["name"]: obj for obj in api.store.list("clusters")}
+        assert set(clusters) == set(fleet)
+        for name, obj in clusters.items():
+            assert obj["status"] == fleet[name]["status"], name
+            managers = {(e["manager"], e.get("subresource", "")) for e in obj["metadata"]["managedFields"]}
+            assert managers == {("binding-scheduler-examples", ""), ("binding-scheduler-examples", "status")}
+        assert api.store.find("schedulerconfigurations", "binding-scheduler", "karmada-system") is not None
+        assert len(api.store.list("resourcebindings")) == len([
+            d for d in yaml.safe_load_all((script.parent / "bindings.yaml").read_text())
+            if d and d["kind"] == "ResourceBinding"])

@@ -161,7 +161,8 @@ class DevClient:
         return reply.status, reply.body
 
     async def patch(self, path: str, body: Any, kind: PatchKind = "merge", **params: str) -> tuple[int, Any]:
-        """`kind`: "merge" (RFC 7386), "json" (RFC 6902), "strategic" or "apply" (415 on custom resources)."""
+        """`kind`: "merge" (RFC 7386), "json" (RFC 6902), "strategic" (415 on custom resources) or "apply"
+        (server-side apply: pass `fieldManager=`)."""
         reply = await self.request("PATCH", path, body, content_type=PATCH_CONTENT_TYPES[kind],
                                    params=params)
         return reply.status, reply.body

@@ -15,7 +15,7 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import discovery, fieldvalidation, openapi, protobuf, reviews
+from . import discovery, errors, fieldvalidation, openapi, protobuf, reviews
 from .errors import ApiError, bad_request, invalid_options
 from .faults import Fault, Faults
 from .fieldvalidation import FieldValidation
@@ -149,7 +149,7 @@ class ApiServer:
             return self._openapi(request)
         route = self._route(path)
         if route is None:
-            raise ApiError(404, _NOT_FOUND, "NotFound", {})
+            return self._not_found(path)
         rep = negotiate(request.headers.get("Accept"), watch=entry.is_watch and request.method == "GET",
                         builtin=not route.rtype.custom)
         request[_REP] = rep
@@ -229,11 +229,21 @@ class ApiServer:
             return None
         name = rest[1] if len(rest) > 1 else None
         subresource = rest[2] if len(rest) > 2 else None
-        if subresource is not None and not (subresource == "status" and rtype.has_status):
-            return None
         if rtype.namespaced and name is not None and namespace is None:
             return None
         return Route(rtype, namespace, name, subresource)
+
+    def _not_found(self, path: str) -> web.Response:
+        """What kube-apiserver answers for a path it serves nothing at: a 404 Status under `/api` and the built-in
+        groups (their handlers answer it), the Go mux's plain `404 page not found` elsewhere (custom resource
+        groups and versions included)."""
+        segments = [s for s in path.split("/") if s]
+        builtin_groups = {rt.group for rt in self.registry if not rt.custom}
+        if segments[:1] == ["api"] or (segments[:1] == ["apis"] and len(segments) > 1
+                                        and segments[1] in builtin_groups):
+            raise ApiError(404, _NOT_FOUND, "NotFound", {})
+        return web.Response(status=404, text="404 page not found\n", content_type="text/plain",
+                            headers={"X-Content-Type-Options": "nosniff"})
 
     # ---- verbs ------------------------------------------------------------------------------------
 
@@ -244,13 +254,24 @@ class ApiServer:
         rt, ns, name, sub = route.rtype, route.namespace, route.name, route.subresource
         method = request.method
         store = self.store
+        if sub is not None and not (sub == "status" and rt.has_status):
+            if rt.custom:  # (kube's custom resource handler says the object is not found)
+                raise errors.not_found(rt.plural, rt.group, name or "")
+            raise ApiError(404, _NOT_FOUND, "NotFound", {})
+        if rt.review and name is not None:
+            raise ApiError(404, _NOT_FOUND, "NotFound", {})
+        verb = _verb(method, name, entry.is_watch)
+        if name is None and method in ("PUT", "PATCH") and rt.custom:
+            raise bad_request("name must be provided")
+        if name is None and method == "POST" and rt.namespaced and ns is None and rt.custom:
+            return self._not_found(request.path)
+        if verb not in rt.verbs or (name is None and method == "POST" and rt.namespaced and ns is None):
+            raise ApiError(405, "the server does not allow this method on the requested resource",
+                           "MethodNotAllowed", {})
         if isinstance(body, _Undecoded):
             body = entry.body = _decode_undecoded(body, rt, method)
         dry_run = _dry_run(request, body) if method in _OPTIONS_KINDS else False
         if rt.review:
-            if method != "POST" or name is not None:
-                raise ApiError(405, "the server does not allow this method on the requested resource",
-                               "MethodNotAllowed", {})
             return _response(rep, 201, reviews.answer(rt, body))
         fv = FieldValidation.of(request.query.get("fieldValidation"), _OPTIONS_KINDS.get(method, ""),
                                 duplicates or []) if method in ("POST", "PUT", "PATCH") else FieldValidation()
@@ -263,9 +284,6 @@ class ApiServer:
                     return await self._watch(request, entry, route, fault, rep)
                 return _response(rep, 200, _shaped_list(rt, self._list(route, request), rep, request))
             if method == "POST":
-                if rt.namespaced and ns is None:
-                    raise ApiError(405, f"the server does not allow this method on the requested resource "
-                                        f"(post {rt.plural})", "MethodNotAllowed", {})
                 return _response(rep, 201, store.create(rt, body, ns, dry_run=dry_run, manager=manager),
                                  fv.headers())
             if method == "DELETE":
@@ -289,8 +307,8 @@ class ApiServer:
                 preconditions = (body or {}).get("preconditions") if isinstance(body, dict) else None
                 obj, gone = store.delete_outcome(rt, name, ns, preconditions, dry_run=dry_run)
                 return _response(rep, 200, _deleted_status(rt, obj) if gone else obj)
-        raise ApiError(405, f"the server does not allow this method on the requested resource "
-                            f"({method.lower()} {rt.plural})", "MethodNotAllowed", {})
+        raise ApiError(405, "the server does not allow this method on the requested resource", "MethodNotAllowed",
+                       {})
 
     def _list(self, route: Route, request: web.BaseRequest) -> dict[str, Any]:
         query = request.query
@@ -492,6 +510,14 @@ def _decode_undecoded(body: _Undecoded, rt: ResourceType, method: str) -> Any:
 
 
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
+
+
+def _verb(method: str, name: str | None, watch: bool) -> str:
+    """The API verb of a request (what a type's discovery `verbs` list)."""
+    if name is None:
+        return {"GET": "watch" if watch else "list", "POST": "create", "DELETE": "deletecollection"}.get(
+            method, method.lower())
+    return {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, method.lower())
 
 
 def _manager(request: web.BaseRequest, rt: ResourceType) -> str:
