@@ -66,7 +66,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -117,25 +117,41 @@ class Write:
 
 
 class AuditTail:
-    """The audit log read from an offset on, complete lines only; only writes are kept."""
+    """The audit log followed from where `skip_to_end` left it, complete lines only; only writes are kept.
+
+    kube-apiserver rotates the log at 100 MB (`--audit-log-maxsize 0` is lumberjack's default size): the old
+    file is renamed and a new one started. An open handle still reads the rest of the renamed file; then the new
+    one is read from its start."""
 
     WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.offset = 0
+        self.file: BinaryIO | None = None
         self.partial = b""
 
     def skip_to_end(self) -> None:
-        self.offset = self.path.stat().st_size
+        if self.file is not None:
+            self.file.close()
+        self.file = self.path.open("rb")
+        self.file.seek(0, os.SEEK_END)
         self.partial = b""
 
+    def _rotated(self) -> bool:
+        assert self.file is not None
+        try:
+            return os.stat(self.path).st_ino != os.fstat(self.file.fileno()).st_ino
+        except FileNotFoundError:  # between the rename and the new file
+            return False
+
     def read(self) -> Iterator[Write]:
-        with self.path.open("rb") as log:
-            log.seek(self.offset)
-            chunk = log.read()
-        self.offset += len(chunk)
-        data = self.partial + chunk
+        assert self.file is not None, "skip_to_end first"
+        data = self.partial + self.file.read()
+        while self._rotated():
+            data += self.file.read()  # what was written before the rename
+            self.file.close()
+            self.file = self.path.open("rb")
+            data += self.file.read()
         lines = data.split(b"\n")
         self.partial = lines.pop()
         for line in lines:
@@ -183,6 +199,7 @@ class Measurement:
     peak_rss_mib: float
     cpu_seconds: float
     unsettled: list[str] = field(default_factory=list)
+    exited: str = ""  # the scheduler ended by itself: how
 
     @property
     def writes_per_binding(self) -> float:
@@ -279,6 +296,9 @@ class Bench:
         last_change = time.monotonic()
         deadline = time.monotonic() + self.args.timeout
         unsettled: list[str] = []
+        exited = ""
+        next_check = 0.0
+        peak = cpu = float("nan")
         try:
             wait_leading(self.kube, process, copy.scheduler_name, timeout=120)
             while True:
@@ -298,16 +318,24 @@ class Bench:
                                 status_written.add(key)
                                 if write.scheduled and write.code < 300:
                                     decided.setdefault(key, write.received)
+                with contextlib.suppress(OSError, ValueError, IndexError):  # kept from the last read if it ended
+                    peak = proc_status_kib(process.popen.pid, "VmHWM") / 1024
+                    cpu = proc_cpu_seconds(process.popen.pid)
                 now = time.monotonic()
                 if changed:
                     last_change = now
                     done_at = None
                 if not process.alive():
-                    raise RuntimeError(f"{scheduler} exited:\n{process.output()}")
+                    lines = process.output(2000).strip().splitlines()
+                    exited = f"exited {process.popen.returncode}: {lines[-1] if lines else ''}"
+                    print(f"  {scheduler} {exited}", flush=True)
+                    break
                 quiet_for = now - last_change
-                if done_at is None and (len(status_written) == len(names) or (last_write and quiet_for > 5)):
-                    states = read_copy(self.kube, copy, generated)
+                if (done_at is None and now >= next_check
+                        and (len(status_written) == len(names) or (last_write and quiet_for > 5))):
+                    states = read_copy(self.kube, copy, generated)  # 2,000 bindings: not more than every 3 s
                     unsettled = [n for n, b in states.items() if b is None or not settled(b)]
+                    next_check = time.monotonic() + 3
                     if not unsettled:
                         done_at = now
                 if done_at is not None and now - done_at >= self.args.quiet and quiet_for >= self.args.quiet:
@@ -316,8 +344,6 @@ class Bench:
                     print(f"  timeout: {len(unsettled)} bindings not settled", flush=True)
                     break
                 time.sleep(0.5)
-            peak = proc_status_kib(process.popen.pid, "VmHWM") / 1024
-            cpu = proc_cpu_seconds(process.popen.pid)
         finally:
             if profiler is not None:
                 profiler.send_signal(signal.SIGINT)
@@ -340,7 +366,7 @@ class Bench:
             startup=first - spawned, span=last - first, settled=max(last_write.values(), default=spawned) - spawned,
             writes=sum(by_resource.values()),
             writes_by_resource=dict(by_resource), conflicts=conflicts, peak_rss_mib=peak, cpu_seconds=cpu,
-            unsettled=unsettled,
+            unsettled=unsettled, exited=exited,
         )
         if len(times) < n:
             measurement.unsettled = sorted(set(names.values()) - {names[k] for k in decided}) or unsettled
@@ -444,12 +470,14 @@ def render(measurements: Sequence[Measurement], bindings: int) -> str:
             rates = [m.per_second for m in ms]
             spread = "" if len(ms) == 1 else f" ({min(rates):,.1f}–{max(rates):,.1f})"
             unsettled = sum(len(m.unsettled) for m in ms)
+            exits = "; ".join(f"{m.exited} after {m.settled:.0f} s" for m in ms if m.exited)
             lines.append(
                 f"| {size:,} | {label} | {'Karmada' if scheduler == 'karmada' else 'ours'} | "
                 f"{values['rate']:,.1f}{spread} | {values['startup']:.1f} s | {values['settled']:.0f} s | "
                 f"{values['writes']:.2f} "
                 f"({spec:.2f}, {status:.2f}, {events:.2f}, {leases:.3f}) | {values['rss']:,.0f} | "
                 f"{values['cpu']:.2f} |" + (f" NOT SETTLED: {unsettled}" if unsettled else "")
+                + (f" EXITED: {exits}" if exits else "")
             )
         if len(row) == 2:
             k, o = row["karmada"], row["ours"]
@@ -474,6 +502,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="keep the schedulers' logs (and py-spy's output) here")
     parser.add_argument("--py-spy", action="store_true", help="sample our process with py-spy (skews timings)")
     args = parser.parse_args(argv)
+    for number in (signal.SIGINT, signal.SIGTERM):  # also when started in the background (SIGINT ignored)
+        signal.signal(number, signal.default_int_handler)
     args.tree = args.tree.resolve()
     sizes = [int(s) for s in args.sizes.split(",")]
     settings = args.qps.split(",")
@@ -526,7 +556,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   f"{f', {m.conflicts} conflicts' if m.conflicts else ''}, "
                                   f"peak RSS {m.peak_rss_mib:.0f} MiB, CPU {m.cpu_ms_per_binding:.2f} ms/binding "
                                   f"({time.monotonic() - started:.0f}s in all)"
-                                  + (f"; NOT SETTLED: {m.unsettled[:5]}" if m.unsettled else ""), flush=True)
+                                  + (f"; NOT SETTLED: {len(m.unsettled)}, {m.unsettled[:5]}" if m.unsettled else "")
+                                  + (f"; EXITED: {m.exited}" if m.exited else ""), flush=True)
                         same, counts, examples = summarize_differences(generated, pair["karmada"], pair["ours"])
                         print(f"  decisions: {same} of {len(generated)} identical"
                               + "".join(f"\n    {n} x {label}" for label, n in counts.most_common()), flush=True)
