@@ -12,7 +12,7 @@ import pytest
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube import ApiClient, LeaseElector, WriteGate, WriteGateClosed, load_connection
 from binding_scheduler.kube.gate import LeadershipInDoubt
-from binding_scheduler.kube.lease import micro_time
+from binding_scheduler.kube.lease import _Attempt, micro_time
 from tests.kube.helpers import EPOCH, FakeTime
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases"
@@ -286,7 +286,7 @@ async def test_release_without_holding_writes_nothing(api: DevCluster, client: A
 
 
 async def test_a_rejected_renewal_past_the_deadline_loses_the_lease_once_and_closes_the_gate(
-    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
+    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     candidate = elector(client, time, "a")
     await bounded(candidate.acquire())
@@ -299,6 +299,9 @@ async def test_a_rejected_renewal_past_the_deadline_loses_the_lease_once_and_clo
     await bounded(candidate.keep(on_lost))
     assert len(lost) == 1
     assert lost[0].startswith("could not renew the lease within 10s: 500 InternalError")
+    retried = [m for m in caplog.messages if m.startswith("lease karmada-system/karmada-scheduler renewal failed")]
+    assert len(retried) == 5 and retried[0].startswith(
+        "lease karmada-system/karmada-scheduler renewal failed, retrying: 500 InternalError")
     assert (candidate.is_leader, gate.is_open) == (False, False)
     assert len(api.journal.filter("PUT")) == 5  # the renewal began at 2 s: tries at 2, 4, 6, 8, 10; deadline 12
     with pytest.raises(WriteGateClosed, match="leadership lost"):
@@ -320,6 +323,31 @@ async def test_each_renewal_gets_the_whole_renew_deadline_on_a_slow_api_server(
     with pytest.raises(asyncio.CancelledError):
         await keeping
     assert (lost, candidate.is_leader, gate.is_open) == ([], True, True)
+
+
+@pytest.mark.parametrize(
+    ("attempt_takes", "sleeps"),
+    [
+        (11.0, [2.0]),  # past the deadline: lost at once, no retry period slept first
+        (10.0, [2.0]),  # exactly at the deadline: lost at once too
+        (9.5, [2.0, 0.5]),  # 0.5 s left: sleep what is left (not a whole retry period), then lost
+    ],
+)
+async def test_a_renewal_attempt_that_itself_takes_the_renew_deadline_is_a_loss_without_another_sleep(
+    client: ApiClient, time: FakeTime, attempt_takes: float, sleeps: list[float]
+) -> None:
+    candidate = elector(client, time, "a")
+    await bounded(candidate.acquire())
+
+    async def slow_refusal() -> _Attempt:
+        time.advance(attempt_takes)
+        return _Attempt(False, why="500 InternalError: etcd is slow")
+
+    candidate._try_acquire_or_renew = slow_refusal  # type: ignore[method-assign]
+    lost: list[str] = []
+    await bounded(candidate.keep(lost.append))
+    assert lost == ["could not renew the lease within 10s: 500 InternalError: etcd is slow"]
+    assert time.sleeps == sleeps
 
 
 async def test_a_renewal_that_fails_once_within_the_deadline_keeps_the_lease(
