@@ -780,3 +780,28 @@ def test_a_subresource_a_custom_resource_lacks_is_404_naming_the_object(server: 
     assert (status, body["message"], body["details"]) == (
         404, 'resourcebindings.work.karmada.io "rb1" not found',
         {"name": "rb1", "group": "work.karmada.io", "kind": "resourcebindings"})
+
+
+def test_a_strategic_merge_patch_of_a_built_in_kind_merges_lists_by_key_with_its_directives(server: Server) -> None:
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "est", "labels": {"a": "b"}},
+               "spec": {"selector": {"app": "est"}, "ports": [{"name": "grpc", "port": 10352, "protocol": "TCP"},
+                                                              {"name": "metrics", "port": 8080, "protocol": "TCP"}]}}
+    server.request("POST", server.path("Service"), service)
+    # what client-side kubectl apply sends when the metrics port moves to 9090 and a label changes
+    patch = {"metadata": {"labels": {"a": None, "c": "d"}},
+             "spec": {"$setElementOrder/ports": [{"port": 10352}, {"port": 9090}],
+                      "ports": [{"name": "metrics", "port": 9090, "protocol": "TCP"},
+                                {"$patch": "delete", "port": 8080}]}}
+    reply = server.call("PATCH", server.path("Service", "est", query="fieldValidation=Strict"), patch,
+                        content_type="application/strategic-merge-patch+json")
+    assert reply.status == 200, reply.body
+    assert reply.body["metadata"]["labels"] == {"c": "d"}
+    assert [(p["name"], p["port"]) for p in reply.body["spec"]["ports"]] == [("grpc", 10352), ("metrics", 9090)]
+    smp = "application/strategic-merge-patch+json"
+    server.call("PATCH", server.path("Service", "est"), {"metadata": {"finalizers": ["example.com/a"]}},
+                content_type=smp)
+    reply = server.call("PATCH", server.path("Service", "est"), {
+        "metadata": {"finalizers": ["example.com/b"], "$deleteFromPrimitiveList/finalizers": ["example.com/a"]}},
+        content_type=smp)
+    assert reply.body["metadata"]["finalizers"] == ["example.com/b"]
+    server.request("PATCH", server.path("Service", "est"), {"metadata": {"finalizers": None}})

@@ -188,6 +188,22 @@ def test_delete_with_a_server_dry_run_deletes_nothing(kubectl: Kubectl, cluster:
     assert stored(cluster, "kept") is None
 
 
+def test_apply_of_a_built_in_kind_merges_its_lists_by_key(kubectl: Kubectl, cluster: DevCluster) -> None:
+    service = """apiVersion: v1
+kind: Service
+metadata: {name: estimator, namespace: default}
+spec:
+  selector: {app: estimator}
+  ports:
+  - {name: grpc, port: 10352, protocol: TCP}
+  - {name: metrics, port: PORT, protocol: TCP}
+"""
+    kubectl("apply", "-f", "-", stdin=service.replace("PORT", "8080"))
+    kubectl("apply", "-f", "-", stdin=service.replace("PORT", "9090"))  # a strategic merge patch with directives
+    ports = cluster.store.get("services", "estimator", "default")["spec"]["ports"]
+    assert [(p["name"], p["port"]) for p in ports] == [("grpc", 10352), ("metrics", 9090)]
+
+
 def test_yaml_kubeconfig_is_what_kubectl_reads(cluster: DevCluster) -> None:
     config = yaml.safe_load(cluster.kubeconfig_path.read_text())
     assert config["clusters"][0]["cluster"]["server"] == cluster.url

@@ -26,6 +26,7 @@ from .patch import PatchError, copy_json, json_patch, merge_patch
 from .resources import Registry, ResourceType, types_from_crd
 from .schema import prune_unknown
 from .selectors import Matcher
+from .strategic import strategic_merge
 
 if TYPE_CHECKING:
     from .fieldvalidation import FieldValidation
@@ -361,7 +362,8 @@ class Store:
             else:
                 if not isinstance(patch, dict):
                     raise PatchError("a merge patch must be a JSON object")
-                new = merge_patch(old, patch)
+                new = (merge_patch(old, patch) if content_type == MERGE_PATCH else
+                       strategic_merge(old, patch, openapi.builtin_schema(rt.group, rt.version, rt.kind)))
         except PatchError as exc:  # kube-apiserver says no more than this
             raise errors.ApiError(422, "the server rejected our request due to an error in our request",
                                   "Invalid", {}) from exc
@@ -369,9 +371,9 @@ class Store:
             raise errors.ApiError(422, "the server rejected our request due to an error in our request",
                                   "Invalid", {})
         if field_validation is not None:
-            field_validation.check(rt, patch if content_type != JSON_PATCH else new, patched=new)
+            field_validation.check(rt, patch if content_type == MERGE_PATCH else new, patched=new)
         return self._write(rt, old, new, subresource, dry_run=dry_run, manager=manager,
-                           touched=patch if content_type in (MERGE_PATCH, STRATEGIC_PATCH) else None)
+                           touched=patch if content_type == MERGE_PATCH else None)
 
     def apply(
         self,
