@@ -1,0 +1,199 @@
+"""Intake at the runtime level (Karmada's informer rules, reference 1.2/1.3): which events queue which bindings,
+with which priority, and what deletions and complete lists forget. No operator, no emulator: the events are
+handed to the Scheduler as Kopf would, and the queue is read back."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from binding_scheduler.algorithm.registry import build_plugins
+from binding_scheduler.model import parse_cluster
+from binding_scheduler.scheduling.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes import PassContext, PassSettings
+from binding_scheduler.scheduling.queue import SchedulingQueue
+from binding_scheduler.scheduling.runtime import DrainReport, Scheduler
+from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from tests.builders import binding, cluster, placement
+
+POLICY = {"propagationpolicy.karmada.io/permanent-id": "p"}
+
+
+class Events:
+    async def record(self, *_: Any) -> None:
+        return None
+
+
+def make_scheduler(*clusters: dict[str, Any]) -> Scheduler:
+    fleet = ClusterStore()
+    for body in clusters or (cluster("m1"),):
+        fleet.upsert(parse_cluster(body))
+    metrics = SchedulerMetrics()
+    ctx = PassContext(client=None, events=Events(), bindings=BindingStore(), clusters=fleet, metrics=metrics)
+    settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins())
+    return Scheduler(ctx, settings, queue=SchedulingQueue(), metrics=metrics)
+
+
+def body(name: str, *, generation: int = 1, version: str = "1", priority: int = 0, on: tuple[str, ...] = (),
+         affinity: dict[str, Any] | None = None, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A binding that passes the event filter (it has a policy label), at `generation`, placed `on` clusters."""
+    out = binding(name, replicas=1, placement=placement(affinity=affinity), generation=generation,
+                  clusters=list(on) if on else None)
+    out["metadata"].update(labels=dict(POLICY), resourceVersion=version)
+    if priority:
+        out["spec"]["schedulePriority"] = {"priority": priority}
+    if status is not None:
+        out["status"] = status
+    return out
+
+
+def queued(scheduler: Scheduler) -> list[str]:
+    """Pop every key the active queue holds, in hand-out order (priority first)."""
+    keys = []
+    while (info := scheduler.queue.pop_nowait()) is not None:
+        keys.append(info.key)
+        scheduler.queue.done(info)
+    return keys
+
+
+def events_counted(scheduler: Scheduler, event: str) -> float:
+    value = scheduler.metrics.registry.get_sample_value(
+        "karmada_scheduler_queue_incoming_bindings_total", {"event": event})
+    return value or 0.0
+
+
+def test_a_generation_change_queues_the_binding_and_a_status_change_does_not() -> None:
+    scheduler = make_scheduler()
+    scheduler.on_binding(body("web"))
+    assert queued(scheduler) == ["default/web"]
+    scheduler.on_binding(body("web", version="2", status={"schedulerObservedGeneration": 1}))
+    assert queued(scheduler) == []
+    scheduler.on_binding(body("web", generation=2, version="3"))
+    assert queued(scheduler) == ["default/web"]
+    assert (events_counted(scheduler, "BindingAdd"), events_counted(scheduler, "BindingUpdate")) == (1, 1)
+
+
+def test_a_cluster_label_change_requeues_the_bindings_its_old_or_new_labels_match_by_priority() -> None:
+    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}), cluster("m2"))
+    gold = {"labelSelector": {"matchLabels": {"tier": "gold"}}}
+    silver = {"labelSelector": {"matchLabels": {"tier": "silver"}}}
+    scheduler.on_binding(body("a-gold", affinity=gold))
+    scheduler.on_binding(body("b-silver", affinity=silver, priority=5))
+    scheduler.on_binding(body("c-m2", affinity={"clusterNames": ["m2"]}))
+    queued(scheduler)
+
+    scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
+
+    assert queued(scheduler) == ["default/b-silver", "default/a-gold"]
+    assert events_counted(scheduler, "ClusterChanged") == 2
+
+
+def test_a_status_only_cluster_change_requeues_nothing() -> None:
+    scheduler = make_scheduler()
+    scheduler.on_binding(body("web"))
+    queued(scheduler)
+    scheduler.on_cluster(cluster("m1", allocatable={"pods": "5"}))
+    assert queued(scheduler) == []
+
+
+def test_a_cluster_that_gains_an_api_requeues_only_the_bindings_that_found_no_cluster_fit() -> None:
+    scheduler = make_scheduler(cluster("m1", apis=[]))
+    no_fit = {"conditions": [{"type": "Scheduled", "status": "False", "reason": "NoClusterFit", "message": "x"}]}
+    error = {"conditions": [{"type": "Scheduled", "status": "False", "reason": "SchedulerError", "message": "x"}]}
+    scheduler.on_binding(body("waits", status=no_fit))
+    scheduler.on_binding(body("erred", status=error))
+    queued(scheduler)
+
+    scheduler.on_cluster(cluster("m1"))  # now it serves Deployments
+
+    assert queued(scheduler) == ["default/waits"]
+
+
+def test_an_invalid_cluster_is_left_out_of_the_snapshot_with_its_name_and_requeues_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    scheduler = make_scheduler(cluster("m1"), cluster("m2"))
+    scheduler.on_binding(body("web"))
+    queued(scheduler)
+    broken = cluster("m2")
+    broken["spec"]["taints"] = [{"key": "x", "effect": "Sometimes"}]
+
+    scheduler.on_cluster(broken)
+
+    assert queued(scheduler) == []
+    assert list(scheduler.ctx.clusters.invalid) == ["m2"]
+    assert [c.name for c in scheduler.ctx.clusters.snapshot().clusters] == ["m1"]
+    (record,) = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert record.getMessage().startswith("cluster m2 is invalid and is left out of scheduling: ")
+
+
+def test_a_deleted_cluster_leaves_the_snapshot_and_queues_the_bindings_placed_on_it_by_priority() -> None:
+    scheduler = make_scheduler(cluster("m1"), cluster("m2"))
+    scheduler.on_binding(body("a-elsewhere", on=("m1",)))
+    scheduler.on_binding(body("b-low", on=("m2",)))
+    scheduler.on_binding(body("c-high", on=("m1", "m2"), priority=7))
+    unlabelled = body("d-no-policy", on=("m2",))
+    unlabelled["metadata"]["labels"] = {}
+    scheduler.on_binding(unlabelled)
+    queued(scheduler)
+
+    scheduler.on_cluster_deleted(cluster("m2"))
+
+    assert scheduler.ctx.clusters.names() == ["m1"]
+    assert queued(scheduler) == ["default/c-high", "default/b-low"]
+
+
+def test_a_deleted_binding_is_forgotten_by_the_store_and_every_waiting_place() -> None:
+    scheduler = make_scheduler()
+    scheduler.on_binding(body("web"))
+    (info,) = [scheduler.queue.pop_nowait()]
+    assert info is not None
+    scheduler.queue.done(info)
+    scheduler.queue.push_backoff(info)
+    assert scheduler.queue.where("default/web") == "backoff"
+
+    scheduler.on_binding_deleted(body("web"))
+
+    assert scheduler.ctx.bindings.body("default/web") is None
+    assert scheduler.queue.where("default/web") is None
+
+
+def test_a_complete_list_forgets_the_bindings_of_its_kind_it_lacks() -> None:
+    scheduler = make_scheduler()
+    kept, gone = body("kept"), body("gone")
+    crb = binding("crb", cluster_scoped=True, placement=placement())
+    for item in (kept, gone, crb):
+        scheduler.on_binding(item)
+
+    assert scheduler.on_bindings_relisted(True, [kept]) == ["default/gone"]
+
+    assert sorted(scheduler.ctx.bindings.keys()) == ["crb", "default/kept"]
+    assert scheduler.on_bindings_relisted(False, []) == ["crb"]
+    assert list(scheduler.ctx.bindings.keys()) == ["default/kept"]
+
+
+async def test_workers_change_only_while_running_and_never_below_one() -> None:
+    scheduler = make_scheduler()
+    scheduler.set_workers(3)  # before start: remembered, nothing spawned
+    assert (scheduler.workers, scheduler._tasks) == (3, [])
+    scheduler.set_workers(0)
+    assert scheduler.workers == 1
+    scheduler.start()
+    scheduler.set_workers(2)
+    await asyncio.sleep(0)  # every worker has started and waits for a key
+    live = sorted(t.get_name() for t in scheduler._tasks if not t.done())
+    assert live == ["scheduling-queue-flushers", "scheduling-worker-0", "scheduling-worker-1"]
+    report = await scheduler.drain(1.0)
+    scheduler.set_workers(4)  # after the stop: nothing spawned
+    assert all(t.done() for t in scheduler._tasks) and len(scheduler._tasks) == 3
+    assert (report.cancelled, report.drained, report.cut) == (0, 0, 0)
+
+
+def test_the_drain_report_line() -> None:
+    assert DrainReport(cancelled=2, drained=1, cut=0, seconds=0.0421).line() == (
+        "scheduler stopped: 2 passes cancelled before their commit point, 1 drained, 0 cut at the drain deadline, "
+        "in 42 ms"
+    )
