@@ -137,6 +137,9 @@ def workspace(workdir: Path, target: Target, source: str) -> Path:
         f'pytest_add_cli_args = ["-p", "no:cacheprovider", "--timeout={PER_TEST_TIMEOUT}"]\n'
         'also_copy = ["examples/", "crds/", "charts/"]\n'
         "use_git_change_detection = false\n"
+        # A mutant that makes a test hang is stopped at 3x the clean run (mutmut's default, 15x, let one hanging
+        # lease mutant cost a quarter of an hour); every wait in these tests is bounded well below that anyway.
+        "timeout_multiplier = 3.0\n"
     )
     (space / "pyproject.toml").write_text(config)
     return space
