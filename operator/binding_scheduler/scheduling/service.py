@@ -4,7 +4,8 @@
 `shutdown()` is the headline guarantee, in this order (ARCHITECTURE.md, "Shutdown protocol"):
 
 1. stop intake; 2. cancel every pass before its commit point; 3. drain the committing ones within
-`shutdown.drainTimeout`, cutting them at the deadline; 4. await every pass task; 5. release the Lease;
+`shutdown.drainTimeout`, cutting them at the deadline; 4. await every pass task, and let the queued Events be
+posted (at most `EVENT_FLUSH_TIMEOUT`); 5. release the Lease;
 6. close the write gate, the gRPC channels and the HTTP session; 7. report (one log line and metrics).
 
 It returns only when all of that is done: after it, nothing of ours writes. On Lease loss the gate is closed
@@ -30,6 +31,7 @@ from ..kube.events import EventRecorder
 from ..kube.gate import WriteGate, WriteGateClosed
 from ..kube.lease import LeaseElector, default_identity
 from ..model.config import SchedulerConfig
+from .event_sender import BackgroundEvents
 from .health import HealthServer
 from .metrics import MetricsObserver, SchedulerMetrics
 from .passes import Decider, PassContext, PassSettings
@@ -43,6 +45,7 @@ logger = logging.getLogger(__name__)
 CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters"
 LEASE_QPS, LEASE_BURST = 5.0, 10  # a renewal is two requests per retry period
 SYNC_RETRY_INITIAL, SYNC_RETRY_CAP = 0.5, 30.0
+EVENT_FLUSH_TIMEOUT = 1.0  # seconds a stop waits for queued Events (usually milliseconds: a few posts)
 BINDINGS = (
     ("/apis/work.karmada.io/v1alpha2/resourcebindings", "ResourceBinding"),
     ("/apis/work.karmada.io/v1alpha2/clusterresourcebindings", "ClusterResourceBinding"),
@@ -101,6 +104,7 @@ class SchedulerService:
             connection, self.gate, qps=config.kube_api.qps, burst=config.kube_api.burst, user_agent=agent
         )
         self.events = EventRecorder(self.client, component=config.scheduler_name)
+        self.background_events = BackgroundEvents(self.events)  # a pass queues its Events and goes on
         self._estimators: list[AccurateEstimator] = []
         self.queue = SchedulingQueue(
             initial_backoff=config.queue.initial_backoff,
@@ -110,7 +114,7 @@ class SchedulerService:
         context_options: dict[str, Any] = {} if decider is None else {"decider": decider}
         self.context = PassContext(
             client=self.client,
-            events=self.events,
+            events=self.background_events,
             bindings=BindingStore(),
             clusters=ClusterStore(),
             metrics=self.metrics,
@@ -309,6 +313,7 @@ class SchedulerService:
         self.request_stop()
         started = self._stop_requested_at or time.monotonic()
         drain = await self.scheduler.drain(self.config.shutdown.drain_timeout)
+        await self.background_events.close(EVENT_FLUSH_TIMEOUT)  # before the gate closes: the drained passes' Events
         released = await self._stop_lease()
         self.gate.close("scheduler shut down")
         await self._close_connections()
