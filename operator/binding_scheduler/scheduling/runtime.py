@@ -84,6 +84,7 @@ class Scheduler:
         self._cancelled_by_stop: set[asyncio.Task[PassOutcome]] = set()
         self._committing_at_stop: set[asyncio.Task[PassOutcome]] = set()
         self._updated_while_committing: set[str] = set()
+        self._fit_nowhere: set[str] = set()  # keys whose last pass here ended NoClusterFit
 
     # -- intake (called from Kopf's event handlers; synchronous, never blocks) -----------------------------
 
@@ -119,7 +120,13 @@ class Scheduler:
         body: every watch event comes through here, and most are never parsed."""
         return any(self.ctx.clusters.get(name) is None for name in _target_names(body))
 
+    def _waits_for_an_api(self, binding: Binding) -> bool:
+        """Its last pass found no cluster fit: by its condition, or, when that status write's watch event has
+        not reached us yet (the cluster's stream can beat the binding's), by the outcome of our own pass."""
+        return waits_for_an_api(binding) or binding.key in self._fit_nowhere
+
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
+        self._fit_nowhere.discard(binding_key(body))
         self._updated_while_committing.discard(binding_key(body))
         self.ctx.bindings.remove(binding_key(body))
         self.queue.discard(binding_key(body))
@@ -132,6 +139,7 @@ class Scheduler:
         gone = [key for key in stored if ("/" in key) == namespaced and key not in listed]
         for key in gone:
             self._updated_while_committing.discard(key)
+            self._fit_nowhere.discard(key)
             self.ctx.bindings.remove(key)
             self.queue.discard(key)
         return gone
@@ -157,7 +165,7 @@ class Scheduler:
         for changed in cluster_change_requeues(previous, cluster):
             self._requeue_affected(changed)
         if gained_apis(previous, cluster):
-            self._requeue_affected(cluster, only=waits_for_an_api)
+            self._requeue_affected(cluster, only=self._waits_for_an_api)
 
     def on_cluster_deleted(self, body: Mapping[str, Any]) -> None:
         self._cluster_gone(str((body.get("metadata") or {}).get("name") or ""))
@@ -272,6 +280,10 @@ class Scheduler:
         than the one the pass read; nothing after a stop."""
         if outcome is PassOutcome.CANCELLED or self._stopping:
             return
+        if outcome is PassOutcome.NO_CLUSTER_FIT:
+            self._fit_nowhere.add(info.key)
+        else:
+            self._fit_nowhere.discard(info.key)
         if outcome in (PassOutcome.SCHEDULED, PassOutcome.NO_CLUSTER_FIT, PassOutcome.SKIPPED, PassOutcome.FORGOTTEN):
             self.queue.forget(info.key)
             return
