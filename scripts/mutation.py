@@ -53,6 +53,8 @@ TARGETS: tuple[Target, ...] = (
             "tests/scheduling/test_runtime.py",
             "tests/scheduling/test_drain.py",
             "tests/scheduling/test_review_own_write_race.py",
+            "tests/scheduling/test_intake.py",
+            "tests/scheduling/test_routing.py",
             "tests/shutdown/test_reproduction.py",
         ),
     ),
