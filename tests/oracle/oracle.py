@@ -59,11 +59,14 @@ def decide(documents: Sequence[Mapping[str, Any]], flags: Sequence[str] = ()) ->
     return run("-f", "-", *flags, stdin=json.dumps(listing, default=_timestamp))
 
 
-def decide_cases(cases: Sequence[Mapping[str, Any]], parallel: int = 16, timeout: float = 1800) -> list[dict[str, Any]]:
+def decide_cases(cases: Sequence[Mapping[str, Any]], parallel: int = 16, timeout: float = 3600) -> list[dict[str, Any]]:
     """Karmada's decisions for many cases in one oracle process (`--cases`), in order: each answer is
-    `{"id", "results"}` or `{"id", "error"}`. A case is `{"id", "documents", "flags"}` (see batch.go)."""
+    `{"id", "results"}` or `{"id", "error"}`. A case is `{"id", "documents", "flags"}` (see batch.go).
+
+    Each binding may take up to 10 minutes (the oracle's `--timeout` only guards against a hang): Karmada's
+    static-weight assignment over 200 clusters takes seconds of CPU, and 16 cases share two cores."""
     text = "".join(json.dumps(case, default=_timestamp) + "\n" for case in cases)
-    command = [str(binary()), "--cases", "-", "--parallel", str(parallel)]
+    command = [str(binary()), "--cases", "-", "--parallel", str(parallel), "--timeout", "10m"]
     result = subprocess.run(command, input=text, capture_output=True, text=True, timeout=timeout, check=False)
     if result.returncode != 0:
         raise OracleError(f"karmada-oracle --cases exited {result.returncode}:\n{result.stderr.strip()[-4000:]}")
