@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.model import parse_cluster
+from binding_scheduler.model import ValidationError, parse_cluster
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
@@ -193,7 +193,35 @@ async def test_workers_change_only_while_running_and_never_below_one() -> None:
 
 
 def test_the_drain_report_line() -> None:
-    assert DrainReport(cancelled=2, drained=1, cut=0, seconds=0.0421).line() == (
+    assert DrainReport(cancelled=2, drained=1, cut=0, seconds=1.999).line() == (
         "scheduler stopped: 2 passes cancelled before their commit point, 1 drained, 0 cut at the drain deadline, "
-        "in 42 ms"
+        "in 1999 ms"
     )
+
+
+def test_a_cluster_change_requeues_resource_bindings_before_cluster_resource_bindings() -> None:
+    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
+    crb = binding("a-crb", cluster_scoped=True, placement=placement())
+    crb["metadata"]["labels"] = {"clusterpropagationpolicy.karmada.io/permanent-id": "c"}
+    scheduler.on_binding(crb)
+    scheduler.on_binding(body("web"))
+    queued(scheduler)
+
+    scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
+
+    assert queued(scheduler) == ["default/web", "a-crb"]
+
+
+def test_an_invalid_binding_on_a_deleted_cluster_is_queued_too_at_priority_zero() -> None:
+    """It gets its SchedulerError condition from its pass; it must not jump the queue, nor break intake."""
+    scheduler = make_scheduler(cluster("m1"), cluster("m2"))
+    scheduler.on_binding(body("a-valid", on=("m2",)))
+    invalid = body("b-invalid", on=("m2",))
+    invalid["spec"]["replicas"] = "three"
+    scheduler.on_binding(invalid)
+    assert isinstance(scheduler.ctx.bindings.parsed("default/b-invalid"), ValidationError)
+    queued(scheduler)
+
+    scheduler.on_cluster_deleted(cluster("m2"))
+
+    assert queued(scheduler) == ["default/a-valid", "default/b-invalid"]
