@@ -59,7 +59,10 @@ def binding(name: str, replicas: int, placement: dict[str, Any], **spec: Any) ->
 def test_examples_match_the_golden_results(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "-f", str(ROOT / "examples"), "-o", "json")
     assert code == 0
-    assert json.loads(out) == json.loads(GOLDEN.read_text())
+    assert json.loads(out) == json.loads(GOLDEN.read_text()), (
+        "simulate's decisions for examples/ changed: review the diff of `python3 scripts/regen_golden.py`, which "
+        "rewrites the golden file, and check it against Karmada with `pytest tests/cli/test_golden_oracle.py`"
+    )
 
 
 def test_static_weights_three_two_one_divide_twelve_as_six_four_two(
