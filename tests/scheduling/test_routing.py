@@ -122,8 +122,9 @@ async def test_a_pass_drained_after_the_stop_routes_its_key_nowhere_and_counts_n
     client = HeldFailingClient(spec_error=ServerError(500, "InternalError", "etcd is unhappy"))
     scheduler = make_scheduler(client)
     scheduler.start()
-    while not scheduler.in_flight or next(iter(scheduler.in_flight.values())) != "committing":  # noqa: ASYNC110
-        await asyncio.sleep(0)
+    async with asyncio.timeout(10):  # bounded: a regression fails here instead of hanging the test
+        while not scheduler.in_flight or next(iter(scheduler.in_flight.values())) != "committing":  # noqa: ASYNC110
+            await asyncio.sleep(0)
     drain = asyncio.create_task(scheduler.drain(60.0))
     await asyncio.sleep(0)
     release.set()
@@ -160,9 +161,10 @@ async def test_a_worker_hands_each_key_back_to_the_queue_after_its_pass_and_take
 
     scheduler = make_scheduler(Client(), counting)
     scheduler.start()
-    while scheduler.metrics.registry.get_sample_value(  # noqa: ASYNC110 - the pass ends inside the worker
-        "binding_scheduler_pass_outcomes_total", {"outcome": "scheduled"}) != 1:
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(10):  # bounded: a regression fails here instead of hanging the test
+        while scheduler.metrics.registry.get_sample_value(  # noqa: ASYNC110 - the pass ends inside the worker
+            "binding_scheduler_pass_outcomes_total", {"outcome": "scheduled"}) != 1:
+            await asyncio.sleep(0.01)
     scheduler.queue.push(KEY)
     await asyncio.wait_for(second.wait(), timeout=10)
     await scheduler.drain(1.0)
