@@ -25,6 +25,7 @@ KEY = "default/web"
 SPEC = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings/web"
 DEADLINE = 0.2
 LATE = 2.0  # a held write is let go this long after the drain deadline: long after a cut, well before 5 s
+BOUND = 10.0  # every wait for a pass to get somewhere: a regression fails in seconds instead of hanging
 
 
 class HeldWrites:
@@ -77,7 +78,7 @@ async def test_a_commit_still_running_at_the_drain_deadline_is_cut_even_when_it_
     client = HeldWrites()
     scheduler = make_scheduler(client)
     scheduler.start()
-    await client.arrived.wait()
+    await asyncio.wait_for(client.arrived.wait(), BOUND)
     assert scheduler.in_flight == {KEY: Phase.COMMITTING}
     late = asyncio.get_running_loop().call_later(DEADLINE + LATE, client.released.set)
     try:
@@ -95,7 +96,7 @@ async def test_a_commit_that_overruns_the_drain_deadline_sees_its_cancellation_b
     client = HeldWrites()
     scheduler = make_scheduler(client)
     scheduler.start()
-    await client.arrived.wait()
+    await asyncio.wait_for(client.arrived.wait(), BOUND)
 
     report = await scheduler.drain(DEADLINE)
 
@@ -109,7 +110,7 @@ async def test_a_commit_that_ends_within_the_deadline_is_drained_with_both_write
     client = HeldWrites()
     scheduler = make_scheduler(client)
     scheduler.start()
-    await client.arrived.wait()
+    await asyncio.wait_for(client.arrived.wait(), BOUND)
     drain = asyncio.create_task(scheduler.drain(60.0))
     await asyncio.sleep(0)  # the drain has asked the stop; the commit goes on
     client.released.set()
@@ -145,7 +146,7 @@ async def test_a_pass_that_swallows_its_cancellation_and_reaches_its_commit_poin
     client = HeldWrites(held=False)
     scheduler = make_scheduler(client, swallowing)
     scheduler.start()
-    await entered.wait()
+    await asyncio.wait_for(entered.wait(), BOUND)
 
     report = await scheduler.drain(60.0)
 
@@ -180,7 +181,7 @@ async def test_a_pass_slow_to_unwind_its_cancellation_is_counted_once_however_of
     client = HeldWrites(held=False)
     scheduler = make_scheduler(client, slow_to_unwind)
     scheduler.start()
-    await entered.wait()
+    await asyncio.wait_for(entered.wait(), BOUND)
 
     assert scheduler.request_stop() == 1
     assert scheduler.request_stop() == 0
