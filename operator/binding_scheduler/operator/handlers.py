@@ -15,6 +15,7 @@ from .storages import NoDiffBaseStorage, NoProgressStorage
 
 CLEANUP_MARGIN = 10.0
 KOPF_REQUEST_BACKOFFS = (1.0, 2.0, 4.0)
+LIST_CHUNK = 500
 
 
 def configure(settings: kopf.OperatorSettings) -> None:
@@ -35,6 +36,9 @@ def configure(settings: kopf.OperatorSettings) -> None:
     # and lists again, for as long as the outage lasts (Kopf alone would end the operator after ~54 s).
     settings.networking.error_backoffs = KOPF_REQUEST_BACKOFFS
     settings.networking.request_timeout = 60
+    # Lists in pages, as client-go's pager does: 50,000 bindings in one answer blocked the API server (and the
+    # Lease renewals behind it) for seconds.
+    settings.watching.chunk_size = LIST_CHUNK
     # Our handlers are `on.event` and `index` only: Kopf's per-event copies for change detection and handler
     # progress serve nothing (and would be written into the objects, which Kopf must never do).
     settings.persistence.diffbase_storage = NoDiffBaseStorage()

@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters"
 LEASE_QPS, LEASE_BURST = 5.0, 10  # a renewal is two requests per retry period
 SYNC_RETRY_INITIAL, SYNC_RETRY_CAP = 0.5, 30.0
+LIST_PAGE = 500  # objects per list request, as client-go's pager: no answer of 50,000 bindings in one piece
+SYNC_YIELD_EVERY = 256  # objects taken in between two turns of the event loop
 EVENT_FLUSH_TIMEOUT = 1.0  # seconds a stop waits for queued Events (usually milliseconds: a few posts)
 BINDINGS = (
     ("/apis/work.karmada.io/v1alpha2/resourcebindings", "ResourceBinding"),
@@ -274,11 +276,15 @@ class SchedulerService:
     async def sync(self) -> None:
         """List clusters, then bindings, before any pass runs (Karmada waits for its caches the same way): a
         pass against a half-listed fleet could clear a binding's clusters."""
-        for item in await self._list(CLUSTERS, "Cluster"):
+        for index, item in enumerate(await self._list(CLUSTERS, "Cluster")):
             self.scheduler.on_cluster(item)
+            if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
+                await asyncio.sleep(0)  # tens of thousands of objects: the Lease keeper must not wait
         for path, kind in BINDINGS:
-            for item in await self._list(path, kind):
+            for index, item in enumerate(await self._list(path, kind)):
                 self.scheduler.on_binding(item)
+                if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
+                    await asyncio.sleep(0)
 
     async def _list(self, path: str, kind: str) -> list[Mapping[str, Any]]:
         """One complete list. A transient failure (5xx, 429, no answer) is retried with a backoff until it
@@ -286,7 +292,7 @@ class SchedulerService:
         delay = SYNC_RETRY_INITIAL
         while True:
             try:
-                answer = await self.client.list(path)
+                answer = await self.client.list(path, params={"limit": LIST_PAGE})
                 break
             except (ServerError, TooManyRequests, TransportError) as error:
                 logger.warning("listing %s failed (%s): again in %gs", path, error, delay)
