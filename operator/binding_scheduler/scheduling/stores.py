@@ -30,7 +30,12 @@ class BindingStore:
         self._own_generations: dict[str, int] = {}
 
     def upsert(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        """Store `body`; return the body it replaces (None when new)."""
+        """Store `body` (without `metadata.managedFields`, which nothing here reads and which a real API server
+        sends with every object: often more than the rest of a binding); return the body it replaces (None
+        when new)."""
+        metadata = body.get("metadata")
+        if isinstance(metadata, Mapping) and "managedFields" in metadata:
+            body = {**body, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
         key = binding_key(body)
         previous = self._bodies.get(key)
         self._bodies[key] = body
