@@ -12,9 +12,10 @@ when every binding has its Scheduled condition. Measured:
 
 - bindings/s from the first to the last Scheduled condition, and the time from the scheduler's spawn to its
   first decision (imports, Lease, lists, the first pass);
-- API requests per binding sent by the scheduler (its user agent; the Kopf watches and lists included);
-- the scheduler's peak RSS (`VmHWM` in /proc/PID/status) and its CPU seconds per binding between the first
-  and the last decision (utime + stime from /proc/PID/stat);
+- API requests per binding sent by the scheduler (its user agent; the Kopf watches and lists included), counted
+  once it has sent nothing for 0.5 s after the last decision ("settle": how long its Events trailed);
+- the scheduler's peak RSS (`VmHWM` in /proc/PID/status) and its CPU seconds per binding from the first
+  decision until it settled (utime + stime from /proc/PID/stat), and its share of a core meanwhile;
 - with `--profile DIR`, a py-spy profile of each variant's first trial (speedscope JSON and a flat top list;
   py-spy is an optional tool: `pip install py-spy`, found on PATH or with `--py-spy`).
 
@@ -370,7 +371,8 @@ class Trial:
     peak_rss_mib: float
     cpu_ms_per_binding: float
     cpu_share: float
-    server_cpu_share: float = float("nan")
+    server_cpu_share: float = math.nan
+    settle: float = 0.0
     requests: dict[str, int] = field(default_factory=dict)
 
 
@@ -457,10 +459,22 @@ def run_trial(
                 if time.monotonic() > deadline:
                     raise SystemExit(f"{variant}: only {answer['scheduled']} of {args.bindings} scheduled in time")
                 time.sleep(0.05)
+            # The work a pass leaves behind (its Events, posted beside the passes) is counted too: CPU and
+            # requests are read once the scheduler has sent nothing for half a second.
+            scheduled_answer, quiet_since, sent = answer, time.monotonic(), -1
+            while time.monotonic() - quiet_since < 0.5 and time.monotonic() < deadline:
+                answer = stats()
+                total = sum(v for k, v in answer["requests"].items() if k.startswith("binding-scheduler")
+                            and "leases" not in k)
+                if total != sent:
+                    sent, quiet_since = total, time.monotonic()
+                time.sleep(0.1)
+            settled = quiet_since
             samples.append((time.monotonic(), proc_cpu(pid)))
             if server_pid is not None:
                 server.append((time.monotonic(), proc_cpu(server_pid)))
             rss = proc_hwm_mib(pid)
+            answer = {**answer, "first": scheduled_answer["first"], "last": scheduled_answer["last"]}
         finally:
             proc.send_signal(signal.SIGINT if profile is not None else signal.SIGTERM)
             try:
@@ -471,7 +485,8 @@ def run_trial(
             log.close()
         first, last = answer["first"], answer["last"]
         elapsed = max(last - first, 1e-9)
-        cpu = interpolate(samples, last) - interpolate(samples, first)
+        cpu = interpolate(samples, settled) - interpolate(samples, first)
+        busy = max(settled - first, 1e-9)
         requests = {k: v for k, v in answer["requests"].items() if k.startswith(("binding-scheduler", "kopf"))}
         total = sum(requests.values())
         writes = sum(v for k, v in requests.items() if k.split(" ")[1] in ("PATCH", "POST", "PUT", "DELETE"))
@@ -479,8 +494,8 @@ def run_trial(
             variant=variant, workers=workers, per_second=(args.bindings - 1) / elapsed,
             first_decision=first - spawned, requests_per_binding=total / args.bindings,
             writes_per_binding=writes / args.bindings, peak_rss_mib=rss, cpu_ms_per_binding=cpu * 1000 / args.bindings,
-            cpu_share=cpu / elapsed, requests=requests,
-            server_cpu_share=(interpolate(server, last) - interpolate(server, first)) / elapsed if server else math.nan,
+            cpu_share=cpu / busy, requests=requests, settle=settled - last,
+            server_cpu_share=(interpolate(server, settled) - interpolate(server, first)) / busy if server else math.nan,
         )
     finally:
         host.close()
@@ -593,7 +608,7 @@ def main() -> None:
           + (f", estimators answering after {args.estimators} for {len(endpoints)} clusters" if endpoints else "")
           + (", pinned" if args.pin else "") + (", real control plane" if args.real else ", devcluster"), flush=True)
     header = (f"{'variant':<16} {'bindings/s':>10} {'first (s)':>9} {'req/b':>6} {'writes/b':>8} {'RSS MiB':>8} "
-              f"{'CPU ms/b':>8} {'CPU %':>6} {'API CPU %':>9}")
+              f"{'CPU ms/b':>8} {'CPU %':>6} {'API CPU %':>9} {'settle':>6}")
     print(header, flush=True)
     trials: list[Trial] = []
     try:
@@ -608,7 +623,8 @@ def main() -> None:
                     print(f"{name:<16} {trial.per_second:>10,.0f} {trial.first_decision:>9.2f} "
                           f"{trial.requests_per_binding:>6.2f} {trial.writes_per_binding:>8.2f} "
                           f"{trial.peak_rss_mib:>8.0f} {trial.cpu_ms_per_binding:>8.2f} "
-                          f"{100 * trial.cpu_share:>5.0f}% {100 * trial.server_cpu_share:>8.0f}%", flush=True)
+                          f"{100 * trial.cpu_share:>5.0f}% {100 * trial.server_cpu_share:>8.0f}% {trial.settle:>6.1f}",
+                          flush=True)
                     if profile is not None and profile.exists():
                         (profile.with_suffix(".top.txt")).write_text("\n".join(top_frames(profile, 60)) + "\n")
     finally:
