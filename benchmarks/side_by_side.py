@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/side_by_side.py [--sizes 100,1000] [--bindings 2000] [--qps default,unlimited]
         [--rounds 1] [--seed 1] [--tree PATH] [--quiet 3] [--timeout 1800] [--json FILE] [--keep DIR] [--py-spy]
+        [--schedulers karmada,ours]
 
 One real control plane (tests/realcluster: etcd + kube-apiserver built from their Go modules, with an audit log)
 serves the whole run. For each size, a fleet of that many Clusters (scripts/side_by_side.py's generator:
@@ -501,12 +502,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write every measurement to this file")
     parser.add_argument("--keep", type=Path, help="keep the schedulers' logs (and py-spy's output) here")
     parser.add_argument("--py-spy", action="store_true", help="sample our process with py-spy (skews timings)")
+    parser.add_argument("--schedulers", default=",".join(SCHEDULERS),
+                        help="which to run (both by default; one alone, e.g. to profile ours, compares nothing)")
     args = parser.parse_args(argv)
     for number in (signal.SIGINT, signal.SIGTERM):  # also when started in the background (SIGINT ignored)
         signal.signal(number, signal.default_int_handler)
     args.tree = args.tree.resolve()
     sizes = [int(s) for s in args.sizes.split(",")]
     settings = args.qps.split(",")
+    schedulers = [s for s in SCHEDULERS if s in args.schedulers.split(",")]
+    if not schedulers or set(args.schedulers.split(",")) - set(SCHEDULERS):
+        parser.error(f"--schedulers: among {', '.join(SCHEDULERS)}")
     unknown = [s for s in settings if s not in SETTINGS]
     if unknown:
         parser.error(f"--qps: unknown setting {', '.join(unknown)} (known: {', '.join(SETTINGS)})")
@@ -543,7 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for round_ in range(1, args.rounds + 1):
                     for setting in settings:
                         pair: dict[str, tuple[Copy, dict[str, Any]]] = {}
-                        for scheduler in SCHEDULERS:
+                        for scheduler in schedulers:
                             started = time.monotonic()
                             m, copy, states = bench.measure(scheduler, size, setting, round_, generated)
                             measurements.append(m)
@@ -558,6 +564,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   f"({time.monotonic() - started:.0f}s in all)"
                                   + (f"; NOT SETTLED: {len(m.unsettled)}, {m.unsettled[:5]}" if m.unsettled else "")
                                   + (f"; EXITED: {m.exited}" if m.exited else ""), flush=True)
+                        if len(pair) < 2:
+                            continue
                         same, counts, examples = summarize_differences(generated, pair["karmada"], pair["ours"])
                         print(f"  decisions: {same} of {len(generated)} identical"
                               + "".join(f"\n    {n} x {label}" for label, n in counts.most_common()), flush=True)
