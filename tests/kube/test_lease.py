@@ -85,6 +85,20 @@ async def test_acquire_creates_a_missing_lease(api: DevCluster, client: ApiClien
                             "renewTime": micro_time(EPOCH), "leaseTransitions": 0}
 
 
+async def test_acquire_rides_out_api_errors_and_leads_only_once_it_holds_the_lease(
+    api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="binding_scheduler.kube.lease")
+    api.faults.add(method="GET", path="leases/karmada-scheduler$", status=500, times=2)
+    candidate = elector(client, time, "a")
+    await bounded(candidate.acquire())
+    assert [(e.method, e.status) for e in api.journal] == [("GET", 500), ("GET", 500), ("GET", 404), ("POST", 201)]
+    assert (candidate.is_leader, spec_of(api)["holderIdentity"], time.sleeps) == (True, "a", [2.0, 2.0])
+    refused = [m for m in caplog.messages if m.startswith("lease karmada-system/karmada-scheduler not acquired: ")]
+    assert len(refused) == 2 and all(": 500 InternalError" in m for m in refused)
+    assert "acquired lease karmada-system/karmada-scheduler as a" in caplog.messages
+
+
 async def test_keep_renews_every_retry_period_with_the_read_version(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
