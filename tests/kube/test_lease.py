@@ -294,6 +294,17 @@ def test_a_record_without_a_numeric_duration_counts_as_expired(
     assert candidate._expired({"holderIdentity": "old", "leaseDurationSeconds": duration}) is expired
 
 
+async def test_each_change_of_holder_counts_one_more_transition(
+    api: DevCluster, client: ApiClient, time: FakeTime
+) -> None:
+    for count, identity in enumerate(("first", "second", "third")):
+        candidate = elector(client, time, identity)
+        await bounded(candidate.acquire())
+        assert spec_of(api)["leaseTransitions"] == count
+        assert await candidate.release() is True
+        assert spec_of(api)["leaseTransitions"] == count  # a release hands over, it is not a transition yet
+
+
 async def test_release_without_holding_writes_nothing(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
     assert await elector(client, time, "a").release() is False
     assert list(api.journal) == []
