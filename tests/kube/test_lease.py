@@ -305,6 +305,15 @@ async def test_each_change_of_holder_counts_one_more_transition(
         assert spec_of(api)["leaseTransitions"] == count  # a release hands over, it is not a transition yet
 
 
+@pytest.mark.parametrize(("duration", "written"), [(0.6, 1), (1.2, 1), (1.6, 2), (15.0, 15)])
+def test_the_lease_duration_is_written_in_whole_seconds_and_at_least_one(
+    client: ApiClient, time: FakeTime, duration: float, written: int
+) -> None:
+    candidate = LeaseElector(client, identity="a", lease_duration=duration, renew_deadline=0.5, retry_period=0.1,
+                             clock=time)
+    assert candidate._record(None)["leaseDurationSeconds"] == written
+
+
 async def test_release_without_holding_writes_nothing(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
     assert await elector(client, time, "a").release() is False
     assert list(api.journal) == []
