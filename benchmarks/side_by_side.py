@@ -42,7 +42,8 @@ kind and printed.
 Settings: `default` is Karmada's defaults, qps 40 / burst 60, for both; `unlimited` is qps 100000 / burst 100000
 for both (ours accepts qps up to 1e6 and refuses 0 or less; client-go would take a negative qps as "no limiter",
 but ours would not, so a very high limit is the common ground). The machine is shared: read the ratios of one
-run, not the absolute numbers. With `--py-spy`, py-spy (on PATH) samples our process during each of its
+run, not the absolute numbers. With `--py-spy`, py-spy (on PATH or beside the interpreter: `.venv/bin/pip install
+py-spy`) samples our process during each of its
 measurements into `--keep` (it takes CPU from the schedulers: not for the recorded table).
 """
 
@@ -377,7 +378,7 @@ class Bench:
         return f"{copy.namespace if g.kind == 'ResourceBinding' else ''}/{copy.name_of(g)}"
 
     def _profile(self, process: Process, tag: str) -> subprocess.Popen[bytes] | None:
-        py_spy = shutil.which("py-spy")
+        py_spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
         if py_spy is None:
             print("  --py-spy: py-spy is not on PATH", flush=True)
             return None
