@@ -1,7 +1,7 @@
 """One operator instance: builds the scheduler service at Kopf's startup and routes Kopf's events to it.
 
-Kopf is the event source and the lifecycle, nothing more: it never writes (only `on.event` and `index`
-handlers, posting off, standalone). Every write goes through the service's own client and write gate.
+Kopf is the event source and the lifecycle, nothing more: it never writes (only `on.event` handlers, posting
+off, standalone). Every write goes through the service's own client and write gate.
 """
 
 from __future__ import annotations
@@ -267,13 +267,13 @@ class OperatorApp:
         if self.service is not None:
             await self.service.relisted(plural, bodies)
 
-    def cluster_indexed(self, body: Mapping[str, Any]) -> None:
+    def cluster_changed(self, body: Mapping[str, Any]) -> None:
+        """A Cluster listed, added or modified."""
         if self.service is not None:
             self.service.scheduler.on_cluster(body)
 
-    async def cluster_event(self, event: Mapping[str, Any]) -> None:
-        body = event.get("object")
-        if self.service is not None and event.get("type") == "DELETED" and isinstance(body, Mapping):
+    async def cluster_deleted(self, body: Mapping[str, Any]) -> None:
+        if self.service is not None:
             await self.service.cluster_deleted(body)
 
 

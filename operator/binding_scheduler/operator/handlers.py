@@ -1,4 +1,4 @@
-"""Kopf registrations only: startup, login, the event and index handlers, and the bounded cleanup."""
+"""Kopf registrations only: startup, login, the event handlers, and the bounded cleanup."""
 
 from __future__ import annotations
 
@@ -39,36 +39,47 @@ def configure(settings: kopf.OperatorSettings) -> None:
     # Lists in pages, as client-go's pager does: 50,000 bindings in one answer blocked the API server (and the
     # Lease renewals behind it) for seconds.
     settings.watching.chunk_size = LIST_CHUNK
-    # Our handlers are `on.event` and `index` only: Kopf's per-event copies for change detection and handler
-    # progress serve nothing (and would be written into the objects, which Kopf must never do).
+    # Our handlers are `on.event` only: Kopf's per-event copies for change detection and handler progress
+    # serve nothing (and would be written into the objects, which Kopf must never do).
     settings.persistence.diffbase_storage = NoDiffBaseStorage()
     settings.persistence.progress_storage = NoProgressStorage()
 
 
+ROUTED = (
+    ("work.karmada.io", "v1alpha2", "resourcebindings"),
+    ("work.karmada.io", "v1alpha2", "clusterresourcebindings"),
+    ("cluster.karmada.io", "v1alpha1", "clusters"),
+)
+"""(group, version, plural) of the resources whose watch events go straight to the app (see `routes`)."""
+
+
 def routes(app: OperatorApp) -> dict[str, watch_guard.Route]:
-    """The resources whose watch events go straight to the app (see watch_guard): the same calls as the
-    handlers below, in stream order, without Kopf's per-event machinery. The SchedulerConfiguration keeps
-    Kopf's path (its events are rare)."""
+    """What each watch event of a routed resource does, by plural: watch_guard calls these in stream order,
+    without Kopf's per-event machinery. This is the one way bindings and clusters reach the scheduler's
+    stores after its start, beside watch_guard's relists (`app.relisted`), which replace them. The
+    SchedulerConfiguration keeps Kopf's path (its events are rare)."""
 
     def cluster(event: Mapping[str, Any]) -> Awaitable[None] | None:
-        if event.get("type") == "DELETED":
-            return app.cluster_event(event)
         body = event.get("object")
-        if isinstance(body, Mapping):
-            app.cluster_indexed(body)
+        if not isinstance(body, Mapping):
+            return None
+        if event.get("type") == "DELETED":
+            return app.cluster_deleted(body)  # it closes the cluster's estimator channels
+        app.cluster_changed(body)
         return None
 
     return {"resourcebindings": app.binding_event, "clusterresourcebindings": app.binding_event, "clusters": cluster}
 
 
 def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
-    # The binding and cluster handlers below declare what Kopf watches; their events take `routes` instead.
+    event_routes = routes(app)
+
     # A failed start is final (the process exits 1): Kopf's default would retry it every 60 s forever, and a
     # second `app.start()` would build a second service beside the first one's lease keeper and servers.
     @kopf.on.startup(registry=registry, errors=kopf.ErrorsMode.PERMANENT)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure(settings)
-        watch_guard.attach(settings, app.relisted, routes=routes(app))
+        watch_guard.attach(settings, app.relisted, routes=event_routes)
         await app.start()
 
     @kopf.on.login(registry=registry)
@@ -81,25 +92,25 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
         async with asyncio.timeout(drain + CLEANUP_MARGIN):
             await app.shutdown()
 
-    @kopf.on.event("work.karmada.io", "v1alpha2", "resourcebindings", registry=registry)
-    async def resource_binding(event: kopf.RawEvent, **_: Any) -> None:
-        app.binding_event(event)
-
-    @kopf.on.event("work.karmada.io", "v1alpha2", "clusterresourcebindings", registry=registry)
-    async def cluster_resource_binding(event: kopf.RawEvent, **_: Any) -> None:
-        app.binding_event(event)
-
-    @kopf.index("cluster.karmada.io", "v1alpha1", "clusters", registry=registry)
-    async def clusters(body: kopf.Body, name: str, **_: Any) -> dict[str, Any]:
-        app.cluster_indexed(dict(body))
-        return {name: body.get("metadata", {}).get("resourceVersion")}
-
-    @kopf.on.event("cluster.karmada.io", "v1alpha1", "clusters", registry=registry)
-    async def cluster(event: kopf.RawEvent, **_: Any) -> None:
-        await app.cluster_event(event)
+    for group, version, plural in ROUTED:
+        _declare_watch(registry, group, version, plural, event_routes[plural])
 
     if app.options.config_name:
 
         @kopf.on.event(CONFIG_GROUP, CONFIG_VERSION, CONFIG_PLURAL, registry=registry)
         async def configuration(event: kopf.RawEvent, **_: Any) -> None:
             await app.config_event(event)
+
+
+def _declare_watch(
+    registry: kopf.OperatorRegistry, group: str, version: str, plural: str, route: watch_guard.Route
+) -> None:
+    """Kopf watches only the resources that have handlers, so a routed resource still needs one. Its events
+    never reach it (watch_guard hands them to the route first); were they to, it would do the same."""
+
+    async def routed(event: kopf.RawEvent, **_: Any) -> None:
+        pending = route(event)
+        if pending is not None:
+            await pending
+
+    kopf.on.event(group, version, plural, id=plural, registry=registry)(routed)
