@@ -244,7 +244,7 @@ def test_kopf_run_schedules_on_the_real_server_and_stops_cleanly(
         "BINDING_SCHEDULER_CONFIG_FILE": str(e2e_config(tmp_path / "config.yaml", scheduler_name)),
     }
     process = subprocess.Popen(
-        [KOPF, "run", "--standalone", "--all-namespaces", "-m", "binding_scheduler.operator"],
+        [KOPF, "run", "--standalone", "--all-namespaces", "-m", "binding_scheduler.operator.kopf_main"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     processes.append(process)

@@ -1,5 +1,5 @@
-"""`kopf run -m binding_scheduler.operator`: the same operator under Kopf's own CLI, configured from the
-environment, stopped by SIGTERM through Kopf's cleanup."""
+"""`kopf run -m binding_scheduler.operator.kopf_main`: the same operator under Kopf's own CLI, configured from
+the environment, stopped by SIGTERM through Kopf's cleanup."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def start_kopf(api: DevCluster, config_file: Path) -> subprocess.Popen[str]:
         "BINDING_SCHEDULER_CONFIG_FILE": str(config_file),
     }
     return subprocess.Popen(
-        [KOPF, "run", "--standalone", "--all-namespaces", "-m", "binding_scheduler.operator"],
+        [KOPF, "run", "--standalone", "--all-namespaces", "-m", "binding_scheduler.operator.kopf_main"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -1,0 +1,15 @@
+"""For `kopf run -A -m binding_scheduler.operator.kopf_main` only: importing this module registers the
+scheduler's handlers in Kopf's default registry, configured from the environment (see
+`options.LaunchOptions.from_env`). `kopf run` imports it and then runs what it registered; nothing else
+should import it (`binding-scheduler run` builds its own registry, see `runner`)."""
+
+from __future__ import annotations
+
+import kopf
+
+from .app import OperatorApp
+from .handlers import register
+from .options import LaunchOptions
+
+app = OperatorApp(LaunchOptions.from_env())
+register(kopf.get_default_registry(), app)
