@@ -74,17 +74,30 @@ def settled_condition(body: Mapping[str, Any]) -> bool:
     return bool((body.get("status") or {}).get("schedulerObservedGeneration") == body["metadata"]["generation"])
 
 
-def wait_settled(api: DevCluster, operator: OperatorThread, timeout: float = 60.0) -> None:
-    """Every binding carries its outcome (invariant 2 holds) and the operator has no pass queued or running
-    (bindings backing off after an error may wait: their condition says why)."""
+def wait_settled(
+    api: DevCluster, operator: OperatorThread, timeout: float = 60.0, options: ScheduleOptions | None = None
+) -> None:
+    """Every binding carries its outcome (invariant 2 holds) and the operator has no pass queued or running.
+    With `options`, also wait until invariant 1 holds: a binding whose write failed during the fault is in
+    backoff with a False condition, and its retry after the fault is what the invariant is about. Without
+    them, bindings backing off after an error may wait (their condition says why)."""
     service = operator.app.service
     assert service is not None
 
     def idle() -> bool:
         return operator.call(lambda: service.queue.depth().active == 0 and not service.scheduler.in_flight)
 
+    def converged() -> bool:
+        if options is None:
+            return True
+        expected = simulated_clusters(api, options)
+        return all(
+            placement_of(b["spec"].get("clusters")) == placement_of(expected[_key(b)])
+            for b in stored_bindings(api) if _key(b) in expected
+        )
+
     def done() -> bool:
-        return all(settled_condition(b) for b in stored_bindings(api)) and idle()
+        return all(settled_condition(b) for b in stored_bindings(api)) and idle() and converged()
 
     wait_until(done, timeout, "every binding to carry a Scheduled condition for its generation")
 

@@ -178,7 +178,8 @@ def run_with(api: DevCluster, tmp_path: Path, fault: Fault, **spec: Any) -> Oper
         fault.inject(api, operator)
         patch(api, rb_path("checkout-deployment", "shop"), {"spec": {"replicas": 18}})
         wait_until(lambda: _observed(api, "checkout-deployment"), 60, "the scale-up after the fault")
-        wait_settled(api, operator)
+        at_rest = None if fault.spec.get("estimator") else fault.options
+        wait_settled(api, operator, options=at_rest)
         assert operator.alive, "the operator exited during the fault"
     finally:
         operator.stop()
