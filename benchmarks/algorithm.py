@@ -10,6 +10,7 @@ previous result) and share their policy's placement, as bindings of one Propagat
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import random
 import time
@@ -17,9 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from binding_scheduler.algorithm.registry import PluginSet, build_plugins
-from binding_scheduler.algorithm.schedule import schedule
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, Cluster, parse_binding, parse_cluster
+from binding_scheduler.scheduling.framework import Framework
 
 REGIONS = [f"region-{i}" for i in range(10)]
 PROVIDERS = ["aws", "gcp", "azure"]
@@ -120,8 +121,12 @@ def bindings(strategy: str, clusters: list[Cluster], rng: random.Random, count: 
     return result
 
 
+LOOP = asyncio.new_event_loop()
+
+
 def decide(binding: Binding, *, snapshot: Snapshot, plugins: PluginSet) -> object:
-    return schedule(binding, snapshot, plugins)
+    """One attempt through the framework the operator runs (general estimator only)."""
+    return LOOP.run_until_complete(Framework(plugins).attempt(binding, snapshot))
 
 
 def rate(decide: Callable[[Binding], object], pool: list[Binding], seconds: float) -> float:

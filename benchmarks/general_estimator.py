@@ -20,7 +20,7 @@ from typing import Any
 
 from binding_scheduler.algorithm.general_estimator import (
     AssumedWorkload,
-    clear_caches,
+    EstimatorCache,
     estimate_replicas,
 )
 from binding_scheduler.model import Cluster, Component, ReplicaRequirements, parse_cluster, parse_quantity
@@ -70,22 +70,22 @@ def main(argv: list[str]) -> None:
     decisions = int(argv[2]) if len(argv) > 2 else 300
     raw = [make_cluster(i) for i in range(n)]
     clusters: list[Cluster] = [parse_cluster(c) for c in raw]
-    clear_caches()
+    cache = EstimatorCache()  # what a snapshot carries
 
     same = requirements(1)
-    measure("repeated", n, decisions, lambda _k: estimate_replicas(clusters, same))
+    measure("repeated", n, decisions, lambda _k: estimate_replicas(clusters, same, cache=cache))
 
     distinct = [requirements(k) for k in range(decisions + 1)]
-    measure("distinct", n, decisions, lambda k: estimate_replicas(clusters, distinct[k]))
+    measure("distinct", n, decisions, lambda k: estimate_replicas(clusters, distinct[k], cache=cache))
 
     workload = AssumedWorkload("default", (Component("web", 4, requirements(7)),))
     assumed = {c.name: [workload] for c in clusters[::10]}
     distinct2 = [requirements(10_000 + k) for k in range(decisions + 1)]
-    measure("assumed", n, decisions, lambda k: estimate_replicas(clusters, distinct2[k], assumed))
+    measure("assumed", n, decisions, lambda k: estimate_replicas(clusters, distinct2[k], assumed, cache=cache))
 
     cold_decisions = max(1, decisions // 10)
     snapshots = [[parse_cluster(c) for c in raw] for _ in range(cold_decisions + 1)]
-    measure("cold", n, cold_decisions, lambda k: estimate_replicas(snapshots[k], same))
+    measure("cold", n, cold_decisions, lambda k: estimate_replicas(snapshots[k], same, cache=cache))
 
 
 if __name__ == "__main__":

@@ -7,11 +7,22 @@ no placement constraints.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from binding_scheduler.algorithm.registry import PluginSet
+from binding_scheduler.algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.model import APPLIED_PLACEMENT_ANNOTATION, Binding, Cluster, parse_binding, parse_cluster
+from binding_scheduler.model import (
+    APPLIED_PLACEMENT_ANNOTATION,
+    Binding,
+    Cluster,
+    TargetCluster,
+    parse_binding,
+    parse_cluster,
+)
+from binding_scheduler.scheduling.framework import Framework, FrameworkHook
 
 DEPLOYMENT = ("apps/v1", "Deployment")
 
@@ -136,6 +147,20 @@ def make_cluster(name: str, **kwargs: Any) -> Cluster:
 def snapshot(*clusters: Cluster | str) -> Snapshot:
     """A snapshot of parsed clusters; a bare name is a default cluster."""
     return Snapshot(make_cluster(c) if isinstance(c, str) else c for c in clusters)
+
+
+def schedule(
+    binding: Binding,
+    snapshot: Snapshot,
+    plugins: PluginSet,
+    *,
+    options: ScheduleOptions = DEFAULT_OPTIONS,
+    hooks: Iterable[FrameworkHook] = (),
+) -> list[TargetCluster]:
+    """One attempt through the framework the operator runs (general estimator only), as a plain call: the
+    result, or the SchedulingError raised."""
+    framework = Framework(plugins, options=options, hooks=tuple(hooks))
+    return asyncio.run(framework.attempt(binding, snapshot))
 
 
 # --------------------------------------------------------------------------------------------------- bindings

@@ -19,10 +19,10 @@ from binding_scheduler.algorithm.filters import (
 )
 from binding_scheduler.algorithm.plugins import FilterContext
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.schedule import run_filters
 from binding_scheduler.model import Binding, Cluster, ClusterAffinity
 from binding_scheduler.model.fields import Fields
 from binding_scheduler.model.placement import parse_cluster_affinity
+from binding_scheduler.scheduling.framework import Framework
 from tests.builders import (
     expression,
     make_binding,
@@ -277,7 +277,7 @@ def test_filters_run_in_the_fixed_order_and_stop_at_the_first_failure() -> None:
     assert [p.name for p in plugins.filters] == [
         "APIEnablement", "TaintToleration", "ClusterAffinity", "SpreadConstraint", "ClusterEviction",
     ]
-    feasible, diagnosis = run_filters(FilterContext.of(rb, snapshot(*clusters)), plugins)
+    feasible, diagnosis = Framework(plugins).filter_clusters(FilterContext.of(rb, snapshot(*clusters)))
     assert feasible == []
     assert diagnosis == {
         "all-wrong": "cluster(s) did not have the API resource",

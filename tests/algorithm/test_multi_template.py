@@ -10,11 +10,12 @@ import pytest
 from binding_scheduler.algorithm.estimates import merge_estimates
 from binding_scheduler.algorithm.multi_template import multi_template_applicable
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.schedule import ScheduleOptions, general_estimates, schedule
+from binding_scheduler.algorithm.schedule import ScheduleOptions, general_estimates
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.triggers import ScheduleType, schedule_trigger
 from binding_scheduler.model import TargetCluster, parse_binding, parse_cluster
 from binding_scheduler.model.fields import FrozenMap
+from tests.builders import schedule
 
 GATE = ScheduleOptions(multiple_pod_templates=True)
 ONE_CLUSTER = [{"spreadByField": "cluster", "minGroups": 1, "maxGroups": 1}]

@@ -10,9 +10,10 @@ import pytest
 from binding_scheduler.algorithm.errors import FitError
 from binding_scheduler.algorithm.plugins import FilterContext
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.schedule import ScheduleOptions, filter_and_score, schedule
+from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.model import Binding, Cluster, TargetCluster
-from tests.builders import AGGREGATED, DUPLICATED, make_binding, make_cluster, placement, snapshot
+from binding_scheduler.scheduling.record import AttemptRecorder
+from tests.builders import AGGREGATED, DUPLICATED, make_binding, make_cluster, placement, schedule, snapshot
 
 CAPACITY = {"cpu": "4", "memory": "16Gi", "pods": "110"}
 
@@ -72,7 +73,10 @@ def test_a_deleting_cluster_is_never_chosen() -> None:
 
 def test_feasible_clusters_keep_snapshot_order_and_carry_scores() -> None:
     rb = make_binding(placement=placement(), clusters=["m3"])
-    candidates = filter_and_score(rb, snapshot("m3", "m1", "m2"), build_plugins())
+    recorder = AttemptRecorder()
+    schedule(rb, snapshot("m3", "m1", "m2"), build_plugins(), hooks=[recorder])
+    candidates = recorder.records[0].candidates
+    assert candidates is not None
     assert [(d.name, d.score) for d in candidates.details] == [("m3", 100), ("m1", 0), ("m2", 0)]
 
 

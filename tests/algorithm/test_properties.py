@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.schedule import schedule
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, Cluster, TargetCluster, parse_binding, parse_cluster
+from tests.builders import schedule
 
 PLUGINS = build_plugins()
 REGIONS = ("r1", "r2", "r3")
@@ -138,9 +138,9 @@ DECIDE = """
 import json, sys
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.schedule import schedule
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import parse_binding, parse_cluster
+from tests.builders import schedule
 
 plugins, out = build_plugins(), []
 for body, fleet in json.load(sys.stdin):

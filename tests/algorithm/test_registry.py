@@ -86,10 +86,13 @@ def test_a_plugin_needs_a_name() -> None:
         registry([Nameless()])
 
 
-def test_a_plugin_needs_filter_or_score() -> None:
+def test_a_plugin_needs_an_extension_point() -> None:
     class Idle:
         name = "Idle"
 
     with pytest.raises(PluginError) as caught:
         registry([Idle()])
-    assert str(caught.value) == "plugin 'Idle' has neither a filter nor a score method"
+    assert str(caught.value) == (
+        "plugin 'Idle' implements no extension point (a method among filter, score, estimate, select, assign, "
+        "reserve, bound)"
+    )

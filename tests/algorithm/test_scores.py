@@ -6,9 +6,9 @@ from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.filters import ClusterAffinityFilter
 from binding_scheduler.algorithm.plugins import FilterContext
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.schedule import run_scores
 from binding_scheduler.algorithm.scores import ClusterLocality
 from binding_scheduler.model import Binding, Cluster
+from binding_scheduler.scheduling.framework import Framework
 from tests.builders import make_binding, make_cluster, placement, snapshot
 
 M1, M2 = make_cluster("m1"), make_cluster("m2")
@@ -50,7 +50,7 @@ def test_scores_are_summed_over_plugins() -> None:
             return 7 if cluster.name == "m1" else 0
 
     rb = make_binding(clusters=["m1", "m2"])
-    assert run_scores(context(rb), build_plugins(extra=[Bonus()]), [M1, M2]) == {"m1": 107, "m2": 100}
+    assert Framework(build_plugins(extra=[Bonus()])).score_clusters(context(rb), [M1, M2]) == {"m1": 107, "m2": 100}
 
 
 def test_a_failing_score_plugin_names_itself() -> None:
@@ -61,7 +61,7 @@ def test_a_failing_score_plugin_names_itself() -> None:
             raise RuntimeError("boom")
 
     try:
-        run_scores(context(make_binding()), build_plugins(extra=[Broken()]), [M1])
+        Framework(build_plugins(extra=[Broken()])).score_clusters(context(make_binding()), [M1])
     except SchedulingError as error:
         assert str(error) == 'failed to prioritize clusters: plugin "Broken" failed with: boom'
     else:

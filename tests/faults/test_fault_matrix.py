@@ -172,7 +172,10 @@ def api_for(request: pytest.FixtureRequest) -> Iterator[DevCluster]:
 def run_with(api: DevCluster, tmp_path: Path, fault: Fault, **spec: Any) -> OperatorThread:
     """Schedule the examples with `fault` injected, then a scale-up; stopped once everything settled."""
     load_examples(api)
-    config = write_config(tmp_path / "config.yaml", config_spec(workers=4, **{**fault.spec, **spec}))
+    # Overcommit protection off: invariant 1 compares each placement with simulate's, which decides every binding
+    # on the fleet alone; with it on, a decision also depends on the ones assumed before it.
+    gates = {"featureGates": {"SchedulingOvercommitProtection": False}}
+    config = write_config(tmp_path / "config.yaml", config_spec(workers=4, **{**gates, **fault.spec, **spec}))
     operator = OperatorThread(api, config).start()
     try:
         fault.inject(api, operator)

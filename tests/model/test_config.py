@@ -31,6 +31,7 @@ from binding_scheduler.model.config import (
     ShutdownConfig,
     changed_fields,
     config_field_paths,
+    overcommit_protected,
     parse_config,
     restart_required,
     validity,
@@ -390,6 +391,8 @@ LIVE = {
     "spec.queue.unschedulableTimeout": {"queue": {"unschedulableTimeout": "1m"}},
     "spec.shutdown.drainTimeout": {"shutdown": {"drainTimeout": "1s"}},
     "spec.featureGates.MultiplePodTemplatesScheduling": {"featureGates": {"MultiplePodTemplatesScheduling": True}},
+    "spec.featureGates.SchedulingOvercommitProtection": {"featureGates": {"SchedulingOvercommitProtection": True}},
+    "spec.featureGates.WorkloadAffinity": {"featureGates": {"WorkloadAffinity": True}},
 }
 
 
@@ -448,7 +451,8 @@ def test_the_crd_defaults_are_the_model_defaults() -> None:
     leaves = schema_leaves(crd_schema()["properties"]["spec"], "spec")
     defaults = {path: leaf["default"] for path, leaf in leaves.items() if "default" in leaf}
     assert set(leaves) - set(defaults) == {"spec.estimator.endpoints", "spec.estimator.tls.caFile",
-                                           "spec.estimator.tls.certFile", "spec.estimator.tls.keyFile"}
+                                           "spec.estimator.tls.certFile", "spec.estimator.tls.keyFile",
+                                           "spec.featureGates.SchedulingOvercommitProtection"}
     assert parse_config(doc(unflatten(defaults))) == DEFAULT_CONFIG
 
 
@@ -493,8 +497,11 @@ def test_the_crd_schema_is_structural() -> None:
 
 
 def test_the_example_has_every_field() -> None:
+    """All but the one whose default is to be unset (the example shows it in a comment)."""
     example = yaml.safe_load(EXAMPLE.read_text())
-    assert sorted(document_leaves(example["spec"], "spec")) == sorted(config_field_paths())
+    unset = "spec.featureGates.SchedulingOvercommitProtection"
+    assert f"# {unset.rsplit('.', 1)[1]}: true" in EXAMPLE.read_text()
+    assert sorted(document_leaves(example["spec"], "spec")) == sorted(set(config_field_paths()) - {unset})
 
 
 def test_the_example_is_valid_and_shows_the_defaults_except_endpoints() -> None:
@@ -540,5 +547,16 @@ def test_feature_gates_default_off_and_parse() -> None:
 
 
 def test_an_unknown_feature_gate_is_an_error() -> None:
-    with pytest.raises(ValidationError, match=r"^spec\.featureGates\.WorkloadAffinity: unknown field$"):
-        parse_config(doc({"featureGates": {"WorkloadAffinity": True}}))
+    with pytest.raises(ValidationError, match=r"^spec\.featureGates\.PriorityBasedScheduling: unknown field$"):
+        parse_config(doc({"featureGates": {"PriorityBasedScheduling": True}}))
+
+
+@pytest.mark.parametrize(("workers", "gate", "protected"), [
+    (1, None, False), (2, None, True), (16, None, True), (1, True, True), (8, False, False),
+])
+def test_overcommit_protection_follows_its_gate_or_else_the_workers(
+    workers: int, gate: bool | None, protected: bool
+) -> None:
+    gates = {} if gate is None else {"featureGates": {"SchedulingOvercommitProtection": gate}}
+    config = parse_config(doc({"workers": workers, **gates}))
+    assert (config.feature_gates.scheduling_overcommit_protection, overcommit_protected(config)) == (gate, protected)

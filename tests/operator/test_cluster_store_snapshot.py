@@ -36,7 +36,9 @@ def cluster(name: str, rng: random.Random) -> Any:
 
 
 def fields(snapshot: Snapshot) -> dict[str, Any]:
-    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in vars(snapshot).items() if k != "_memo"}
+    """What a snapshot holds, but its caches (the estimator cache is the store's, handed on, by design)."""
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in vars(snapshot).items()
+            if k not in ("_memo", "estimator")}
 
 
 def test_the_store_knows_every_field_of_the_snapshot() -> None:
@@ -69,3 +71,19 @@ def test_an_unchanged_cluster_keeps_the_snapshot_and_its_memos() -> None:
     assert store.snapshot() is snapshot
     store.upsert(parse_cluster({**doc, "spec": {"region": "r2"}}))
     assert store.snapshot() is not snapshot
+
+
+def test_the_estimator_cache_is_handed_on_and_forgets_changed_and_removed_clusters() -> None:
+    store = ClusterStore()
+    summary = {"resourceSummary": {"allocatable": {"pods": "10"}}}
+    for name in ("m1", "m2"):
+        store.upsert(parse_cluster({"kind": "Cluster", "metadata": {"name": name}, "status": summary}))
+    first = store.snapshot()
+    for cluster in first.clusters:
+        first.estimator.profile(cluster)
+    store.upsert(parse_cluster({"kind": "Cluster", "metadata": {"name": "m1", "labels": {"a": "b"}},
+                                "status": summary}))
+    store.forget("m2")
+    second = store.snapshot()
+    assert second is not first and second.estimator is first.estimator
+    assert sorted(second.estimator._profiles) == []

@@ -27,16 +27,16 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from binding_scheduler.algorithm.errors import FitError, fit_error_message
+from binding_scheduler.algorithm.errors import fit_error_message
 from binding_scheduler.algorithm.plugins import FilterContext
 from binding_scheduler.algorithm.registry import PluginSet
-from binding_scheduler.algorithm.schedule import filter_and_score
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import attempts
 from binding_scheduler.cli.common import plugins_or_exit, schedule_options
 from binding_scheduler.cli.main import build_parser
 from binding_scheduler.cli.simulate import simulate
 from binding_scheduler.model import Binding, Cluster, ValidationError, parse_binding, parse_cluster
+from binding_scheduler.scheduling.framework import Framework
 from tests.oracle import oracle
 from tests.oracle.strategies import Case, cases
 
@@ -425,10 +425,8 @@ def compare(case: Case, ours: Ours, theirs: Theirs) -> list[Verdict]:
 
         def candidates(binding: Binding = binding, snapshot: Snapshot = ours.snapshot,
                        plugins: PluginSet = ours.plugins) -> list[str]:
-            try:
-                return [d.name for d in filter_and_score(binding, snapshot, plugins).details]
-            except FitError:
-                return []
+            feasible, _ = Framework(plugins).filter_clusters(FilterContext.of(binding, snapshot))
+            return [c.name for c in feasible]
 
         verdict, note = classify(document, result, karmada, variants, allowed, candidates)
         verdicts.append(Verdict(i, key, verdict, result, karmada, note))

@@ -8,14 +8,13 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from binding_scheduler.algorithm.registry import PluginSet, build_plugins
-from binding_scheduler.algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
+from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.model import Binding, parse_cluster
-from binding_scheduler.scheduling.attempt import ReplicaEstimator, decide_binding
+from binding_scheduler.scheduling.framework import CycleState, Framework
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import Decider, PassContext, PassSettings, Phase
+from binding_scheduler.scheduling.passes import Decider, PassContext, PassSettings, Phase, framework_decides
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
@@ -58,7 +57,7 @@ class Events:
         return None
 
 
-def make_scheduler(client: HeldWrites, decider: Decider = decide_binding) -> Scheduler:
+def make_scheduler(client: HeldWrites, decider: Decider = framework_decides) -> Scheduler:
     clusters = ClusterStore()
     clusters.upsert(parse_cluster(cluster("m1")))
     metrics = SchedulerMetrics()
@@ -128,20 +127,13 @@ async def test_a_pass_that_swallows_its_cancellation_and_reaches_its_commit_poin
     entered = asyncio.Event()
     swallowed: list[str] = []
 
-    async def swallowing(
-        binding: Binding,
-        snapshot: Snapshot,
-        plugins: PluginSet,
-        estimator: ReplicaEstimator | None = None,
-        *,
-        options: ScheduleOptions = DEFAULT_OPTIONS,
-    ) -> Decision:
+    async def swallowing(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
         entered.set()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
             swallowed.append(binding.key)
-        return await decide_binding(binding, snapshot, plugins, estimator, options=options)
+        return await framework.decide(binding, snapshot, state)
 
     client = HeldWrites(held=False)
     scheduler = make_scheduler(client, swallowing)
@@ -162,14 +154,7 @@ async def test_a_pass_slow_to_unwind_its_cancellation_is_counted_once_however_of
     its cancellation (an estimator call's cancellation on its way to the server) is one cancelled pass."""
     entered, unwound = asyncio.Event(), asyncio.Event()
 
-    async def slow_to_unwind(
-        binding: Binding,
-        snapshot: Snapshot,
-        plugins: PluginSet,
-        estimator: ReplicaEstimator | None = None,
-        *,
-        options: ScheduleOptions = DEFAULT_OPTIONS,
-    ) -> Decision:
+    async def slow_to_unwind(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
         entered.set()
         try:
             await asyncio.Event().wait()

@@ -1,15 +1,19 @@
-"""`decide_binding`: the async driver of the affinity walk, with an accurate estimator asked between filtering and
-selection (reference 1.6, 2.1, 2.5)."""
+"""The framework's `decide`: the affinity walk over attempts, with the accurate estimator asked between filtering
+and selection (reference 1.6, 2.1, 2.5)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from binding_scheduler.algorithm.registry import build_plugins
+from binding_scheduler.algorithm.general_estimator import AssumedWorkload
+from binding_scheduler.algorithm.registry import PluginSet, build_plugins
+from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
-from binding_scheduler.model import Cluster, ObjectReference, ReplicaRequirements, TargetCluster
-from binding_scheduler.scheduling.attempt import AttemptRecord, decide_binding
+from binding_scheduler.model import Binding, Cluster, ObjectReference, ReplicaRequirements, TargetCluster
+from binding_scheduler.scheduling.framework import Framework, FrameworkHook
+from binding_scheduler.scheduling.record import AttemptRecord, AttemptRecorder
 from tests.builders import AGGREGATED, DUPLICATED, make_binding, make_cluster, placement, snapshot, term
 
 CAPACITY = {"cpu": "8", "pods": "110"}
@@ -28,6 +32,7 @@ class FakeEstimator:
 
     answers: Mapping[str, int]
     asked: list[list[str]] = field(default_factory=list)
+    assumed: list[dict[str, Sequence[AssumedWorkload]]] = field(default_factory=list)
 
     async def max_available_replicas(
         self,
@@ -35,12 +40,26 @@ class FakeEstimator:
         requirements: ReplicaRequirements | None,
         *,
         resource: ObjectReference | None = None,
+        assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     ) -> Answer:
         self.asked.append([c.name for c in clusters])
+        self.assumed.append(dict(assumed or {}))
         return Answer({c.name: self.answers[c.name] for c in clusters if c.name in self.answers})
 
 
 SNAPSHOT = snapshot(*(make_cluster(n, allocatable=CAPACITY) for n in ("m1", "m2", "m3")))
+
+
+async def decide_binding(
+    binding: Binding, snapshot: Snapshot, plugins: PluginSet, estimator: Any = None,
+    records: list[AttemptRecord] | None = None, hooks: Sequence[FrameworkHook] = (),
+) -> Decision:
+    recorder = AttemptRecorder()
+    framework = Framework(plugins, estimator=estimator, hooks=[recorder, *hooks])
+    decision = await framework.decide(binding, snapshot)
+    if records is not None:
+        records.extend(recorder.records)
+    return decision
 
 
 async def test_no_placement_is_an_error_and_nothing_is_written() -> None:

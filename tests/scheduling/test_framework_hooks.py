@@ -1,4 +1,5 @@
-"""An attempt reports how long each step and plugin took to an observer (the scheduler's metrics)."""
+"""The framework tells its hooks how long each extension point and plugin took (the scheduler's metrics are one
+such hook) and what each attempt saw (`explain`'s record is another)."""
 
 from __future__ import annotations
 
@@ -6,39 +7,32 @@ import pytest
 
 from binding_scheduler.algorithm.errors import FitError
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.schedule import ScheduleOptions, schedule
 from binding_scheduler.model import parse_binding
-from tests.builders import binding, make_cluster, names, placement, snapshot
+from binding_scheduler.scheduling.framework import ExtensionPoint, FrameworkHook, Result
+from binding_scheduler.scheduling.metrics import MetricsHook, SchedulerMetrics
+from tests.builders import binding, make_cluster, names, placement, schedule, snapshot
 
 
-class Recorder:
+class Recorder(FrameworkHook):
     def __init__(self) -> None:
-        self.steps: list[str] = []
-        self.points: list[tuple[str, str]] = []
+        self.steps: list[tuple[str, str]] = []
         self.plugins: list[tuple[str, str, str]] = []
 
-    def step(self, step: str, seconds: float) -> None:
+    def step(self, point: ExtensionPoint, result: Result, seconds: float) -> None:
         assert seconds >= 0
-        self.steps.append(step)
+        self.steps.append((point.value, result.value))
 
-    def extension_point(self, extension_point: str, result: str, seconds: float) -> None:
-        self.points.append((extension_point, result))
-
-    def plugin(self, plugin: str, extension_point: str, result: str, seconds: float) -> None:
-        self.plugins.append((plugin, extension_point, result))
+    def plugin(self, plugin: str, point: ExtensionPoint, result: Result, seconds: float) -> None:
+        assert seconds >= 0
+        self.plugins.append((plugin, point.value, result.value))
 
 
-def test_every_step_and_plugin_is_reported_in_order() -> None:
+def test_every_extension_point_and_plugin_is_reported_in_order() -> None:
     recorder = Recorder()
     rb = parse_binding(binding(replicas=2, placement=placement(affinity=names("m1"))))
-    schedule(
-        rb,
-        snapshot(make_cluster("m1"), make_cluster("m2")),
-        build_plugins(),
-        options=ScheduleOptions(observer=recorder),
-    )
-    assert recorder.steps == ["Filter", "Score", "Select", "AssignReplicas"]
-    assert recorder.points == [("Filter", "Success"), ("Score", "Success")]
+    schedule(rb, snapshot(make_cluster("m1"), make_cluster("m2")), build_plugins(), hooks=[recorder])
+    assert recorder.steps == [("Filter", "Success"), ("Score", "Success"), ("Estimate", "Success"),
+                              ("Select", "Success"), ("Assign", "Success")]
     assert recorder.plugins == [
         ("APIEnablement", "Filter", "Success"),
         ("TaintToleration", "Filter", "Success"),
@@ -50,10 +44,29 @@ def test_every_step_and_plugin_is_reported_in_order() -> None:
     ]
 
 
+def test_a_non_workload_skips_the_estimate_point() -> None:
+    recorder = Recorder()
+    rb = parse_binding(binding(replicas=0, placement=placement()))
+    schedule(rb, snapshot(make_cluster("m1")), build_plugins(), hooks=[recorder])
+    assert [point for point, _ in recorder.steps] == ["Filter", "Score", "Select", "Assign"]
+
+
 def test_a_fit_error_reports_an_unschedulable_filter_step_and_stops() -> None:
     recorder = Recorder()
     rb = parse_binding(binding(replicas=2, placement=placement(affinity=names("m9"))))
     with pytest.raises(FitError):
-        schedule(rb, snapshot(make_cluster("m1")), build_plugins(), options=ScheduleOptions(observer=recorder))
-    assert recorder.steps == ["Filter"]
-    assert recorder.points == [("Filter", "Unschedulable")]
+        schedule(rb, snapshot(make_cluster("m1")), build_plugins(), hooks=[recorder])
+    assert recorder.steps == [("Filter", "Unschedulable")]
+
+
+def test_the_metrics_hook_feeds_karmadas_steps_and_extension_points_only() -> None:
+    metrics = SchedulerMetrics()
+    rb = parse_binding(binding(replicas=2, placement=placement()))
+    schedule(rb, snapshot(make_cluster("m1")), build_plugins(), hooks=[MetricsHook(metrics)])
+    text = metrics.render().decode()
+    steps = {line.split('schedule_step="')[1].split('"')[0] for line in text.splitlines()
+             if line.startswith("karmada_scheduler_scheduling_algorithm_duration_seconds_count")}
+    points = {line.split("{")[1].split("}")[0] for line in text.splitlines()
+              if line.startswith("karmada_scheduler_framework_extension_point_duration_seconds_count")}
+    assert steps == {"Filter", "Score", "Select", "AssignReplicas"}
+    assert points == {'extension_point="Filter",result="Success"', 'extension_point="Score",result="Success"'}

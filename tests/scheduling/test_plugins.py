@@ -8,11 +8,10 @@ import pytest
 
 from binding_scheduler.algorithm.errors import FitError, SchedulingError, condition_for
 from binding_scheduler.algorithm.plugins import FilterContext, PluginError
-from binding_scheduler.algorithm.schedule import schedule
 from binding_scheduler.model import Cluster
 from binding_scheduler.scheduling import plugins as plugin_loader
 from binding_scheduler.scheduling.plugins import ENTRY_POINT_GROUP, discover_plugins, load_plugins, parse_plugin_spec
-from tests.builders import make_binding, make_cluster, placement, snapshot
+from tests.builders import make_binding, make_cluster, placement, schedule, snapshot
 
 
 class OnlyEurope:

@@ -10,15 +10,14 @@ from typing import Any
 
 import pytest
 
-from binding_scheduler.algorithm.registry import PluginSet, build_plugins
-from binding_scheduler.algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
+from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.kube.errors import ServerError
 from binding_scheduler.model import Binding, parse_cluster
-from binding_scheduler.scheduling.attempt import ReplicaEstimator, decide_binding
+from binding_scheduler.scheduling.framework import CycleState, Framework
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import Decider, PassContext, PassSettings
+from binding_scheduler.scheduling.passes import Decider, PassContext, PassSettings, framework_decides
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
@@ -47,7 +46,7 @@ class Events:
         return None
 
 
-def make_scheduler(client: Client, decider: Decider = decide_binding, *, pods: int = 100) -> Scheduler:
+def make_scheduler(client: Client, decider: Decider = framework_decides, *, pods: int = 100) -> Scheduler:
     fleet = ClusterStore()
     fleet.upsert(parse_cluster(cluster("m1", allocatable={"pods": str(pods)})))
     metrics = SchedulerMetrics()
@@ -146,18 +145,11 @@ async def test_a_worker_hands_each_key_back_to_the_queue_after_its_pass_and_take
     passes: list[str] = []
     second = asyncio.Event()
 
-    async def counting(
-        binding: Binding,
-        snapshot: Snapshot,
-        plugins: PluginSet,
-        estimator: ReplicaEstimator | None = None,
-        *,
-        options: ScheduleOptions = DEFAULT_OPTIONS,
-    ) -> Decision:
+    async def counting(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
         passes.append(binding.key)
         if len(passes) == 2:
             second.set()
-        return await decide_binding(binding, snapshot, plugins, estimator, options=options)
+        return await framework.decide(binding, snapshot, state)
 
     scheduler = make_scheduler(Client(), counting)
     scheduler.start()

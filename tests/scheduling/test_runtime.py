@@ -13,9 +13,8 @@ from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling import runtime
-from binding_scheduler.scheduling.attempt import decide_binding
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import PassContext, PassSettings
+from binding_scheduler.scheduling.passes import PassContext, PassSettings, framework_decides
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
@@ -150,7 +149,7 @@ async def test_a_409_on_the_spec_write_requeues_the_key_without_backoff_as_soon_
     scheduler = make_scheduler(decider=None)
     client = ConflictingSpecWrites()
     scheduler.ctx.client = client
-    scheduler.ctx.decider = decide_binding
+    scheduler.ctx.decider = framework_decides
     body = with_generation(binding(replicas=1, placement=placement()), 1, [])
     scheduler.on_binding(body)
     info = scheduler.queue.pop_nowait()

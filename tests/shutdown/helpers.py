@@ -10,14 +10,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from binding_scheduler.algorithm.registry import PluginSet
-from binding_scheduler.algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
 from binding_scheduler.model import Binding
-from binding_scheduler.scheduling.attempt import ReplicaEstimator, decide_binding
+from binding_scheduler.scheduling.framework import CycleState, Framework
 
 
 class HeldDecider:
@@ -31,15 +29,7 @@ class HeldDecider:
         self._release: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def __call__(
-        self,
-        binding: Binding,
-        snapshot: Snapshot,
-        plugins: PluginSet,
-        estimator: ReplicaEstimator | None = None,
-        *,
-        options: ScheduleOptions = DEFAULT_OPTIONS,
-    ) -> Decision:
+    async def __call__(self, framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
         if self._release is None:
             self._release, self._loop = asyncio.Event(), asyncio.get_running_loop()
         self._note(self.entered, binding.key)
@@ -48,7 +38,7 @@ class HeldDecider:
         except asyncio.CancelledError:
             self._note(self.cancelled, binding.key)
             raise
-        decision = await decide_binding(binding, snapshot, plugins, estimator, options=options)
+        decision = await framework.decide(binding, snapshot, state)
         self._note(self.finished, binding.key)
         return decision
 

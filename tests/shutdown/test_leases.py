@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from binding_scheduler.algorithm.registry import PluginSet
-from binding_scheduler.algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model import Binding
-from binding_scheduler.scheduling.attempt import ReplicaEstimator, decide_binding
+from binding_scheduler.scheduling.framework import CycleState, Framework
 from tests.operator.harness import (
     OperatorThread,
     apply,
@@ -96,18 +94,10 @@ class StaleDecider:
     def __init__(self) -> None:
         self.held = HeldDecider()
 
-    async def __call__(
-        self,
-        binding: Binding,
-        snapshot: Snapshot,
-        plugins: PluginSet,
-        estimator: ReplicaEstimator | None = None,
-        *,
-        options: ScheduleOptions = DEFAULT_OPTIONS,
-    ) -> Decision:
-        decision = await decide_binding(binding, snapshot, plugins, estimator, options=options)
+    async def __call__(self, framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
+        decision = await framework.decide(binding, snapshot, state)
         if not self.held.entered:
-            await self.held(binding, snapshot, plugins, estimator, options=options)
+            await self.held(framework, binding, snapshot, state)
         return decision
 
 

@@ -9,13 +9,11 @@ import random
 import time
 from pathlib import Path
 
-from binding_scheduler.algorithm.registry import PluginSet
-from binding_scheduler.algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model import Binding
-from binding_scheduler.scheduling.attempt import ReplicaEstimator, decide_binding
+from binding_scheduler.scheduling.framework import CycleState, Framework
 from tests.operator.harness import (
     OperatorThread,
     apply,
@@ -40,17 +38,9 @@ class SlowDecider:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 
-    async def __call__(
-        self,
-        binding: Binding,
-        snapshot: Snapshot,
-        plugins: PluginSet,
-        estimator: ReplicaEstimator | None = None,
-        *,
-        options: ScheduleOptions = DEFAULT_OPTIONS,
-    ) -> Decision:
+    async def __call__(self, framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
         await asyncio.sleep(self.rng.uniform(0, 0.05))
-        return await decide_binding(binding, snapshot, plugins, estimator, options=options)
+        return await framework.decide(binding, snapshot, state)
 
 
 def consistent(api: DevCluster, name: str) -> bool:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ..model import Cluster, ClusterAffinity, Requirement
 
 
@@ -31,13 +29,11 @@ def field_selector_matches(cluster: Cluster, requirements: tuple[Requirement, ..
     return True
 
 
-@lru_cache(maxsize=1 << 16)
 def cluster_matches(cluster: Cluster, affinity: ClusterAffinity) -> bool:
     """Exclude first, then label selector, field selector and cluster names; every set part must hold.
 
-    Memoized: clusters and affinities are immutable and cheap to hash, and one policy's affinity is
-    checked against the same snapshot clusters for each of its bindings.
-    """
+    For the clusters of a snapshot, `Snapshot.matching` memoises the matching names per affinity (one policy's
+    affinity is checked against the same clusters for each of its bindings)."""
     if cluster.name in affinity.exclude:
         return False
     if affinity.label_selector is not None and not affinity.label_selector.matches(cluster.labels):

@@ -7,6 +7,7 @@ message (Karmada runs them in random map order, which makes that message unpredi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from ..model import Cluster
 from .affinity import cluster_matches
@@ -15,11 +16,11 @@ from .plugins import FilterContext
 API_REASON = "cluster(s) did not have the API resource"
 AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
 EVICTION_REASON = "cluster(s) is in the process of eviction"
-SPREAD_REASONS = {
+SPREAD_REASONS: Mapping[str, str] = MappingProxyType({
     "provider": "cluster(s) did not have provider property",
     "region": "cluster(s) did not have region property",
     "zone": "cluster(s) did not have zones property",
-}
+})
 
 
 class APIEnablement:
@@ -75,7 +76,7 @@ class ClusterAffinityFilter:
     def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
         if not ctx.affinities:
             return None
-        return None if any(cluster_matches(cluster, a) for a in ctx.affinities) else AFFINITY_REASON
+        return None if any(ctx.snapshot.matches(cluster, a) for a in ctx.affinities) else AFFINITY_REASON
 
     def score(self, ctx: FilterContext, cluster: Cluster) -> int:
         return 0

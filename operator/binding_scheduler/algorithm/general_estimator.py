@@ -6,13 +6,15 @@ Two answers per cluster, both pure functions of the `Cluster` snapshot:
 * `max_available_replicas` for single-template workloads;
 * `max_available_component_sets` for multi-template workloads.
 
-Speed: the scheduler asks this for every candidate cluster of every decision (thousands per decision). What a
-cluster offers is turned into integers once per `Cluster` object and cached by identity; what a request asks is
-turned into integers once per `ReplicaRequirements` / components object; and the answer for a (cluster,
-request) pair without assumed workloads is memoised on the cluster's entry. A repeated question costs two
-dictionary look-ups. Identity (not equality) is the cache key on purpose: the model's frozen dataclasses do not
-cache their hash, and hashing a Cluster (Fractions inside) costs more than the whole estimate. The caches hold
-strong references, so an `id()` is never reused while its entry lives, and they are bounded.
+Speed: the scheduler asks this for every candidate cluster of every decision (thousands per decision). An
+`EstimatorCache` turns what a cluster offers into integers once per `Cluster` object, what a request asks once
+per `ReplicaRequirements` / components object, and memoises the answer for a (cluster, request) pair without
+assumed workloads on the cluster's entry: a repeated question costs two dictionary look-ups. Identity (not
+equality) is the key on purpose: the model's frozen dataclasses do not cache their hash, and hashing a Cluster
+(Fractions inside) costs more than the whole estimate. The cache holds strong references, so an `id()` is never
+reused while its entry lives, and it is bounded. It is state of whoever owns it, never of this module: each
+`Snapshot` carries one (the cluster store hands the same one on from snapshot to snapshot and forgets a cluster
+when it changes); the functions below without a cache use a throwaway one.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ class AssumedWorkload:
     components: tuple[Component, ...]
 
 
-# --------------------------------------------------------------------------------------------- identity caches
+# --------------------------------------------------------------------------------------------- caches
 
 _K = TypeVar("_K")
 _V = TypeVar("_V")
@@ -153,8 +155,6 @@ def _build_cluster_profile(cluster: Cluster) -> _ClusterProfile | None:
     return _ClusterProfile(summary, allowed_pods, available, set_available, groups)
 
 
-_clusters: _IdentityCache[Cluster, _ClusterProfile | None] = _IdentityCache(_build_cluster_profile, 16384)
-
 
 @dataclass(frozen=True, slots=True)
 class _RequestProfile:
@@ -169,40 +169,77 @@ class _RequestProfile:
     """Memo keys: small ints shared by equal requests (tuples do not cache their hash; ints hash for free)."""
 
 
-_key_ids: dict[tuple[object, ...], int] = {}
-_next_key = itertools.count()
+class EstimatorCache:
+    """Integer forms of clusters, requests and assumed workloads, and memoised answers (see the module)."""
 
+    __slots__ = ("_assumed", "_component_sets", "_key_ids", "_next_key", "_profiles", "_requests")
 
-def _key_id(key: tuple[object, ...]) -> int:
-    found = _key_ids.get(key)
-    if found is None:
-        if len(_key_ids) >= 65536:
-            _key_ids.clear()  # ids are never reused, so forgetting only costs memo misses
-        found = _key_ids[key] = next(_next_key)
-    return found
-
-
-def _build_request_profile(requirements: ReplicaRequirements) -> _RequestProfile:
-    summary_request = tuple(
-        sorted(
-            (name, q.milli_value() if name == CPU else q.value())
-            for name, q in requirements.resource_request.items()
-            if q.value() > 0
+    def __init__(self) -> None:
+        self._profiles: dict[str, tuple[Cluster, _ClusterProfile | None]] = {}
+        self._requests: _IdentityCache[ReplicaRequirements, _RequestProfile] = _IdentityCache(
+            self._build_request_profile, 4096
         )
-    )
-    demand = replica_demand(requirements.resource_request)
-    return _RequestProfile(summary_request, demand, _key_id(("s", summary_request)), _key_id(("m", demand)))
+        self._component_sets: _IdentityCache[Sequence[Component], _ComponentsProfile] = _IdentityCache(
+            self._build_components_profile, 4096
+        )
+        self._assumed: _IdentityCache[AssumedWorkload, _AssumedProfile] = _IdentityCache(
+            _build_assumed_profile, 16384
+        )
+        self._key_ids: dict[tuple[object, ...], int] = {}
+        self._next_key = itertools.count()
 
+    def profile(self, cluster: Cluster) -> _ClusterProfile | None:
+        """What `cluster` offers; rebuilt when the cluster of that name is another object."""
+        entry = self._profiles.get(cluster.name)
+        if entry is not None and entry[0] is cluster:
+            return entry[1]
+        profile = _build_cluster_profile(cluster)
+        self._profiles[cluster.name] = (cluster, profile)
+        return profile
 
-_requests: _IdentityCache[ReplicaRequirements, _RequestProfile] = _IdentityCache(_build_request_profile, 4096)
+    def forget(self, name: str) -> None:
+        """The cluster of that name changed or left."""
+        self._profiles.pop(name, None)
 
+    def request(self, requirements: ReplicaRequirements) -> _RequestProfile:
+        return self._requests.get(requirements)
 
-def clear_caches() -> None:
-    """Forget every cached profile (tests and benchmarks measuring cold costs)."""
-    _clusters.clear()
-    _requests.clear()
-    _component_sets.clear()
-    _assumed.clear()
+    def component_sets(self, components: Sequence[Component]) -> _ComponentsProfile:
+        return self._component_sets.get(components)
+
+    def assumed(self, workload: AssumedWorkload) -> _AssumedProfile:
+        return self._assumed.get(workload)
+
+    def _key_id(self, key: tuple[object, ...]) -> int:
+        found = self._key_ids.get(key)
+        if found is None:
+            if len(self._key_ids) >= 65536:
+                self._key_ids.clear()  # ids are never reused, so forgetting only costs memo misses
+            found = self._key_ids[key] = next(self._next_key)
+        return found
+
+    def _build_request_profile(self, requirements: ReplicaRequirements) -> _RequestProfile:
+        summary_request = tuple(
+            sorted(
+                (name, q.milli_value() if name == CPU else q.value())
+                for name, q in requirements.resource_request.items()
+                if q.value() > 0
+            )
+        )
+        demand = replica_demand(requirements.resource_request)
+        return _RequestProfile(
+            summary_request, demand, self._key_id(("s", summary_request)), self._key_id(("m", demand))
+        )
+
+    def _build_components_profile(self, components: Sequence[Component]) -> _ComponentsProfile:
+        per_set: dict[str, int] = {}
+        for component in components:
+            for name, q in _component_request(component).items():
+                per_set[name] = per_set.get(name, 0) + _set_units(q) * component.replicas
+        pods_per_set = sum(c.replicas for c in components)
+        demands = tuple(_set_demands(components))
+        items = tuple(sorted(per_set.items()))
+        return _ComponentsProfile(pods_per_set, items, demands, self._key_id(("c", pods_per_set, items, demands)))
 
 
 # --------------------------------------------------------------------------------------------- replicas
@@ -214,6 +251,7 @@ def max_available_replicas(
     assumed: Sequence[AssumedWorkload] = (),
     *,
     use_resource_models: bool = True,
+    cache: EstimatorCache | None = None,
 ) -> int:
     """How many more replicas of `requirements` the cluster takes (Karmada's general `MaxAvailableReplicas`).
 
@@ -232,12 +270,13 @@ def max_available_replicas(
 
     The answer is capped at MaxInt32 (Go's int32 result). For many clusters at once use `estimate_replicas`.
     """
-    profile = _clusters.get(cluster)
+    cache = cache or EstimatorCache()
+    profile = cache.profile(cluster)
     if profile is None:
         return 0
     if assumed:
-        return _replicas_with_assumed(profile, requirements, assumed, use_resource_models)
-    return _replicas(profile, None if requirements is None else _requests.get(requirements), use_resource_models)
+        return _replicas_with_assumed(cache, profile, requirements, assumed, use_resource_models)
+    return _replicas(profile, None if requirements is None else cache.request(requirements), use_resource_models)
 
 
 def _replicas(profile: _ClusterProfile, request: _RequestProfile | None, use_resource_models: bool) -> int:
@@ -321,33 +360,31 @@ def _build_assumed_profile(workload: AssumedWorkload) -> _AssumedProfile:
     )
 
 
-_assumed: _IdentityCache[AssumedWorkload, _AssumedProfile] = _IdentityCache(_build_assumed_profile, 16384)
-
-
-def _place_assumed(groups: NodeGroups, assumed: Sequence[AssumedWorkload]) -> FirstFit:
+def _place_assumed(cache: EstimatorCache, groups: NodeGroups, assumed: Sequence[AssumedWorkload]) -> FirstFit:
     """Virtual nodes after first-fit of each assumed workload as one set (what does not fit stays placed)."""
     simulator = FirstFit(groups)
     for workload in assumed:
-        simulator.place_set(_assumed.get(workload).demands)
+        simulator.place_set(cache.assumed(workload).demands)
     return simulator
 
 
 def _replicas_with_assumed(
+    cache: EstimatorCache,
     profile: _ClusterProfile,
     requirements: ReplicaRequirements | None,
     assumed: Sequence[AssumedWorkload],
     use_resource_models: bool,
 ) -> int:
     """Steps 2-6 with assumed workloads: not memoised, they change from one decision to the next."""
-    workloads = [_assumed.get(w) for w in assumed]
+    workloads = [cache.assumed(w) for w in assumed]
     allowed = profile.allowed_pods - sum(w.pods for w in workloads)
     if allowed <= 0:
         return 0
     if requirements is None:
         return min(allowed, MAX_INT32)
-    request = _requests.get(requirements)
+    request = cache.request(requirements)
     if use_resource_models and profile.groups is not None:
-        return min(_place_assumed(profile.groups, assumed).fit(request.demand), allowed, MAX_INT32)
+        return min(_place_assumed(cache, profile.groups, assumed).fit(request.demand), allowed, MAX_INT32)
     # Integers deducted from allocating commute with the rounding up: ceil(x − n) = ceil(x) − n.
     available = dict(profile.available)
     for workload in workloads:
@@ -375,28 +412,13 @@ class _ComponentsProfile:
     """Memo key shared by equal component lists."""
 
 
-def _build_components_profile(components: Sequence[Component]) -> _ComponentsProfile:
-    per_set: dict[str, int] = {}
-    for component in components:
-        for name, q in _component_request(component).items():
-            per_set[name] = per_set.get(name, 0) + _set_units(q) * component.replicas
-    pods_per_set = sum(c.replicas for c in components)
-    demands = tuple(_set_demands(components))
-    items = tuple(sorted(per_set.items()))
-    return _ComponentsProfile(pods_per_set, items, demands, _key_id(("c", pods_per_set, items, demands)))
-
-
-_component_sets: _IdentityCache[Sequence[Component], _ComponentsProfile] = _IdentityCache(
-    _build_components_profile, 4096
-)
-
-
 def max_available_component_sets(
     cluster: Cluster,
     components: Sequence[Component],
     assumed: Sequence[AssumedWorkload] = (),
     *,
     use_resource_models: bool = True,
+    cache: EstimatorCache | None = None,
 ) -> int:
     """How many more whole sets of `components` the cluster takes (Karmada's general `MaxAvailableComponentSets`).
 
@@ -423,16 +445,18 @@ def max_available_component_sets(
     `components` should not change after the call (pass a tuple, as `Binding.components` is): its integer form
     is cached by identity.
     """
-    profile = _clusters.get(cluster)
+    cache = cache or EstimatorCache()
+    profile = cache.profile(cluster)
     if profile is None or profile.allowed_pods <= 0:
         return 0
-    sets = _component_sets.get(components)
+    sets = cache.component_sets(components)
     if assumed:
-        return _sets_with_assumed(profile, sets, assumed, use_resource_models)
+        return _sets_with_assumed(cache, profile, sets, assumed, use_resource_models)
     key = sets.key * 2 + int(use_resource_models)
     answer = profile.set_memo.get(key)
     if answer is None:
         answer = _sets(
+            cache,
             profile,
             sets,
             allowed=profile.allowed_pods,
@@ -447,6 +471,7 @@ def max_available_component_sets(
 
 
 def _sets_with_assumed(
+    cache: EstimatorCache,
     profile: _ClusterProfile,
     sets: _ComponentsProfile,
     assumed: Sequence[AssumedWorkload],
@@ -455,18 +480,20 @@ def _sets_with_assumed(
     allowed = profile.allowed_pods
     available = dict(profile.set_available)
     for workload in assumed:
-        deduction = _assumed.get(workload)
+        deduction = cache.assumed(workload)
         allowed -= deduction.set_pods
         for name, amount in deduction.set_deducted:
             available[name] = available.get(name, 0) - amount
     if allowed <= 0:
         return 0
     return _sets(
-        profile, sets, allowed=allowed, available=available, assumed=assumed, use_resource_models=use_resource_models
+        cache, profile, sets, allowed=allowed, available=available, assumed=assumed,
+        use_resource_models=use_resource_models,
     )
 
 
 def _sets(
+    cache: EstimatorCache,
     profile: _ClusterProfile,
     sets: _ComponentsProfile,
     *,
@@ -488,7 +515,7 @@ def _sets(
             return 0
         bound = min(bound, left // amount)
     if use_resource_models and profile.groups is not None:
-        bound = _place_assumed(profile.groups, assumed).count_sets(sets.demands, bound)
+        bound = _place_assumed(cache, profile.groups, assumed).count_sets(sets.demands, bound)
     return bound
 
 
@@ -501,13 +528,15 @@ def estimate_replicas(
     assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     *,
     use_resource_models: bool = True,
+    cache: EstimatorCache | None = None,
 ) -> dict[str, int]:
     """The general estimator's answer for every candidate, by cluster name (the input of `merge_estimates`).
 
     The same as `max_available_replicas` per cluster, with the per-request work done once.
     """
-    request = None if requirements is None else _requests.get(requirements)
-    profile_of = _clusters.get
+    cache = cache or EstimatorCache()
+    request = None if requirements is None else cache.request(requirements)
+    profile_of = cache.profile
     answers: dict[str, int] = {}
     for cluster in clusters:
         profile = profile_of(cluster)
@@ -516,7 +545,9 @@ def estimate_replicas(
             continue
         workloads = assumed.get(cluster.name) if assumed else None
         if workloads:
-            answers[cluster.name] = _replicas_with_assumed(profile, requirements, workloads, use_resource_models)
+            answers[cluster.name] = _replicas_with_assumed(
+                cache, profile, requirements, workloads, use_resource_models
+            )
         else:
             answers[cluster.name] = _replicas(profile, request, use_resource_models)
     return answers
@@ -528,12 +559,14 @@ def estimate_component_sets(
     assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     *,
     use_resource_models: bool = True,
+    cache: EstimatorCache | None = None,
 ) -> dict[str, int]:
     """`max_available_component_sets` for every candidate, by cluster name."""
     assumed = assumed or {}
+    cache = cache or EstimatorCache()
     return {
         c.name: max_available_component_sets(
-            c, components, assumed.get(c.name, ()), use_resource_models=use_resource_models
+            c, components, assumed.get(c.name, ()), use_resource_models=use_resource_models, cache=cache
         )
         for c in clusters
     }

@@ -1,6 +1,7 @@
 """What a scheduling plugin is, and the per-pass context plugins see.
 
-A plugin is a small object with a `name` and a `filter` and/or a `score` method:
+A plugin is a small object with a `name` and one method per extension point of the framework it implements
+(see `scheduling.framework`): Filter, Score, Estimate, Select, Assign, Reserve (with Unreserve) and Bind:
 
     class OnlyEurope:
         name = "OnlyEurope"
@@ -8,8 +9,12 @@ A plugin is a small object with a `name` and a `filter` and/or a `score` method:
             return None if cluster.region.startswith("eu-") else "cluster(s) are outside Europe"
 
 `filter` returns None when the cluster passes and the unschedulable reason otherwise; `score` returns an
-int added to the cluster's score. In-tree plugins may also offer `filter_many` / `score_many`, which
-answer for many clusters at once from the snapshot's indexes (same verdicts, faster).
+int added to the cluster's score; `estimate` (async) answers how many replicas each candidate still takes,
+merged with the estimators' answers by minimum (-1: no answer for that cluster); `select` / `assign` replace
+Karmada's spread selection / replica assignment (one plugin each at most); `reserve` / `unreserve` are told
+of a decision before its writes and when they did not land; `bound` once they landed. In-tree plugins may also
+offer `filter_many` / `score_many`, which answer for many clusters at once from the snapshot's indexes (same
+verdicts, faster).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..model import Binding, Cluster, ClusterAffinity
+from ..model import Binding, Cluster, ClusterAffinity, TargetCluster
+from .candidates import ClusterDetail
 from .snapshot import Snapshot
 
 
@@ -80,6 +86,52 @@ class BatchFilter(Protocol):
 class BatchScore(Protocol):
     def score_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         """The non-zero scores among `clusters`, by name."""
+
+
+@runtime_checkable
+class EstimatePlugin(Protocol):
+    name: str
+
+    async def estimate(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        """Replicas each cluster still takes (-1 or absent: no answer); merged with the others by minimum."""
+
+
+@runtime_checkable
+class SelectPlugin(Protocol):
+    name: str
+
+    def select(self, ctx: FilterContext, candidates: Sequence[ClusterDetail], need: int) -> Sequence[ClusterDetail]:
+        """The clusters to place on, among the scored and estimated candidates (raise SchedulingError to fail)."""
+
+
+@runtime_checkable
+class AssignPlugin(Protocol):
+    name: str
+
+    def assign(self, ctx: FilterContext, selected: Sequence[ClusterDetail]) -> Sequence[TargetCluster]:
+        """The replicas per selected cluster (raise SchedulingError to fail)."""
+
+
+@runtime_checkable
+class ReservePlugin(Protocol):
+    name: str
+
+    def reserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        """A decision is about to be written."""
+
+    def unreserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        """The decision reserved did not land (a conflict, an error, a cancellation)."""
+
+
+@runtime_checkable
+class BindPlugin(Protocol):
+    name: str
+
+    def bound(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        """The decision's writes landed."""
+
+
+EXTENSION_METHODS = ("filter", "score", "estimate", "select", "assign", "reserve", "bound")
 
 
 class PluginError(ValueError):

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..model import Cluster
 from .filters import APIEnablement, ClusterAffinityFilter, ClusterEviction, SpreadConstraintFilter, TaintToleration
-from .plugins import BatchFilter, BatchScore, FilterContext, FilterPlugin, PluginError, ScorePlugin
+from .plugins import (
+    EXTENSION_METHODS,
+    AssignPlugin,
+    BatchFilter,
+    BatchScore,
+    BindPlugin,
+    EstimatePlugin,
+    FilterContext,
+    FilterPlugin,
+    PluginError,
+    ReservePlugin,
+    ScorePlugin,
+    SelectPlugin,
+)
 from .scores import ClusterLocality
 
 
@@ -49,7 +63,8 @@ def _score_runner(plugin: ScorePlugin) -> ScoreRunner:
 
 @dataclass(frozen=True, slots=True)
 class PluginSet:
-    """The enabled plugins: filters in run order, and scores.
+    """The enabled plugins of each extension point: filters in run order, scores, estimators, at most one
+    selector and one assigner (None: Karmada's own), reservers and binders.
 
     `filter_runners`/`score_runners` answer for many clusters at once (the plugin's batch method, or a loop
     over its per-cluster one), resolved once here rather than on every pass.
@@ -58,6 +73,11 @@ class PluginSet:
     filters: tuple[FilterPlugin, ...]
     scores: tuple[ScorePlugin, ...]
     unknown: tuple[str, ...] = ()
+    estimators: tuple[EstimatePlugin, ...] = ()
+    selector: SelectPlugin | None = None
+    assigner: AssignPlugin | None = None
+    reservers: tuple[ReservePlugin, ...] = ()
+    binders: tuple[BindPlugin, ...] = ()
     """Names `--plugins` gave that no plugin has: ignored, as Karmada ignores them (a likely typo)."""
     filter_runners: tuple[tuple[str, FilterRunner], ...] = field(init=False, repr=False, compare=False)
     score_runners: tuple[tuple[str, ScoreRunner], ...] = field(init=False, repr=False, compare=False)
@@ -69,6 +89,8 @@ class PluginSet:
     @property
     def names(self) -> tuple[str, ...]:
         names = [p.name for p in self.filters] + [p.name for p in self.scores]
+        names += [p.name for p in self.estimators] + [p.name for p in self.reservers] + [p.name for p in self.binders]
+        names += [p.name for p in (self.selector, self.assigner) if p is not None]
         return tuple(dict.fromkeys(names))
 
 
@@ -76,8 +98,11 @@ def plugin_name(plugin: object) -> str:
     name = getattr(plugin, "name", None)
     if not isinstance(name, str) or not name:
         raise PluginError(f"plugin {plugin!r} has no name")
-    if not isinstance(plugin, FilterPlugin | ScorePlugin):
-        raise PluginError(f"plugin {name!r} has neither a filter nor a score method")
+    if not any(callable(getattr(plugin, method, None)) for method in EXTENSION_METHODS):
+        methods = ", ".join(EXTENSION_METHODS)
+        raise PluginError(f"plugin {name!r} implements no extension point (a method among {methods})")
+    if callable(getattr(plugin, "reserve", None)) != callable(getattr(plugin, "unreserve", None)):
+        raise PluginError(f"plugin {name!r} must implement both reserve and unreserve")
     return name
 
 
@@ -125,4 +150,17 @@ def build_plugins(
         filters=tuple(p for p in chosen if isinstance(p, FilterPlugin)),
         scores=tuple(p for p in chosen if isinstance(p, ScorePlugin)),
         unknown=tuple(unknown_names(spec, [*plugins, *also_known])),
+        estimators=tuple(p for p in chosen if isinstance(p, EstimatePlugin)),
+        selector=_one("select", [p for p in chosen if isinstance(p, SelectPlugin)]),
+        assigner=_one("assign", [p for p in chosen if isinstance(p, AssignPlugin)]),
+        reservers=tuple(p for p in chosen if isinstance(p, ReservePlugin)),
+        binders=tuple(p for p in chosen if isinstance(p, BindPlugin)),
     )
+
+
+def _one(method: str, plugins: Sequence[SelectPlugin] | Sequence[AssignPlugin]) -> Any:
+    """Select and Assign have one implementation: Karmada's, or one enabled plugin's."""
+    if len(plugins) > 1:
+        names = ", ".join(p.name for p in plugins)
+        raise PluginError(f"plugins {names} all implement {method}: enable at most one of them")
+    return plugins[0] if plugins else None

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 
 from ..model import Cluster, Quantity
 
@@ -61,7 +60,6 @@ def _is_qualified_name(value: str) -> bool:
     return 0 < len(name) <= 63 and _QUALIFIED_NAME.match(name) is not None
 
 
-@lru_cache(maxsize=1024)
 def is_scalar_resource_name(name: str) -> bool:
     """Kubernetes' scalar resources: extended (`vendor.com/gpu`), hugepages-*, attachable-volumes-*, or
     prefixed native (`kubernetes.io/...`)."""

@@ -1,27 +1,23 @@
-"""One scheduling attempt (reference 2.1): filter -> score -> estimate -> select -> assign.
+"""The pure steps of one scheduling attempt (reference 2.1): candidates -> estimates -> select -> assign.
 
-The attempt is split where the accurate estimators are asked: `filter_and_score` (pure, may raise FitError),
-then the caller gathers estimates (the general estimator here, the gRPC ones in the async layer), then
-`select_and_assign`. `schedule` runs all three with the general estimator only.
+The framework (`scheduling.framework`) runs them in order, with the plugins, the accurate estimators, the
+hooks and the Reserve step around them; nothing here measures, records or awaits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from time import perf_counter
 
 from ..model import Binding, Cluster, TargetCluster, WeightPreference
 from .affinity import cluster_matches
 from .assign import assign_replicas
 from .candidates import DEFAULT_OVERFLOW_ORDER, UNMATCHED_OVERFLOW_ORDER, ClusterDetail
-from .errors import FitError, SchedulingError, no_checkpoint
+from .errors import SchedulingError, no_checkpoint
 from .estimates import merge_estimates
-from .general_estimator import estimate_component_sets, max_available_replicas
+from .general_estimator import AssumedWorkload, estimate_component_sets, estimate_replicas
 from .multi_template import multi_template_applicable
-from .observe import Observer
 from .plugins import FilterContext
-from .registry import PluginSet
 from .snapshot import Snapshot
 from .spread import select_best_clusters
 from .static_weight import rule_weights
@@ -34,8 +30,6 @@ class ScheduleOptions:
     enable_empty_workload_propagation: bool = False
     multiple_pod_templates: bool = False
     """Karmada's alpha gate `MultiplePodTemplatesScheduling` (off by default)."""
-    observer: Observer | None = field(default=None, compare=False)
-    """Told how long each step and plugin took (the scheduler's metrics); None measures nothing."""
     cpu_limit: float = 10.0
     """The CPU seconds one decision may take (`decisionCPULimit`); enforced by the caller's checkpoint."""
 
@@ -57,52 +51,7 @@ class Candidates:
         return [d.cluster for d in self.details]
 
 
-def run_filters(
-    ctx: FilterContext, plugins: PluginSet, observer: Observer | None = None
-) -> tuple[list[Cluster], dict[str, str]]:
-    """Every live cluster through the filters in order; a cluster stops at its first failure."""
-    remaining: list[Cluster] = list(ctx.snapshot.live)
-    diagnosis: dict[str, str] = {}
-    for plugin_name, run_filter in plugins.filter_runners:
-        if not remaining:
-            break
-        started = perf_counter()
-        try:
-            failures = run_filter(ctx, remaining)
-        except Exception as error:  # a Python plugin's bug: the binding says which plugin, the others go on
-            if observer is not None:
-                observer.plugin(plugin_name, "Filter", "Error", perf_counter() - started)
-            raise SchedulingError(f'failed to filter clusters: plugin "{plugin_name}" failed with: {error}') from error
-        if observer is not None:
-            observer.plugin(plugin_name, "Filter", "Unschedulable" if failures else "Success", perf_counter() - started)
-        if failures:
-            diagnosis.update(failures)
-            remaining = [c for c in remaining if c.name not in failures]
-    return remaining, diagnosis
-
-
-def run_scores(
-    ctx: FilterContext, plugins: PluginSet, clusters: Sequence[Cluster], observer: Observer | None = None
-) -> dict[str, int]:
-    totals: dict[str, int] = {}
-    for plugin_name, run_score in plugins.score_runners:
-        started = perf_counter()
-        try:
-            scores = run_score(ctx, clusters)
-        except Exception as error:
-            if observer is not None:
-                observer.plugin(plugin_name, "Score", "Error", perf_counter() - started)
-            message = f'failed to prioritize clusters: plugin "{plugin_name}" failed with: {error}'
-            raise SchedulingError(message) from error
-        if observer is not None:
-            observer.plugin(plugin_name, "Score", "Success", perf_counter() - started)
-        for name, score in scores.items():
-            if score:
-                totals[name] = totals.get(name, 0) + score
-    return totals
-
-
-def overflow_order(binding: Binding, cluster: Cluster) -> int:
+def overflow_order(binding: Binding, cluster: Cluster, snapshot: Snapshot | None = None) -> int:
     """0 for the observed term's own affinity, i+1 for its i-th overflow affinity, 1000 for none."""
     placement = binding.placement
     if placement is None or placement.cluster_affinity is not None or not placement.cluster_affinities:
@@ -110,10 +59,11 @@ def overflow_order(binding: Binding, cluster: Cluster) -> int:
     term = placement.term(binding.status.scheduler_observing_affinity_name)
     if term is None:
         return DEFAULT_OVERFLOW_ORDER
-    if cluster_matches(cluster, term.affinity):
+    matches = snapshot.matches if snapshot is not None else cluster_matches
+    if matches(cluster, term.affinity):
         return 0
     for i, overflow in enumerate(term.overflow_affinities or ()):
-        if cluster_matches(cluster, overflow.affinity):
+        if matches(cluster, overflow.affinity):
             return i + 1
     return UNMATCHED_OVERFLOW_ORDER
 
@@ -123,27 +73,16 @@ def _has_overflow_tiers(binding: Binding) -> bool:
     return placement is not None and placement.cluster_affinity is None and bool(placement.cluster_affinities)
 
 
-def filter_and_score(
-    binding: Binding, snapshot: Snapshot, plugins: PluginSet, observer: Observer | None = None
+def candidates_of(
+    binding: Binding, ctx: FilterContext, feasible: Sequence[Cluster], scores: Mapping[str, int],
+    diagnosis: dict[str, str],
 ) -> Candidates:
-    ctx = FilterContext.of(binding, snapshot)
-    started = perf_counter()
-    feasible, diagnosis = run_filters(ctx, plugins, observer)
-    if observer is not None:
-        elapsed = perf_counter() - started
-        observer.step("Filter", elapsed)
-        observer.extension_point("Filter", "Success" if feasible else "Unschedulable", elapsed)
-    if not feasible:
-        raise FitError(len(snapshot), diagnosis)
-    started = perf_counter()
-    scores = run_scores(ctx, plugins, feasible, observer)
-    if observer is not None:
-        elapsed = perf_counter() - started
-        observer.step("Score", elapsed)
-        observer.extension_point("Score", "Success", elapsed)
+    """The feasible clusters as candidates: their scores, and for a ClusterAffinities term with overflow
+    affinities, which tier each one matches."""
+    snapshot = ctx.snapshot
     if _has_overflow_tiers(binding):
         details = [
-            ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=overflow_order(binding, c))
+            ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=overflow_order(binding, c, snapshot))
             for c in feasible
         ]
     elif scores:
@@ -161,26 +100,37 @@ def needs_estimates(binding: Binding) -> bool:
 def general_estimates(
     binding: Binding,
     clusters: Sequence[Cluster],
-    snapshot: Snapshot | None = None,
+    snapshot: Snapshot,
     options: ScheduleOptions = DEFAULT_OPTIONS,
+    assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
 ) -> dict[str, int]:
     """The general estimate per cluster: replicas, or whole component sets for a multi-template binding.
-    With the snapshot, computed once per snapshot for all live clusters and each distinct replicaRequirements
-    (bindings of one workload shape share it)."""
-    if multi_template_applicable(binding, options.multiple_pod_templates):
+    Without assumed workloads on a cluster, the answer is computed once per snapshot for all live clusters and
+    each distinct request (bindings of one workload shape share it); `assumed` (the overcommit protection's
+    assumptions, by cluster) are deducted where present."""
+    cache = snapshot.estimator
+    multi = multi_template_applicable(binding, options.multiple_pod_templates)
+    if multi:
         components = binding.components
-        if snapshot is None:
-            return estimate_component_sets(clusters, components)
-        sets = snapshot.memo(("general-sets", components), lambda: estimate_component_sets(snapshot.live, components))
-        return {c.name: sets[c.name] for c in clusters}
-    requirements = binding.replica_requirements
-    if snapshot is None:
-        return {c.name: max_available_replicas(c, requirements) for c in clusters}
-    every = snapshot.memo(
-        ("general-estimate", requirements),
-        lambda: {c.name: max_available_replicas(c, requirements) for c in snapshot.live},
-    )
-    return {c.name: every[c.name] for c in clusters}
+        every = snapshot.memo(
+            ("general-sets", components),
+            lambda: estimate_component_sets(snapshot.live, components, cache=cache),
+        )
+    else:
+        requirements = binding.replica_requirements
+        every = snapshot.memo(
+            ("general-estimate", requirements),
+            lambda: estimate_replicas(snapshot.live, requirements, cache=cache),
+        )
+    answers = {c.name: every[c.name] for c in clusters}
+    held = {c.name: assumed[c.name] for c in clusters if assumed and assumed.get(c.name)}
+    if held:
+        live = [c for c in clusters if c.name in held]
+        if multi:
+            answers.update(estimate_component_sets(live, binding.components, held, cache=cache))
+        else:
+            answers.update(estimate_replicas(live, binding.replica_requirements, held, cache=cache))
+    return answers
 
 
 def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]) -> None:
@@ -207,24 +157,26 @@ def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]
         detail.available = detail.allocatable + assigned.get(detail.name, 0)
 
 
+def needed_replicas(binding: Binding, options: ScheduleOptions = DEFAULT_OPTIONS) -> int:
+    """What selection must find room for: the replicas, or one whole set for a multi-template binding."""
+    return 1 if multi_template_applicable(binding, options.multiple_pod_templates) else binding.replicas
+
+
 def select(
     candidates: Candidates,
     trace: list[str] | None = None,
     options: ScheduleOptions = DEFAULT_OPTIONS,
     checkpoint: Callable[[], None] = no_checkpoint,
 ) -> list[ClusterDetail]:
-    """Spread selection; a multi-template binding needs room for one whole set (needReplicas = 1).
-    `checkpoint` is called along the searches that can be long (it may raise to abandon the decision)."""
+    """Karmada's spread selection. `checkpoint` is called along the searches that can be long (it may raise to
+    abandon the decision)."""
     binding = candidates.binding
-    need = 1 if multi_template_applicable(binding, options.multiple_pod_templates) else binding.replicas
-    started = perf_counter()
     try:
-        return select_best_clusters(binding, candidates.details, need, trace=trace, checkpoint=checkpoint)
+        return select_best_clusters(
+            binding, candidates.details, needed_replicas(binding, options), trace=trace, checkpoint=checkpoint
+        )
     except SchedulingError as error:
         raise error.wrapped("failed to select clusters") from error
-    finally:
-        if options.observer is not None:
-            options.observer.step("Select", perf_counter() - started)
 
 
 def assign(
@@ -236,36 +188,18 @@ def assign(
         key = ("static-weights", preference.static_weight_list)
         return snapshot.memo(key, lambda: rule_weights(snapshot.clusters, preference))
 
-    started = perf_counter()
     try:
         result = assign_replicas(candidates.binding, selected, weight_table=weight_table)
     except SchedulingError as error:
         raise error.wrapped("failed to assign replicas") from error
-    finally:
-        if options.observer is not None:
-            options.observer.step("AssignReplicas", perf_counter() - started)
-    if options.enable_empty_workload_propagation:
-        present = {t.name for t in result}
-        result = result + [TargetCluster(d.name) for d in selected if d.name not in present]
-    return result
+    return with_empty_workloads(result, selected, options)
 
 
-def select_and_assign(candidates: Candidates, options: ScheduleOptions = DEFAULT_OPTIONS) -> list[TargetCluster]:
-    return assign(candidates, select(candidates, options=options), options)
-
-
-def schedule(
-    binding: Binding,
-    snapshot: Snapshot,
-    plugins: PluginSet,
-    *,
-    accurate: Sequence[Mapping[str, int]] = (),
-    options: ScheduleOptions = DEFAULT_OPTIONS,
+def with_empty_workloads(
+    result: list[TargetCluster], selected: Sequence[ClusterDetail], options: ScheduleOptions
 ) -> list[TargetCluster]:
-    """One attempt with the general estimator (plus any accurate answers already gathered)."""
-    candidates = filter_and_score(binding, snapshot, plugins, options.observer)
-    answers: list[Mapping[str, int]] = []
-    if needs_estimates(binding):
-        answers = [general_estimates(binding, candidates.clusters, snapshot, options), *accurate]
-    apply_estimates(candidates, answers)
-    return select_and_assign(candidates, options)
+    """`--enable-empty-workload-propagation`: selected clusters that received nothing are listed with 0."""
+    if not options.enable_empty_workload_propagation:
+        return result
+    present = {t.name for t in result}
+    return result + [TargetCluster(d.name) for d in selected if d.name not in present]

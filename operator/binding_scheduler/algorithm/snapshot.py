@@ -6,7 +6,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from ..model import Cluster
+from ..model import Cluster, ClusterAffinity
+from .affinity import cluster_matches
+from .general_estimator import EstimatorCache
 
 HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
 _MEMO_LIMIT = 256
@@ -18,10 +20,11 @@ class Snapshot:
 
     Everything that does not depend on the binding is computed here once (API enablement index, which
     clusters carry hard taints or lack topology fields), so a pass only does the binding-specific work.
-    Per-affinity match sets are memoized: bindings of one policy share their affinity.
+    Per-affinity match sets are memoized: bindings of one policy share their affinity. `estimator` holds the
+    general estimator's integer forms and answers; the cluster store hands one on from snapshot to snapshot.
     """
 
-    def __init__(self, clusters: Iterable[Cluster]) -> None:
+    def __init__(self, clusters: Iterable[Cluster], estimator: EstimatorCache | None = None) -> None:
         self.clusters: tuple[Cluster, ...] = tuple(clusters)
         self.by_name: Mapping[str, Cluster] = {c.name: c for c in self.clusters}
         self.live: tuple[Cluster, ...] = tuple(c for c in self.clusters if not c.deleting)
@@ -34,6 +37,7 @@ class Snapshot:
             "region": frozenset(c.name for c in self.clusters if not c.region),
             "zone": frozenset(c.name for c in self.clusters if not c.zones),
         }
+        self.estimator: EstimatorCache = estimator if estimator is not None else EstimatorCache()
         self._memo: OrderedDict[Any, Any] = OrderedDict()
 
     def __len__(self) -> int:
@@ -51,6 +55,18 @@ class Snapshot:
             return value
         self._memo.move_to_end(key)
         return value
+
+    def matching(self, affinity: ClusterAffinity) -> frozenset[str]:
+        """The names of the clusters `affinity` matches (memoised: one policy's bindings share an affinity)."""
+        return self.memo(("matching", affinity), lambda: frozenset(
+            c.name for c in self.clusters if cluster_matches(c, affinity)
+        ))
+
+    def matches(self, cluster: Cluster, affinity: ClusterAffinity) -> bool:
+        """`cluster_matches` for a cluster of this snapshot, from the memoised set."""
+        if self.by_name.get(cluster.name) is not cluster:
+            return cluster_matches(cluster, affinity)
+        return cluster.name in self.matching(affinity)
 
 
 def _api_index(clusters: Iterable[Cluster]) -> Mapping[tuple[str, str], frozenset[str]]:

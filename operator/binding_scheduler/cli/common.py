@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+from ..algorithm.general_estimator import AssumedWorkload
 from ..algorithm.plugins import PluginError
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
 from ..model import Cluster, Component, ObjectReference, ReplicaRequirements, ValidationError
 from ..model.duration import parse_duration
-from ..scheduling.attempt import EstimateAnswerLike, ReplicaEstimator
+from ..scheduling.framework import EstimateAnswerLike, ReplicaEstimator
 from ..scheduling.plugins import load_plugins
 from .inputs import Inputs, load_inputs
 
@@ -158,9 +159,10 @@ class OnlyListed:
         requirements: ReplicaRequirements | None,
         *,
         resource: ObjectReference | None = None,
+        assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     ) -> EstimateAnswerLike:
         asked = [c for c in clusters if c.name in self.listed]
-        return await self.estimator.max_available_replicas(asked, requirements, resource=resource)
+        return await self.estimator.max_available_replicas(asked, requirements, resource=resource, assumed=assumed)
 
     async def max_available_component_sets(
         self,
@@ -169,8 +171,11 @@ class OnlyListed:
         namespace: str,
         *,
         resource: ObjectReference | None = None,
+        assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     ) -> EstimateAnswerLike:
         asked = [c for c in clusters if c.name in self.listed]
-        return await self.estimator.max_available_component_sets(asked, components, namespace, resource=resource)
+        return await self.estimator.max_available_component_sets(
+            asked, components, namespace, resource=resource, assumed=assumed
+        )
 
 

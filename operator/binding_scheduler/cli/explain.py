@@ -18,8 +18,9 @@ from ..algorithm.snapshot import Snapshot
 from ..algorithm.triggers import schedule_trigger
 from ..algorithm.walk import Decision
 from ..model import Binding
-from ..scheduling.attempt import AttemptRecord, decide_binding
 from ..scheduling.cpu import OverCpuLimit
+from ..scheduling.framework import Framework
+from ..scheduling.record import AttemptRecord, AttemptRecorder
 from .common import (
     add_estimator_arguments,
     add_input_arguments,
@@ -194,17 +195,18 @@ async def _run(args: argparse.Namespace) -> int:
     plugins = plugins_or_exit(args.plugins)
     snapshot = Snapshot(inputs.clusters)
     options = schedule_options(args)
-    records: list[AttemptRecord] = []
+    recorder = AttemptRecorder()
     async with open_estimator(args) as estimator:
+        framework = Framework(plugins, estimator=estimator, options=options, hooks=[recorder])
         try:
-            decision = await decide_binding(binding, snapshot, plugins, estimator, options=options, records=records)
+            decision = await framework.decide(binding, snapshot)
         except OverCpuLimit as error:
             print(f"{binding.key}: not decided: {error}", file=sys.stderr)
             return 1
     if args.output == "json":
-        print(render_json(binding, records, decision, snapshot, plugins))
+        print(render_json(binding, recorder.records, decision, snapshot, plugins))
     else:
-        print(render_text(binding, records, decision, snapshot, plugins, options))
+        print(render_text(binding, recorder.records, decision, snapshot, plugins, options))
     return 0
 
 

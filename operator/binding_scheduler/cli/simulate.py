@@ -15,8 +15,8 @@ from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..model import Binding, TargetCluster
-from ..scheduling.attempt import ReplicaEstimator, decide_binding
 from ..scheduling.cpu import OverCpuLimit
+from ..scheduling.framework import Framework, ReplicaEstimator
 from .common import (
     add_estimator_arguments,
     add_input_arguments,
@@ -56,10 +56,11 @@ async def simulate(
     options: ScheduleOptions = DEFAULT_OPTIONS,
 ) -> list[SimulationResult]:
     """Schedule every binding as a pass would now; its current `spec.clusters` is the previous result."""
+    framework = Framework(plugins, estimator=estimator, options=options)
     results = []
     for binding in bindings:
         try:
-            decision = await decide_binding(binding, snapshot, plugins, estimator, options=options)
+            decision = await framework.decide(binding, snapshot)
         except OverCpuLimit as error:
             results.append(SimulationResult(binding, False, "SchedulerError", str(error), binding.clusters))
             continue

@@ -9,13 +9,14 @@ answer that cannot be a count) gets no answer; with `partial_failure="fallback"`
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import grpc
 import grpc.aio
 from google.protobuf.message import Message
 from prometheus_client import CollectorRegistry
 
+from binding_scheduler.algorithm.general_estimator import AssumedWorkload
 from binding_scheduler.model import Cluster, Component, ObjectReference, ReplicaRequirements
 
 from .answer import EstimateAnswer
@@ -28,6 +29,7 @@ from .wire import (
     MAX_AVAILABLE_COMPONENT_SETS,
     MAX_AVAILABLE_REPLICAS,
     InvalidAnswer,
+    assumed_workload,
     max_available_component_sets_request,
     object_metadata,
     read_count,
@@ -71,14 +73,18 @@ class AccurateEstimator:
         requirements: ReplicaRequirements | None,
         *,
         resource: ObjectReference | None = None,
+        assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     ) -> EstimateAnswer:
-        """`MaxAvailableReplicas` on every cluster's estimator."""
+        """`MaxAvailableReplicas` on every cluster's estimator, with the workloads assumed there."""
         legacy = self.settings.send_legacy_fields
         encoded = replica_requirements(requirements, legacy=legacy) if requirements is not None else None
+        held = assumed or {}
         return await self._fan_out(
             clusters,
             MAX_AVAILABLE_REPLICAS,
-            lambda name: replicas_request_for(name, encoded),
+            lambda name: replicas_request_for(
+                name, encoded, [assumed_workload(w, legacy=legacy) for w in held.get(name, ())]
+            ),
             resource,
         )
 
@@ -89,13 +95,17 @@ class AccurateEstimator:
         namespace: str,
         *,
         resource: ObjectReference | None = None,
+        assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     ) -> EstimateAnswer:
-        """`MaxAvailableComponentSets` on every cluster's estimator."""
+        """`MaxAvailableComponentSets` on every cluster's estimator, with the workloads assumed there."""
         legacy = self.settings.send_legacy_fields
+        held = assumed or {}
         return await self._fan_out(
             clusters,
             MAX_AVAILABLE_COMPONENT_SETS,
-            lambda name: max_available_component_sets_request(name, components, namespace, legacy=legacy),
+            lambda name: max_available_component_sets_request(
+                name, components, namespace, legacy=legacy, assumed=held.get(name, ())
+            ),
             resource,
         )
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from google.protobuf.message import DecodeError, Message
 
+from binding_scheduler.algorithm.general_estimator import AssumedWorkload
 from binding_scheduler.model import Component, NodeClaim, ObjectReference, ReplicaRequirements
 
 from .payloads import node_selector_bytes, resource_request_bytes, toleration_bytes
@@ -92,28 +93,40 @@ def _component(component: Component, *, legacy: bool) -> estimator_pb2.Component
     return out
 
 
+def assumed_workload(workload: AssumedWorkload, *, legacy: bool) -> estimator_pb2.AssumedWorkload:
+    """One workload assumed on the cluster (gate `SchedulingOvercommitProtection`): its namespace and components."""
+    out = estimator_pb2.AssumedWorkload(namespace=workload.namespace)
+    out.components.extend(_component(c, legacy=legacy) for c in workload.components)
+    return out
+
+
 def max_available_replicas_request(
-    cluster: str, requirements: ReplicaRequirements | None, *, legacy: bool = True
+    cluster: str, requirements: ReplicaRequirements | None, *, legacy: bool = True,
+    assumed: Sequence[AssumedWorkload] = (),
 ) -> estimator_pb2.MaxAvailableReplicasRequest:
     encoded = replica_requirements(requirements, legacy=legacy) if requirements is not None else None
-    return replicas_request_for(cluster, encoded)
+    return replicas_request_for(cluster, encoded, [assumed_workload(w, legacy=legacy) for w in assumed])
 
 
 def replicas_request_for(
-    cluster: str, encoded: estimator_pb2.ReplicaRequirements | None
+    cluster: str, encoded: estimator_pb2.ReplicaRequirements | None,
+    assumed: Sequence[estimator_pb2.AssumedWorkload] = (),
 ) -> estimator_pb2.MaxAvailableReplicasRequest:
     """The request for one cluster around requirements encoded once for a whole fan-out."""
     out = estimator_pb2.MaxAvailableReplicasRequest(cluster=cluster)
     if encoded is not None:
         out.replicaRequirements.CopyFrom(encoded)
+    out.assumedWorkloads.extend(assumed)
     return out
 
 
 def max_available_component_sets_request(
-    cluster: str, components: Sequence[Component], namespace: str, *, legacy: bool = True
+    cluster: str, components: Sequence[Component], namespace: str, *, legacy: bool = True,
+    assumed: Sequence[AssumedWorkload] = (),
 ) -> estimator_pb2.MaxAvailableComponentSetsRequest:
     out = estimator_pb2.MaxAvailableComponentSetsRequest(cluster=cluster, namespace=namespace)
     out.components.extend(_component(c, legacy=legacy) for c in components)
+    out.assumedWorkloads.extend(assumed_workload(w, legacy=legacy) for w in assumed)
     return out
 
 

@@ -119,9 +119,13 @@ class KubeAPIConfig:
 
 @dataclass(frozen=True, slots=True)
 class FeatureGatesConfig:
-    """Karmada's alpha scheduler gates we implement (all off by default, as in Karmada)."""
+    """Karmada's alpha scheduler gates we implement (off by default, as in Karmada, except overcommit protection:
+    unset, it is on when more than one worker runs passes; see `overcommit_protected`)."""
 
     multiple_pod_templates_scheduling: bool = field(default=False, metadata=_json("MultiplePodTemplatesScheduling"))
+    scheduling_overcommit_protection: bool | None = field(
+        default=None, metadata=_json("SchedulingOvercommitProtection"))
+    workload_affinity: bool = field(default=False, metadata=_json("WorkloadAffinity"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,4 +494,16 @@ def _feature_gates(fields: Fields | None) -> FeatureGatesConfig:
     gates = _section(fields, FeatureGatesConfig)
     if gates is None:
         return FeatureGatesConfig()
-    return FeatureGatesConfig(multiple_pod_templates_scheduling=gates.flag("MultiplePodTemplatesScheduling"))
+    overcommit = gates.data.get("SchedulingOvercommitProtection")
+    return FeatureGatesConfig(
+        multiple_pod_templates_scheduling=gates.flag("MultiplePodTemplatesScheduling"),
+        scheduling_overcommit_protection=None if overcommit is None else gates.flag("SchedulingOvercommitProtection"),
+        workload_affinity=gates.flag("WorkloadAffinity"),
+    )
+
+
+def overcommit_protected(config: SchedulerConfig) -> bool:
+    """`SchedulingOvercommitProtection` as set, or, unset, on exactly when passes run concurrently (workers > 1):
+    one pass at a time decides from summaries its own earlier decisions are not in yet, as Karmada does."""
+    gate = config.feature_gates.scheduling_overcommit_protection
+    return config.workers > 1 if gate is None else gate

@@ -10,13 +10,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .config import API_VERSION, KIND, SchedulerConfig, parse_config
 from .errors import ValidationError
 from .fields import EMPTY_MAP
 
-DEFAULT_OBJECT: Mapping[str, Any] = {"apiVersion": API_VERSION, "kind": KIND}
+DEFAULT_OBJECT: Mapping[str, Any] = MappingProxyType({"apiVersion": API_VERSION, "kind": KIND})
 """A SchedulerConfiguration with no spec: the defaults (what `run` uses without --config or --config-file)."""
 
 

@@ -6,14 +6,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 from .errors import ValidationError, show
 from .fields import FrozenMap
 
 _PATTERN = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(.*)$")
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {
+_BINARY = MappingProxyType({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60})
+_DECIMAL = MappingProxyType({
     "n": Fraction(1, 10**9),
     "u": Fraction(1, 10**6),
     "m": Fraction(1, 1000),
@@ -24,7 +25,7 @@ _DECIMAL = {
     "T": Fraction(10**12),
     "P": Fraction(10**15),
     "E": Fraction(10**18),
-}
+})
 _EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
 # Bounds that keep parsing cheap: `1e999999999` would otherwise build a billion-digit integer, and Python refuses
 # to convert numbers of more than 4300 digits from text. Real quantities are nowhere near either.

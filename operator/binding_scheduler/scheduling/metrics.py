@@ -10,13 +10,16 @@ never collide.
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from binding_scheduler import __version__
+
+from .framework import ExtensionPoint, FrameworkHook, Result
 
 # Prometheus text format 0.0.4, which `generate_latest` produces.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -268,17 +271,28 @@ class SchedulerMetrics:
         return generate_latest(_WithoutCreated(self.registry))
 
 
-class MetricsObserver:
-    """The algorithm's step and plugin timings, into Karmada's histograms."""
+class MetricsHook(FrameworkHook):
+    """The framework's step and plugin timings, into Karmada's histograms (its steps and extension points only:
+    Filter, Score, Select, AssignReplicas)."""
+
+    _STEPS: Mapping[ExtensionPoint, str] = MappingProxyType({
+        ExtensionPoint.FILTER: "Filter",
+        ExtensionPoint.SCORE: "Score",
+        ExtensionPoint.SELECT: "Select",
+        ExtensionPoint.ASSIGN: "AssignReplicas",
+    })
 
     def __init__(self, metrics: SchedulerMetrics) -> None:
         self.metrics = metrics
 
-    def step(self, step: str, seconds: float) -> None:
+    def step(self, point: ExtensionPoint, result: Result, seconds: float) -> None:
+        step = self._STEPS.get(point)
+        if step is None:
+            return
         self.metrics.observe_step(step, seconds)
+        if point in (ExtensionPoint.FILTER, ExtensionPoint.SCORE):
+            self.metrics.observe_extension_point(point.value, result.value, seconds)
 
-    def extension_point(self, extension_point: str, result: str, seconds: float) -> None:
-        self.metrics.observe_extension_point(extension_point, result, seconds)
-
-    def plugin(self, plugin: str, extension_point: str, result: str, seconds: float) -> None:
-        self.metrics.observe_plugin(plugin, extension_point, result, seconds)
+    def plugin(self, plugin: str, point: ExtensionPoint, result: Result, seconds: float) -> None:
+        if point in (ExtensionPoint.FILTER, ExtensionPoint.SCORE):
+            self.metrics.observe_plugin(plugin, point.value, result.value, seconds)

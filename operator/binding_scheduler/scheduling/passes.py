@@ -1,9 +1,9 @@
 """One scheduling pass for one binding key: decide, then commit with fenced writes.
 
 ```
-read the body -> parse -> decision tree -> attempts (estimators asked, cancellable)
-  -> COMMIT POINT -> spec write (resourceVersion precondition) -> status write (version from that response)
-  -> events -> outcome for the queue
+read the body -> parse -> decision tree -> framework: decide (estimators asked, cancellable) -> Reserve
+  -> COMMIT POINT -> Bind: spec write (resourceVersion precondition) -> status write (version from that
+  response) -> events -> bound, or Unreserve when the spec write did not land -> outcome for the queue
 ```
 
 Before the commit point a pass has no side effect and is cancelled the moment a stop is asked. From the
@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol
@@ -36,14 +36,18 @@ from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
 from ..kube.errors import ApiError, Conflict, Forbidden, KubeError, NotFound
 from ..kube.gate import WriteGateClosed
 from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, ValidationError
-from .attempt import ReplicaEstimator, decide_binding
+from .assumptions import AssumptionCache
 from .cpu import OverCpuLimit
+from .framework import CycleState, Framework, FrameworkHook, ReplicaEstimator, Reservation
 from .metrics import SchedulerMetrics
 from .stores import BindingStore, ClusterStore, binding_key
 
 logger = logging.getLogger(__name__)
 
 GROUP_VERSION = "work.karmada.io/v1alpha2"
+RESERVE_TRIES = 3
+"""Decisions a pass makes in a row when Reserve finds another pass took capacity on its clusters meanwhile;
+then the key is requeued."""
 
 
 class PassOutcome(StrEnum):
@@ -71,25 +75,35 @@ class EventSink(Protocol):
 
 
 class Decider(Protocol):
+    """How a pass has the framework decide (the framework's own `decide`, unless a caller wraps it)."""
+
     def __call__(
-        self,
-        binding: Binding,
-        snapshot: Snapshot,
-        plugins: PluginSet,
-        estimator: ReplicaEstimator | None = None,
-        *,
-        options: ScheduleOptions = ...,
+        self, framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState
     ) -> Awaitable[Decision]: ...
+
+
+def framework_decides(
+    framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState
+) -> Awaitable[Decision]:
+    return framework.decide(binding, snapshot, state)
 
 
 @dataclass(slots=True)
 class PassSettings:
-    """What a pass needs from the configuration in force when it starts."""
+    """What a pass needs from the configuration in force when it starts: the framework built from it."""
 
     scheduler_name: str
     plugins: PluginSet
     options: ScheduleOptions = field(default_factory=ScheduleOptions)
     estimator: ReplicaEstimator | None = None
+    hooks: InitVar[tuple[FrameworkHook, ...]] = ()
+    assumptions: AssumptionCache | None = None
+    framework: Framework = field(init=False)
+
+    def __post_init__(self, hooks: tuple[FrameworkHook, ...]) -> None:
+        self.framework = Framework(
+            self.plugins, estimator=self.estimator, options=self.options, hooks=hooks, assumptions=self.assumptions
+        )
 
 
 @dataclass(slots=True)
@@ -120,8 +134,9 @@ class PassContext:
         bindings: BindingStore,
         clusters: ClusterStore,
         metrics: SchedulerMetrics,
-        decider: Decider = decide_binding,
+        decider: Decider = framework_decides,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        assumptions: AssumptionCache | None = None,
     ) -> None:
         self.client = client
         self.events = events
@@ -130,6 +145,9 @@ class PassContext:
         self.metrics = metrics
         self.decider = decider
         self.now = now
+        self.assumptions = assumptions if assumptions is not None else AssumptionCache()
+        """Overcommit protection's assumptions: the passes' Reserve step fills them while the gate is on; the
+        runtime releases them (a workload reported Healthy, a binding deleted) whatever the gate."""
 
 
 def binding_ref(binding: Binding) -> BindingRef:
@@ -187,18 +205,49 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
     if trigger is None:
         return await _observe_generation(binding, ctx, tracker)
     started = time.perf_counter()
-    try:
-        decision = await ctx.decider(binding, snapshot, settings.plugins, settings.estimator, options=settings.options)
-    except OverCpuLimit as error:
-        # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
-        return await _refuse(body, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
-    if owed and set(decision.clusters or ()) != set(binding.clusters):
-        # Deciding again only recovers a lost condition: it never moves a binding Karmada would leave alone.
-        logger.info("binding %s: deciding again would change its clusters, which no rule asks for: left as it is, "
-                    "generation %d recorded without a condition (as Karmada does)", key, binding.generation)
-        return await _observe_generation(binding, ctx, tracker)
+    framework = settings.framework
+    for _ in range(RESERVE_TRIES):
+        state = CycleState()
+        try:
+            decision = await ctx.decider(framework, binding, snapshot, state)
+        except OverCpuLimit as error:
+            # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
+            return await _refuse(body, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
+        if owed and set(decision.clusters or ()) != set(binding.clusters):
+            # Deciding again only recovers a lost condition: it never moves a binding Karmada would leave alone.
+            logger.info("binding %s: deciding again would change its clusters, which no rule asks for: left as it "
+                        "is, generation %d recorded without a condition (as Karmada does)", key, binding.generation)
+            return await _observe_generation(binding, ctx, tracker)
+        reservation = framework.reserve(binding, decision, state)
+        if reservation is not None:
+            break
+        snapshot = ctx.clusters.snapshot()
+    else:
+        logger.info("binding %s: other passes reserved capacity on its clusters while it decided, %d times: requeued",
+                    key, RESERVE_TRIES)
+        return PassOutcome.CONFLICT
     tracker.enter_commit()
-    return await _commit(binding, body, decision, ctx, trigger=trigger, started=started, attempt=tracker.attempt)
+    landed = _Landed()
+    try:
+        return await _commit(binding, body, decision, ctx, trigger=trigger, started=started,
+                             attempt=tracker.attempt, landed=landed)
+    finally:
+        _settle(framework, reservation, landed)
+
+
+@dataclass(slots=True)
+class _Landed:
+    """Whether the decision's `spec.clusters` is in the binding now (written by this pass, or already there)."""
+
+    spec: bool = False
+
+
+def _settle(framework: Framework, reservation: Reservation, landed: _Landed) -> None:
+    """After Bind: the reservation stands when the placement landed, and is undone when it did not."""
+    if landed.spec:
+        framework.bound(reservation)
+    else:
+        framework.unreserve(reservation)
 
 
 async def _commit(
@@ -210,14 +259,18 @@ async def _commit(
     trigger: ScheduleType,
     started: float,
     attempt: int = 1,
+    landed: _Landed | None = None,
 ) -> PassOutcome:
+    landed = landed if landed is not None else _Landed()
     ref = binding_ref(binding)
     version, generation = binding.resource_version, binding.generation
     error: BaseException | None = decision.error
     verdict = condition_for(decision.error)
     placement_json = json.dumps(binding.placement.to_dict() if binding.placement else {}, separators=(",", ":"))
     clusters = [t.to_dict() for t in decision.clusters] if decision.clusters is not None else None
-    if clusters is not None and not _result_unchanged(body, placement_json, clusters):
+    if clusters is not None and _result_unchanged(body, placement_json, clusters):
+        landed.spec = True
+    elif clusters is not None:
         try:
             written = await patch_schedule_result(ctx.client, ref, version, placement_json, clusters)
             ctx.metrics.write("spec", "ok")
@@ -242,6 +295,7 @@ async def _commit(
             version = str(metadata.get("resourceVersion") or version)
             generation = int(metadata.get("generation") or generation)
             ctx.bindings.wrote(binding.key, generation)
+            landed.spec = True
     outcome = await _write_status(
         binding, ref, verdict, ctx, version=version, generation=generation, affinity_name=decision.affinity_name,
         after_spec_write=version != binding.resource_version,

@@ -95,6 +95,8 @@ class Scheduler:
     def on_binding(self, body: Mapping[str, Any]) -> None:
         """An ADDED/MODIFIED (or listed) binding body."""
         previous = self.ctx.bindings.upsert(body)
+        for cluster in _newly_healthy(previous, body):
+            self.ctx.assumptions.release_cluster(binding_key(body), cluster)
         self.queue.cache_updated(binding_key(body), _version(body))
         now_passes = passes_event_filter(body, self.scheduler_name)
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
@@ -126,6 +128,7 @@ class Scheduler:
         return waits_for_an_api(binding) or binding.key in self._fit_nowhere
 
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
+        self.ctx.assumptions.release(binding_key(body))
         self._fit_nowhere.discard(binding_key(body))
         self._updated_while_committing.discard(binding_key(body))
         self.ctx.bindings.remove(binding_key(body))
@@ -381,3 +384,22 @@ def _target_names(body: Mapping[str, Any]) -> list[str]:
 
 def _version(body: Mapping[str, Any]) -> str:
     return str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _healthy_clusters(body: Mapping[str, Any] | None) -> set[str]:
+    status = (body or {}).get("status")
+    items = status.get("aggregatedStatus") if isinstance(status, Mapping) else None
+    if not isinstance(items, list):
+        return set()
+    return {
+        str(item.get("clusterName"))
+        for item in items
+        if isinstance(item, Mapping) and item.get("health") == "Healthy" and item.get("clusterName")
+    }
+
+
+def _newly_healthy(previous: Mapping[str, Any] | None, body: Mapping[str, Any]) -> set[str]:
+    """The clusters whose workload of this binding just turned Healthy: their summaries count it from now on,
+    so its assumption there is released (reference 1.10)."""
+    now = _healthy_clusters(body)
+    return now - _healthy_clusters(previous) if now else now

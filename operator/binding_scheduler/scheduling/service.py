@@ -30,10 +30,10 @@ from ..kube.errors import KubeError, NotFound, ServerError, TooManyRequests, Tra
 from ..kube.events import EventRecorder
 from ..kube.gate import WriteGate, WriteGateClosed
 from ..kube.lease import LeaseElector, default_identity
-from ..model.config import SchedulerConfig
+from ..model.config import SchedulerConfig, overcommit_protected
 from .event_sender import BackgroundEvents
 from .health import HealthServer
-from .metrics import MetricsObserver, SchedulerMetrics
+from .metrics import MetricsHook, SchedulerMetrics
 from .passes import Decider, PassContext, PassSettings
 from .plugins import load_plugins
 from .queue import SchedulingQueue
@@ -186,10 +186,11 @@ class SchedulerService:
             options=ScheduleOptions(
                 enable_empty_workload_propagation=config.enable_empty_workload_propagation,
                 multiple_pod_templates=config.feature_gates.multiple_pod_templates_scheduling,
-                observer=MetricsObserver(self.metrics),
                 cpu_limit=config.decision_cpu_limit,
             ),
             estimator=self._estimator(config),
+            hooks=(MetricsHook(self.metrics),),
+            assumptions=self.context.assumptions if overcommit_protected(config) else None,
         )
 
     def apply_config(self, config: SchedulerConfig) -> None:

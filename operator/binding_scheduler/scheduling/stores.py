@@ -11,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..algorithm.general_estimator import EstimatorCache
 from ..algorithm.snapshot import HARD_TAINT_EFFECTS, Snapshot
 from ..model import Binding, Cluster, ValidationError, parse_binding
 
@@ -105,6 +106,7 @@ class ClusterStore:
         self._hard_tainted: set[str] = set()
         self._without: dict[str, set[str]] = {"provider": set(), "region": set(), "zone": set()}
         self._deleting: set[str] = set()
+        self._estimator = EstimatorCache()  # handed from snapshot to snapshot: unchanged clusters keep their profile
 
     def upsert(self, cluster: Cluster) -> Cluster | None:
         previous = self._clusters.get(cluster.name)
@@ -116,6 +118,7 @@ class ClusterStore:
             bisect.insort(self._names, cluster.name)
         else:
             self._unindex(previous)
+            self._estimator.forget(cluster.name)
         self._clusters[cluster.name] = cluster
         self._index(cluster)
         self._snapshot = None
@@ -131,6 +134,7 @@ class ClusterStore:
         if previous is not None:
             del self._names[bisect.bisect_left(self._names, name)]
             self._unindex(previous)
+            self._estimator.forget(name)
             self._snapshot = None
         return previous
 
@@ -196,7 +200,7 @@ class ClusterStore:
     def _build(self) -> Snapshot:
         clusters = tuple(self._clusters[name] for name in self._names)
         if not _SNAPSHOT_FIELDS_KNOWN:
-            return Snapshot(clusters)
+            return Snapshot(clusters, self._estimator)
         snapshot = Snapshot.__new__(Snapshot)
         snapshot.clusters = clusters
         snapshot.by_name = dict(zip(self._names, clusters, strict=True))
@@ -209,10 +213,11 @@ class ClusterStore:
         snapshot.api_index = dict(frozen)
         snapshot.hard_tainted = frozenset(self._hard_tainted)
         snapshot.without = {field: frozenset(names) for field, names in self._without.items()}
+        snapshot.estimator = self._estimator
         snapshot._memo = OrderedDict()
         return snapshot
 
 
-_SNAPSHOT_FIELDS = {"clusters", "by_name", "live", "api_index", "hard_tainted", "without", "_memo"}
+_SNAPSHOT_FIELDS = {"clusters", "by_name", "live", "api_index", "hard_tainted", "without", "estimator", "_memo"}
 _SNAPSHOT_FIELDS_KNOWN = set(vars(Snapshot(()))) == _SNAPSHOT_FIELDS
 """The fields ClusterStore sets itself are exactly those Snapshot.__init__ sets (else: built the plain way)."""
