@@ -21,29 +21,58 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from ..model import Binding, Cluster, ClusterAffinity, TargetCluster
 from .candidates import ClusterDetail
 from .snapshot import Snapshot
 
 
+class GroupMember(NamedTuple):
+    """One ResourceBinding of a workload (anti-)affinity group, as the scheduler sees it now: its stored copy, or
+    the copy our own spec write returned when that one is newer (Karmada's "assigning" bindings)."""
+
+    namespace: str
+    name: str
+    affinity_group: str
+    anti_affinity_group: str
+    clusters: frozenset[str]
+    """The names in its `spec.clusters`."""
+    comparable: bool = True
+    """False when its two copies' resourceVersions could not be compared (Karmada then fails the cluster)."""
+
+
+class WorkloadGroups(Protocol):
+    """A read-only view of which ResourceBindings are in which workload (anti-)affinity group, and which
+    clusters they target (Karmada's binding indexers by `spec.workloadAffinityGroups`, gate `WorkloadAffinity`).
+    Kept up to date by the scheduling layer; the filters only read it."""
+
+    def affinity_members(self, group: str) -> Sequence[GroupMember]:
+        """Every ResourceBinding whose stored `affinityGroup` is `group`, in any namespace."""
+
+    def anti_affinity_members(self, group: str) -> Sequence[GroupMember]:
+        """Every ResourceBinding whose stored `antiAffinityGroup` is `group`, in any namespace."""
+
+
 @dataclass(frozen=True, slots=True)
 class FilterContext:
-    """The binding being scheduled (with the affinity term under trial set in its status) and the snapshot."""
+    """The binding being scheduled (with the affinity term under trial set in its status) and the snapshot, and
+    the workload groups view (None unless gate `WorkloadAffinity` is on)."""
 
     binding: Binding
     snapshot: Snapshot
     targets: frozenset[str]
     affinities: tuple[ClusterAffinity, ...]
+    workload_groups: WorkloadGroups | None = None
 
     @classmethod
-    def of(cls, binding: Binding, snapshot: Snapshot) -> FilterContext:
+    def of(cls, binding: Binding, snapshot: Snapshot, workload_groups: WorkloadGroups | None = None) -> FilterContext:
         return cls(
             binding=binding,
             snapshot=snapshot,
             targets=binding.target_names,
             affinities=collect_affinities(binding),
+            workload_groups=workload_groups,
         )
 
 

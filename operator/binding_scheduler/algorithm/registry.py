@@ -23,11 +23,13 @@ from .plugins import (
     SelectPlugin,
 )
 from .scores import ClusterLocality
+from .workload_affinity import WorkloadAffinityFilter, WorkloadAntiAffinityFilter
 
 
-def in_tree_plugins() -> list[object]:
-    """Karmada's in-tree plugins, in the fixed order their filters run."""
-    return [
+def in_tree_plugins(*, workload_affinity: bool = False) -> list[object]:
+    """Karmada's in-tree plugins, in the fixed order their filters run; with gate `WorkloadAffinity`, also its
+    two filters (Karmada registers them only then)."""
+    plugins: list[object] = [
         APIEnablement(),
         TaintToleration(),
         ClusterAffinityFilter(),
@@ -35,6 +37,9 @@ def in_tree_plugins() -> list[object]:
         ClusterLocality(),
         ClusterEviction(),
     ]
+    if workload_affinity:
+        plugins += [WorkloadAffinityFilter(), WorkloadAntiAffinityFilter()]
+    return plugins
 
 
 FilterRunner = Callable[[FilterContext, Sequence[Cluster]], Mapping[str, str]]
@@ -106,10 +111,10 @@ def plugin_name(plugin: object) -> str:
     return name
 
 
-def registry(extra: Sequence[object] = ()) -> dict[str, object]:
+def registry(extra: Sequence[object] = (), *, workload_affinity: bool = False) -> dict[str, object]:
     """In-tree plugins followed by out-of-tree ones; a duplicate name is an error."""
     plugins: dict[str, object] = {}
-    for plugin in (*in_tree_plugins(), *extra):
+    for plugin in (*in_tree_plugins(workload_affinity=workload_affinity), *extra):
         name = plugin_name(plugin)
         if name in plugins:
             raise PluginError(f"plugin {name!r} is registered twice")
@@ -140,11 +145,15 @@ def unknown_names(spec: Sequence[str], known: Sequence[str]) -> list[str]:
 
 
 def build_plugins(
-    spec: Sequence[str] = ("*",), extra: Sequence[object] = (), *, also_known: Sequence[str] = ()
+    spec: Sequence[str] = ("*",),
+    extra: Sequence[object] = (),
+    *,
+    also_known: Sequence[str] = (),
+    workload_affinity: bool = False,
 ) -> PluginSet:
     """The plugins `spec` enables. `also_known`: names of plugins that exist but were not loaded (out-of-tree
-    ones `spec` leaves out), which are therefore not unknown."""
-    plugins = registry(extra)
+    ones `spec` leaves out), which are therefore not unknown. `workload_affinity`: gate `WorkloadAffinity`."""
+    plugins = registry(extra, workload_affinity=workload_affinity)
     chosen = [plugins[name] for name in enabled_names(spec, list(plugins))]
     return PluginSet(
         filters=tuple(p for p in chosen if isinstance(p, FilterPlugin)),

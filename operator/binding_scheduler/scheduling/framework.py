@@ -34,7 +34,7 @@ from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import FitError, SchedulingError
 from ..algorithm.general_estimator import AssumedWorkload
 from ..algorithm.multi_template import multi_template_applicable
-from ..algorithm.plugins import FilterContext
+from ..algorithm.plugins import FilterContext, WorkloadGroups
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
     DEFAULT_OPTIONS,
@@ -156,7 +156,8 @@ class Reservation:
 
 
 class Framework:
-    """The pipeline with its plugins, estimators, options, hooks and (optional) assumption cache."""
+    """The pipeline with its plugins, estimators, options, hooks, (optional) assumption cache and (optional)
+    workload groups view."""
 
     def __init__(
         self,
@@ -166,12 +167,15 @@ class Framework:
         options: ScheduleOptions = DEFAULT_OPTIONS,
         hooks: Sequence[FrameworkHook] = (),
         assumptions: AssumptionCache | None = None,
+        workload_groups: WorkloadGroups | None = None,
     ) -> None:
         self.plugins = plugins
         self.estimator = estimator
         self.options = options
         self.hooks = tuple(hooks)
         self.assumptions = assumptions
+        self.workload_groups = workload_groups
+        """Which bindings are in which workload (anti-)affinity group (gate `WorkloadAffinity`), for the filters."""
 
     # -- decide ------------------------------------------------------------------------------------------------
 
@@ -209,7 +213,7 @@ class Framework:
         return result
 
     async def _attempt(self, binding: Binding, snapshot: Snapshot, state: CycleState) -> list[TargetCluster]:
-        ctx = FilterContext.of(binding, snapshot)
+        ctx = FilterContext.of(binding, snapshot, self.workload_groups)
         feasible, diagnosis = self.filter_clusters(ctx)
         if not feasible:
             raise FitError(len(snapshot), diagnosis)

@@ -59,9 +59,13 @@ def parse_plugin_spec(spec: str | Sequence[str]) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
-def load_plugins(spec: str | Sequence[str] = "*", extra: Sequence[object] = ()) -> PluginSet:
+def load_plugins(
+    spec: str | Sequence[str] = "*", extra: Sequence[object] = (), *, workload_affinity: bool = False
+) -> PluginSet:
     """The plugins `spec` enables; names no plugin has are in `unknown` (Karmada ignores them silently, and a
-    typo in `-Name` would leave that plugin on without a word: the callers say so)."""
+    typo in `-Name` would leave that plugin on without a word: the callers say so). `workload_affinity`: gate
+    `WorkloadAffinity`, which registers Karmada's two workload affinity filters."""
     enabled = parse_plugin_spec(spec)
     installed = [entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)]
-    return build_plugins(enabled, [*discover_plugins(spec=enabled), *extra], also_known=installed)
+    return build_plugins(enabled, [*discover_plugins(spec=enabled), *extra], also_known=installed,
+                         workload_affinity=workload_affinity)
