@@ -7,12 +7,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
+from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.general_estimator import AssumedWorkload
+from binding_scheduler.algorithm.plugins import FilterContext, PluginError
 from binding_scheduler.algorithm.registry import PluginSet, build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.model import Binding, Cluster, ObjectReference, ReplicaRequirements, TargetCluster
-from binding_scheduler.scheduling.framework import Framework, FrameworkHook
+from binding_scheduler.scheduling.assumptions import AssumptionCache
+from binding_scheduler.scheduling.framework import CycleState, Framework, FrameworkHook
 from binding_scheduler.scheduling.record import AttemptRecord, AttemptRecorder
 from tests.builders import AGGREGATED, DUPLICATED, make_binding, make_cluster, placement, snapshot, term
 
@@ -142,3 +147,181 @@ async def test_not_enough_capacity_is_unschedulable_and_writes_nothing() -> None
     decision = await decide_binding(rb, SNAPSHOT, build_plugins(), FakeEstimator({"m1": 2}))
     assert decision.clusters is None
     assert type(decision.error).__name__ == "UnschedulableError"
+
+
+# --- Reserve: overcommit protection ------------------------------------------------------------------------
+
+FOUR_CPUS = {"cpu": "4", "pods": "110"}
+
+
+def tight_fleet() -> Snapshot:
+    return snapshot(*(make_cluster(n, allocatable=FOUR_CPUS) for n in ("m1", "m2")))
+
+
+def aggregated(name: str, replicas: int, clusters: Sequence[str] = ("m1", "m2")) -> Binding:
+    return make_binding(name, namespace="shop", replicas=replicas, requests={"cpu": "1"},
+                        placement=placement(affinity={"clusterNames": list(clusters)}, scheduling=AGGREGATED))
+
+
+async def decide_and_reserve(framework: Framework, binding: Binding, fleet: Snapshot) -> Decision:
+    state = CycleState()
+    decision = await framework.decide(binding, fleet, state)
+    assert framework.reserve(binding, decision, state) is not None
+    return decision
+
+
+async def test_a_reserved_decision_is_deducted_from_the_next_ones_general_estimate() -> None:
+    framework = Framework(build_plugins(), assumptions=AssumptionCache())
+    fleet = tight_fleet()
+    first = await decide_and_reserve(framework, aggregated("a", 4), fleet)
+    second = await decide_and_reserve(framework, aggregated("b", 4), fleet)
+    assert (first.clusters, second.clusters) == ((TargetCluster("m1", 4),), (TargetCluster("m2", 4),))
+    third = await framework.decide(aggregated("c", 1), fleet)
+    assert (third.clusters, type(third.error).__name__) == (None, "UnschedulableError")
+
+
+async def test_without_assumptions_every_decision_sees_the_same_free_capacity() -> None:
+    framework = Framework(build_plugins())
+    fleet = tight_fleet()
+    decisions = [await decide_and_reserve(framework, aggregated(name, 4), fleet) for name in ("a", "b", "c")]
+    assert [d.clusters for d in decisions] == [(TargetCluster("m1", 4),)] * 3
+
+
+async def test_the_accurate_estimator_is_sent_the_other_bindings_assumptions() -> None:
+    cache = AssumptionCache()
+    estimator = FakeEstimator({"m1": 8, "m2": 8})
+    framework = Framework(build_plugins(), estimator=estimator, assumptions=cache)
+    fleet = tight_fleet()
+    await decide_and_reserve(framework, aggregated("a", 3), fleet)
+    await framework.decide(aggregated("b", 1), fleet)
+    assert estimator.assumed[0] == {}
+    sent = estimator.assumed[1]
+    assert {c: [(w.namespace, w.components[0].name, w.components[0].replicas) for w in ws]
+            for c, ws in sent.items()} == {"m1": [("shop", "a", 3)]}
+
+
+class ReservingElsewhere:
+    """An estimate plugin during whose answer another pass reserves capacity on m1."""
+
+    name = "ReservingElsewhere"
+
+    def __init__(self, cache: AssumptionCache) -> None:
+        self.cache = cache
+        self.calls = 0
+
+    async def estimate(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        self.calls += 1
+        if self.calls == 1:
+            self.cache.assume(aggregated("other", 2), [TargetCluster("m1", 2)], multi_template=False)
+        return {}
+
+
+async def test_reserve_refuses_a_decision_whose_cluster_was_reserved_by_another_pass_meanwhile() -> None:
+    cache = AssumptionCache()
+    plugin = ReservingElsewhere(cache)
+    framework = Framework(build_plugins(extra=[plugin]), assumptions=cache)
+    fleet = tight_fleet()
+    binding = aggregated("a", 3)
+    state = CycleState()
+    stale = await framework.decide(binding, fleet, state)
+    assert stale.clusters == (TargetCluster("m1", 3),)
+    assert framework.reserve(binding, stale, state) is None
+    state = CycleState()
+    fresh = await framework.decide(binding, fleet, state)
+    assert fresh.clusters == (TargetCluster("m2", 3),)
+    assert framework.reserve(binding, fresh, state) is not None
+
+
+async def test_unreserve_gives_the_capacity_back() -> None:
+    cache = AssumptionCache()
+    framework = Framework(build_plugins(), assumptions=cache)
+    fleet = tight_fleet()
+    binding = aggregated("a", 4)
+    state = CycleState()
+    decision = await framework.decide(binding, fleet, state)
+    reservation = framework.reserve(binding, decision, state)
+    assert reservation is not None and cache.assumed_on("m1") != {}
+    framework.unreserve(reservation)
+    assert cache.assumed_on("m1") == {}
+
+
+# --- plugins at every extension point --------------------------------------------------------------------
+
+
+class Journal:
+    """Reserve, Unreserve and Bind plugin: writes down what it is told."""
+
+    name = "Journal"
+
+    def __init__(self) -> None:
+        self.told: list[str] = []
+
+    def reserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        self.told.append(f"reserve {binding.name} {[t.name for t in result]}")
+
+    def unreserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        self.told.append(f"unreserve {binding.name}")
+
+    def bound(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        self.told.append(f"bound {binding.name}")
+
+
+async def test_reserve_unreserve_and_bind_plugins_are_told_in_order() -> None:
+    journal = Journal()
+    framework = Framework(build_plugins(extra=[journal]))
+    fleet = tight_fleet()
+    for name, landed in (("a", True), ("b", False)):
+        binding = aggregated(name, 1, ["m2"])
+        state = CycleState()
+        reservation = framework.reserve(binding, await framework.decide(binding, fleet, state), state)
+        assert reservation is not None
+        framework.bound(reservation) if landed else framework.unreserve(reservation)
+    assert journal.told == ["reserve a ['m2']", "bound a", "reserve b ['m2']", "unreserve b"]
+
+
+class HalfOfM1:
+    name = "HalfOfM1"
+
+    async def estimate(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        return {"m1": 2, "m2": -1}
+
+
+async def test_an_estimate_plugin_is_merged_with_the_estimators_by_minimum() -> None:
+    decision = await decide_binding(aggregated("a", 4), tight_fleet(), build_plugins(extra=[HalfOfM1()]))
+    assert decision.clusters == (TargetCluster("m2", 4),)
+
+
+class LastCluster:
+    """Select and Assign replaced: the last candidate gets everything."""
+
+    name = "LastCluster"
+
+    def select(self, ctx: FilterContext, candidates: Sequence[ClusterDetail], need: int) -> Sequence[ClusterDetail]:
+        return [candidates[-1]]
+
+    def assign(self, ctx: FilterContext, selected: Sequence[ClusterDetail]) -> Sequence[TargetCluster]:
+        return [TargetCluster(selected[0].name, ctx.binding.replicas)]
+
+
+async def test_select_and_assign_plugins_replace_karmadas_steps() -> None:
+    decision = await decide_binding(aggregated("a", 3), tight_fleet(), build_plugins(extra=[LastCluster()]))
+    assert decision.clusters == (TargetCluster("m2", 3),)
+
+
+async def test_two_select_plugins_are_refused() -> None:
+    class Other(LastCluster):
+        name = "Other"
+
+    with pytest.raises(PluginError, match="plugins LastCluster, Other all implement select: enable at most one"):
+        build_plugins(extra=[LastCluster(), Other()])
+
+
+async def test_a_failing_estimate_plugin_fails_the_attempt_naming_it() -> None:
+    class Broken:
+        name = "Broken"
+
+        async def estimate(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+            raise RuntimeError("no data")
+
+    decision = await decide_binding(aggregated("a", 1), tight_fleet(), build_plugins(extra=[Broken()]))
+    assert str(decision.error) == 'failed to estimate available replicas: plugin "Broken" failed with: no data'

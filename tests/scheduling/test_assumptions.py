@@ -1,0 +1,132 @@
+"""The assumption cache of overcommit protection (reference 1.10): what is assumed where, for how long, and
+when it is released."""
+
+from __future__ import annotations
+
+from binding_scheduler.algorithm.general_estimator import AssumedWorkload
+from binding_scheduler.model import Binding, Component, TargetCluster, parse_binding
+from binding_scheduler.scheduling.assumptions import GC_INTERVAL, TTL, AssumptionCache
+from tests.builders import binding, make_binding
+
+REQUESTS = {"cpu": "500m"}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def rb(name: str, **kwargs: object) -> Binding:
+    return make_binding(name, namespace="shop", replicas=4, requests=REQUESTS, **kwargs)
+
+
+def held(cache: AssumptionCache, cluster: str) -> dict[str, int]:
+    """Replicas assumed on `cluster`, by binding key."""
+    return {key: sum(c.replicas for c in w.components) for key, w in cache.assumed_on(cluster).items()}
+
+
+def test_a_decision_is_assumed_per_cluster_as_one_component_named_after_the_resource() -> None:
+    cache = AssumptionCache()
+    web = rb("web")
+    cache.assume(web, [TargetCluster("m1", 3), TargetCluster("m2", 1)], multi_template=False)
+    workload = cache.assumed_on("m1")["shop/web"]
+    assert workload == AssumedWorkload("shop", (Component("web", 3, web.replica_requirements),))
+    assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 3}, {"shop/web": 1})
+
+
+def test_clusters_given_no_replicas_are_not_assumed() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("web"), [TargetCluster("m1", 4), TargetCluster("m2", 0)], multi_template=False)
+    assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 4}, {})
+
+
+def test_a_multi_template_binding_is_assumed_as_its_component_set() -> None:
+    cache = AssumptionCache()
+    body = binding("job", namespace="shop")
+    body["spec"]["components"] = [{"name": "leader", "replicas": 1}, {"name": "worker", "replicas": 3}]
+    job = parse_binding(body)
+    cache.assume(job, [TargetCluster("m1")], multi_template=True)
+    assert cache.assumed_on("m1")["shop/job"] == AssumedWorkload("shop", job.components)
+    assert [c.name for c in job.components] == ["leader", "worker"]
+
+
+def test_cluster_resource_bindings_are_never_assumed() -> None:
+    cache = AssumptionCache()
+    cache.assume(make_binding("web", cluster_scoped=True, replicas=2, requests=REQUESTS),
+                 [TargetCluster("m1", 2)], multi_template=False)
+    assert held(cache, "m1") == {}
+
+
+def test_a_new_decision_replaces_the_old_one_and_releases_dropped_clusters() -> None:
+    cache = AssumptionCache()
+    web = rb("web")
+    cache.assume(web, [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)
+    cache.assume(web, [TargetCluster("m2", 4)], multi_template=False)
+    assert (held(cache, "m1"), held(cache, "m2")) == ({}, {"shop/web": 4})
+
+
+def test_a_binding_estimates_with_the_others_assumptions_not_its_own() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
+    cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
+    assumed, _ = cache.others(rb("web"), ["m1", "m2"])
+    assert {c: [w.components[0].name for w in ws] for c, ws in assumed.items()} == {"m1": ["api"]}
+
+
+def test_unreserve_restores_what_was_assumed_before() -> None:
+    cache = AssumptionCache()
+    web = rb("web")
+    cache.assume(web, [TargetCluster("m1", 2)], multi_template=False)
+    previous = cache.assume(web, [TargetCluster("m2", 4)], multi_template=False)
+    cache.restore(web, previous)
+    assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 2}, {})
+
+
+def test_a_healthy_workload_releases_its_cluster_only() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("web"), [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)
+    cache.release_cluster("shop/web", "m1")
+    assert (held(cache, "m1"), held(cache, "m2")) == ({}, {"shop/web": 2})
+
+
+def test_a_deleted_binding_releases_everything() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("web"), [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)
+    cache.release("shop/web")
+    assert (held(cache, "m1"), held(cache, "m2"), len(cache)) == ({}, {}, 0)
+
+
+def test_an_assumption_expires_after_its_ttl_and_each_assume_refreshes_it() -> None:
+    clock = Clock()
+    cache = AssumptionCache(clock=clock)
+    cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
+    clock.now += TTL - 1
+    cache.assume(rb("web"), [TargetCluster("m1", 3)], multi_template=False)
+    clock.now += TTL - 1
+    assert held(cache, "m1") == {"shop/web": 3}
+    clock.now += 1
+    assert held(cache, "m1") == {}
+    assert cache.others(rb("api"), ["m1"])[0] == {}
+
+
+def test_expired_assumptions_are_collected_at_most_every_minute() -> None:
+    clock = Clock()
+    cache = AssumptionCache(clock=clock)
+    cache.assume(rb("old"), [TargetCluster("m1", 1)], multi_template=False)
+    clock.now += TTL + GC_INTERVAL
+    cache.assume(rb("new"), [TargetCluster("m2", 1)], multi_template=False)
+    assert sorted(cache._by_binding) == ["shop/new"]
+
+
+def test_a_cluster_version_moves_with_every_assumption_added_or_taken_there_only() -> None:
+    cache = AssumptionCache()
+    _, before = cache.others(rb("web"), ["m1", "m2"])
+    cache.assume(rb("api"), [TargetCluster("m1", 1)], multi_template=False)
+    assert not cache.unchanged(before, ["m1"])
+    assert cache.unchanged(before, ["m2"])
+    _, now = cache.others(rb("web"), ["m1"])
+    cache.release("shop/api")
+    assert not cache.unchanged(now, ["m1"])
