@@ -41,6 +41,7 @@ from .cpu import OverCpuLimit
 from .framework import CycleState, Framework, FrameworkHook, ReplicaEstimator, Reservation
 from .metrics import SchedulerMetrics
 from .stores import BindingStore, ClusterStore, binding_key
+from .workload_groups import WorkloadGroupIndex
 
 logger = logging.getLogger(__name__)
 
@@ -98,11 +99,13 @@ class PassSettings:
     estimator: ReplicaEstimator | None = None
     hooks: InitVar[tuple[FrameworkHook, ...]] = ()
     assumptions: AssumptionCache | None = None
+    workload_groups: WorkloadGroupIndex | None = None
     framework: Framework = field(init=False)
 
     def __post_init__(self, hooks: tuple[FrameworkHook, ...]) -> None:
         self.framework = Framework(
-            self.plugins, estimator=self.estimator, options=self.options, hooks=hooks, assumptions=self.assumptions
+            self.plugins, estimator=self.estimator, options=self.options, hooks=hooks, assumptions=self.assumptions,
+            workload_groups=self.workload_groups,
         )
 
 
@@ -137,6 +140,7 @@ class PassContext:
         decider: Decider = framework_decides,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         assumptions: AssumptionCache | None = None,
+        workload_groups: WorkloadGroupIndex | None = None,
     ) -> None:
         self.client = client
         self.events = events
@@ -148,6 +152,9 @@ class PassContext:
         self.assumptions = assumptions if assumptions is not None else AssumptionCache()
         """Overcommit protection's assumptions: the passes' Reserve step fills them while the gate is on; the
         runtime releases them (a workload reported Healthy, a binding deleted) whatever the gate."""
+        self.workload_groups = workload_groups
+        """The workload groups index while gate `WorkloadAffinity` is on (None otherwise): the runtime feeds it
+        every binding event, and each pass its own spec write."""
 
 
 def binding_ref(binding: Binding) -> BindingRef:
@@ -295,6 +302,8 @@ async def _commit(
             version = str(metadata.get("resourceVersion") or version)
             generation = int(metadata.get("generation") or generation)
             ctx.bindings.wrote(binding.key, generation)
+            if ctx.workload_groups is not None:
+                ctx.workload_groups.assigned(written)
             landed.spec = True
     outcome = await _write_status(
         binding, ref, verdict, ctx, version=version, generation=generation, affinity_name=decision.affinity_name,

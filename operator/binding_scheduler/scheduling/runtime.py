@@ -95,6 +95,8 @@ class Scheduler:
     def on_binding(self, body: Mapping[str, Any]) -> None:
         """An ADDED/MODIFIED (or listed) binding body."""
         previous = self.ctx.bindings.upsert(body)
+        if self.ctx.workload_groups is not None:
+            self.ctx.workload_groups.stored(body)
         for cluster in _newly_healthy(previous, body):
             self.ctx.assumptions.release_cluster(binding_key(body), cluster)
         self.queue.cache_updated(binding_key(body), _version(body))
@@ -128,6 +130,8 @@ class Scheduler:
         return waits_for_an_api(binding) or binding.key in self._fit_nowhere
 
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
+        if self.ctx.workload_groups is not None:
+            self.ctx.workload_groups.forget(binding_key(body))
         self.ctx.assumptions.release(binding_key(body))
         self._fit_nowhere.discard(binding_key(body))
         self._updated_while_committing.discard(binding_key(body))
@@ -143,6 +147,8 @@ class Scheduler:
         for key in gone:
             self._updated_while_committing.discard(key)
             self._fit_nowhere.discard(key)
+            if self.ctx.workload_groups is not None:
+                self.ctx.workload_groups.forget(key)
             self.ctx.bindings.remove(key)
             self.queue.discard(key)
         return gone

@@ -39,6 +39,7 @@ from .plugins import load_plugins
 from .queue import SchedulingQueue
 from .runtime import DrainReport, Scheduler
 from .stores import BindingStore, ClusterStore
+from .workload_groups import WorkloadGroupIndex
 
 logger = logging.getLogger(__name__)
 
@@ -176,7 +177,8 @@ class SchedulerService:
         return estimator
 
     def _pass_settings(self, config: SchedulerConfig) -> PassSettings:
-        plugins = load_plugins(config.plugins)
+        workload_affinity = config.feature_gates.workload_affinity
+        plugins = load_plugins(config.plugins, workload_affinity=workload_affinity)
         for name in plugins.unknown:
             logger.warning("spec.plugins names %r, which is no plugin: ignored (running: %s)", name,
                            ", ".join(plugins.names) or "none")
@@ -191,7 +193,17 @@ class SchedulerService:
             estimator=self._estimator(config),
             hooks=(MetricsHook(self.metrics),),
             assumptions=self.context.assumptions if overcommit_protected(config) else None,
+            workload_groups=self._workload_groups(workload_affinity),
         )
+
+    def _workload_groups(self, enabled: bool) -> WorkloadGroupIndex | None:
+        """The workload groups index while gate `WorkloadAffinity` is on: built from the bindings stored when the
+        gate is turned on, then fed by intake; dropped when it is turned off (nothing pays for it then)."""
+        if not enabled:
+            self.context.workload_groups = None
+        elif self.context.workload_groups is None:
+            self.context.workload_groups = WorkloadGroupIndex.of_store(self.context.bindings)
+        return self.context.workload_groups
 
     def apply_config(self, config: SchedulerConfig) -> None:
         """Apply a new valid configuration to the next passes; fields that need a restart keep their value."""
