@@ -16,6 +16,7 @@ import grpc.aio
 import pytest
 from google.protobuf.message import Message
 
+from binding_scheduler.algorithm.general_estimator import AssumedWorkload
 from binding_scheduler.estimation import AccurateEstimator, wire
 from binding_scheduler.estimation.pb import estimator_pb2
 from binding_scheduler.estimation.stub import EstimatorStub
@@ -165,6 +166,33 @@ async def test_component_sets_request(stubs: StartStub, make_estimator: MakeEsti
     web = text(1, "web") + ld(2, ld(2, cpu) + text(3, "p") + ld(4, cpu)) + number(3, 2)
     db = text(1, "db") + number(3, 1)
     assert raw == text(1, "member1") + ld(2, web) + ld(2, db) + text(3, "shop")
+
+
+async def test_replicas_request_carries_the_workloads_assumed_on_that_cluster_only(
+    stubs: StartStub, make_estimator: MakeEstimator
+) -> None:
+    """Field 3 `assumedWorkloads` (gate SchedulingOvercommitProtection): namespace, then the components."""
+    assumed = {"member1": [AssumedWorkload("shop", (Component(name="api", replicas=3),))],
+               "member2": [AssumedWorkload("other", (Component(name="x", replicas=1),))]}
+    raw = await received_by_server(
+        stubs, make_estimator, lambda e: e.max_available_replicas([Cluster(name="member1")], None, assumed=assumed)
+    )
+    assert raw == text(1, "member1") + ld(3, text(1, "shop") + ld(2, text(1, "api") + number(3, 3)))
+
+
+async def test_component_sets_request_carries_the_assumed_workloads(
+    stubs: StartStub, make_estimator: MakeEstimator
+) -> None:
+    """Field 4 `assumedWorkloads`, after the namespace."""
+    assumed = {"member1": [AssumedWorkload("shop", (Component(name="db", replicas=2),))]}
+    raw = await received_by_server(
+        stubs, make_estimator,
+        lambda e: e.max_available_component_sets([Cluster(name="member1")], [Component(name="web", replicas=1)],
+                                                 "shop", assumed=assumed),
+    )
+    web = text(1, "web") + number(3, 1)
+    assert raw == text(1, "member1") + ld(2, web) + text(3, "shop") + ld(4, text(1, "shop") + ld(2, text(1, "db")
+                                                                                               + number(3, 2)))
 
 
 async def test_object_metadata_names_the_resource(stubs: StartStub, make_estimator: MakeEstimator) -> None:
