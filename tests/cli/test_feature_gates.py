@@ -41,5 +41,56 @@ def test_multi_template_bindings_are_placed_whole_on_a_cluster_with_room_for_a_s
 
 
 def test_an_unknown_gate_is_an_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["simulate", "-f", inputs, "--feature-gates", "WorkloadAffinity=true"]) == 2
-    assert "expected one of MultiplePodTemplatesScheduling=true|false" in capsys.readouterr().err
+    assert main(["simulate", "-f", inputs, "--feature-gates", "PriorityBasedScheduling=true"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --feature-gates 'PriorityBasedScheduling=true': expected one of MultiplePodTemplatesScheduling=true|"
+        "false, WorkloadAffinity=true|false\n"
+    )
+
+
+DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
+
+
+@pytest.fixture
+def group_inputs(tmp_path: Path) -> str:
+    """`db-deployment` placed on m2, `web-deployment` not placed yet; both in the affinity group app=shop."""
+    db = binding_doc("db-deployment", replicas=1, placement=DUPLICATED, clusters=[{"name": "m2", "replicas": 1}])
+    web = binding_doc("web-deployment", replicas=1, placement=DUPLICATED)
+    for doc, resource in ((db, "db"), (web, "web")):
+        doc["spec"]["resource"]["name"] = resource  # Karmada names a binding <resource>-<kind>
+        doc["spec"]["workloadAffinityGroups"] = {"affinityGroup": "app=shop"}
+    path = tmp_path / "groups.yaml"
+    path.write_text(yaml.safe_dump_all([cluster_doc("m1"), cluster_doc("m2"), db, web]))
+    return str(path)
+
+
+def test_with_workload_affinity_a_binding_goes_where_its_group_is_placed(
+    group_inputs: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", "-o", "json", "-f", group_inputs, "--feature-gates", "WorkloadAffinity=true"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert (results[1]["name"], results[1]["clusters"]) == ("web-deployment", [{"name": "m2", "replicas": 1}])
+
+
+def test_without_the_gate_workload_affinity_groups_are_ignored(
+    group_inputs: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", "-o", "json", "-f", group_inputs]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert results[1]["clusters"] == [{"name": "m1", "replicas": 1}, {"name": "m2", "replicas": 1}]
+
+
+def test_explain_names_the_workload_affinity_verdict_of_each_cluster(
+    group_inputs: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["explain", "-o", "json", "-f", group_inputs, "--binding", "default/web-deployment",
+                 "--feature-gates", "WorkloadAffinity=true"]) == 0
+    (attempt,) = json.loads(capsys.readouterr().out)["attempts"]
+    verdicts = {c["name"]: [f for f in c["filters"] if f["plugin"].startswith("Workload")] for c in attempt["clusters"]}
+    assert verdicts == {
+        "m1": [{"plugin": "WorkloadAffinity", "passed": False,
+                "reason": "ResourceBinding with the same affinity group does not target this cluster"},
+               {"plugin": "WorkloadAntiAffinity", "passed": True, "reason": None}],
+        "m2": [{"plugin": "WorkloadAffinity", "passed": True, "reason": None},
+               {"plugin": "WorkloadAntiAffinity", "passed": True, "reason": None}],
+    }

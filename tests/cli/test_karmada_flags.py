@@ -256,12 +256,25 @@ def test_a_flag_with_no_meaning_here_is_ignored_with_one_warning(name: str) -> N
 
 
 def test_karmada_gates_not_implemented_are_accepted_with_a_warning_naming_them() -> None:
-    found = settings("--feature-gates=WorkloadAffinity=true,Failover=false")
+    found = settings("--feature-gates=PriorityBasedScheduling=true,Failover=false")
     assert found.warnings == (
         "--feature-gates: Failover is ignored: binding-scheduler does not implement this Karmada gate",
-        "--feature-gates: WorkloadAffinity is ignored: binding-scheduler does not implement this Karmada gate",
+        "--feature-gates: PriorityBasedScheduling is ignored: binding-scheduler does not implement this Karmada "
+        "gate",
     )
     assert found.overrides.paths == []
+
+
+def test_the_workload_affinity_gate_sets_its_configuration_field() -> None:
+    found = settings("--feature-gates=WorkloadAffinity=true")
+    assert found.warnings == ()
+    assert found.overrides.spec == {"featureGates": {"WorkloadAffinity": True}}
+    assert found.overrides.parse().feature_gates.workload_affinity is True
+
+
+def test_all_alpha_sets_workload_affinity_unless_it_is_named() -> None:
+    assert config("--feature-gates=AllAlpha=true").feature_gates.workload_affinity is True
+    assert config("--feature-gates=AllAlpha=true,WorkloadAffinity=false").feature_gates.workload_affinity is False
 
 
 def test_run_logs_the_warnings(caplog: pytest.LogCaptureFixture) -> None:

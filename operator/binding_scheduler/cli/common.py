@@ -10,13 +10,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ..algorithm.general_estimator import AssumedWorkload
-from ..algorithm.plugins import PluginError
+from ..algorithm.plugins import PluginError, WorkloadGroups
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
-from ..model import Cluster, Component, ObjectReference, ReplicaRequirements, ValidationError
+from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements, ValidationError
 from ..model.duration import parse_duration
 from ..scheduling.framework import EstimateAnswerLike, ReplicaEstimator
 from ..scheduling.plugins import load_plugins
+from ..scheduling.workload_groups import WorkloadGroupIndex
 from .inputs import Inputs, load_inputs
 
 
@@ -39,19 +40,36 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-FEATURE_GATES = ("MultiplePodTemplatesScheduling",)
+FEATURE_GATES = ("MultiplePodTemplatesScheduling", "WorkloadAffinity")
 
 
-def schedule_options(args: argparse.Namespace) -> ScheduleOptions:
-    """The options the flags ask for; an unknown gate or a value other than true/false exits 2."""
+def feature_gates(args: argparse.Namespace) -> dict[str, bool]:
+    """`--feature-gates` as given; an unknown gate or a value other than true/false exits 2."""
     gates: dict[str, bool] = {}
     for item in filter(None, (part.strip() for part in args.feature_gates.split(","))):
         name, _, value = item.partition("=")
         if name not in FEATURE_GATES or value.lower() not in ("true", "false"):
-            print(f"error: --feature-gates {item!r}: expected one of {', '.join(FEATURE_GATES)}=true|false",
-                  file=sys.stderr)
+            expected = ", ".join(f"{gate}=true|false" for gate in FEATURE_GATES)
+            print(f"error: --feature-gates {item!r}: expected one of {expected}", file=sys.stderr)
             raise SystemExit(2)
         gates[name] = value.lower() == "true"
+    return gates
+
+
+def workload_affinity(args: argparse.Namespace) -> bool:
+    """Gate `WorkloadAffinity` (its filters are registered, and read the groups of the input bindings)."""
+    return feature_gates(args).get("WorkloadAffinity", False)
+
+
+def workload_groups(args: argparse.Namespace, bindings: Sequence[Binding]) -> WorkloadGroups | None:
+    """With gate `WorkloadAffinity`, the workload groups of the input bindings as they are stored (what Karmada's
+    binding informer would hold); None without it."""
+    return WorkloadGroupIndex.of_bindings(bindings) if workload_affinity(args) else None
+
+
+def schedule_options(args: argparse.Namespace) -> ScheduleOptions:
+    """The options the flags ask for; an unknown gate or a value other than true/false exits 2."""
+    gates = feature_gates(args)
     return ScheduleOptions(
         enable_empty_workload_propagation=args.enable_empty_workload_propagation,
         multiple_pod_templates=gates.get("MultiplePodTemplatesScheduling", False),
@@ -100,9 +118,9 @@ def load_or_exit(files: list[str]) -> Inputs:
     return inputs
 
 
-def plugins_or_exit(spec: str) -> PluginSet:
+def plugins_or_exit(spec: str, *, workload_affinity: bool = False) -> PluginSet:
     try:
-        plugins = load_plugins(spec)
+        plugins = load_plugins(spec, workload_affinity=workload_affinity)
     except PluginError as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from error

@@ -11,7 +11,7 @@ from typing import Any
 from ..algorithm.errors import SchedulingError, condition_for
 from ..algorithm.events import clusters_text
 from ..algorithm.explain import ClusterVerdicts, cluster_verdicts, mark_result
-from ..algorithm.plugins import FilterContext
+from ..algorithm.plugins import FilterContext, WorkloadGroups
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
@@ -29,6 +29,8 @@ from .common import (
     plugins_or_exit,
     run_command,
     schedule_options,
+    workload_affinity,
+    workload_groups,
 )
 from .inputs import Inputs
 
@@ -49,8 +51,10 @@ def find_binding(inputs: Inputs, reference: str) -> Binding:
     raise SystemExit(2)
 
 
-def attempt_verdicts(record: AttemptRecord, snapshot: Snapshot, plugins: PluginSet) -> list[ClusterVerdicts]:
-    verdicts = cluster_verdicts(FilterContext.of(record.binding, snapshot), plugins)
+def attempt_verdicts(
+    record: AttemptRecord, snapshot: Snapshot, plugins: PluginSet, groups: WorkloadGroups | None = None
+) -> list[ClusterVerdicts]:
+    verdicts = cluster_verdicts(FilterContext.of(record.binding, snapshot, groups), plugins)
     details = {d.name: d for d in record.candidates.details} if record.candidates is not None else {}
     for entry in verdicts:
         entry.detail = details.get(entry.name)
@@ -113,6 +117,7 @@ def render_text(
     snapshot: Snapshot,
     plugins: PluginSet,
     options: ScheduleOptions = DEFAULT_OPTIONS,
+    groups: WorkloadGroups | None = None,
 ) -> str:
     trigger = schedule_trigger(binding, snapshot.by_name, multiple_pod_templates=options.multiple_pod_templates)
     lines = [
@@ -126,7 +131,7 @@ def render_text(
         term = record.binding.status.scheduler_observing_affinity_name
         title = f"attempt {number}" + (f" with clusterAffinities term {term!r}" if term else "")
         lines += ["", f"{title}:"]
-        for entry in attempt_verdicts(record, snapshot, plugins):
+        for entry in attempt_verdicts(record, snapshot, plugins, groups):
             lines += _cluster_lines(entry)
         if record.trace:
             lines.append("  selection:")
@@ -147,7 +152,8 @@ def render_text(
 
 
 def render_json(
-    binding: Binding, records: Sequence[AttemptRecord], decision: Decision, snapshot: Snapshot, plugins: PluginSet
+    binding: Binding, records: Sequence[AttemptRecord], decision: Decision, snapshot: Snapshot, plugins: PluginSet,
+    groups: WorkloadGroups | None = None,
 ) -> str:
     verdict = condition_for(decision.error)
     attempts: list[dict[str, Any]] = []
@@ -168,7 +174,7 @@ def render_json(
                         "selected": e.selected,
                         "replicas": e.replicas,
                     }
-                    for e in attempt_verdicts(record, snapshot, plugins)
+                    for e in attempt_verdicts(record, snapshot, plugins, groups)
                 ],
                 "selection": record.trace,
                 "error": str(outcome) if isinstance(outcome, SchedulingError) else None,
@@ -192,21 +198,22 @@ def render_json(
 async def _run(args: argparse.Namespace) -> int:
     inputs = load_or_exit(args.files)
     binding = find_binding(inputs, args.binding)
-    plugins = plugins_or_exit(args.plugins)
+    plugins = plugins_or_exit(args.plugins, workload_affinity=workload_affinity(args))
     snapshot = Snapshot(inputs.clusters)
     options = schedule_options(args)
+    groups = workload_groups(args, inputs.bindings)
     recorder = AttemptRecorder()
     async with open_estimator(args) as estimator:
-        framework = Framework(plugins, estimator=estimator, options=options, hooks=[recorder])
+        framework = Framework(plugins, estimator=estimator, options=options, hooks=[recorder], workload_groups=groups)
         try:
             decision = await framework.decide(binding, snapshot)
         except OverCpuLimit as error:
             print(f"{binding.key}: not decided: {error}", file=sys.stderr)
             return 1
     if args.output == "json":
-        print(render_json(binding, recorder.records, decision, snapshot, plugins))
+        print(render_json(binding, recorder.records, decision, snapshot, plugins, groups))
     else:
-        print(render_text(binding, recorder.records, decision, snapshot, plugins, options))
+        print(render_text(binding, recorder.records, decision, snapshot, plugins, options, groups))
     return 0
 
 

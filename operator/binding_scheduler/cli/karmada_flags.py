@@ -86,7 +86,10 @@ IGNORED: dict[str, tuple[bool, str]] = {
 }
 
 # Karmada's feature gates (pkg/features) and the two every Kubernetes gate set has.
-IMPLEMENTED_GATES = {"MultiplePodTemplatesScheduling": "featureGates.MultiplePodTemplatesScheduling"}
+IMPLEMENTED_GATES = {
+    "MultiplePodTemplatesScheduling": "featureGates.MultiplePodTemplatesScheduling",
+    "WorkloadAffinity": "featureGates.WorkloadAffinity",
+}
 ALPHA_GATES = (
     "PropagationPolicyPreemption", "MultiClusterService", "ResourceQuotaEstimate", "StatefulFailoverInjection",
     "PriorityBasedScheduling", "FederatedQuotaEnforcement", "LoggingAlphaOptions", "MultiplePodTemplatesScheduling",
@@ -252,8 +255,8 @@ class _Reader:
                 continue
             if gate == ALL_ALPHA:
                 others = ", ".join(g for g in ALPHA_GATES if g not in IMPLEMENTED_GATES)
-                self._warn(f"--feature-gates: {ALL_ALPHA} sets MultiplePodTemplatesScheduling only: binding-scheduler "
-                           f"does not implement Karmada's other alpha gates ({others})")
+                self._warn(f"--feature-gates: {ALL_ALPHA} sets {' and '.join(IMPLEMENTED_GATES)} only: "
+                           f"binding-scheduler does not implement Karmada's other alpha gates ({others})")
             elif gate == ALL_BETA:
                 self._warn(f"--feature-gates: {ALL_BETA} is ignored: binding-scheduler implements none of Karmada's "
                            "beta gates")

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from ..algorithm.errors import condition_for
+from ..algorithm.plugins import WorkloadGroups
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
@@ -25,6 +26,8 @@ from .common import (
     plugins_or_exit,
     run_command,
     schedule_options,
+    workload_affinity,
+    workload_groups,
 )
 
 
@@ -54,9 +57,11 @@ async def simulate(
     plugins: PluginSet,
     estimator: ReplicaEstimator | None = None,
     options: ScheduleOptions = DEFAULT_OPTIONS,
+    workload_groups: WorkloadGroups | None = None,
 ) -> list[SimulationResult]:
-    """Schedule every binding as a pass would now; its current `spec.clusters` is the previous result."""
-    framework = Framework(plugins, estimator=estimator, options=options)
+    """Schedule every binding as a pass would now; its current `spec.clusters` is the previous result.
+    `workload_groups` (gate `WorkloadAffinity`): the groups every binding is decided against."""
+    framework = Framework(plugins, estimator=estimator, options=options, workload_groups=workload_groups)
     results = []
     for binding in bindings:
         try:
@@ -103,10 +108,11 @@ def render(results: Sequence[SimulationResult], output: str) -> str:
 
 async def _run(args: argparse.Namespace) -> int:
     inputs = load_or_exit(args.files)
-    plugins = plugins_or_exit(args.plugins)
+    plugins = plugins_or_exit(args.plugins, workload_affinity=workload_affinity(args))
     options = schedule_options(args)
+    groups = workload_groups(args, inputs.bindings)
     async with open_estimator(args) as estimator:
-        results = await simulate(inputs.bindings, Snapshot(inputs.clusters), plugins, estimator, options)
+        results = await simulate(inputs.bindings, Snapshot(inputs.clusters), plugins, estimator, options, groups)
     print(render(results, args.output))
     return 0
 
