@@ -240,6 +240,19 @@ def test_suspension_scheduling_must_be_a_boolean() -> None:
     assert error_of(data) == "spec.suspension.scheduling: expected true or false, got 'yes'"
 
 
+def test_workload_affinity_groups_must_be_an_object() -> None:
+    data = binding()
+    data["spec"]["workloadAffinityGroups"] = "app=shop"
+    assert error_of(data) == "spec.workloadAffinityGroups: expected an object, got 'app=shop'"
+
+
+@pytest.mark.parametrize("field", ["affinityGroup", "antiAffinityGroup"])
+def test_a_workload_affinity_group_must_be_a_string(field: str) -> None:
+    data = binding()
+    data["spec"]["workloadAffinityGroups"] = {field: 3}
+    assert error_of(data) == f"spec.workloadAffinityGroups.{field}: expected a string, got 3"
+
+
 def test_times_need_a_time_zone() -> None:
     assert error_of(binding(reschedule_at="2024-05-01T10:00:00")) == (
         "spec.rescheduleTriggeredAt: '2024-05-01T10:00:00' has no time zone"
