@@ -13,7 +13,7 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions, general_estimates
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.triggers import ScheduleType, schedule_trigger
-from binding_scheduler.model import TargetCluster, parse_binding, parse_cluster
+from binding_scheduler.model import TargetCluster, TargetComponent, parse_binding, parse_cluster
 from binding_scheduler.model.fields import FrozenMap
 from tests.builders import schedule
 
@@ -122,7 +122,23 @@ def test_set_answers_merge_like_replicas_skipping_minus_one_and_following_the_cl
 def test_a_cluster_with_room_for_one_set_is_selected_although_replicas_would_not_fit() -> None:
     binding = make_binding(parts=TWO_PARTS)
     snapshot = Snapshot([cluster("m1", "7"), cluster("m2", "2")])
-    assert schedule(binding, snapshot, build_plugins(), options=GATE) == [TargetCluster("m1")]
+    assert [t.name for t in schedule(binding, snapshot, build_plugins(), options=GATE)] == ["m1"]
+
+
+def test_a_multi_component_workload_on_its_cluster_carries_each_components_replicas() -> None:
+    """Karmada v1.19 (#7833): spec.clusters[].components, copied from spec.components, in the same write."""
+    binding = make_binding(parts=TWO_PARTS)
+    snapshot = Snapshot([cluster("m1", "7"), cluster("m2", "2")])
+    (target,) = schedule(binding, snapshot, build_plugins(), options=GATE)
+    assert target == TargetCluster("m1", 0, (TargetComponent("driver", 1), TargetComponent("worker", 3)))
+    assert target.to_dict() == {"name": "m1", "components": [{"name": "driver", "replicas": 1},
+                                                            {"name": "worker", "replicas": 3}]}
+
+
+def test_component_results_are_read_back_as_the_previous_result() -> None:
+    written = [{"name": "m1", "components": [{"name": "driver", "replicas": 1}, {"name": "worker", "replicas": 3}]}]
+    binding = make_binding(parts=TWO_PARTS, clusters=written)
+    assert [t.to_dict() for t in binding.clusters] == written
 
 
 def test_without_the_gate_the_same_binding_is_a_names_only_non_workload_with_no_spread_check() -> None:

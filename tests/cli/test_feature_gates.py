@@ -37,7 +37,9 @@ def clusters(capsys: pytest.CaptureFixture[str], *args: str) -> object:
 def test_multi_template_bindings_are_placed_whole_on_a_cluster_with_room_for_a_set(
     inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert clusters(capsys, "-f", inputs, "--feature-gates", "MultiplePodTemplatesScheduling=true") == [{"name": "m2"}]
+    assert clusters(capsys, "-f", inputs, "--feature-gates", "MultiplePodTemplatesScheduling=true") == [
+        {"name": "m2", "components": [{"name": "driver", "replicas": 1}, {"name": "worker", "replicas": 3}]}
+    ]
 
 
 def test_an_unknown_gate_is_an_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,6 +57,8 @@ ALLOWANCES: dict[str, str] = {
     "first term on an explicit reschedule; v1.18.2 resumes at the observed term",
     "int32-sum": "Fixed: 'Available replicas are summed without wrapping around' (a workload scaled to 0 on a "
     "Fresh reschedule: Karmada's int32 sum of MaxInt32 per candidate wraps negative for an even count)",
+    "component-results": "Versions: Karmada v1.19 writes a multi-component workload's per-component replicas into "
+    "spec.clusters[].components (gate MultiplePodTemplatesScheduling); v1.18.2 writes the cluster name only",
 }
 
 
@@ -354,6 +356,19 @@ def _int32_sum(document: Mapping[str, Any], ours: Mapping[str, Any], theirs: Map
     return total < 0 and karmada_failed and ours["scheduled"] and ours["reason"] == "Success"
 
 
+def _component_results(document: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> bool:
+    """Ours carries exactly the binding's components on its one cluster, and is Karmada's result otherwise."""
+    parts = (document.get("spec") or {}).get("components") or []
+    clusters = ours.get("clusters") or []
+    if len(parts) < 2 or len(clusters) != 1:
+        return False
+    expected = [{"name": c["name"], "replicas": c.get("replicas", 0)} for c in parts]
+    stripped = [{k: v for k, v in t.items() if k != "components"} for t in clusters]
+    return clusters[0].get("components") == expected and all(
+        ({**ours, "clusters": stripped}).get(f) == theirs.get(f) for f in FIELDS
+    )
+
+
 def classify(
     document: Mapping[str, Any],
     ours: Mapping[str, Any],
@@ -376,6 +391,8 @@ def classify(
                 and ours["clusters"] == _input_clusters(document)):
             return "no-placement", ""
         return "divergence", ""
+    if _component_results(document, ours, theirs):
+        return "component-results", ""
     if _filter_order(ours, theirs, allowed_messages):
         return "filter-order", ""
     if _merge_order(ours, theirs, document):

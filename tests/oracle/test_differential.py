@@ -290,6 +290,22 @@ def test_int32_sum_allows_only_the_wrapped_sum_of_the_candidates() -> None:
     assert differential.classify(steady, ours, karmada(-2147483648), {}, set, three)[0] == "divergence"
 
 
+def test_component_results_allow_only_the_bindings_own_components_on_its_one_cluster() -> None:
+    parts = [{"name": "driver", "replicas": 1}, {"name": "worker", "replicas": 3}]
+    doc = {"kind": "ResourceBinding", "metadata": {"namespace": "default", "name": "job"},
+           "spec": {"components": parts, "placement": {}}}
+    theirs = {**RESULT, "scheduled": True, "reason": "Success", "message": "ok", "clusters": [{"name": "m1"}]}
+    ours = {**theirs, "clusters": [{"name": "m1", "components": parts}]}
+    assert differential.classify(doc, ours, theirs, {}, set)[0] == "component-results"
+    wrong = {**ours, "clusters": [{"name": "m1", "components": parts[:1]}]}
+    assert differential.classify(doc, wrong, theirs, {}, set)[0] == "divergence"
+    elsewhere = {**theirs, "clusters": [{"name": "m2"}]}
+    assert differential.classify(doc, ours, elsewhere, {}, set)[0] == "divergence"
+    one_part = {**doc, "spec": {"components": parts[:1], "placement": {}}}
+    assert differential.classify(one_part, {**ours, "clusters": [{"name": "m1", "components": parts[:1]}]},
+                                 theirs, {}, set)[0] == "divergence"
+
+
 def test_a_variant_allows_only_what_karmada_decides_on_it() -> None:
     document = {"spec": {"placement": {"spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 2}]}}}
     doc = {"kind": "ResourceBinding", "metadata": {"namespace": "default", "name": "web"}, **document}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..model import Binding, Cluster, TargetCluster, WeightPreference
+from ..model import Binding, Cluster, TargetCluster, TargetComponent, WeightPreference
 from .affinity import cluster_matches
 from .assign import assign_replicas
 from .candidates import DEFAULT_OVERFLOW_ORDER, UNMATCHED_OVERFLOW_ORDER, ClusterDetail
@@ -192,7 +192,19 @@ def assign(
         result = assign_replicas(candidates.binding, selected, weight_table=weight_table)
     except SchedulingError as error:
         raise error.wrapped("failed to assign replicas") from error
-    return with_empty_workloads(result, selected, options)
+    return with_empty_workloads(with_components(candidates.binding, result, options), selected, options)
+
+
+def with_components(binding: Binding, result: list[TargetCluster], options: ScheduleOptions) -> list[TargetCluster]:
+    """A multi-component workload placed on its one cluster carries each component's replicas there
+    (`spec.clusters[].components`, Karmada v1.19, gate MultiplePodTemplatesScheduling); a single-component
+    workload keeps the plain result."""
+    if len(result) != 1 or len(binding.components) < 2:
+        return result
+    if not multi_template_applicable(binding, options.multiple_pod_templates):
+        return result
+    components = tuple(TargetComponent(c.name, c.replicas) for c in binding.components)
+    return [result[0]._replace(components=components)]
 
 
 def with_empty_workloads(

@@ -13,6 +13,7 @@ from .binding import (
     ReplicaRequirements,
     Scope,
     TargetCluster,
+    TargetComponent,
     parse_binding,
 )
 from .cluster import Cluster, ResourceModel, ResourceSummary, parse_cluster
@@ -62,6 +63,7 @@ __all__ = [
     "StaticClusterWeight",
     "Taint",
     "TargetCluster",
+    "TargetComponent",
     "Toleration",
     "ValidationError",
     "WeightPreference",

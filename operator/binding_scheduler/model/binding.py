@@ -73,14 +73,29 @@ class Component:
     requirements: ReplicaRequirements | None = None
 
 
+class TargetComponent(NamedTuple):
+    """One component's replicas in a cluster (`spec.clusters[].components[]`, Karmada v1.19)."""
+
+    name: str
+    replicas: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "replicas": self.replicas}
+
+
 class TargetCluster(NamedTuple):
-    """One entry of `spec.clusters`: the scheduler's output (a tuple: cheap to build by the thousand)."""
+    """One entry of `spec.clusters`: the scheduler's output (a tuple: cheap to build by the thousand).
+    `components`: the per-component replicas of a multi-component workload (gate MultiplePodTemplatesScheduling)."""
 
     name: str
     replicas: int = 0
+    components: tuple[TargetComponent, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "replicas": self.replicas} if self.replicas else {"name": self.name}
+        out: dict[str, Any] = {"name": self.name, "replicas": self.replicas} if self.replicas else {"name": self.name}
+        if self.components:
+            out["components"] = [c.to_dict() for c in self.components]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +241,14 @@ def _parse_status(fields: Fields | None) -> BindingStatus:
 
 def _parse_target_clusters(spec: Fields) -> tuple[TargetCluster, ...]:
     return tuple(
-        TargetCluster(name=t.required_str("name"), replicas=t.integer("replicas", minimum=0, maximum=INT32_MAX))
+        TargetCluster(
+            name=t.required_str("name"),
+            replicas=t.integer("replicas", minimum=0, maximum=INT32_MAX),
+            components=tuple(
+                TargetComponent(c.required_str("name"), c.integer("replicas", minimum=0, maximum=INT32_MAX))
+                for c in t.objects("components")
+            ),
+        )
         for t in spec.objects("clusters")
     )
 
