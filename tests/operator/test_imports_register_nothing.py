@@ -2,17 +2,16 @@
 `binding_scheduler.operator.kopf_main`, the module `kopf run -m` imports, registers the scheduler's handlers in
 Kopf's default registry (configured from BINDING_SCHEDULER_*), and it registers exactly those.
 
-Each import runs in a fresh interpreter with a clean environment: in this process the modules are imported
-already, and an import's side effects happen once."""
+The imports run in a fresh interpreter with a clean environment (in this process the modules are imported
+already, and an import's side effects happen once), one after the other, each one's registrations and reads
+noted apart."""
 
 from __future__ import annotations
 
 import json
-import os
 import pkgutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,10 @@ import binding_scheduler
 KOPF_RUN_MODULE = "binding_scheduler.operator.kopf_main"
 PACKAGE_PARENT = str(Path(binding_scheduler.__file__).resolve().parent.parent)
 
-# Imports `sys.argv[1]`, then prints the handlers in Kopf's default registry and which BINDING_SCHEDULER_*
-# variables were asked for by name. os.environ is replaced before the package is imported, so a default
-# argument bound to it (`from_env(env=os.environ)`) and `os.getenv` read through the recorder too.
+# Imports each of `sys.argv[1:]` in turn, and prints, per module, the handlers in Kopf's default registry after
+# it and which BINDING_SCHEDULER_* variables it asked for by name. os.environ is replaced before the package is
+# imported, so a default argument bound to it (`from_env(env=os.environ)`) and `os.getenv` read through the
+# recorder too.
 PROBE = r"""
 import collections.abc, importlib, json, os, sys
 
@@ -53,18 +53,25 @@ class RecordingEnviron(collections.abc.MutableMapping):
         return dict(self._real)
 
 os.environ = RecordingEnviron(os.environ)
-importlib.import_module(sys.argv[1])
 
-handlers = []
-if "kopf" in sys.modules:  # otherwise nothing could register
-    registry = sys.modules["kopf"].get_default_registry()
-    for part in vars(registry).values():
-        for handler in getattr(part, "get_all_handlers", lambda: [])():
-            activity = getattr(handler, "activity", None)
-            selector = getattr(handler, "selector", None)
-            target = activity.value if activity is not None else selector.plural or selector.any_name
-            handlers.append([type(handler).__name__, str(target)])
-print(json.dumps({"handlers": sorted(handlers), "read": sorted(set(read))}))
+def registered():
+    handlers = []
+    if "kopf" in sys.modules:  # otherwise nothing could register
+        registry = sys.modules["kopf"].get_default_registry()
+        for part in vars(registry).values():
+            for handler in getattr(part, "get_all_handlers", lambda: [])():
+                activity = getattr(handler, "activity", None)
+                selector = getattr(handler, "selector", None)
+                target = activity.value if activity is not None else selector.plural or selector.any_name
+                handlers.append([type(handler).__name__, str(target)])
+    return sorted(handlers)
+
+results = {}
+for module in sys.argv[1:]:
+    del read[:]
+    importlib.import_module(module)
+    results[module] = {"handlers": registered(), "read": sorted(set(read))}
+print(json.dumps(results))
 """
 
 INVALID_ENVIRONMENT = {
@@ -77,17 +84,22 @@ INVALID_ENVIRONMENT = {
 }
 
 
-def probe(module: str, environment: dict[str, str] | None = None) -> dict[str, Any]:
-    """Import `module` in a fresh interpreter whose environment holds only `environment` and the path to the
-    package under test (no PYTHON* variables but that, no coverage hook, nothing of this process)."""
+def probe_all(modules: list[str], environment: dict[str, str] | None = None) -> dict[str, Any]:
+    """Import `modules` in turn in a fresh interpreter whose environment holds only `environment` and the path to
+    the package under test (no PYTHON* variables but that, no coverage hook, nothing of this process)."""
     env = {"PYTHONPATH": PACKAGE_PARENT, **(environment or {})}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, module], env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", PROBE, *modules], env=env, capture_output=True, text=True, timeout=120, check=False
     )
     if done.returncode != 0:
         return {"failed": done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]}
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+def probe(module: str, environment: dict[str, str] | None = None) -> dict[str, Any]:
+    result = probe_all([module], environment)
+    return result if "failed" in result else dict(result[module])
 
 
 def kopf_own_handlers() -> list[list[str]]:
@@ -118,14 +130,12 @@ def test_importing_any_module_registers_nothing_in_kopf_and_reads_no_environment
     modules = [binding_scheduler.__name__, *(m for m in package_modules() if m != KOPF_RUN_MODULE)]
     assert "binding_scheduler.operator" in modules and "binding_scheduler.operator.handlers" in modules
     kopf_own = kopf_own_handlers()
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = dict(zip(modules, pool.map(lambda m: probe(m, INVALID_ENVIRONMENT), modules), strict=True))
-
-    failed = {module: result["failed"] for module, result in results.items() if "failed" in result}
+    results = probe_all(modules, INVALID_ENVIRONMENT)
+    assert "failed" not in results, results
     added = {m: beyond(r["handlers"], kopf_own) for m, r in results.items() if r.get("handlers")}  # kopf imported
     registered = {module: handlers for module, handlers in added.items() if handlers}
     read = {module: result["read"] for module, result in results.items() if result.get("read")}
-    assert {"failed": failed, "registered": registered, "read": read} == {"failed": {}, "registered": {}, "read": {}}
+    assert {"registered": registered, "read": read} == {"registered": {}, "read": {}}
 
 
 def test_the_kopf_run_module_registers_the_scheduler_handlers() -> None:
