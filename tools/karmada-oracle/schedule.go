@@ -13,8 +13,9 @@ package main
 // own event handler queues it, exactly as a new binding is queued in a real control plane.
 //
 // What is faked: the API server (karmada's generated fake clientset, holding the Clusters from the start and
-// receiving the bindings one by one, in input order), the Kubernetes clientset (it only receives events) and
-// the dynamic client (unused by the scheduler). The result is read back from the fake API server: each binding
+// receiving the bindings one by one, in input order; every write gives the object a new resourceVersion, as an
+// API server does, see versioned), the Kubernetes clientset (it only receives events) and the dynamic client
+// (unused by the scheduler). The result is read back from the fake API server: each binding
 // as it stood right after Karmada wrote its Scheduled condition (spec.clusters, the condition).
 //
 // The question is simulate's: "what would the scheduler decide if it scheduled this binding now?". Karmada
@@ -34,6 +35,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -62,6 +64,43 @@ var (
 	rbResource  = workv1alpha2.SchemeGroupVersion.WithResource("resourcebindings")
 	crbResource = workv1alpha2.SchemeGroupVersion.WithResource("clusterresourcebindings")
 )
+
+// versioned is the fake clientset's object tracker with one thing an API server does and the tracker does not:
+// each create, update and patch gives the object the next resourceVersion (a decimal counter). Karmada's
+// workload affinity filters (gate WorkloadAffinity) compare a binding's informer copy with the copy its spec
+// patch returned by resourceVersion, and fail every cluster when the two cannot be compared: with the tracker's
+// empty versions, every binding Karmada had placed in a group would do that.
+type versioned struct {
+	k8stesting.ObjectTracker
+	mu   sync.Mutex
+	last uint64
+}
+
+func (v *versioned) stamp(obj runtime.Object) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.last++
+	accessor.SetResourceVersion(strconv.FormatUint(v.last, 10))
+}
+
+func (v *versioned) Create(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.CreateOptions) error {
+	v.stamp(obj)
+	return v.ObjectTracker.Create(gvr, obj, ns, opts...)
+}
+
+func (v *versioned) Update(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.UpdateOptions) error {
+	v.stamp(obj)
+	return v.ObjectTracker.Update(gvr, obj, ns, opts...)
+}
+
+func (v *versioned) Patch(gvr schema.GroupVersionResource, obj runtime.Object, ns string, opts ...metav1.PatchOptions) error {
+	v.stamp(obj)
+	return v.ObjectTracker.Patch(gvr, obj, ns, opts...)
+}
 
 // written remembers, per binding, the object as it stood right after the first status write that carried a
 // Scheduled condition: the end of one scheduling pass (scheduleResourceBinding's deferred condition patch).
@@ -117,11 +156,12 @@ func schedule(ctx context.Context, in *inputs, opts *options) ([]result, error) 
 		objects = append(objects, cluster.DeepCopy())
 	}
 	karmadaClient := karmadafake.NewSimpleClientset(objects...)
-	tracker := karmadaClient.Tracker()
+	tracker := &versioned{ObjectTracker: karmadaClient.Tracker()}
+	apply := k8stesting.ObjectReaction(tracker)
+	karmadaClient.PrependReactor("*", "*", apply) // every request through the versioned tracker
 
 	// Observe every status write as the fake API server applies it.
 	seen := &written{objects: map[string]runtime.Object{}, done: map[string]chan struct{}{}}
-	apply := k8stesting.ObjectReaction(tracker)
 	for _, resource := range []string{rbResource.Resource, crbResource.Resource} {
 		karmadaClient.PrependReactor("patch", resource, func(action k8stesting.Action) (bool, runtime.Object, error) {
 			handled, obj, err := apply(action)
