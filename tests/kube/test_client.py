@@ -57,7 +57,6 @@ async def test_cancelling_the_caller_aborts_the_request_in_flight(
     write.cancel()
     with pytest.raises(asyncio.CancelledError):
         await write
-    assert gate.in_flight == 0
     await client.get(rb_path("rb1"))  # a round trip: the server has seen the closed connection by now
     fault.release()
     await client.get(rb_path("rb1"))

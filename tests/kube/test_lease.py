@@ -453,7 +453,7 @@ async def test_a_write_sent_while_leadership_is_in_doubt_is_refused_before_the_n
     with pytest.raises(LeadershipInDoubt, match=r"last renewed 20\.0s ago"):
         await client.create(LEASES, {"metadata": {"name": "x"}})
     assert api.journal.writes() == []
-    assert gate.is_open and gate.in_flight == 0
+    assert gate.is_open
     doubt[0] = None
     await client.create(LEASES, {"metadata": {"name": "x"}, "spec": {}})
     assert [e.status for e in api.journal.writes()] == [201]

@@ -1,12 +1,11 @@
 """The write gate: every write of ours passes it before touching the network; once closed, it stays closed.
 
 Shutdown (and a lost Lease) closes it; from then on a write raises `WriteGateClosed` before any byte is sent.
-It also counts the writes in progress, so shutdown can see (and wait for) writes still on the wire.
+Writes already sent are not cut: shutdown waits for (or cancels) the passes that make them.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -33,9 +32,6 @@ class WriteGate:
 
     def __init__(self) -> None:
         self._reason: str | None = None
-        self._in_flight = 0
-        self._idle = asyncio.Event()  # binds to a loop only when awaited
-        self._idle.set()
 
     @property
     def is_open(self) -> bool:
@@ -45,11 +41,6 @@ class WriteGate:
     def reason(self) -> str | None:
         """Why the gate closed (None while open)."""
         return self._reason
-
-    @property
-    def in_flight(self) -> int:
-        """Writes that passed the gate and have not finished yet."""
-        return self._in_flight
 
     def close(self, reason: str) -> None:
         """Close the gate. Idempotent: the first reason is kept. Writes already in flight are not touched."""
@@ -63,18 +54,6 @@ class WriteGate:
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[None]:
-        """Check the gate, then count this write as in flight until the block ends (however it ends)."""
+        """Check the gate around one write (the block sends it)."""
         self.check()
-        self._in_flight += 1
-        self._idle.clear()
-        try:
-            yield
-        finally:
-            self._in_flight -= 1
-            if self._in_flight == 0:
-                self._idle.set()
-
-    async def wait_idle(self) -> None:
-        """Return once no write is in flight (at once if none is)."""
-        while self._in_flight:
-            await self._idle.wait()
+        yield
