@@ -277,6 +277,13 @@ def test_all_alpha_sets_workload_affinity_unless_it_is_named() -> None:
     assert config("--feature-gates=AllAlpha=true,WorkloadAffinity=false").feature_gates.workload_affinity is False
 
 
+def test_the_overcommit_gate_is_karmadas_flag_too() -> None:
+    assert config("--feature-gates=SchedulingOvercommitProtection=false").feature_gates.scheduling_overcommit_protection \
+        is False
+    assert config("--feature-gates=AllAlpha=true").feature_gates.scheduling_overcommit_protection is True
+    assert config().feature_gates.scheduling_overcommit_protection is None
+
+
 def test_run_logs_the_warnings(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="binding_scheduler.cli.run"):
         assert exit_code(["run", "--enable-pprof", "--logtostderr=false", "--leader-elect-renew-deadline=20s"]) == 2

@@ -89,6 +89,7 @@ IGNORED: dict[str, tuple[bool, str]] = {
 IMPLEMENTED_GATES = {
     "MultiplePodTemplatesScheduling": "featureGates.MultiplePodTemplatesScheduling",
     "WorkloadAffinity": "featureGates.WorkloadAffinity",
+    "SchedulingOvercommitProtection": "featureGates.SchedulingOvercommitProtection",
 }
 ALPHA_GATES = (
     "PropagationPolicyPreemption", "MultiClusterService", "ResourceQuotaEstimate", "StatefulFailoverInjection",
