@@ -26,13 +26,14 @@ from typing import Any
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis.strategies import SearchStrategy
 
 from binding_scheduler.algorithm.errors import fit_error_message
-from binding_scheduler.algorithm.plugins import FilterContext
+from binding_scheduler.algorithm.plugins import FilterContext, WorkloadGroups
 from binding_scheduler.algorithm.registry import PluginSet
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import attempts
-from binding_scheduler.cli.common import plugins_or_exit, schedule_options
+from binding_scheduler.cli.common import plugins_or_exit, schedule_options, workload_affinity, workload_groups
 from binding_scheduler.cli.main import build_parser
 from binding_scheduler.cli.simulate import simulate
 from binding_scheduler.model import Binding, Cluster, ValidationError, parse_binding, parse_cluster
@@ -65,15 +66,15 @@ ALLOWANCES: dict[str, str] = {
 # ------------------------------------------------------------------------------------------------- cases
 
 
-def generate(count: int, seed: int) -> list[Case]:
-    """`count` cases from the strategy, the same ones for the same seed (and hypothesis version): only the
-    generate phase runs, with no example database."""
+def generate(count: int, seed: int, strategy: SearchStrategy[Case] | None = None) -> list[Case]:
+    """`count` cases from the strategy (default: `cases()`), the same ones for the same seed (and hypothesis
+    version): only the generate phase runs, with no example database."""
     found: list[Case] = []
 
     @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))
     @hypothesis_seed(seed)
-    @given(cases())
+    @given(strategy if strategy is not None else cases())
     def collect(case: Case) -> None:
         found.append(case)
 
@@ -94,6 +95,7 @@ class Ours:
     bindings: list[Binding | None] = field(default_factory=list)
     snapshot: Snapshot | None = None
     plugins: PluginSet | None = None
+    groups: WorkloadGroups | None = None  # gate WorkloadAffinity: the input bindings' groups, as stored
 
 
 @functools.cache
@@ -107,7 +109,7 @@ def _simulate_args(case: Case) -> argparse.Namespace:
 
 async def _ours(case: Case) -> Ours:
     args = _simulate_args(case)
-    plugins = plugins_or_exit(args.plugins)
+    plugins = plugins_or_exit(args.plugins, workload_affinity=workload_affinity(args))
     options = schedule_options(args)
     answer = Ours(plugins=plugins)
     clusters: list[Cluster] = []
@@ -131,14 +133,15 @@ async def _ours(case: Case) -> Ours:
     snapshot = answer.snapshot = Snapshot(clusters)
     for document in binding_docs:
         try:
-            binding = parse_binding(document)
+            answer.bindings.append(parse_binding(document))
         except ValidationError as error:
             answer.refusals[len(answer.bindings)] = str(error)
             answer.bindings.append(None)
-            continue
-        answer.bindings.append(binding)
-        (result,) = await simulate([binding], snapshot, plugins, None, options)
-        answer.results.append(result.to_dict())
+    answer.groups = workload_groups(args, [b for b in answer.bindings if b is not None])
+    for binding in answer.bindings:
+        if binding is not None:
+            (result,) = await simulate([binding], snapshot, plugins, None, options, answer.groups)
+            answer.results.append(result.to_dict())
     return answer
 
 
@@ -274,12 +277,14 @@ def _key(document: Mapping[str, Any]) -> str:
     return f"{document.get('kind')} {meta.get('namespace', '')}/{meta.get('name')}".replace(" /", " ")
 
 
-def allowed_fit_messages(binding: Binding, snapshot: Snapshot, plugins: PluginSet) -> set[str]:
+def allowed_fit_messages(
+    binding: Binding, snapshot: Snapshot, plugins: PluginSet, groups: WorkloadGroups | None = None
+) -> set[str]:
     """Every FitError message some order of the enabled filters gives for the binding's first attempt (the
     one whose FitError Karmada reports): each cluster counts under the first filter, in that order, that
     rejects it."""
     first = attempts(binding)[0].binding
-    ctx = FilterContext.of(first, snapshot)
+    ctx = FilterContext.of(first, snapshot, groups)
     verdicts = {c.name: {p.name: p.filter(ctx, c) for p in plugins.filters} for c in snapshot.live}
     messages = set()
     for order in itertools.permutations([p.name for p in plugins.filters]):
@@ -437,12 +442,12 @@ def compare(case: Case, ours: Ours, theirs: Theirs) -> list[Verdict]:
         assert ours.plugins is not None
 
         def allowed(binding: Binding = binding, snapshot: Snapshot = ours.snapshot,
-                    plugins: PluginSet = ours.plugins) -> set[str]:
-            return allowed_fit_messages(binding, snapshot, plugins)
+                    plugins: PluginSet = ours.plugins, groups: WorkloadGroups | None = ours.groups) -> set[str]:
+            return allowed_fit_messages(binding, snapshot, plugins, groups)
 
         def candidates(binding: Binding = binding, snapshot: Snapshot = ours.snapshot,
-                       plugins: PluginSet = ours.plugins) -> list[str]:
-            feasible, _ = Framework(plugins).filter_clusters(FilterContext.of(binding, snapshot))
+                       plugins: PluginSet = ours.plugins, groups: WorkloadGroups | None = ours.groups) -> list[str]:
+            feasible, _ = Framework(plugins).filter_clusters(FilterContext.of(binding, snapshot, groups))
             return [c.name for c in feasible]
 
         verdict, note = classify(document, result, karmada, variants, allowed, candidates)

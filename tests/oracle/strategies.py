@@ -748,3 +748,82 @@ def known_cases(per_edge: int = 3, seed: int = 0) -> list[Case]:
             chooser = Seeded(seed * 1_000_000 + i * 1000 + k)
             out.append(build_case(chooser, lambda size, chooser=chooser: chooser, edges={edge}))
     return out
+
+
+# ---------------------------------------------------------------------------------------- workload affinity
+
+# Gate WorkloadAffinity: the bindings of a case are members of workload (anti-)affinity groups. The oracle
+# schedules a case's bindings one after the other, each against the ones before it as Karmada left them, where
+# simulate decides each against the inputs as they are stored. So these cases are shaped for both to see the
+# same groups: first "settled" members that Karmada leaves where they are stored (a Duplicated placement pinned
+# by clusterNames to exactly its stored clusters, all of them live: already targeted, they pass both workload
+# filters; or no placement, which Karmada does not schedule, with or without clusters), then the subject, a
+# binding drawn like any other, last. What is compared is mostly the subject's decision.
+GROUPS = ("app=shop", "app=search")
+NAMESPACES = ("default", "shop", "ml")
+WORKLOAD_AFFINITY_PLUGIN_SETS = tuple(p for p in PLUGIN_SETS if p != "*,-ClusterAffinity")  # settled stays put
+
+
+def _generated_name(resource: dict[str, Any]) -> str:
+    """Karmada's name for the binding of `resource` (names.GenerateBindingName)."""
+    return f"{resource['name'].replace(':', '.')}-{resource['kind']}".lower()
+
+
+def settled_member(c: Chooser, fleet: Fleet, index: int, subject: dict[str, Any], taken: set[str]) -> dict[str, Any]:
+    """A ResourceBinding in the subject's groups (mostly) that Karmada leaves where it is stored; `taken`: the
+    `namespace/name`s used so far."""
+    subject_groups = subject["spec"]["workloadAffinityGroups"]
+    namespace = subject["spec"]["resource"].get("namespace") or ""
+    namespace = namespace if namespace and c.chance(75) else c.pick(NAMESPACES)
+    name = f"peer-{index}"
+    own = _generated_name(subject["spec"]["resource"])  # the name Karmada tells the subject itself by
+    if namespace == subject["spec"]["resource"].get("namespace") and f"{namespace}/{own}" not in taken and c.chance(15):
+        name = own
+    taken.add(f"{namespace}/{name}")
+    live = [d["metadata"]["name"] for d in fleet.clusters if "deletionTimestamp" not in d["metadata"]]
+    clusters = c.subset(live, 0 if c.chance(20) else 1, len(live) if c.chance(30) else 2)
+    replicas = c.pick([0, 1, 3])
+    spec: dict[str, Any] = {
+        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": namespace,
+                     "name": f"peer{index}", "uid": c.uid()},
+        "workloadAffinityGroups": {
+            "affinityGroup": subject_groups["affinityGroup"] if c.chance(80) else c.pick([*GROUPS, ""]),
+            "antiAffinityGroup": subject_groups["antiAffinityGroup"] if c.chance(80) else c.pick([*GROUPS, ""]),
+        },
+    }
+    if replicas:
+        spec["replicas"] = replicas
+    if clusters:
+        spec["clusters"] = [{"name": n, "replicas": replicas} if replicas else {"name": n} for n in clusters]
+    if clusters and not c.chance(15):
+        spec["placement"] = {"clusterAffinity": {"clusterNames": clusters},
+                             "replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
+    return {"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+            "metadata": {"name": name, "namespace": namespace, "generation": 1,
+                         "labels": {"propagationpolicy.karmada.io/permanent-id": c.uid()}},
+            "spec": spec}
+
+
+def build_workload_affinity_case(c: Chooser) -> Case:
+    fleet = Fleet([cluster_document(c, i) for i in range(c.integer(1, 6))])
+    subject = binding_document(c, fleet, 0)
+    groups = {"affinityGroup": c.pick(GROUPS) if c.chance(80) else "",
+              "antiAffinityGroup": c.pick(GROUPS) if c.chance(60) else ""}
+    subject["spec"]["workloadAffinityGroups"] = groups
+    taken: set[str] = set()
+    members = [settled_member(c, fleet, i, subject, taken) for i in range(c.integer(0 if c.chance(10) else 1, 4))]
+    flags: dict[str, Any] = {"featureGates": {"WorkloadAffinity": not c.chance(10)}}
+    if c.chance(15):
+        flags["plugins"] = c.pick(WORKLOAD_AFFINITY_PLUGIN_SETS[1:])
+    if c.chance(15):
+        flags["enableEmptyWorkloadPropagation"] = True
+    if c.chance(25):
+        flags["featureGates"]["MultiplePodTemplatesScheduling"] = True
+    return Case(documents=[*fleet.clusters, *members, subject], flags=flags)
+
+
+@st.composite
+def workload_affinity_cases(draw: st.DrawFn) -> Case:
+    """A small fleet, settled members of workload (anti-)affinity groups and one subject (gate WorkloadAffinity,
+    off in a tenth of them)."""
+    return build_workload_affinity_case(Drawn(draw))

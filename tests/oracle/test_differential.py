@@ -20,10 +20,11 @@ import pytest
 from binding_scheduler.cli.inputs import load_inputs
 from tests.oracle import differential, oracle
 from tests.oracle.differential import Tally, Verdict
-from tests.oracle.strategies import Case, known_cases
+from tests.oracle.strategies import Case, known_cases, workload_affinity_cases
 
 # The differential tier's share of the default run: about a minute on 2 cores (see docs/testing.md).
 CASES = 400
+WORKLOAD_AFFINITY_CASES = 100  # gate WorkloadAffinity: settled group members and one subject each
 SEED = 20260310
 
 pytestmark = [pytest.mark.usefixtures("karmada_oracle"), pytest.mark.timeout(900)]
@@ -31,7 +32,8 @@ pytestmark = [pytest.mark.usefixtures("karmada_oracle"), pytest.mark.timeout(900
 
 @pytest.fixture(scope="module")
 def run() -> tuple[list[Case], list[list[Verdict]]]:
-    cases = differential.generate(CASES, SEED) + known_cases()
+    cases = (differential.generate(CASES, SEED) + known_cases()
+             + differential.generate(WORKLOAD_AFFINITY_CASES, SEED, workload_affinity_cases()))
     return cases, differential.run_batch(cases)
 
 
@@ -95,9 +97,13 @@ def shapes(case: Case) -> set[str]:
             found.add("CompleteAPIEnablements")
     if case.flags.get("featureGates", {}).get("MultiplePodTemplatesScheduling"):
         found.add("gate MultiplePodTemplatesScheduling")
+    if case.flags.get("featureGates", {}).get("WorkloadAffinity"):
+        found.add("gate WorkloadAffinity")
     for binding in (d for d in case.documents if d["kind"] != "Cluster"):
         spec = binding["spec"]
         found.add(binding["kind"])
+        groups = spec.get("workloadAffinityGroups") or {}
+        found.update(field for field in ("affinityGroup", "antiAffinityGroup") if groups.get(field))
         if spec.get("components"):
             found.add("components")
         if spec.get("replicaRequirements", {}).get("nodeClaim"):
@@ -156,7 +162,8 @@ def shapes(case: Case) -> set[str]:
 EXERCISED = {
     "fleet<=5", "fleet 6-50", "fleet>50", "taint NoSchedule", "taint NoExecute", "taint PreferNoSchedule",
     "sync Push", "sync Pull", "deleting cluster", "resource models", "allocating", "not ready",
-    "CompleteAPIEnablements", "gate MultiplePodTemplatesScheduling", "ResourceBinding", "ClusterResourceBinding",
+    "CompleteAPIEnablements", "gate MultiplePodTemplatesScheduling", "gate WorkloadAffinity", "affinityGroup",
+    "antiAffinityGroup", "ResourceBinding", "ClusterResourceBinding",
     "components", "nodeClaim", "previous clusters", "eviction", "rescheduleTriggeredAt", "no placement",
     "Duplicated", "Aggregated", "Weighted", "static weights", "static weights by field", "dynamic weights",
     "clusterAffinities", "observed affinity", "overflowAffinities", "tolerations", "spread cluster",
@@ -180,6 +187,15 @@ def test_the_known_allowances_are_met(run: tuple[list[Case], list[list[Verdict]]
     _, results = run
     seen = {v.verdict for verdicts in results for v in verdicts}
     assert {"filter-order", "no-placement", "policy-defaults"} <= seen
+
+
+def test_karmada_gives_both_workload_affinity_reasons(run: tuple[list[Case], list[list[Verdict]]]) -> None:
+    """The workload affinity cases reach both filters' verdicts on Karmada's side (so their texts are compared,
+    not only the placements)."""
+    _, results = run
+    messages = " ".join(v.theirs["message"] for verdicts in results for v in verdicts if v.theirs is not None)
+    assert "ResourceBinding with the same affinity group does not target this cluster" in messages
+    assert "cluster already has workload with the same anti-affinity group" in messages
 
 
 def test_an_input_file_reproduces_both_sides(run: tuple[list[Case], list[list[Verdict]]], tmp_path: Path) -> None:
