@@ -278,8 +278,8 @@ def test_all_alpha_sets_workload_affinity_unless_it_is_named() -> None:
 
 
 def test_the_overcommit_gate_is_karmadas_flag_too() -> None:
-    assert config("--feature-gates=SchedulingOvercommitProtection=false").feature_gates.scheduling_overcommit_protection \
-        is False
+    gates = config("--feature-gates=SchedulingOvercommitProtection=false").feature_gates
+    assert gates.scheduling_overcommit_protection is False
     assert config("--feature-gates=AllAlpha=true").feature_gates.scheduling_overcommit_protection is True
     assert config().feature_gates.scheduling_overcommit_protection is None
 

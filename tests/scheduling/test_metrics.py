@@ -1,10 +1,11 @@
 """SchedulerMetrics: every metric's exposed name, type, labels and buckets (reference 1.11), every typed method,
-and label validation. Everything is read back from the text format, as Prometheus would scrape it."""
+and label values as enums. Everything is read back from the text format, as Prometheus would scrape it."""
 
 from __future__ import annotations
 
 import math
 import platform
+import typing
 from collections.abc import Callable
 
 import pytest
@@ -13,6 +14,17 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from binding_scheduler import __version__
+from binding_scheduler.algorithm.triggers import ScheduleType
+from binding_scheduler.scheduling.labels import (
+    AttemptResult,
+    BindingEvent,
+    PassOutcome,
+    PluginPoint,
+    PluginResult,
+    ScheduleStep,
+    WriteKind,
+    WriteResult,
+)
 from binding_scheduler.scheduling.metrics import (
     ATTEMPT_RESULTS,
     BINDING_EVENTS,
@@ -274,20 +286,12 @@ def test_passes_in_flight_and_every_outcome() -> None:
         assert value(m, "binding_scheduler_pass_outcomes_total", outcome=outcome) == 1
 
 
-def test_pass_finished_with_a_typo_still_leaves_the_in_flight_gauge_right() -> None:
-    m = SchedulerMetrics()
-    m.pass_started()
-    with pytest.raises(ValueError, match="pass outcome"):
-        m.pass_finished("sheduled")
-    assert value(m, "binding_scheduler_passes_in_flight") == 0
-
-
 def test_write_every_label() -> None:
     m = SchedulerMetrics()
     for kind in WRITE_KINDS:
         for result in WRITE_RESULTS:
             m.write(kind, result)
-    m.write("spec", "ok")
+    m.write(WriteKind.SPEC, WriteResult.OK)
     for kind in WRITE_KINDS:
         for result in WRITE_RESULTS:
             expected = 2 if (kind, result) == ("spec", "ok") else 1
@@ -326,22 +330,24 @@ def test_leader_and_config_valid() -> None:
 
 # --- validation ----------------------------------------------------------------------------------------------------
 
+LABEL_ENUMS = {AttemptResult, ScheduleType, ScheduleStep, BindingEvent, PluginPoint, PluginResult, PassOutcome,
+               WriteKind, WriteResult}
+
+
+@pytest.mark.parametrize("method", ["observe_attempt", "observe_step", "binding_event", "observe_extension_point",
+                                    "observe_plugin", "pass_finished", "write"])
+def test_every_label_parameter_is_an_enum_so_a_typo_is_a_type_error(method: str) -> None:
+    hints = typing.get_type_hints(getattr(SchedulerMetrics, method))
+    labels = {name: hint for name, hint in hints.items() if name not in ("return", "seconds", "plugin")}
+    assert labels and all(hint in LABEL_ENUMS for hint in labels.values()), labels
+
+
 @pytest.mark.parametrize("call", [
-    lambda m: m.observe_attempt("Scheduled", "ReconcileSchedule", 0.1),
-    lambda m: m.observe_attempt("scheduled", "Reconcile", 0.1),
-    lambda m: m.observe_attempt("scheduled", "ReconcileSchedule", -0.1),
-    lambda m: m.observe_step("filter", 0.1),
-    lambda m: m.binding_event("BindingDelete"),
-    lambda m: m.observe_extension_point("Select", "Success", 0.1),
-    lambda m: m.observe_extension_point("Filter", "success", 0.1),
-    lambda m: m.observe_plugin("", "Filter", "Success", 0.1),
-    lambda m: m.observe_plugin("P", "Normalize", "Success", 0.1),
-    lambda m: m.observe_plugin("P", "Filter", "Ok", 0.1),
-    lambda m: m.write("patch", "ok"),
-    lambda m: m.write("spec", "conflicted"),
-], ids=["result", "schedule_type", "negative", "step", "event", "point", "point_result", "plugin", "plugin_point",
-        "plugin_result", "write_kind", "write_result"])
-def test_typos_raise_and_create_no_series(call: Callable[[SchedulerMetrics], None]) -> None:
+    lambda m: m.observe_attempt(AttemptResult.SCHEDULED, ScheduleType.RECONCILE, -0.1),
+    lambda m: m.observe_step(ScheduleStep.FILTER, -1.0),
+    lambda m: m.observe_plugin("", PluginPoint.FILTER, PluginResult.SUCCESS, 0.1),
+], ids=["negative", "negative_step", "plugin"])
+def test_impossible_values_raise_and_create_no_series(call: Callable[[SchedulerMetrics], None]) -> None:
     m = SchedulerMetrics()
     before = m.render()
     with pytest.raises(ValueError):

@@ -6,6 +6,7 @@ off, standalone). Every write goes through the service's own client and write ga
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Mapping
@@ -50,7 +51,7 @@ class OperatorApp:
         self.connection: Connection | None = None
         self.namespace = "default"
         self.service: SchedulerService | None = None
-        self.stop_flag: Any = None
+        self.stop_flag: asyncio.Event | None = None
         self.start_error: str | None = None
         self._config_body: Mapping[str, Any] | None = None
         self._config_logged: object = None

@@ -1,16 +1,16 @@
 """The scheduler's Prometheus metrics: Karmada's (reference 1.11, same names, types, labels and buckets) and ours
 (prefix `binding_scheduler_`: queue depth, passes in flight, pass outcomes, writes, the shutdown report).
 
-The scheduling code calls the typed methods of `SchedulerMetrics` and never spells a label itself. Every label
-value is checked against its allowed set, so a typo raises `ValueError` in the tests instead of creating a new
-series in production. Each instance owns its registry (a fresh one by default), so several instances and tests
-never collide.
+The scheduling code calls the typed methods of `SchedulerMetrics` with the label enums of `labels.py` and never
+spells a label itself, so a typo is a type error instead of a new series in production. Counts and durations
+are checked (never negative). Each instance owns its registry (a fresh one by default), so several instances
+and tests never collide.
 """
 
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -19,28 +19,39 @@ from prometheus_client.registry import Collector
 
 from binding_scheduler import __version__
 
+from ..algorithm.triggers import ScheduleType
 from .framework import ExtensionPoint, FrameworkHook, Result
+from .labels import (
+    AttemptResult,
+    BindingEvent,
+    PassOutcome,
+    PluginPoint,
+    PluginResult,
+    Queue,
+    ScheduleStep,
+    ShutdownFate,
+    WriteKind,
+    WriteResult,
+)
 
 # Prometheus text format 0.0.4, which `generate_latest` produces.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-# Karmada's label values (reference 1.11).
-ATTEMPT_RESULTS: tuple[str, ...] = ("scheduled", "error")
-SCHEDULE_TYPES: tuple[str, ...] = ("ReconcileSchedule", "ScaleSchedule")
-SCHEDULE_STEPS: tuple[str, ...] = ("Filter", "Score", "Select", "AssignReplicas")
-BINDING_EVENTS: tuple[str, ...] = ("BindingAdd", "BindingUpdate", "ClusterChanged", "ScheduleAttemptFailure",
-                                   "PolicyChanged")
-EXTENSION_POINTS: tuple[str, ...] = ("Filter", "Score")
-PLUGIN_EXTENSION_POINTS: tuple[str, ...] = ("Filter", "Score", "ScoreExtensionNormalize")
-PLUGIN_RESULTS: tuple[str, ...] = ("Success", "Unschedulable", "Error")
+# Karmada's label values (reference 1.11), as tuples for the tests' and docs' tables.
+ATTEMPT_RESULTS: tuple[str, ...] = tuple(AttemptResult)
+SCHEDULE_TYPES: tuple[str, ...] = tuple(ScheduleType)
+SCHEDULE_STEPS: tuple[str, ...] = tuple(ScheduleStep)
+BINDING_EVENTS: tuple[str, ...] = tuple(BindingEvent)
+EXTENSION_POINTS: tuple[str, ...] = (PluginPoint.FILTER, PluginPoint.SCORE)
+PLUGIN_EXTENSION_POINTS: tuple[str, ...] = tuple(PluginPoint)
+PLUGIN_RESULTS: tuple[str, ...] = tuple(PluginResult)
 
 # Ours.
-QUEUES: tuple[str, ...] = ("active", "backoff", "unschedulable")
-PASS_OUTCOMES: tuple[str, ...] = ("scheduled", "unschedulable", "no_cluster_fit", "error", "conflict", "cancelled",
-                                  "skipped", "forgotten")
-WRITE_KINDS: tuple[str, ...] = ("spec", "status", "event")
-WRITE_RESULTS: tuple[str, ...] = ("ok", "conflict", "error", "gate_closed")
-SHUTDOWN_FATES: tuple[str, ...] = ("cancelled", "drained", "cut")
+QUEUES: tuple[str, ...] = tuple(Queue)
+PASS_OUTCOMES: tuple[str, ...] = tuple(PassOutcome)
+WRITE_KINDS: tuple[str, ...] = tuple(WriteKind)
+WRITE_RESULTS: tuple[str, ...] = tuple(WriteResult)
+SHUTDOWN_FATES: tuple[str, ...] = tuple(ShutdownFate)
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -60,12 +71,6 @@ E2E_BUCKETS = exponential_buckets(0.001, 2, 15)
 ALGORITHM_BUCKETS = exponential_buckets(0.001, 2, 15)
 EXTENSION_POINT_BUCKETS = exponential_buckets(0.0001, 2, 12)
 PLUGIN_BUCKETS = exponential_buckets(0.00001, 1.5, 20)
-
-
-def _check(what: str, value: str, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(allowed)}")
-    return value
 
 
 def _check_count(what: str, value: int) -> int:
@@ -184,46 +189,40 @@ class SchedulerMetrics:
 
     # --- Karmada's ---------------------------------------------------------------------------------------------
 
-    def observe_attempt(self, result: str, schedule_type: str, seconds: float) -> None:
+    def observe_attempt(self, result: AttemptResult, schedule_type: ScheduleType, seconds: float) -> None:
         """One scheduling attempt that actually ran, observed with its final result (reference 1.4 step 6: a
         FitError counts as `scheduled`): `schedule_attempts_total` and `e2e_scheduling_duration_seconds`."""
-        _check("attempt result", result, ATTEMPT_RESULTS)
-        _check("schedule type", schedule_type, SCHEDULE_TYPES)
         _check_seconds(seconds)
         self._attempts.labels(result=result, schedule_type=schedule_type).inc()
         self._e2e.labels(result=result, schedule_type=schedule_type).observe(seconds)
 
-    def observe_step(self, step: str, seconds: float) -> None:
+    def observe_step(self, step: ScheduleStep, seconds: float) -> None:
         """The duration of one algorithm step (Filter, Score, Select, AssignReplicas)."""
-        _check("schedule step", step, SCHEDULE_STEPS)
-        self._algorithm.labels(schedule_step=step).observe(_check_seconds(seconds))
+        _check_seconds(seconds)
+        self._algorithm.labels(schedule_step=step).observe(seconds)
 
-    def binding_event(self, event: str) -> None:
+    def binding_event(self, event: BindingEvent) -> None:
         """A binding key entered the queue because of `event` (reference 1.2, 1.3)."""
-        self._incoming.labels(event=_check("binding event", event, BINDING_EVENTS)).inc()
+        self._incoming.labels(event=event).inc()
 
-    def observe_extension_point(self, extension_point: str, result: str, seconds: float) -> None:
-        """One run of a framework extension point (Filter is observed per cluster, as Karmada does)."""
-        _check("extension point", extension_point, EXTENSION_POINTS)
-        _check("extension point result", result, PLUGIN_RESULTS)
-        self._extension_point.labels(extension_point=extension_point, result=result).observe(
-            _check_seconds(seconds))
+    def observe_extension_point(self, extension_point: PluginPoint, result: PluginResult, seconds: float) -> None:
+        """One run of a framework extension point (Filter or Score)."""
+        _check_seconds(seconds)
+        self._extension_point.labels(extension_point=extension_point, result=result).observe(seconds)
 
-    def observe_plugin(self, plugin: str, extension_point: str, result: str, seconds: float) -> None:
+    def observe_plugin(self, plugin: str, extension_point: PluginPoint, result: PluginResult, seconds: float) -> None:
         """One run of one plugin at one extension point. Observed directly (Karmada samples these through a
         buffered recorder that drops when full; we do not drop)."""
         if not plugin:
             raise ValueError("a plugin name must not be empty")
-        _check("plugin extension point", extension_point, PLUGIN_EXTENSION_POINTS)
-        _check("plugin result", result, PLUGIN_RESULTS)
-        self._plugin.labels(plugin=plugin, extension_point=extension_point, result=result).observe(
-            _check_seconds(seconds))
+        _check_seconds(seconds)
+        self._plugin.labels(plugin=plugin, extension_point=extension_point, result=result).observe(seconds)
 
     # --- ours ----------------------------------------------------------------------------------------------------
 
     def set_queue_depth(self, active: int, backoff: int, unschedulable: int) -> None:
         """The number of keys in each sub-queue now."""
-        depths = {"active": active, "backoff": backoff, "unschedulable": unschedulable}
+        depths = {Queue.ACTIVE: active, Queue.BACKOFF: backoff, Queue.UNSCHEDULABLE: unschedulable}
         for queue, depth in depths.items():
             _check_count(f"{queue} queue depth", depth)
         for queue, depth in depths.items():
@@ -233,22 +232,19 @@ class SchedulerMetrics:
         """A pass began; pair with `pass_finished`."""
         self._in_flight.inc()
 
-    def pass_finished(self, outcome: str) -> None:
-        """A pass ended with `outcome`. The in-flight gauge is decremented even when the outcome is unknown, so a
-        typo never leaves a phantom pass behind; the typo still raises."""
+    def pass_finished(self, outcome: PassOutcome) -> None:
+        """A pass ended with `outcome`."""
         self._in_flight.dec()
-        self._outcomes.labels(outcome=_check("pass outcome", outcome, PASS_OUTCOMES)).inc()
+        self._outcomes.labels(outcome=outcome).inc()
 
-    def write(self, kind: str, result: str) -> None:
+    def write(self, kind: WriteKind, result: WriteResult) -> None:
         """One write attempt (or one refused by the closed write gate) and how it ended."""
-        _check("write kind", kind, WRITE_KINDS)
-        _check("write result", result, WRITE_RESULTS)
         self._writes.labels(kind=kind, result=result).inc()
 
     def shutdown_report(self, cancelled: int, drained: int, cut: int, seconds: float) -> None:
         """The shutdown report: passes cancelled before their commit point, drained, cut at the deadline, and
         how long the shutdown took."""
-        fates = {"cancelled": cancelled, "drained": drained, "cut": cut}
+        fates = {ShutdownFate.CANCELLED: cancelled, ShutdownFate.DRAINED: drained, ShutdownFate.CUT: cut}
         for fate, count in fates.items():
             _check_count(f"{fate} passes", count)
         _check_seconds(seconds)
@@ -275,11 +271,15 @@ class MetricsHook(FrameworkHook):
     """The framework's step and plugin timings, into Karmada's histograms (its steps and extension points only:
     Filter, Score, Select, AssignReplicas)."""
 
-    _STEPS: Mapping[ExtensionPoint, str] = MappingProxyType({
-        ExtensionPoint.FILTER: "Filter",
-        ExtensionPoint.SCORE: "Score",
-        ExtensionPoint.SELECT: "Select",
-        ExtensionPoint.ASSIGN: "AssignReplicas",
+    _STEPS: Mapping[ExtensionPoint, ScheduleStep] = MappingProxyType({
+        ExtensionPoint.FILTER: ScheduleStep.FILTER,
+        ExtensionPoint.SCORE: ScheduleStep.SCORE,
+        ExtensionPoint.SELECT: ScheduleStep.SELECT,
+        ExtensionPoint.ASSIGN: ScheduleStep.ASSIGN_REPLICAS,
+    })
+    _POINTS: Mapping[ExtensionPoint, PluginPoint] = MappingProxyType({
+        ExtensionPoint.FILTER: PluginPoint.FILTER,
+        ExtensionPoint.SCORE: PluginPoint.SCORE,
     })
 
     def __init__(self, metrics: SchedulerMetrics) -> None:
@@ -290,9 +290,11 @@ class MetricsHook(FrameworkHook):
         if step is None:
             return
         self.metrics.observe_step(step, seconds)
-        if point in (ExtensionPoint.FILTER, ExtensionPoint.SCORE):
-            self.metrics.observe_extension_point(point.value, result.value, seconds)
+        karmada = self._POINTS.get(point)
+        if karmada is not None:
+            self.metrics.observe_extension_point(karmada, PluginResult(result.value), seconds)
 
     def plugin(self, plugin: str, point: ExtensionPoint, result: Result, seconds: float) -> None:
-        if point in (ExtensionPoint.FILTER, ExtensionPoint.SCORE):
-            self.metrics.observe_plugin(plugin, point.value, result.value, seconds)
+        karmada = self._POINTS.get(point)
+        if karmada is not None:
+            self.metrics.observe_plugin(plugin, karmada, PluginResult(result.value), seconds)

@@ -33,12 +33,14 @@ from ..algorithm.status import status_patch
 from ..algorithm.triggers import ScheduleType, condition_owed, schedule_trigger
 from ..algorithm.walk import Decision
 from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
+from ..kube.client import ApiClient
 from ..kube.errors import ApiError, Conflict, Forbidden, KubeError, NotFound
 from ..kube.gate import WriteGateClosed
 from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, ValidationError
 from .assumptions import AssumptionCache
 from .cpu import OverCpuLimit
 from .framework import CycleState, Framework, FrameworkHook, ReplicaEstimator, Reservation
+from .labels import AttemptResult, PassOutcome, WriteKind, WriteResult
 from .metrics import SchedulerMetrics
 from .stores import BindingStore, ClusterStore, binding_key
 from .workload_groups import WorkloadGroupIndex
@@ -49,17 +51,6 @@ GROUP_VERSION = "work.karmada.io/v1alpha2"
 RESERVE_TRIES = 3
 """Decisions a pass makes in a row when Reserve finds another pass took capacity on its clusters meanwhile;
 then the key is requeued."""
-
-
-class PassOutcome(StrEnum):
-    SCHEDULED = "scheduled"
-    UNSCHEDULABLE = "unschedulable"
-    NO_CLUSTER_FIT = "no_cluster_fit"
-    ERROR = "error"
-    CONFLICT = "conflict"
-    CANCELLED = "cancelled"
-    SKIPPED = "skipped"
-    FORGOTTEN = "forgotten"
 
 
 class Phase(StrEnum):
@@ -132,7 +123,7 @@ class PassContext:
     def __init__(
         self,
         *,
-        client: Any,
+        client: ApiClient,
         events: EventSink,
         bindings: BindingStore,
         clusters: ClusterStore,
@@ -280,20 +271,20 @@ async def _commit(
     elif clusters is not None:
         try:
             written = await patch_schedule_result(ctx.client, ref, version, placement_json, clusters)
-            ctx.metrics.write("spec", "ok")
+            ctx.metrics.write(WriteKind.SPEC, WriteResult.OK)
         except Conflict:
-            ctx.metrics.write("spec", "conflict")
+            ctx.metrics.write(WriteKind.SPEC, WriteResult.CONFLICT)
             logger.info("binding %s changed after our read (409): decision dropped, requeued", binding.key)
             return PassOutcome.CONFLICT
         except WriteGateClosed:
-            ctx.metrics.write("spec", "gate_closed")
+            ctx.metrics.write(WriteKind.SPEC, WriteResult.GATE_CLOSED)
             raise
         except NotFound:
-            ctx.metrics.write("spec", "error")
+            ctx.metrics.write(WriteKind.SPEC, WriteResult.ERROR)
             logger.info("binding %s was deleted after our read (404): forgotten", binding.key)
             return PassOutcome.FORGOTTEN
         except KubeError as patch_error:
-            ctx.metrics.write("spec", "error")
+            ctx.metrics.write(WriteKind.SPEC, WriteResult.ERROR)
             if isinstance(patch_error, Forbidden) and patch_error.namespace_terminating:
                 return PassOutcome.FORGOTTEN
             error, verdict = _with_write_error(decision.error, patch_error)
@@ -313,7 +304,8 @@ async def _commit(
         return outcome
     seconds = time.perf_counter() - started
     ctx.metrics.observe_attempt(
-        "error" if error is not None and not isinstance(error, FitError) else "scheduled", trigger.value, seconds
+        AttemptResult.ERROR if error is not None and not isinstance(error, FitError) else AttemptResult.SCHEDULED,
+        trigger, seconds,
     )
     _log_decision(binding, verdict, decision, trigger, seconds, attempt, failed=error is not None)
     for warning in decision.warnings:
@@ -386,10 +378,10 @@ async def _write_status(
             return None
         try:
             await patch_status(ctx.client, ref, version, patch)
-            ctx.metrics.write("status", "ok")
+            ctx.metrics.write(WriteKind.STATUS, WriteResult.OK)
             return None
         except Conflict:
-            ctx.metrics.write("status", "conflict")
+            ctx.metrics.write(WriteKind.STATUS, WriteResult.CONFLICT)
             if attempt == 0 and after_spec_write:
                 fresh = await ctx.client.get(ref.path())
                 metadata = fresh.get("metadata") or {}
@@ -399,15 +391,15 @@ async def _write_status(
             logger.info("binding %s changed before its status write (409): requeued", binding.key)
             return PassOutcome.CONFLICT
         except Forbidden as error:
-            ctx.metrics.write("status", "error")
+            ctx.metrics.write(WriteKind.STATUS, WriteResult.ERROR)
             if error.namespace_terminating:
                 return PassOutcome.FORGOTTEN
             raise
         except WriteGateClosed:
-            ctx.metrics.write("status", "gate_closed")
+            ctx.metrics.write(WriteKind.STATUS, WriteResult.GATE_CLOSED)
             raise
         except KubeError:
-            ctx.metrics.write("status", "error")
+            ctx.metrics.write(WriteKind.STATUS, WriteResult.ERROR)
             raise
     return None
 
@@ -434,9 +426,9 @@ async def _observe_generation(binding: Binding, ctx: PassContext, tracker: PassT
             binding.resource_version,
             {"schedulerObservedGeneration": binding.generation},
         )
-        ctx.metrics.write("status", "ok")
+        ctx.metrics.write(WriteKind.STATUS, WriteResult.OK)
     except Conflict:
-        ctx.metrics.write("status", "conflict")
+        ctx.metrics.write(WriteKind.STATUS, WriteResult.CONFLICT)
         return PassOutcome.CONFLICT
     return PassOutcome.SKIPPED
 
@@ -473,11 +465,11 @@ async def _refuse(
     ref = BindingRef.of(body)
     try:
         await patch_status(ctx.client, ref, str((body.get("metadata") or {}).get("resourceVersion") or ""), patch)
-        ctx.metrics.write("status", "ok")
+        ctx.metrics.write(WriteKind.STATUS, WriteResult.OK)
     except Conflict:
         return PassOutcome.CONFLICT
     await ctx.events.record(involved_binding(body), "Warning", FAILED_REASON, message)
-    ctx.metrics.write("event", "ok")
+    ctx.metrics.write(WriteKind.EVENT, WriteResult.OK)
     return outcome
 
 
@@ -487,4 +479,4 @@ async def _event_pair(
     """The same event on the binding and on its resource template (reference 1.9)."""
     await ctx.events.record(involved_binding(body), type_, reason, message)
     await ctx.events.record(involved_resource(binding), type_, reason, message)
-    ctx.metrics.write("event", "ok")
+    ctx.metrics.write(WriteKind.EVENT, WriteResult.OK)

@@ -24,8 +24,9 @@ from ..algorithm.requeue import (
 from ..kube.errors import KubeError
 from ..kube.gate import WriteGateClosed
 from ..model import Binding, Cluster, ValidationError, parse_cluster
+from .labels import BindingEvent, PassOutcome
 from .metrics import SchedulerMetrics
-from .passes import PassContext, PassOutcome, PassSettings, PassTracker, Phase, run_pass
+from .passes import PassContext, PassSettings, PassTracker, Phase, run_pass
 from .queue import QueuedBinding, SchedulingQueue
 from .stores import binding_key
 
@@ -103,7 +104,7 @@ class Scheduler:
         now_passes = passes_event_filter(body, self.scheduler_name)
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
         if now_passes and not was_passing:
-            self._enqueue(body, "BindingAdd")
+            self._enqueue(body, BindingEvent.ADD)
         elif now_passes and was_passing and _generation(previous) != _generation(body):
             key = binding_key(body)
             entry = self._in_flight.get(key)
@@ -112,11 +113,11 @@ class Scheduler:
                 # the pass has recorded the generation it wrote.
                 self._updated_while_committing.add(key)
             elif not self.ctx.bindings.is_own_write(body):  # our spec write: the pass that made it records it
-                self._enqueue(body, "BindingUpdate")
+                self._enqueue(body, BindingEvent.UPDATE)
             elif self._placed_on_a_missing_cluster(body):  # our write, onto a cluster removed since
-                self._enqueue(body, "ClusterChanged")
+                self._enqueue(body, BindingEvent.CLUSTER_CHANGED)
         elif now_passes and self._placed_on_a_missing_cluster(body):
-            self._enqueue(body, "ClusterChanged")
+            self._enqueue(body, BindingEvent.CLUSTER_CHANGED)
 
     def _placed_on_a_missing_cluster(self, body: Mapping[str, Any]) -> bool:
         """A body that places the binding on a cluster we no longer know: its removal reached us before this
@@ -191,7 +192,7 @@ class Scheduler:
             parsed = self.ctx.bindings.parsed(key)
             priority = parsed.schedule_priority if isinstance(parsed, Binding) else 0
             if self.queue.push(key, priority):
-                self.metrics.binding_event("ClusterChanged")
+                self.metrics.binding_event(BindingEvent.CLUSTER_CHANGED)
 
     def _requeue_affected(self, cluster: Cluster, *, only: Callable[[Binding], bool] = lambda _: True) -> None:
         keys = sorted(self.ctx.bindings.keys(), key=lambda k: "/" not in k)
@@ -200,9 +201,9 @@ class Scheduler:
             if (isinstance(parsed, Binding) and only(parsed)
                     and affected_by_cluster(parsed, cluster, self.scheduler_name)):
                 self.queue.push(key, parsed.schedule_priority)
-                self.metrics.binding_event("ClusterChanged")
+                self.metrics.binding_event(BindingEvent.CLUSTER_CHANGED)
 
-    def _enqueue(self, body: Mapping[str, Any], event: str) -> None:
+    def _enqueue(self, body: Mapping[str, Any], event: BindingEvent) -> None:
         priority = ((body.get("spec") or {}).get("schedulePriority") or {}).get("priority") or 0
         if self.queue.push(binding_key(body), priority if isinstance(priority, int) else 0):
             self.metrics.binding_event(event)
@@ -250,7 +251,7 @@ class Scheduler:
             tracker.phase = Phase.DONE
             self._settle_updates(info.key)
         outcome = self._outcome(info, task)
-        self.metrics.pass_finished(outcome.value)
+        self.metrics.pass_finished(outcome)
         self._route(info, outcome, read_version)
 
     def _settle_updates(self, key: str) -> None:
@@ -263,7 +264,7 @@ class Scheduler:
         if body is not None and passes_event_filter(body, self.scheduler_name) and not self.ctx.bindings.is_own_write(
             body
         ):
-            self._enqueue(body, "BindingUpdate")
+            self._enqueue(body, BindingEvent.UPDATE)
 
     def _check_commit(self, tracker: PassTracker) -> None:
         if self._stopping:
@@ -296,7 +297,7 @@ class Scheduler:
         if outcome in (PassOutcome.SCHEDULED, PassOutcome.NO_CLUSTER_FIT, PassOutcome.SKIPPED, PassOutcome.FORGOTTEN):
             self.queue.forget(info.key)
             return
-        self.metrics.binding_event("ScheduleAttemptFailure")
+        self.metrics.binding_event(BindingEvent.ATTEMPT_FAILURE)
         if outcome is PassOutcome.UNSCHEDULABLE:
             self.queue.push_unschedulable(info)
         elif outcome is PassOutcome.CONFLICT:
