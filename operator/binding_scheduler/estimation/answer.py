@@ -7,10 +7,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 
-def _frozen(value: Mapping[str, object]) -> MappingProxyType[str, object]:
-    return MappingProxyType(dict(value))
-
-
 @dataclass(frozen=True, slots=True)
 class EstimateAnswer:
     """`replicas`: the answers kept, per cluster (-1 passes through as Karmada's UnauthenticReplica; empty

@@ -100,14 +100,6 @@ def assumed_workload(workload: AssumedWorkload, *, legacy: bool) -> estimator_pb
     return out
 
 
-def max_available_replicas_request(
-    cluster: str, requirements: ReplicaRequirements | None, *, legacy: bool = True,
-    assumed: Sequence[AssumedWorkload] = (),
-) -> estimator_pb2.MaxAvailableReplicasRequest:
-    encoded = replica_requirements(requirements, legacy=legacy) if requirements is not None else None
-    return replicas_request_for(cluster, encoded, [assumed_workload(w, legacy=legacy) for w in assumed])
-
-
 def replicas_request_for(
     cluster: str, encoded: estimator_pb2.ReplicaRequirements | None,
     assumed: Sequence[estimator_pb2.AssumedWorkload] = (),
