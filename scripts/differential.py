@@ -2,6 +2,7 @@
 """The long differential run: `simulate` against Karmada v1.18.2's scheduler (karmada-oracle) on many cases.
 
     .venv/bin/python scripts/differential.py --cases 20000 --seed 1 [--batch 500] [--out DIR] [--parallel 16]
+                                             [--workload-affinity]
 
 The same generator (tests/oracle/strategies.py) and the same comparison, with its allowances, as
 tests/oracle/test_differential.py, in batches: batch b of seed N is generated with hypothesis seed
@@ -9,7 +10,8 @@ N * 1_000_000 + b (plus one `known_cases` case per shape of a directly created b
 reproducible. Prints the counts (cases, bindings, identical, each allowance by
 name, divergences) after every batch and at the end, and writes each diverging case as an input file into
 the output folder (default: differential-out/ in the current directory) with a .txt beside it saying how to
-reproduce it and what differs. Exit status 1 when any case diverged.
+reproduce it and what differs. Exit status 1 when any case diverged. `--workload-affinity` draws the cases of
+gate WorkloadAffinity instead (`workload_affinity_cases`: settled group members and one subject each).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "operator")]
 
 from tests.oracle import differential  # noqa: E402
-from tests.oracle.strategies import DIRECT_EDGES, known_cases  # noqa: E402
+from tests.oracle.strategies import DIRECT_EDGES, known_cases, workload_affinity_cases  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start-batch", type=int, default=0,
                         help="begin at this batch (0-based): reruns or resumes part of a run; --cases counts from it")
     parser.add_argument("--out", type=Path, default=Path("differential-out"), help="where diverging cases go")
+    parser.add_argument("--workload-affinity", action="store_true",
+                        help="draw the cases of gate WorkloadAffinity (group members, then one subject)")
     args = parser.parse_args(argv)
 
     tally = differential.Tally()
@@ -44,8 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         batch = args.start_batch + done
         count = min(args.batch, args.cases - done * args.batch)
         seed = args.seed * 1_000_000 + batch
-        known = known_cases(per_edge=1, seed=seed) if count > 4 * len(DIRECT_EDGES) else []
-        cases = differential.generate(count - len(known), seed) + known
+        if args.workload_affinity:
+            cases = differential.generate(count, seed, workload_affinity_cases())
+        else:
+            known = known_cases(per_edge=1, seed=seed) if count > 4 * len(DIRECT_EDGES) else []
+            cases = differential.generate(count - len(known), seed) + known
         for i, (case, verdicts) in enumerate(zip(cases, differential.run_batch(cases, args.parallel), strict=True)):
             tally.add(verdicts)
             if any(v.verdict == "divergence" for v in verdicts):
