@@ -130,3 +130,10 @@ def test_a_cluster_version_moves_with_every_assumption_added_or_taken_there_only
     _, now = cache.others(rb("web"), ["m1"])
     cache.release("shop/api")
     assert not cache.unchanged(now, ["m1"])
+
+
+def test_clusters_given_the_same_replicas_share_one_assumed_workload() -> None:
+    """A Duplicated binding over a large fleet holds one workload object, not one per cluster."""
+    cache = AssumptionCache()
+    cache.assume(rb("web"), [TargetCluster(f"m{i}", 4) for i in range(100)], multi_template=False)
+    assert len({id(cache.assumed_on(f"m{i}")["shop/web"]) for i in range(100)}) == 1

@@ -146,8 +146,14 @@ def _workloads(binding: Binding, result: Sequence[TargetCluster], multi_template
     if multi_template and binding.components:
         return {t.name: AssumedWorkload(namespace, binding.components) for t in result}
     requirements = binding.replica_requirements
-    return {
-        t.name: AssumedWorkload(namespace, (Component(binding.resource.name, t.replicas, requirements),))
-        for t in result
-        if t.replicas > 0
-    }
+    shared: dict[int, AssumedWorkload] = {}  # clusters given the same replicas share one object (Duplicated: all)
+    out: dict[str, AssumedWorkload] = {}
+    for target in result:
+        if target.replicas <= 0:
+            continue
+        workload = shared.get(target.replicas)
+        if workload is None:
+            component = Component(binding.resource.name, target.replicas, requirements)
+            workload = shared[target.replicas] = AssumedWorkload(namespace, (component,))
+        out[target.name] = workload
+    return out
