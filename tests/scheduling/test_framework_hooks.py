@@ -8,7 +8,8 @@ import pytest
 from binding_scheduler.algorithm.errors import FitError
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.model import parse_binding
-from binding_scheduler.scheduling.framework import ExtensionPoint, FrameworkHook, Result
+from binding_scheduler.scheduling.framework import ExtensionPoint, FrameworkHook
+from binding_scheduler.scheduling.labels import PluginResult
 from binding_scheduler.scheduling.metrics import MetricsHook, SchedulerMetrics
 from tests.builders import binding, make_cluster, names, placement, schedule, snapshot
 
@@ -18,11 +19,11 @@ class Recorder(FrameworkHook):
         self.steps: list[tuple[str, str]] = []
         self.plugins: list[tuple[str, str, str]] = []
 
-    def step(self, point: ExtensionPoint, result: Result, seconds: float) -> None:
+    def step(self, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
         assert seconds >= 0
         self.steps.append((point.value, result.value))
 
-    def plugin(self, plugin: str, point: ExtensionPoint, result: Result, seconds: float) -> None:
+    def plugin(self, plugin: str, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
         assert seconds >= 0
         self.plugins.append((plugin, point.value, result.value))
 

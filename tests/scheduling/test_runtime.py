@@ -11,7 +11,7 @@ import pytest
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.kube.errors import Conflict
-from binding_scheduler.model import parse_cluster
+from binding_scheduler.model import TargetCluster, parse_binding, parse_cluster
 from binding_scheduler.scheduling import runtime
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes import PassContext, PassSettings, framework_decides
@@ -166,3 +166,17 @@ async def test_a_409_on_the_spec_write_requeues_the_key_without_backoff_as_soon_
     assert scheduler.queue.where("default/web") == "active"
     again = scheduler.queue.pop_nowait()
     assert again is not None and (again.key, again.attempts) == ("default/web", 2)
+
+
+def test_a_workload_turning_healthy_on_a_cluster_releases_its_assumption_there_and_a_deletion_all() -> None:
+    scheduler = make_scheduler(decider=None)
+    body = binding(replicas=4, requests={"cpu": "1"}, placement=placement())
+    scheduler.on_binding(body)
+    assumptions = scheduler.ctx.assumptions
+    assumptions.assume(parse_binding(body), [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)
+    healthy = {**body, "status": {"aggregatedStatus": [{"clusterName": "m1", "health": "Healthy"},
+                                                       {"clusterName": "m2", "health": "Unhealthy"}]}}
+    scheduler.on_binding(healthy)
+    assert (assumptions.assumed_on("m1"), list(assumptions.assumed_on("m2"))) == ({}, ["default/web"])
+    scheduler.on_binding_deleted(healthy)
+    assert assumptions.assumed_on("m2") == {}

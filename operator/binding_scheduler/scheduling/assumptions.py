@@ -94,6 +94,10 @@ class AssumptionCache:
         """Undo an `assume`: the binding's footprint is what it was before."""
         self._set(binding.key, previous)
 
+    def holds(self, key: str) -> bool:
+        """Anything is assumed for this binding (cheap: intake asks it for every binding event)."""
+        return key in self._by_binding
+
     def release_cluster(self, key: str, cluster: str) -> None:
         """The binding's workload on `cluster` is running there (Healthy): the cluster's status counts it now."""
         footprint = self._by_binding.get(key)

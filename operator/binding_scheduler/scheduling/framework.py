@@ -54,6 +54,7 @@ from ..algorithm.walk import Attempt, Decision, Outcome, attempts, decide
 from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements, TargetCluster
 from .assumptions import AssumptionCache, Footprint
 from .cpu import compute
+from .labels import PluginResult
 
 
 class ExtensionPoint(StrEnum):
@@ -65,12 +66,6 @@ class ExtensionPoint(StrEnum):
     RESERVE = "Reserve"
     UNRESERVE = "Unreserve"
     BIND = "Bind"
-
-
-class Result(StrEnum):
-    SUCCESS = "Success"
-    UNSCHEDULABLE = "Unschedulable"
-    ERROR = "Error"
 
 
 class EstimateAnswerLike(Protocol):
@@ -112,10 +107,10 @@ class FrameworkHook:
 
     wants_trace = False
 
-    def step(self, point: ExtensionPoint, result: Result, seconds: float) -> None:
+    def step(self, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
         """An extension point ran for one attempt."""
 
-    def plugin(self, plugin: str, point: ExtensionPoint, result: Result, seconds: float) -> None:
+    def plugin(self, plugin: str, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
         """One plugin ran at one extension point."""
 
     def attempt_started(self, binding: Binding) -> None:
@@ -228,17 +223,17 @@ class Framework:
         try:
             value = run()
         except Exception:
-            self._tell_plugin(plugin, point, Result.ERROR, time.perf_counter() - started)
+            self._tell_plugin(plugin, point, PluginResult.ERROR, time.perf_counter() - started)
             raise
-        result = Result.UNSCHEDULABLE if point is ExtensionPoint.FILTER and value else Result.SUCCESS
+        result = PluginResult.UNSCHEDULABLE if point is ExtensionPoint.FILTER and value else PluginResult.SUCCESS
         self._tell_plugin(plugin, point, result, time.perf_counter() - started)
         return value
 
-    def _tell_plugin(self, plugin: str, point: ExtensionPoint, result: Result, seconds: float) -> None:
+    def _tell_plugin(self, plugin: str, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
         for hook in self.hooks:
             hook.plugin(plugin, point, result, seconds)
 
-    def _tell_step(self, point: ExtensionPoint, result: Result, started: float) -> None:
+    def _tell_step(self, point: ExtensionPoint, result: PluginResult, started: float) -> None:
         seconds = time.perf_counter() - started
         for hook in self.hooks:
             hook.step(point, result, seconds)
@@ -255,12 +250,13 @@ class Framework:
             try:
                 failures = self._timed(name, ExtensionPoint.FILTER, partial(run_filter, ctx, clusters))
             except Exception as error:  # a Python plugin's bug: the binding says which plugin
-                self._tell_step(ExtensionPoint.FILTER, Result.ERROR, started)
+                self._tell_step(ExtensionPoint.FILTER, PluginResult.ERROR, started)
                 raise SchedulingError(f'failed to filter clusters: plugin "{name}" failed with: {error}') from error
             if failures:
                 diagnosis.update(failures)
                 remaining = [c for c in remaining if c.name not in failures]
-        self._tell_step(ExtensionPoint.FILTER, Result.SUCCESS if remaining else Result.UNSCHEDULABLE, started)
+        result = PluginResult.SUCCESS if remaining else PluginResult.UNSCHEDULABLE
+        self._tell_step(ExtensionPoint.FILTER, result, started)
         return remaining, diagnosis
 
     def score_clusters(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> dict[str, int]:
@@ -270,13 +266,13 @@ class Framework:
             try:
                 scores = self._timed(name, ExtensionPoint.SCORE, partial(run_score, ctx, clusters))
             except Exception as error:
-                self._tell_step(ExtensionPoint.SCORE, Result.ERROR, started)
+                self._tell_step(ExtensionPoint.SCORE, PluginResult.ERROR, started)
                 message = f'failed to prioritize clusters: plugin "{name}" failed with: {error}'
                 raise SchedulingError(message) from error
             for cluster, score in scores.items():
                 if score:
                     totals[cluster] = totals.get(cluster, 0) + score
-        self._tell_step(ExtensionPoint.SCORE, Result.SUCCESS, started)
+        self._tell_step(ExtensionPoint.SCORE, PluginResult.SUCCESS, started)
         return totals
 
     async def _estimate(self, candidates: Candidates, state: CycleState) -> None:
@@ -303,14 +299,14 @@ class Framework:
                 try:
                     answers.append(await plugin.estimate(candidates.context, clusters))
                 except Exception as error:
-                    self._tell_plugin(plugin.name, ExtensionPoint.ESTIMATE, Result.ERROR,
+                    self._tell_plugin(plugin.name, ExtensionPoint.ESTIMATE, PluginResult.ERROR,
                                       time.perf_counter() - plugin_started)
                     raise SchedulingError(
                         f'failed to estimate available replicas: plugin "{plugin.name}" failed with: {error}'
                     ) from error
-                self._tell_plugin(plugin.name, ExtensionPoint.ESTIMATE, Result.SUCCESS,
+                self._tell_plugin(plugin.name, ExtensionPoint.ESTIMATE, PluginResult.SUCCESS,
                                   time.perf_counter() - plugin_started)
-            self._tell_step(ExtensionPoint.ESTIMATE, Result.SUCCESS, started)
+            self._tell_step(ExtensionPoint.ESTIMATE, PluginResult.SUCCESS, started)
         apply_estimates(candidates, answers)
         for hook in self.hooks:
             hook.estimated(candidates, general, accurate, failures)
@@ -344,9 +340,9 @@ class Framework:
                     lambda: selector.select(candidates.context, candidates.details, need),
                 ))
         except SchedulingError:
-            self._tell_step(ExtensionPoint.SELECT, Result.ERROR, started)
+            self._tell_step(ExtensionPoint.SELECT, PluginResult.ERROR, started)
             raise
-        self._tell_step(ExtensionPoint.SELECT, Result.SUCCESS, started)
+        self._tell_step(ExtensionPoint.SELECT, PluginResult.SUCCESS, started)
         for hook in self.hooks:
             hook.selected(selected, trace)
         started = time.perf_counter()
@@ -361,9 +357,9 @@ class Framework:
                 )
                 result = with_empty_workloads(list(assigned), selected, self.options)
         except SchedulingError:
-            self._tell_step(ExtensionPoint.ASSIGN, Result.ERROR, started)
+            self._tell_step(ExtensionPoint.ASSIGN, PluginResult.ERROR, started)
             raise
-        self._tell_step(ExtensionPoint.ASSIGN, Result.SUCCESS, started)
+        self._tell_step(ExtensionPoint.ASSIGN, PluginResult.SUCCESS, started)
         return result
 
     def _plugin_step(self, name: str, point: ExtensionPoint, failure: str, run: Callable[[], Any]) -> Any:
@@ -409,7 +405,7 @@ class Framework:
                         partial(plugin.unreserve, reservation.binding, reservation.result))
         if reservation.assumed and self.assumptions is not None:
             self.assumptions.restore(reservation.binding, reservation.previous)
-        self._tell_step(ExtensionPoint.UNRESERVE, Result.SUCCESS, started)
+        self._tell_step(ExtensionPoint.UNRESERVE, PluginResult.SUCCESS, started)
 
     def bound(self, reservation: Reservation) -> None:
         """The decision's writes landed."""

@@ -20,7 +20,7 @@ from prometheus_client.registry import Collector
 from binding_scheduler import __version__
 
 from ..algorithm.triggers import ScheduleType
-from .framework import ExtensionPoint, FrameworkHook, Result
+from .framework import ExtensionPoint, FrameworkHook
 from .labels import (
     AttemptResult,
     BindingEvent,
@@ -285,16 +285,16 @@ class MetricsHook(FrameworkHook):
     def __init__(self, metrics: SchedulerMetrics) -> None:
         self.metrics = metrics
 
-    def step(self, point: ExtensionPoint, result: Result, seconds: float) -> None:
+    def step(self, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
         step = self._STEPS.get(point)
         if step is None:
             return
         self.metrics.observe_step(step, seconds)
         karmada = self._POINTS.get(point)
         if karmada is not None:
-            self.metrics.observe_extension_point(karmada, PluginResult(result.value), seconds)
+            self.metrics.observe_extension_point(karmada, result, seconds)
 
-    def plugin(self, plugin: str, point: ExtensionPoint, result: Result, seconds: float) -> None:
+    def plugin(self, plugin: str, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
         karmada = self._POINTS.get(point)
         if karmada is not None:
-            self.metrics.observe_plugin(plugin, karmada, PluginResult(result.value), seconds)
+            self.metrics.observe_plugin(plugin, karmada, result, seconds)

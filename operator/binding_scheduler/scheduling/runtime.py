@@ -98,8 +98,9 @@ class Scheduler:
         previous = self.ctx.bindings.upsert(body)
         if self.ctx.workload_groups is not None:
             self.ctx.workload_groups.stored(body)
-        for cluster in _newly_healthy(previous, body):
-            self.ctx.assumptions.release_cluster(binding_key(body), cluster)
+        if self.ctx.assumptions.holds(binding_key(body)):
+            for cluster in _newly_healthy(previous, body):
+                self.ctx.assumptions.release_cluster(binding_key(body), cluster)
         self.queue.cache_updated(binding_key(body), _version(body))
         now_passes = passes_event_filter(body, self.scheduler_name)
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
