@@ -1,8 +1,10 @@
-"""The binding store keeps what the scheduler reads: a real API server's managedFields are dropped."""
+"""The binding store keeps what the scheduler reads: a real API server's managedFields are dropped, and the
+placed clusters' entries are shared between bindings (TargetPool)."""
 
 from __future__ import annotations
 
-from binding_scheduler.scheduling.stores import BindingStore
+from binding_scheduler.model import Binding, TargetCluster, ValidationError
+from binding_scheduler.scheduling.stores import BindingStore, TargetPool
 
 
 def test_managed_fields_are_not_kept_and_the_event_body_is_untouched() -> None:
@@ -20,3 +22,68 @@ def test_managed_fields_are_not_kept_and_the_event_body_is_untouched() -> None:
     assert kept["spec"] == {"replicas": 2}
     assert "managedFields" in body["metadata"]
     assert store.upsert({**body, "metadata": {**body["metadata"], "resourceVersion": "8"}}) == kept
+
+
+def _placed(name: str, clusters: list[dict[str, object]], version: str = "1") -> dict[str, object]:
+    return {
+        "kind": "ResourceBinding",
+        "metadata": {"name": name, "namespace": "default", "resourceVersion": version, "generation": 1},
+        "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}, "replicas": 3,
+                 "clusters": clusters},
+    }
+
+
+def _entries(store: BindingStore, key: str) -> list[dict[str, object]]:
+    body = store.body(key)
+    assert body is not None
+    clusters: list[dict[str, object]] = body["spec"]["clusters"]
+    return clusters
+
+
+def test_bindings_placed_on_the_same_clusters_share_their_entries_and_keep_their_values() -> None:
+    store = BindingStore()
+    store.upsert(_placed("a", [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}]))
+    store.upsert(_placed("b", [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 1}]))
+    a, b = _entries(store, "default/a"), _entries(store, "default/b")
+    assert a == [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}]
+    assert b == [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 1}]
+    assert a[0] is b[0]
+    assert a[1] is not b[1]
+
+
+def test_an_entry_without_replicas_is_not_shared_with_one_of_zero_replicas() -> None:
+    store = BindingStore()
+    store.upsert(_placed("a", [{"name": "m1"}]))
+    store.upsert(_placed("b", [{"name": "m1", "replicas": 0}]))
+    assert _entries(store, "default/a") == [{"name": "m1"}]
+    assert _entries(store, "default/b") == [{"name": "m1", "replicas": 0}]
+
+
+def test_entries_with_components_or_invalid_values_are_kept_as_sent_and_the_parse_still_reports_them() -> None:
+    store = BindingStore()
+    with_components = {"name": "m1", "replicas": 2, "components": [{"name": "web", "replicas": 2}]}
+    store.upsert(_placed("a", [with_components, {"name": "m2", "replicas": True}]))
+    assert _entries(store, "default/a")[0] is with_components
+    error = store.parsed("default/a")
+    assert isinstance(error, ValidationError)
+    assert error.path == "spec.clusters[1].replicas"
+
+
+def test_parsed_bindings_share_equal_target_clusters() -> None:
+    store = BindingStore()
+    store.upsert(_placed("a", [{"name": "m1", "replicas": 3}]))
+    store.upsert(_placed("b", [{"name": "m1", "replicas": 3}]))
+    a, b = store.parsed("default/a"), store.parsed("default/b")
+    assert isinstance(a, Binding) and isinstance(b, Binding)
+    assert a.clusters == (TargetCluster("m1", 3),)
+    assert a.clusters[0] is b.clusters[0]
+
+
+def test_the_pool_is_emptied_at_its_limit_and_bodies_keep_their_entries() -> None:
+    pool = TargetPool(limit=4)
+    store = BindingStore(pool)
+    for index in range(6):
+        store.upsert(_placed(f"b{index}", [{"name": f"m{index}", "replicas": 1}]))
+    assert len(pool) <= 4
+    assert [_entries(store, f"default/b{index}") for index in range(6)] == [
+        [{"name": f"m{index}", "replicas": 1}] for index in range(6)]
