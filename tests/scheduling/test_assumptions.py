@@ -3,9 +3,11 @@ when it is released."""
 
 from __future__ import annotations
 
+import pytest
+
 from binding_scheduler.algorithm.general_estimator import AssumedWorkload
 from binding_scheduler.model import Binding, Component, TargetCluster, parse_binding
-from binding_scheduler.scheduling.assumptions import GC_INTERVAL, TTL, AssumptionCache
+from binding_scheduler.scheduling.assumptions import TTL, AssumptionCache
 from tests.builders import binding, make_binding
 
 REQUESTS = {"cpu": "500m"}
@@ -72,8 +74,32 @@ def test_a_binding_estimates_with_the_others_assumptions_not_its_own() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
     cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
-    assumed, _ = cache.others(rb("web"), ["m1", "m2"])
+    assumed, _ = cache.others(rb("web"), ["m1", "m2"], workloads=True)
     assert {c: [w.components[0].name for w in ws] for c, ws in assumed.items()} == {"m1": ["api"]}
+
+
+def test_a_cluster_load_sums_the_other_bindings_workloads_without_listing_them_unless_asked() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
+    cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
+    cache.assume(rb("db"), [TargetCluster("m1", 1), TargetCluster("m2", 4)], multi_template=False)
+    assumed, _ = cache.others(rb("web"), ["m1", "m2"], workloads=lambda cluster: cluster == "m2")
+    m1, m2 = assumed["m1"], assumed["m2"]
+    assert (len(m1), m1.pods, m1.deducted) == (2, 4, (("cpu", 2000),))
+    assert (len(m2), m2.pods, m2.deducted, [w.components[0].name for w in m2]) == (1, 4, (("cpu", 2000),), ["db"])
+    with pytest.raises(LookupError, match="not asked for"):
+        list(m1)
+
+
+def test_a_cluster_load_forgets_what_was_released_there() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
+    cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
+    cache.release_cluster("shop/db", "m1")
+    load = cache.others(rb("web"), ["m1"])[0]["m1"]
+    assert (len(load), load.pods, load.deducted) == (1, 3, (("cpu", 1500),))
+    cache.release("shop/api")
+    assert cache.others(rb("web"), ["m1"])[0] == {}
 
 
 def test_unreserve_restores_what_was_assumed_before() -> None:
@@ -112,13 +138,14 @@ def test_an_assumption_expires_after_its_ttl_and_each_assume_refreshes_it() -> N
     assert cache.others(rb("api"), ["m1"])[0] == {}
 
 
-def test_expired_assumptions_are_collected_at_most_every_minute() -> None:
+def test_an_expired_assumption_is_dropped_by_the_next_read_and_moves_its_cluster_version() -> None:
     clock = Clock()
     cache = AssumptionCache(clock=clock)
     cache.assume(rb("old"), [TargetCluster("m1", 1)], multi_template=False)
-    clock.now += TTL + GC_INTERVAL
-    cache.assume(rb("new"), [TargetCluster("m2", 1)], multi_template=False)
-    assert sorted(cache._by_binding) == ["shop/new"]
+    _, before = cache.others(rb("web"), ["m1"])
+    clock.now += TTL
+    assert cache.others(rb("web"), ["m1"])[0] == {}
+    assert (cache.holds("shop/old"), cache.unchanged(before, ["m1"])) == (False, False)
 
 
 def test_a_cluster_version_moves_with_every_assumption_added_or_taken_there_only() -> None:

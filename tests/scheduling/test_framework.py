@@ -15,11 +15,18 @@ from binding_scheduler.algorithm.plugins import FilterContext, PluginError
 from binding_scheduler.algorithm.registry import PluginSet, build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
-from binding_scheduler.model import Binding, Cluster, ObjectReference, ReplicaRequirements, TargetCluster
+from binding_scheduler.model import (
+    Binding,
+    Cluster,
+    ObjectReference,
+    ReplicaRequirements,
+    TargetCluster,
+    parse_cluster,
+)
 from binding_scheduler.scheduling.assumptions import AssumptionCache
 from binding_scheduler.scheduling.framework import CycleState, Framework, FrameworkHook
 from binding_scheduler.scheduling.record import AttemptRecord, AttemptRecorder
-from tests.builders import AGGREGATED, DUPLICATED, make_binding, make_cluster, placement, snapshot, term
+from tests.builders import AGGREGATED, DUPLICATED, cluster, make_binding, make_cluster, placement, snapshot, term
 
 CAPACITY = {"cpu": "8", "pods": "110"}
 FIT_M1 = "0/3 clusters are available: 3 cluster(s) did not match the placement cluster affinity constraint."
@@ -178,6 +185,22 @@ async def test_a_reserved_decision_is_deducted_from_the_next_ones_general_estima
     assert (first.clusters, second.clusters) == ((TargetCluster("m1", 4),), (TargetCluster("m2", 4),))
     third = await framework.decide(aggregated("c", 1), fleet)
     assert (third.clusters, type(third.error).__name__) == (None, "UnschedulableError")
+
+
+def modelled(name: str) -> Cluster:
+    """Plenty of cpu in its summary, but its resource models hold two nodes of 2 cpus: 4 one-cpu replicas."""
+    body = cluster(name, allocatable={"cpu": "100", "pods": "110"})
+    body["spec"]["resourceModels"] = [{"grade": 0, "ranges": [{"name": "cpu", "min": "2", "max": "8"}]}]
+    body["status"]["resourceSummary"]["allocatableModelings"] = [{"grade": 0, "count": 2}]
+    return parse_cluster(body)
+
+
+async def test_a_reserved_decision_is_placed_on_the_resource_models_of_the_next_ones_estimate() -> None:
+    framework = Framework(build_plugins(), assumptions=AssumptionCache())
+    fleet = snapshot(modelled("m1"), modelled("m2"))
+    first = await decide_and_reserve(framework, aggregated("a", 4), fleet)
+    second = await decide_and_reserve(framework, aggregated("b", 4), fleet)
+    assert (first.clusters, second.clusters) == ((TargetCluster("m1", 4),), (TargetCluster("m2", 4),))
 
 
 async def test_without_assumptions_every_decision_sees_the_same_free_capacity() -> None:

@@ -20,10 +20,10 @@ when it changes); the functions below without a cache use a throwaway one.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, overload
 
 from ..model import Cluster, Component, Quantity, ReplicaRequirements
 from ..model.cluster import ResourceSummary
@@ -54,6 +54,108 @@ class AssumedWorkload:
 
     namespace: str
     components: tuple[Component, ...]
+
+
+class AssumedLoad(Sequence[AssumedWorkload]):
+    """The workloads assumed on one cluster, with what they take together kept as sums.
+
+    The summary estimates only need the sums (pods, and each resource's amount), which the assumption cache
+    keeps as assumptions come and go, so a pass pays per cluster, not per assumption there. The workloads one
+    by one (first-fit on resource models, the accurate estimators' `assumedWorkloads`) are carried only when
+    the caller asked for them (`workloads`); reading them otherwise is an error, never an empty answer."""
+
+    __slots__ = ("_count", "_workloads", "deducted", "pods", "set_deducted", "set_pods")
+
+    def __init__(
+        self,
+        count: int,
+        pods: int,
+        deducted: Mapping[str, int],
+        set_pods: int,
+        set_deducted: Mapping[str, int],
+        workloads: tuple[AssumedWorkload, ...] | None = None,
+    ) -> None:
+        self._count = count
+        self.pods = pods
+        self.deducted = tuple(deducted.items())
+        """Added to allocating for replicas: cpu milli × replicas, others Value() × replicas, summed."""
+        self.set_pods = set_pods
+        self.set_deducted = tuple(set_deducted.items())
+        """Deducted for component sets, in the component-set units (QUIRK), summed."""
+        self._workloads = workloads
+
+    @classmethod
+    def of(cls, workloads: Sequence[AssumedWorkload]) -> AssumedLoad:
+        """The load of these workloads, carrying them."""
+        if isinstance(workloads, AssumedLoad):
+            return workloads
+        totals = LoadTotals()
+        for workload in workloads:
+            totals.add(assumed_profile(workload))
+        return totals.load(tuple(workloads))
+
+    @property
+    def workloads(self) -> tuple[AssumedWorkload, ...]:
+        if self._workloads is None:
+            raise LookupError(f"the {self._count} workloads of this assumed load were not asked for")
+        return self._workloads
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[AssumedWorkload]:
+        return iter(self.workloads)
+
+    @overload
+    def __getitem__(self, index: int) -> AssumedWorkload: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[AssumedWorkload]: ...
+    def __getitem__(self, index: int | slice) -> AssumedWorkload | Sequence[AssumedWorkload]:
+        return self.workloads[index]
+
+    def __repr__(self) -> str:
+        return f"AssumedLoad(count={self._count}, pods={self.pods}, deducted={self.deducted})"
+
+
+@dataclass(slots=True)
+class LoadTotals:
+    """Running sums of assumed profiles (the assumption cache keeps one per cluster)."""
+
+    count: int = 0
+    pods: int = 0
+    deducted: dict[str, int] = field(default_factory=dict)
+    set_pods: int = 0
+    set_deducted: dict[str, int] = field(default_factory=dict)
+
+    def add(self, profile: AssumedProfile, sign: int = 1) -> None:
+        self.count += sign
+        self.pods += sign * profile.pods
+        self.set_pods += sign * profile.set_pods
+        for totals, amounts in ((self.deducted, profile.deducted), (self.set_deducted, profile.set_deducted)):
+            for name, amount in amounts:
+                left = totals.get(name, 0) + sign * amount
+                if left or sign > 0:
+                    totals[name] = left
+                else:
+                    del totals[name]
+
+    def remove(self, profile: AssumedProfile) -> None:
+        self.add(profile, -1)
+
+    def load(self, workloads: tuple[AssumedWorkload, ...] | None, without: AssumedProfile | None = None) -> AssumedLoad:
+        """The sums now as an `AssumedLoad`, less `without` (a binding's own workload there)."""
+        if without is None:
+            return AssumedLoad(self.count, self.pods, self.deducted, self.set_pods, self.set_deducted, workloads)
+        deducted = dict(self.deducted)
+        set_deducted = dict(self.set_deducted)
+        for name, amount in without.deducted:
+            deducted[name] -= amount
+        for name, amount in without.set_deducted:
+            set_deducted[name] -= amount
+        return AssumedLoad(
+            self.count - 1, self.pods - without.pods, deducted, self.set_pods - without.set_pods, set_deducted,
+            workloads,
+        )
 
 
 # --------------------------------------------------------------------------------------------- caches
@@ -182,8 +284,8 @@ class EstimatorCache:
         self._component_sets: _IdentityCache[Sequence[Component], _ComponentsProfile] = _IdentityCache(
             self._build_components_profile, 4096
         )
-        self._assumed: _IdentityCache[AssumedWorkload, _AssumedProfile] = _IdentityCache(
-            _build_assumed_profile, 16384
+        self._assumed: _IdentityCache[AssumedWorkload, AssumedProfile] = _IdentityCache(
+            assumed_profile, 16384
         )
         self._key_ids: dict[tuple[object, ...], int] = {}
         self._next_key = itertools.count()
@@ -207,7 +309,7 @@ class EstimatorCache:
     def component_sets(self, components: Sequence[Component]) -> _ComponentsProfile:
         return self._component_sets.get(components)
 
-    def assumed(self, workload: AssumedWorkload) -> _AssumedProfile:
+    def assumed(self, workload: AssumedWorkload) -> AssumedProfile:
         return self._assumed.get(workload)
 
     def _key_id(self, key: tuple[object, ...]) -> int:
@@ -321,7 +423,7 @@ def _component_request(component: Component) -> Mapping[str, Quantity]:
 
 
 @dataclass(frozen=True, slots=True)
-class _AssumedProfile:
+class AssumedProfile:
     """What one assumed workload takes, as integers, in the units of each estimate."""
 
     pods: int
@@ -336,7 +438,8 @@ class _AssumedProfile:
     """The workload as one set on the virtual nodes."""
 
 
-def _build_assumed_profile(workload: AssumedWorkload) -> _AssumedProfile:
+def assumed_profile(workload: AssumedWorkload) -> AssumedProfile:
+    """What `workload` takes, as integers (pure: the caches memoise it by identity)."""
     pods = 0
     deducted: dict[str, int] = {}
     set_deducted: dict[str, int] = {}
@@ -351,7 +454,7 @@ def _build_assumed_profile(workload: AssumedWorkload) -> _AssumedProfile:
         for name, q in request.items():
             per_replica = q.milli_value() if name == CPU else q.value()
             deducted[name] = deducted.get(name, 0) + per_replica * replicas
-    return _AssumedProfile(
+    return AssumedProfile(
         pods=pods,
         deducted=tuple(deducted.items()),
         set_pods=sum(c.replicas for c in workload.components),
@@ -363,7 +466,7 @@ def _build_assumed_profile(workload: AssumedWorkload) -> _AssumedProfile:
 def _place_assumed(cache: EstimatorCache, groups: NodeGroups, assumed: Sequence[AssumedWorkload]) -> FirstFit:
     """Virtual nodes after first-fit of each assumed workload as one set (what does not fit stays placed)."""
     simulator = FirstFit(groups)
-    for workload in assumed:
+    for workload in assumed.workloads if isinstance(assumed, AssumedLoad) else assumed:
         simulator.place_set(cache.assumed(workload).demands)
     return simulator
 
@@ -375,9 +478,11 @@ def _replicas_with_assumed(
     assumed: Sequence[AssumedWorkload],
     use_resource_models: bool,
 ) -> int:
-    """Steps 2-6 with assumed workloads: not memoised, they change from one decision to the next."""
-    workloads = [cache.assumed(w) for w in assumed]
-    allowed = profile.allowed_pods - sum(w.pods for w in workloads)
+    """Steps 2-6 with assumed workloads: not memoised, they change from one decision to the next. The summary
+    path deducts the workloads' sums (an `AssumedLoad` carries them); only resource models place them one by
+    one."""
+    load = _load_of(cache, assumed)
+    allowed = profile.allowed_pods - load.pods
     if allowed <= 0:
         return 0
     if requirements is None:
@@ -387,11 +492,19 @@ def _replicas_with_assumed(
         return min(_place_assumed(cache, profile.groups, assumed).fit(request.demand), allowed, MAX_INT32)
     # Integers deducted from allocating commute with the rounding up: ceil(x − n) = ceil(x) − n.
     available = dict(profile.available)
-    for workload in workloads:
-        for name, amount in workload.deducted:
-            if name in available:
-                available[name] -= amount
+    for name, amount in load.deducted:
+        if name in available:
+            available[name] -= amount
     return min(_summary_replicas(available, request.summary_request, allowed), MAX_INT32)
+
+
+def _load_of(cache: EstimatorCache, assumed: Sequence[AssumedWorkload]) -> AssumedLoad:
+    if isinstance(assumed, AssumedLoad):
+        return assumed
+    totals = LoadTotals()
+    for workload in assumed:
+        totals.add(cache.assumed(workload))
+    return totals.load(None)
 
 
 def _set_demands(components: Sequence[Component]) -> list[tuple[Demand, int]]:
@@ -477,13 +590,11 @@ def _sets_with_assumed(
     assumed: Sequence[AssumedWorkload],
     use_resource_models: bool,
 ) -> int:
-    allowed = profile.allowed_pods
+    load = _load_of(cache, assumed)
+    allowed = profile.allowed_pods - load.set_pods
     available = dict(profile.set_available)
-    for workload in assumed:
-        deduction = cache.assumed(workload)
-        allowed -= deduction.set_pods
-        for name, amount in deduction.set_deducted:
-            available[name] = available.get(name, 0) - amount
+    for name, amount in load.set_deducted:
+        available[name] = available.get(name, 0) - amount
     if allowed <= 0:
         return 0
     return _sets(

@@ -11,25 +11,36 @@ estimators deduct the footprints of the other bindings, and an assumption goes a
 - the binding is deleted,
 - the decision that made it did not land (Unreserve restores what was assumed before),
 - a new decision of the binding replaces it (clusters dropped from the placement are released),
-- it was not refreshed for `ttl` (5 minutes, as in Karmada): expired entries are ignored at once and
-  collected at most every minute.
+- it was not refreshed for `ttl` (5 minutes, as in Karmada): the first read after that drops it.
 
 Like Karmada, ClusterResourceBindings and non-workloads are never assumed. Each cluster has a version that
 changes with every assumption added to or taken from it: a pass notes the versions when it estimates, and
 Reserve refuses its decision when one of the clusters it places replicas on changed meanwhile.
+
+Cost: every pass reads the assumptions on each of its candidate clusters, and a fleet's cluster can hold
+thousands. So each cluster keeps the sums of what is assumed there (`LoadTotals`), updated as assumptions come
+and go, and a pass gets them per cluster in constant time; the workloads one by one are listed only for the
+clusters where the caller needs them (resource models, accurate estimators).
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ..algorithm.general_estimator import AssumedWorkload
+from ..algorithm.general_estimator import (
+    AssumedLoad,
+    AssumedProfile,
+    AssumedWorkload,
+    LoadTotals,
+    assumed_profile,
+)
 from ..model import Binding, Component, Scope, TargetCluster
 
 TTL = 300.0
-GC_INTERVAL = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +51,14 @@ class Footprint:
     expires: float
 
 
+@dataclass(slots=True)
+class _ClusterHeld:
+    """The assumptions on one cluster: each binding's workload with its profile, and their sums."""
+
+    entries: dict[str, tuple[AssumedWorkload, AssumedProfile]] = field(default_factory=dict)
+    totals: LoadTotals = field(default_factory=LoadTotals)
+
+
 class AssumptionCache:
     """Assumed workloads by binding and by cluster, with a version per cluster."""
 
@@ -47,33 +66,39 @@ class AssumptionCache:
         self.ttl = ttl
         self._clock = clock
         self._by_binding: dict[str, Footprint] = {}
-        self._by_cluster: dict[str, dict[str, AssumedWorkload]] = {}
+        self._by_cluster: dict[str, _ClusterHeld] = {}
         self._versions: dict[str, int] = {}
-        self._collected_at = clock()
+        self._expiries: list[tuple[float, int, str]] = []
+        self._sequence = itertools.count()
 
     def __len__(self) -> int:
-        return sum(len(f.by_cluster) for f in self._by_binding.values() if f.expires > self._clock())
+        self._expire()
+        return sum(len(f.by_cluster) for f in self._by_binding.values())
 
     def others(
-        self, binding: Binding, clusters: Iterable[str]
-    ) -> tuple[dict[str, tuple[AssumedWorkload, ...]], dict[str, int]]:
-        """What other bindings are assumed to take on each of `clusters` (expired ones left out), and each
-        cluster's version now. The binding's own assumption is not deducted: its current replicas already
-        count as available to it (reference 2.5)."""
-        now = self._clock()
-        assumed: dict[str, tuple[AssumedWorkload, ...]] = {}
+        self, binding: Binding, clusters: Iterable[str], *, workloads: Callable[[str], bool] | bool = False
+    ) -> tuple[dict[str, AssumedLoad], dict[str, int]]:
+        """What other bindings are assumed to take on each of `clusters`, and each cluster's version now. The
+        binding's own assumption is not deducted: its current replicas already count as available to it
+        (reference 2.5). Each load carries its workloads one by one where `workloads` says so (True: on every
+        cluster)."""
+        self._expire()
+        key = binding.key
+        wanted = workloads if callable(workloads) else (lambda _: workloads)
+        assumed: dict[str, AssumedLoad] = {}
         versions: dict[str, int] = {}
         for cluster in clusters:
             versions[cluster] = self._versions.get(cluster, 0)
             held = self._by_cluster.get(cluster)
-            if not held:
+            if held is None:
                 continue
-            workloads = tuple(
-                workload for key, workload in held.items()
-                if key != binding.key and self._by_binding[key].expires > now
-            )
-            if workloads:
-                assumed[cluster] = workloads
+            own = held.entries.get(key)
+            if held.totals.count - (own is not None) <= 0:
+                continue
+            listed = None
+            if wanted(cluster):
+                listed = tuple(w for k, (w, _) in held.entries.items() if k != key)
+            assumed[cluster] = held.totals.load(listed, without=None if own is None else own[1])
         return assumed, versions
 
     def unchanged(self, versions: Mapping[str, int], clusters: Iterable[str]) -> bool:
@@ -87,7 +112,7 @@ class AssumptionCache:
             return previous
         footprint = Footprint(_workloads(binding, result, multi_template), self._clock() + self.ttl)
         self._set(binding.key, footprint)
-        self._collect_garbage()
+        self._expire()
         return previous
 
     def restore(self, binding: Binding, previous: Footprint | None) -> None:
@@ -112,35 +137,48 @@ class AssumptionCache:
 
     def assumed_on(self, cluster: str) -> dict[str, AssumedWorkload]:
         """The unexpired assumptions on `cluster`, by binding key."""
-        now = self._clock()
-        held = self._by_cluster.get(cluster) or {}
-        return {key: w for key, w in held.items() if self._by_binding[key].expires > now}
+        self._expire()
+        held = self._by_cluster.get(cluster)
+        return {} if held is None else {key: w for key, (w, _) in held.entries.items()}
 
     def _set(self, key: str, footprint: Footprint | None) -> None:
         old = self._by_binding.pop(key, None)
         for cluster in old.by_cluster if old is not None else ():
             held = self._by_cluster[cluster]
-            del held[key]
-            if not held:
+            _, profile = held.entries.pop(key)
+            if held.entries:
+                held.totals.remove(profile)
+            else:
                 del self._by_cluster[cluster]
             self._bump(cluster)
         if footprint is None or not footprint.by_cluster:
             return
         self._by_binding[key] = footprint
+        heapq.heappush(self._expiries, (footprint.expires, next(self._sequence), key))
+        profiles: dict[int, AssumedProfile] = {}  # a Duplicated binding's clusters share one workload object
         for cluster, workload in footprint.by_cluster.items():
-            self._by_cluster.setdefault(cluster, {})[key] = workload
+            profile = profiles.get(id(workload)) or profiles.setdefault(id(workload), assumed_profile(workload))
+            entry = self._by_cluster.setdefault(cluster, _ClusterHeld())
+            entry.entries[key] = (workload, profile)
+            entry.totals.add(profile)
             self._bump(cluster)
 
     def _bump(self, cluster: str) -> None:
         self._versions[cluster] = self._versions.get(cluster, 0) + 1
 
-    def _collect_garbage(self) -> None:
+    def _expire(self) -> None:
+        """Drop every footprint past its expiry (each assume queues its expiry; a refreshed or released
+        footprint's old entries find nothing expired to drop)."""
         now = self._clock()
-        if now - self._collected_at < GC_INTERVAL:
-            return
-        self._collected_at = now
-        for key in [k for k, f in self._by_binding.items() if f.expires <= now]:
-            self._set(key, None)
+        expiries = self._expiries
+        while expiries and expiries[0][0] <= now:
+            _, _, key = heapq.heappop(expiries)
+            footprint = self._by_binding.get(key)
+            if footprint is not None and footprint.expires <= now:
+                self._set(key, None)
+        if len(expiries) > 2 * len(self._by_binding) + 1024:
+            self._expiries = [(f.expires, next(self._sequence), k) for k, f in self._by_binding.items()]
+            heapq.heapify(self._expiries)
 
 
 def _workloads(binding: Binding, result: Sequence[TargetCluster], multi_template: bool) -> dict[str, AssumedWorkload]:

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import FitError, SchedulingError
-from ..algorithm.general_estimator import AssumedWorkload
+from ..algorithm.general_estimator import AssumedLoad, AssumedWorkload
 from ..algorithm.multi_template import multi_template_applicable
 from ..algorithm.plugins import FilterContext, WorkloadGroups
 from ..algorithm.registry import PluginSet
@@ -134,7 +134,7 @@ class CycleState:
     """What one pass learns on its way through the framework (kube-scheduler's CycleState): the assumptions it
     estimated with, their versions per cluster, and a scratch space for plugins."""
 
-    assumed: Mapping[str, tuple[AssumedWorkload, ...]] = field(default_factory=dict)
+    assumed: Mapping[str, AssumedLoad] = field(default_factory=dict)
     versions: Mapping[str, int] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -287,7 +287,9 @@ class Framework:
             started = time.perf_counter()
             clusters = candidates.clusters
             if self.assumptions is not None:
-                state.assumed, state.versions = self.assumptions.others(binding, [c.name for c in clusters])
+                state.assumed, state.versions = self.assumptions.others(
+                    binding, [c.name for c in clusters], workloads=self._listed_workloads(clusters)
+                )
             general = general_estimates(binding, clusters, candidates.context.snapshot, self.options, state.assumed)
             answers.append(general)
             if self.estimator is not None:
@@ -310,6 +312,16 @@ class Framework:
         apply_estimates(candidates, answers)
         for hook in self.hooks:
             hook.estimated(candidates, general, accurate, failures)
+
+    def _listed_workloads(self, clusters: Sequence[Cluster]) -> Callable[[str], bool] | bool:
+        """Where a pass needs the assumed workloads one by one, not only their sums: everywhere when an accurate
+        estimator is asked (they are sent), else on the clusters whose resource models place them."""
+        if self.estimator is not None:
+            return True
+        modelled = {
+            c.name for c in clusters if c.resource_summary is not None and c.resource_summary.allocatable_modelings
+        }
+        return modelled.__contains__
 
     async def _ask_estimator(
         self, binding: Binding, clusters: Sequence[Cluster], state: CycleState
