@@ -95,6 +95,7 @@ def test_a_cluster_load_forgets_what_was_released_there() -> None:
     cache = AssumptionCache()
     cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
     cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
+    assert cache.others(rb("web"), ["m1"])[0]["m1"].pods == 4
     cache.release_cluster("shop/db", "m1")
     load = cache.others(rb("web"), ["m1"])[0]["m1"]
     assert (len(load), load.pods, load.deducted) == (1, 3, (("cpu", 1500),))

@@ -57,6 +57,33 @@ class _ClusterHeld:
 
     entries: dict[str, tuple[AssumedWorkload, AssumedProfile]] = field(default_factory=dict)
     totals: LoadTotals = field(default_factory=LoadTotals)
+    load: AssumedLoad | None = None
+    """The sums as an `AssumedLoad` without its workloads, kept until the next change here (most passes read
+    a cluster more often than the cluster's assumptions change)."""
+
+    def add(self, key: str, workload: AssumedWorkload, profile: AssumedProfile) -> None:
+        self.entries[key] = (workload, profile)
+        self.totals.add(profile)
+        self.load = None
+
+    def remove(self, key: str) -> None:
+        _, profile = self.entries.pop(key)
+        self.totals.remove(profile)
+        self.load = None
+
+    def others(self, key: str, listed: bool) -> AssumedLoad | None:
+        """The load of every binding's workload here but `key`'s; None when there is none."""
+        own = self.entries.get(key)
+        if self.totals.count - (own is not None) <= 0:
+            return None
+        if listed:
+            workloads = tuple(w for k, (w, _) in self.entries.items() if k != key)
+            return self.totals.load(workloads, without=None if own is None else own[1])
+        if own is not None:
+            return self.totals.load(None, without=own[1])
+        if self.load is None:
+            self.load = self.totals.load(None)
+        return self.load
 
 
 class AssumptionCache:
@@ -92,13 +119,9 @@ class AssumptionCache:
             held = self._by_cluster.get(cluster)
             if held is None:
                 continue
-            own = held.entries.get(key)
-            if held.totals.count - (own is not None) <= 0:
-                continue
-            listed = None
-            if wanted(cluster):
-                listed = tuple(w for k, (w, _) in held.entries.items() if k != key)
-            assumed[cluster] = held.totals.load(listed, without=None if own is None else own[1])
+            load = held.others(key, wanted(cluster))
+            if load is not None:
+                assumed[cluster] = load
         return assumed, versions
 
     def unchanged(self, versions: Mapping[str, int], clusters: Iterable[str]) -> bool:
@@ -145,10 +168,8 @@ class AssumptionCache:
         old = self._by_binding.pop(key, None)
         for cluster in old.by_cluster if old is not None else ():
             held = self._by_cluster[cluster]
-            _, profile = held.entries.pop(key)
-            if held.entries:
-                held.totals.remove(profile)
-            else:
+            held.remove(key)
+            if not held.entries:
                 del self._by_cluster[cluster]
             self._bump(cluster)
         if footprint is None or not footprint.by_cluster:
@@ -158,9 +179,10 @@ class AssumptionCache:
         profiles: dict[int, AssumedProfile] = {}  # a Duplicated binding's clusters share one workload object
         for cluster, workload in footprint.by_cluster.items():
             profile = profiles.get(id(workload)) or profiles.setdefault(id(workload), assumed_profile(workload))
-            entry = self._by_cluster.setdefault(cluster, _ClusterHeld())
-            entry.entries[key] = (workload, profile)
-            entry.totals.add(profile)
+            on_cluster = self._by_cluster.get(cluster)
+            if on_cluster is None:
+                on_cluster = self._by_cluster[cluster] = _ClusterHeld()
+            on_cluster.add(key, workload, profile)
             self._bump(cluster)
 
     def _bump(self, cluster: str) -> None:
