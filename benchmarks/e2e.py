@@ -223,6 +223,16 @@ async def serve_devcluster() -> None:
             for name in command["clusters"]:
                 api.store.patch("clusters", name, {"metadata": {"labels": command["labels"]}})
             answer = {"at": started}
+        elif command["op"] == "patch":
+            started = time.monotonic()
+            for plural, namespace, name in command["objects"]:
+                api.store.patch(plural, name, command["patch"], namespace=namespace or None,
+                                subresource=command.get("subresource"))
+            answer = {"at": started}
+        elif command["op"] == "delete":
+            started = time.monotonic()
+            api.store.delete(command["plural"], command["name"], namespace=command.get("namespace"))
+            answer = {"at": started}
         print(json.dumps(answer), flush=True)
     for task in observers:
         task.cancel()

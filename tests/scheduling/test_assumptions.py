@@ -165,3 +165,13 @@ def test_clusters_given_the_same_replicas_share_one_assumed_workload() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster(f"m{i}", 4) for i in range(100)], multi_template=False)
     assert len({id(cache.assumed_on(f"m{i}")["shop/web"]) for i in range(100)}) == 1
+
+
+def test_a_healthy_cluster_of_a_duplicated_binding_is_released_and_the_others_stay() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("web"), [TargetCluster(f"m{i}", 4) for i in range(3)] + [TargetCluster("m9", 1)],
+                 multi_template=False)
+    cache.release_cluster("shop/web", "m1")
+    assert [held(cache, c) for c in ("m0", "m1", "m2", "m9")] == [
+        {"shop/web": 4}, {}, {"shop/web": 4}, {"shop/web": 1}]
+    assert len(cache) == 3

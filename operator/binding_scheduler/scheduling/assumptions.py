@@ -44,43 +44,70 @@ TTL = 300.0
 
 
 @dataclass(frozen=True, slots=True)
-class Footprint:
-    """What one binding is assumed to take, by cluster, and until when (by the cache's clock)."""
+class FootprintGroup:
+    """Clusters given the same workload by one decision (a Duplicated binding's are all one group)."""
 
-    by_cluster: Mapping[str, AssumedWorkload]
+    workload: AssumedWorkload
+    profile: AssumedProfile
+    clusters: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What one binding is assumed to take, by cluster, and until when (by the cache's clock). Kept as groups of
+    clusters sharing one workload: a Duplicated binding over 800 clusters is one workload and 800 names, not
+    800 entries (at 50,000 bindings over 1,000 clusters, the assumptions were most of the scheduler's memory)."""
+
+    groups: tuple[FootprintGroup, ...]
     expires: float
+
+    def __len__(self) -> int:
+        return sum(len(g.clusters) for g in self.groups)
+
+    def on(self, cluster: str) -> FootprintGroup | None:
+        return next((g for g in self.groups if cluster in g.clusters), None)
+
+    def without(self, cluster: str) -> Footprint | None:
+        """This footprint less `cluster`; None when nothing is left."""
+        groups = []
+        for group in self.groups:
+            rest = tuple(c for c in group.clusters if c != cluster)
+            if rest:
+                groups.append(group if len(rest) == len(group.clusters) else FootprintGroup(
+                    group.workload, group.profile, rest))
+        return Footprint(tuple(groups), self.expires) if groups else None
 
 
 @dataclass(slots=True)
 class _ClusterHeld:
-    """The assumptions on one cluster: each binding's workload with its profile, and their sums."""
+    """The assumptions on one cluster: each binding's workload, and their sums."""
 
-    entries: dict[str, tuple[AssumedWorkload, AssumedProfile]] = field(default_factory=dict)
+    entries: dict[str, AssumedWorkload] = field(default_factory=dict)
     totals: LoadTotals = field(default_factory=LoadTotals)
     load: AssumedLoad | None = None
     """The sums as an `AssumedLoad` without its workloads, kept until the next change here (most passes read
     a cluster more often than the cluster's assumptions change)."""
 
     def add(self, key: str, workload: AssumedWorkload, profile: AssumedProfile) -> None:
-        self.entries[key] = (workload, profile)
+        self.entries[key] = workload
         self.totals.add(profile)
         self.load = None
 
-    def remove(self, key: str) -> None:
-        _, profile = self.entries.pop(key)
+    def remove(self, key: str, profile: AssumedProfile) -> None:
+        del self.entries[key]
         self.totals.remove(profile)
         self.load = None
 
-    def others(self, key: str, listed: bool) -> AssumedLoad | None:
-        """The load of every binding's workload here but `key`'s; None when there is none."""
-        own = self.entries.get(key)
+    def others(self, key: str, listed: bool, own: AssumedProfile | None) -> AssumedLoad | None:
+        """The load of every binding's workload here but `key`'s (whose profile here is `own`); None when there is
+        none."""
         if self.totals.count - (own is not None) <= 0:
             return None
         if listed:
-            workloads = tuple(w for k, (w, _) in self.entries.items() if k != key)
-            return self.totals.load(workloads, without=None if own is None else own[1])
+            workloads = tuple(w for k, w in self.entries.items() if k != key)
+            return self.totals.load(workloads, without=own)
         if own is not None:
-            return self.totals.load(None, without=own[1])
+            return self.totals.load(None, without=own)
         if self.load is None:
             self.load = self.totals.load(None)
         return self.load
@@ -100,7 +127,7 @@ class AssumptionCache:
 
     def __len__(self) -> int:
         self._expire()
-        return sum(len(f.by_cluster) for f in self._by_binding.values())
+        return sum(len(f) for f in self._by_binding.values())
 
     def others(
         self, binding: Binding, clusters: Iterable[str], *, workloads: Callable[[str], bool] | bool = False
@@ -112,6 +139,10 @@ class AssumptionCache:
         self._expire()
         key = binding.key
         wanted = workloads if callable(workloads) else (lambda _: workloads)
+        mine = self._by_binding.get(key)
+        own: dict[str, AssumedProfile] = (
+            {} if mine is None else {c: g.profile for g in mine.groups for c in g.clusters}
+        )
         assumed: dict[str, AssumedLoad] = {}
         versions: dict[str, int] = {}
         for cluster in clusters:
@@ -119,7 +150,7 @@ class AssumptionCache:
             held = self._by_cluster.get(cluster)
             if held is None:
                 continue
-            load = held.others(key, wanted(cluster))
+            load = held.others(key, wanted(cluster), own.get(cluster))
             if load is not None:
                 assumed[cluster] = load
         return assumed, versions
@@ -133,7 +164,7 @@ class AssumptionCache:
         previous = self._by_binding.get(binding.key)
         if binding.scope is Scope.CLUSTER:
             return previous
-        footprint = Footprint(_workloads(binding, result, multi_template), self._clock() + self.ttl)
+        footprint = Footprint(_groups(binding, result, multi_template), self._clock() + self.ttl)
         self._set(binding.key, footprint)
         self._expire()
         return previous
@@ -149,10 +180,9 @@ class AssumptionCache:
     def release_cluster(self, key: str, cluster: str) -> None:
         """The binding's workload on `cluster` is running there (Healthy): the cluster's status counts it now."""
         footprint = self._by_binding.get(key)
-        if footprint is None or cluster not in footprint.by_cluster:
+        if footprint is None or footprint.on(cluster) is None:
             return
-        rest = {name: w for name, w in footprint.by_cluster.items() if name != cluster}
-        self._set(key, Footprint(rest, footprint.expires) if rest else None)
+        self._set(key, footprint.without(cluster))
 
     def release(self, key: str) -> None:
         """The binding is gone."""
@@ -162,28 +192,28 @@ class AssumptionCache:
         """The unexpired assumptions on `cluster`, by binding key."""
         self._expire()
         held = self._by_cluster.get(cluster)
-        return {} if held is None else {key: w for key, (w, _) in held.entries.items()}
+        return {} if held is None else dict(held.entries)
 
     def _set(self, key: str, footprint: Footprint | None) -> None:
         old = self._by_binding.pop(key, None)
-        for cluster in old.by_cluster if old is not None else ():
-            held = self._by_cluster[cluster]
-            held.remove(key)
-            if not held.entries:
-                del self._by_cluster[cluster]
-            self._bump(cluster)
-        if footprint is None or not footprint.by_cluster:
+        for group in old.groups if old is not None else ():
+            for cluster in group.clusters:
+                held = self._by_cluster[cluster]
+                held.remove(key, group.profile)
+                if not held.entries:
+                    del self._by_cluster[cluster]
+                self._bump(cluster)
+        if footprint is None or not footprint.groups:
             return
         self._by_binding[key] = footprint
         heapq.heappush(self._expiries, (footprint.expires, next(self._sequence), key))
-        profiles: dict[int, AssumedProfile] = {}  # a Duplicated binding's clusters share one workload object
-        for cluster, workload in footprint.by_cluster.items():
-            profile = profiles.get(id(workload)) or profiles.setdefault(id(workload), assumed_profile(workload))
-            on_cluster = self._by_cluster.get(cluster)
-            if on_cluster is None:
-                on_cluster = self._by_cluster[cluster] = _ClusterHeld()
-            on_cluster.add(key, workload, profile)
-            self._bump(cluster)
+        for group in footprint.groups:
+            for cluster in group.clusters:
+                on_cluster = self._by_cluster.get(cluster)
+                if on_cluster is None:
+                    on_cluster = self._by_cluster[cluster] = _ClusterHeld()
+                on_cluster.add(key, group.workload, group.profile)
+                self._bump(cluster)
 
     def _bump(self, cluster: str) -> None:
         self._versions[cluster] = self._versions.get(cluster, 0) + 1
@@ -203,21 +233,22 @@ class AssumptionCache:
             heapq.heapify(self._expiries)
 
 
-def _workloads(binding: Binding, result: Sequence[TargetCluster], multi_template: bool) -> dict[str, AssumedWorkload]:
-    """Per cluster of `result`, what the binding puts there: its component set (a multi-template binding), or
-    one component named after the resource with that cluster's replicas (clusters given none are skipped)."""
+def _groups(binding: Binding, result: Sequence[TargetCluster], multi_template: bool) -> tuple[FootprintGroup, ...]:
+    """What the binding puts on each cluster of `result`, grouped by workload: its component set (a
+    multi-template binding), or one component named after the resource with that cluster's replicas (clusters
+    given none are skipped); clusters given the same replicas share one workload object."""
     namespace = binding.namespace
     if multi_template and binding.components:
-        return {t.name: AssumedWorkload(namespace, binding.components) for t in result}
+        workload = AssumedWorkload(namespace, binding.components)
+        names = tuple(t.name for t in result)
+        return (FootprintGroup(workload, assumed_profile(workload), names),) if names else ()
     requirements = binding.replica_requirements
-    shared: dict[int, AssumedWorkload] = {}  # clusters given the same replicas share one object (Duplicated: all)
-    out: dict[str, AssumedWorkload] = {}
+    by_replicas: dict[int, list[str]] = {}
     for target in result:
-        if target.replicas <= 0:
-            continue
-        workload = shared.get(target.replicas)
-        if workload is None:
-            component = Component(binding.resource.name, target.replicas, requirements)
-            workload = shared[target.replicas] = AssumedWorkload(namespace, (component,))
-        out[target.name] = workload
-    return out
+        if target.replicas > 0:
+            by_replicas.setdefault(target.replicas, []).append(target.name)
+    groups = []
+    for replicas, given in by_replicas.items():
+        workload = AssumedWorkload(namespace, (Component(binding.resource.name, replicas, requirements),))
+        groups.append(FootprintGroup(workload, assumed_profile(workload), tuple(given)))
+    return tuple(groups)
