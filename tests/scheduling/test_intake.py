@@ -12,6 +12,7 @@ import pytest
 
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.model import ValidationError, parse_cluster
+from binding_scheduler.scheduling.labels import PassOutcome
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
@@ -110,6 +111,24 @@ def test_a_cluster_that_gains_an_api_requeues_only_the_bindings_that_found_no_cl
     scheduler.on_cluster(cluster("m1"))  # now it serves Deployments
 
     assert queued(scheduler) == ["default/waits"]
+
+
+def test_a_binding_recreated_after_its_pass_found_no_fit_is_not_taken_for_one_that_waits_for_an_api() -> None:
+    scheduler = make_scheduler(cluster("m1", apis=[]))
+    scheduler.on_binding(body("web"))
+    info = scheduler.queue.pop_nowait()
+    assert info is not None
+    scheduler.queue.done(info)
+    scheduler._route(info, PassOutcome.NO_CLUSTER_FIT, "1")  # its NoClusterFit status event not seen yet
+    scheduler.on_binding_deleted(body("web"))
+    scheduled = {"schedulerObservedGeneration": 1,
+                 "conditions": [{"type": "Scheduled", "status": "True", "reason": "Success", "message": "x"}]}
+    scheduler.on_binding(body("web", version="5", status=scheduled, on=("m1",)))
+    queued(scheduler)
+
+    scheduler.on_cluster(cluster("m1"))  # now it serves Deployments
+
+    assert queued(scheduler) == []
 
 
 def test_an_invalid_cluster_is_left_out_of_the_snapshot_with_its_name_and_requeues_nothing(
