@@ -241,7 +241,7 @@ class Scheduler:
 
     async def _run_one(self, info: QueuedBinding) -> None:
         read_version = _version(self.ctx.bindings.body(info.key) or {})
-        tracker = PassTracker(info.key, on_commit=self._check_commit, attempt=info.attempts + 1)
+        tracker = PassTracker(info.key, on_commit=self._check_commit, attempt=info.attempts)  # pop counted it
         task = asyncio.create_task(run_pass(info.key, self.ctx, self.settings, tracker), name=f"pass:{info.key}")
         self._in_flight[info.key] = _InFlight(tracker, task)
         self.metrics.pass_started()
