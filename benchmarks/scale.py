@@ -122,6 +122,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--log", type=Path, default=None, help="keep the scheduler's log here")
+    parser.add_argument("--gc-stats", type=Path, default=None, metavar="FILE",
+                        help="time the scheduler's garbage collections (benchmarks/gc_timing.py) into FILE")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     results: dict[str, Any] = {"clusters": args.clusters, "bindings": args.bindings, "workers": args.workers}
@@ -142,8 +144,11 @@ def main() -> None:
             log = args.log or Path(tmp) / "scheduler.log"
             spawned = time.monotonic()
             with log.open("w") as stderr:
+                main_module = ["-m", "binding_scheduler.cli.main"]
+                if args.gc_stats is not None:
+                    main_module = [str(Path(__file__).resolve().parent / "gc_timing.py"), str(args.gc_stats)]
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(host.kubeconfig),
+                    [sys.executable, *main_module, "run", "--kubeconfig", str(host.kubeconfig),
                      "--namespace", "karmada-system", "--config-file", str(config)],
                     stdout=subprocess.DEVNULL, stderr=stderr, text=True, cwd=ROOT,
                     env={**os.environ, "PYTHONPATH": str(ROOT / "operator")},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import threading
@@ -108,5 +109,13 @@ async def _until_kopf_ends(operator: asyncio.Task[None], app: OperatorApp, stop_
     operator.result()
 
 
+GC_THRESHOLDS = (50_000, 20, 10)
+"""The cyclic collector's thresholds for the scheduler process (CPython's default is 700, 10, 10). A pass holds
+thousands of short-lived objects across its awaits (a candidate per cluster, estimates, the result); with a
+young generation of 700 they survive into the old one, and each full collection then walks every stored
+binding: at 10,000 bindings over 1,000 clusters the collector took 90 s of a 170 s cold start."""
+
+
 def main(options: LaunchOptions) -> int:
+    gc.set_threshold(*GC_THRESHOLDS)
     return asyncio.run(run_operator(OperatorApp(options)))
