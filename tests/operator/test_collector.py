@@ -3,6 +3,7 @@ collections (which walk every stored binding) stay rare."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Coroutine
 from typing import Any
@@ -24,7 +25,7 @@ def test_the_scheduler_process_runs_with_a_young_generation_of_fifty_thousand(
         return 0
 
     before = gc.get_threshold()
-    monkeypatch.setattr(runner.asyncio, "run", fake_run)
+    monkeypatch.setattr(asyncio, "run", fake_run)
     try:
         assert runner.main(LaunchOptions()) == 0
     finally:
