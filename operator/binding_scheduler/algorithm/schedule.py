@@ -68,6 +68,25 @@ def overflow_order(binding: Binding, cluster: Cluster, snapshot: Snapshot | None
     return UNMATCHED_OVERFLOW_ORDER
 
 
+def _overflow_orders(binding: Binding, clusters: Sequence[Cluster], snapshot: Snapshot) -> list[int]:
+    """`overflow_order` of each cluster, with each tier's matching clusters looked up once (a memo lookup hashes
+    the affinity: once per cluster was a fifth of a pass at 1,000 clusters)."""
+    placement = binding.placement
+    term = None if placement is None else placement.term(binding.status.scheduler_observing_affinity_name)
+    if term is None:
+        return [overflow_order(binding, c, snapshot) for c in clusters]
+    tiers = [snapshot.matching(term.affinity), *(snapshot.matching(o.affinity) for o in term.overflow_affinities or ())]
+    by_name = snapshot.by_name
+    orders = []
+    for cluster in clusters:
+        if by_name.get(cluster.name) is not cluster:
+            orders.append(overflow_order(binding, cluster, snapshot))
+            continue
+        name = cluster.name
+        orders.append(next((i for i, tier in enumerate(tiers) if name in tier), UNMATCHED_OVERFLOW_ORDER))
+    return orders
+
+
 def _has_overflow_tiers(binding: Binding) -> bool:
     placement = binding.placement
     return placement is not None and placement.cluster_affinity is None and bool(placement.cluster_affinities)
@@ -81,9 +100,10 @@ def candidates_of(
     affinities, which tier each one matches."""
     snapshot = ctx.snapshot
     if _has_overflow_tiers(binding):
+        orders = _overflow_orders(binding, feasible, snapshot)
         details = [
-            ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=overflow_order(binding, c, snapshot))
-            for c in feasible
+            ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=order)
+            for c, order in zip(feasible, orders, strict=True)
         ]
     elif scores:
         details = [ClusterDetail(c, scores.get(c.name, 0)) for c in feasible]
