@@ -3,7 +3,7 @@ placed clusters' entries are shared between bindings (TargetPool)."""
 
 from __future__ import annotations
 
-from binding_scheduler.model import Binding, TargetCluster, ValidationError
+from binding_scheduler.model import Binding, TargetCluster, ValidationError, parse_binding
 from binding_scheduler.scheduling.stores import BindingStore, TargetPool
 
 
@@ -87,3 +87,35 @@ def test_the_pool_is_emptied_at_its_limit_and_bodies_keep_their_entries() -> Non
     assert len(pool) <= 4
     assert [_entries(store, f"default/b{index}") for index in range(6)] == [
         [{"name": f"m{index}", "replicas": 1}] for index in range(6)]
+
+
+def test_a_status_write_keeps_the_spec_object_and_parses_only_metadata_and_status() -> None:
+    store = BindingStore()
+    first = _placed("a", [{"name": "m1", "replicas": 3}])
+    store.upsert(first)
+    before = store.parsed("default/a")
+    assert isinstance(before, Binding)
+    kept = store.body("default/a")
+    assert kept is not None
+    written = _placed("a", [{"name": "m1", "replicas": 3}], version="2")
+    written["status"] = {"schedulerObservedGeneration": 1}
+
+    store.upsert(written)
+    after = store.parsed("default/a")
+
+    now = store.body("default/a")
+    assert now is not None and now["spec"] is kept["spec"]
+    assert isinstance(after, Binding)
+    assert (after.resource_version, after.status.scheduler_observed_generation) == ("2", 1)
+    assert after.clusters is before.clusters
+    assert after == parse_binding(written)
+
+
+def test_a_spec_change_is_parsed_afresh() -> None:
+    store = BindingStore()
+    store.upsert(_placed("a", [{"name": "m1", "replicas": 3}]))
+    store.parsed("default/a")
+    store.upsert(_placed("a", [{"name": "m2", "replicas": 3}], version="2"))
+    after = store.parsed("default/a")
+    assert isinstance(after, Binding)
+    assert after.clusters == (TargetCluster("m2", 3),)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -253,10 +253,13 @@ def _parse_target_clusters(spec: Fields) -> tuple[TargetCluster, ...]:
     )
 
 
-def parse_binding(data: Any) -> Binding:
+def parse_binding(data: Any, *, same_spec: Binding | None = None) -> Binding:
     """Parse a ResourceBinding or ClusterResourceBinding from its JSON form.
 
-    Raises `ValidationError` (and only that) for anything it cannot accept.
+    Raises `ValidationError` (and only that) for anything it cannot accept. `same_spec`: a binding of the same
+    kind parsed from a body with this very `spec` (equal, unchanged): only metadata and status are parsed, the
+    rest is taken from it. Most watch events of a binding are status writes, and at 1,000 clusters the spec
+    (its placed clusters) is most of the parsing.
     """
     root = Fields(data, "")
     kind = root.text("kind")
@@ -269,6 +272,19 @@ def parse_binding(data: Any) -> Binding:
         raise ValidationError("metadata.namespace", "is required for a ResourceBinding")
     if scope is Scope.CLUSTER and namespace:
         raise ValidationError("metadata.namespace", f"must be empty for a ClusterResourceBinding, got {namespace!r}")
+    if same_spec is not None and same_spec.scope is scope:
+        return replace(
+            same_spec,
+            name=meta.required_str("name"),
+            namespace=namespace,
+            uid=meta.text("uid"),
+            generation=meta.integer("generation"),
+            resource_version=meta.text("resourceVersion"),
+            labels=meta.string_map("labels"),
+            annotations=meta.string_map("annotations"),
+            deletion_timestamp=meta.time("deletionTimestamp"),
+            status=_parse_status(root.obj("status")),
+        )
     spec = root.required_obj("spec")
     resource = spec.required_obj("resource")
     placement = spec.obj("placement")

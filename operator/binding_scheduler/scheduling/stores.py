@@ -103,7 +103,8 @@ class BindingStore:
 
     def __init__(self, pool: TargetPool | None = None) -> None:
         self._bodies: dict[str, Mapping[str, Any]] = {}
-        self._parsed: dict[str, tuple[str, Binding | ValidationError]] = {}
+        self._parsed: dict[str, tuple[str, Binding | ValidationError, object]] = {}
+        """By key: the resourceVersion parsed, the result, and the `spec` object it was parsed from."""
         self._own_generations: dict[str, int] = {}
         self._pool = pool if pool is not None else TargetPool()
 
@@ -111,9 +112,9 @@ class BindingStore:
         """Store `body` (without `metadata.managedFields`, which nothing here reads and which a real API server
         sends with every object: often more than the rest of a binding); return the body it replaces (None
         when new)."""
-        body = self._compact(body)
         key = binding_key(body)
         previous = self._bodies.get(key)
+        body = self._compact(body, previous)
         self._bodies[key] = body
         return previous
 
@@ -147,21 +148,32 @@ class BindingStore:
         cached = self._parsed.get(key)
         if cached is not None and cached[0] == version and version:
             return cached[1]
+        spec = body.get("spec")
+        same_spec = None
+        if cached is not None and isinstance(cached[1], Binding) and cached[2] is spec:
+            same_spec = cached[1]  # a status or metadata change: the spec object was kept (see _compact)
+        result: Binding | ValidationError
         try:
-            result: Binding | ValidationError = self._pool.targets(parse_binding(body))
+            parsed = parse_binding(body, same_spec=same_spec)
+            result = parsed if same_spec is not None else self._pool.targets(parsed)
         except ValidationError as error:
             result = error
-        self._parsed[key] = (version, result)
+        self._parsed[key] = (version, result, spec)
         return result
 
     def keys(self) -> Iterator[str]:
         return iter(list(self._bodies))
 
-    def _compact(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
+    def _compact(self, body: Mapping[str, Any], previous: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        """`body` as kept: no managedFields; the previous body's `spec` object when the spec is unchanged (a
+        status write: nothing new to hold or parse), else its placed clusters' entries shared."""
         metadata = body.get("metadata")
         if isinstance(metadata, Mapping) and "managedFields" in metadata:
             body = {**body, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
         spec = body.get("spec")
+        kept = previous.get("spec") if previous is not None else None
+        if kept is not None and spec is not kept and spec == kept:
+            return {**body, "spec": kept}
         if isinstance(spec, Mapping) and isinstance(spec.get("clusters"), list) and spec["clusters"]:
             body = {**body, "spec": {**spec, "clusters": self._pool.entries(spec["clusters"])}}
         return body
