@@ -28,8 +28,8 @@ from .settings import EstimatorSettings
 from .wire import (
     MAX_AVAILABLE_COMPONENT_SETS,
     MAX_AVAILABLE_REPLICAS,
+    AssumedWorkloadEncoder,
     InvalidAnswer,
-    assumed_workload,
     max_available_component_sets_request,
     object_metadata,
     read_count,
@@ -61,6 +61,7 @@ class AccurateEstimator:
         self.settings = settings
         self._pool = ChannelPool(settings, service_lookup, load_tls(settings))
         self._reporter = FailureReporter(registry)
+        self._assumed_encoder = AssumedWorkloadEncoder(legacy=settings.send_legacy_fields)
 
     @property
     def connected(self) -> dict[str, str]:
@@ -79,11 +80,12 @@ class AccurateEstimator:
         legacy = self.settings.send_legacy_fields
         encoded = replica_requirements(requirements, legacy=legacy) if requirements is not None else None
         held = assumed or {}
+        encode = self._assumed_encoder
         return await self._fan_out(
             clusters,
             MAX_AVAILABLE_REPLICAS,
             lambda name: replicas_request_for(
-                name, encoded, [assumed_workload(w, legacy=legacy) for w in held.get(name, ())]
+                name, encoded, [encode(w) for w in held.get(name, ())]
             ),
             resource,
         )

@@ -100,6 +100,28 @@ def assumed_workload(workload: AssumedWorkload, *, legacy: bool) -> estimator_pb
     return out
 
 
+class AssumedWorkloadEncoder:
+    """`assumed_workload`, memoised by the workload object. A pass sends every workload assumed on a cluster to
+    that cluster's estimator, and the same workloads pass after pass until they are released: encoding their
+    quantities again each time was most of a pass's CPU. Holds the workload (so its id is not reused while the
+    entry lives); emptied when it reaches `limit` entries."""
+
+    def __init__(self, *, legacy: bool, limit: int = 65_536) -> None:
+        self.legacy = legacy
+        self.limit = limit
+        self._encoded: dict[int, tuple[AssumedWorkload, estimator_pb2.AssumedWorkload]] = {}
+
+    def __call__(self, workload: AssumedWorkload) -> estimator_pb2.AssumedWorkload:
+        entry = self._encoded.get(id(workload))
+        if entry is not None and entry[0] is workload:
+            return entry[1]
+        encoded = assumed_workload(workload, legacy=self.legacy)
+        if len(self._encoded) >= self.limit:
+            self._encoded.clear()
+        self._encoded[id(workload)] = (workload, encoded)
+        return encoded
+
+
 def replicas_request_for(
     cluster: str, encoded: estimator_pb2.ReplicaRequirements | None,
     assumed: Sequence[estimator_pb2.AssumedWorkload] = (),
