@@ -84,16 +84,6 @@ class AssumedLoad(Sequence[AssumedWorkload]):
         """Deducted for component sets, in the component-set units (QUIRK), summed."""
         self._workloads = workloads
 
-    @classmethod
-    def of(cls, workloads: Sequence[AssumedWorkload]) -> AssumedLoad:
-        """The load of these workloads, carrying them."""
-        if isinstance(workloads, AssumedLoad):
-            return workloads
-        totals = LoadTotals()
-        for workload in workloads:
-            totals.add(assumed_profile(workload))
-        return totals.load(tuple(workloads))
-
     @property
     def workloads(self) -> tuple[AssumedWorkload, ...]:
         if self._workloads is None:

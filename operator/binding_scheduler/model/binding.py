@@ -272,19 +272,18 @@ def parse_binding(data: Any, *, same_spec: Binding | None = None) -> Binding:
         raise ValidationError("metadata.namespace", "is required for a ResourceBinding")
     if scope is Scope.CLUSTER and namespace:
         raise ValidationError("metadata.namespace", f"must be empty for a ClusterResourceBinding, got {namespace!r}")
+    identity: dict[str, Any] = {
+        "name": meta.required_str("name"),
+        "namespace": namespace,
+        "uid": meta.text("uid"),
+        "generation": meta.integer("generation"),
+        "resource_version": meta.text("resourceVersion"),
+        "labels": meta.string_map("labels"),
+        "annotations": meta.string_map("annotations"),
+        "deletion_timestamp": meta.time("deletionTimestamp"),
+    }
     if same_spec is not None and same_spec.scope is scope:
-        return replace(
-            same_spec,
-            name=meta.required_str("name"),
-            namespace=namespace,
-            uid=meta.text("uid"),
-            generation=meta.integer("generation"),
-            resource_version=meta.text("resourceVersion"),
-            labels=meta.string_map("labels"),
-            annotations=meta.string_map("annotations"),
-            deletion_timestamp=meta.time("deletionTimestamp"),
-            status=_parse_status(root.obj("status")),
-        )
+        return replace(same_spec, **identity, status=_parse_status(root.obj("status")))
     spec = root.required_obj("spec")
     resource = spec.required_obj("resource")
     placement = spec.obj("placement")
@@ -294,14 +293,7 @@ def parse_binding(data: Any, *, same_spec: Binding | None = None) -> Binding:
     groups = spec.obj("workloadAffinityGroups")
     return Binding(
         scope=scope,
-        name=meta.required_str("name"),
-        namespace=namespace,
-        uid=meta.text("uid"),
-        generation=meta.integer("generation"),
-        resource_version=meta.text("resourceVersion"),
-        labels=meta.string_map("labels"),
-        annotations=meta.string_map("annotations"),
-        deletion_timestamp=meta.time("deletionTimestamp"),
+        **identity,
         resource=ObjectReference(
             api_version=resource.required_str("apiVersion"),
             kind=resource.required_str("kind"),
