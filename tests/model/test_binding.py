@@ -12,6 +12,7 @@ from binding_scheduler.model import (
     ReplicaSchedulingType,
     Scope,
     TargetCluster,
+    TargetComponent,
     ValidationError,
     parse_binding,
 )
@@ -226,6 +227,33 @@ def test_a_previous_result_needs_names() -> None:
     data = binding()
     data["spec"]["clusters"] = [{"name": "m1"}, {"replicas": 1}]
     assert error_of(data) == "spec.clusters[1].name: is required"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"name": "m1", "replicas": True}, "spec.clusters[1].replicas: expected an integer, got true"),
+        ({"name": "m1", "replicas": -1}, "spec.clusters[1].replicas: -1 is less than 0"),
+        ({"name": "m1", "replicas": 2**31}, "spec.clusters[1].replicas: 2147483648 is greater than 2147483647"),
+        ({"name": "", "replicas": 1}, "spec.clusters[1].name: is required"),
+        ({"name": 7}, "spec.clusters[1].name: expected a string, got 7"),
+        ("m1", "spec.clusters[1]: expected an object, got 'm1'"),
+    ],
+)
+def test_a_previous_result_entry_is_checked_field_by_field(entry: object, message: str) -> None:
+    data = binding()
+    data["spec"]["clusters"] = [{"name": "m0", "replicas": 1}, entry]
+    assert error_of(data) == message
+
+
+def test_previous_result_entries_parse_with_replicas_and_components() -> None:
+    data = binding()
+    data["spec"]["clusters"] = [{"name": "m1"}, {"name": "m2", "replicas": 2.0}, {"name": "m3", "replicas": None},
+                                {"name": "m4", "replicas": 3, "components": [{"name": "web", "replicas": 3}]}]
+    assert parse_binding(data).clusters == (
+        TargetCluster("m1", 0), TargetCluster("m2", 2), TargetCluster("m3", 0),
+        TargetCluster("m4", 3, (TargetComponent("web", 3),)),
+    )
 
 
 def test_an_eviction_task_needs_from_cluster() -> None:

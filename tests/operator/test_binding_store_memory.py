@@ -119,3 +119,75 @@ def test_a_spec_change_is_parsed_afresh() -> None:
     after = store.parsed("default/a")
     assert isinstance(after, Binding)
     assert after.clusters == (TargetCluster("m2", 3),)
+
+
+def _with_placement(clusters: list[dict[str, object]], *, version: str, generation: int,
+                    regions: list[str]) -> dict[str, object]:
+    body = _placed("a", clusters, version=version)
+    body["metadata"]["generation"] = generation  # type: ignore[index]
+    body["spec"]["placement"] = {"clusterAffinity": {"clusterNames": ["m1", "m2"]},  # type: ignore[index]
+                                 "spreadConstraints": [{"spreadByField": "region", "minGroups": 1}],
+                                 "replicaScheduling": {"replicaSchedulingType": "Divided"},
+                                 "clusterTolerations": [{"key": "k", "operator": "Exists"}],
+                                 "regions": regions}
+    return body
+
+
+def test_a_spec_write_of_new_clusters_parses_only_the_clusters_metadata_and_status() -> None:
+    store = BindingStore()
+    store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
+    before = store.parsed("default/a")
+    written = _with_placement([{"name": "m1", "replicas": 2}, {"name": "m2"}], version="2", generation=2,
+                              regions=["eu"])
+
+    store.upsert(written)
+    after = store.parsed("default/a")
+
+    assert isinstance(before, Binding) and isinstance(after, Binding)
+    assert after.clusters == (TargetCluster("m1", 2), TargetCluster("m2", 0))
+    assert (after.resource_version, after.generation) == ("2", 2)
+    assert after.placement is before.placement
+    assert after == parse_binding(written)
+
+
+def test_a_spec_change_beyond_the_clusters_is_parsed_whole() -> None:
+    store = BindingStore()
+    store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
+    before = store.parsed("default/a")
+    changed = _with_placement([{"name": "m1", "replicas": 2}], version="2", generation=2, regions=["us"])
+
+    store.upsert(changed)
+    after = store.parsed("default/a")
+
+    assert isinstance(before, Binding) and isinstance(after, Binding)
+    assert after.placement is not before.placement
+    assert after == parse_binding(changed)
+
+
+def test_an_invalid_entry_in_a_spec_write_of_new_clusters_is_reported_with_its_path() -> None:
+    store = BindingStore()
+    store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
+    store.parsed("default/a")
+    store.upsert(_with_placement([{"name": "m1", "replicas": 1}, {"name": "m2", "replicas": -1}], version="2",
+                                 generation=2, regions=["eu"]))
+
+    error = store.parsed("default/a")
+
+    assert isinstance(error, ValidationError)
+    assert error.path == "spec.clusters[1].replicas"
+
+
+def test_a_spec_write_of_new_clusters_after_the_pool_was_emptied_parses_the_entries_it_holds() -> None:
+    pool = TargetPool(limit=3)
+    store = BindingStore(pool)
+    store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
+    store.parsed("default/a")
+    store.upsert(_with_placement([{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 1}], version="2",
+                                 generation=2, regions=["eu"]))
+    for index in range(4):
+        store.upsert(_placed(f"other-{index}", [{"name": f"x{index}", "replicas": 1}]))
+
+    after = store.parsed("default/a")
+
+    assert isinstance(after, Binding)
+    assert after.clusters == (TargetCluster("m1", 2), TargetCluster("m2", 1))

@@ -244,3 +244,56 @@ def test_an_invalid_binding_on_a_deleted_cluster_is_queued_too_at_priority_zero(
     scheduler.on_cluster_deleted(cluster("m2"))
 
     assert queued(scheduler) == ["default/a-valid", "default/b-invalid"]
+
+
+async def test_a_cluster_change_over_many_bindings_queues_them_in_slices_and_lets_the_loop_run_between(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
+    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
+    for index in range(5):
+        scheduler.on_binding(body(f"b{index}"))
+    queued(scheduler)
+
+    scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
+    first = queued(scheduler)
+    await asyncio.sleep(0)
+    second = queued(scheduler)
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+    assert first == ["default/b0", "default/b1"]
+    assert second == ["default/b2", "default/b3"]
+    assert queued(scheduler) == ["default/b4"]
+    assert events_counted(scheduler, "ClusterChanged") == 10  # tested against its old labels and its new ones
+
+
+async def test_a_cluster_deleted_under_many_bindings_requeues_them_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
+    scheduler = make_scheduler(cluster("m1"), cluster("m2"))
+    for index in range(5):
+        scheduler.on_binding(body(f"b{index}", on=("m1",) if index != 2 else ("m2",)))
+    queued(scheduler)
+
+    scheduler.on_cluster_deleted(cluster("m1"))
+    first = queued(scheduler)
+    for _ in range(3):
+        await asyncio.sleep(0)
+
+    assert first == ["default/b0", "default/b1"]
+    assert queued(scheduler) == ["default/b3", "default/b4"]
+
+
+async def test_the_stop_ends_a_requeue_in_slices_and_the_drain_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
+    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
+    for index in range(6):
+        scheduler.on_binding(body(f"b{index}"))
+    queued(scheduler)
+    scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
+
+    report = await scheduler.drain(1.0)
+
+    assert report.cut == 0
+    assert events_counted(scheduler, "ClusterChanged") == 4  # the first slice, for the old labels and the new
+    assert not any(task.get_name().startswith("requeue-") for task in asyncio.all_tasks())

@@ -15,6 +15,7 @@ from .binding import (
     TargetCluster,
     TargetComponent,
     parse_binding,
+    parse_target_clusters,
 )
 from .cluster import Cluster, ResourceModel, ResourceSummary, parse_cluster
 from .errors import ValidationError
@@ -70,4 +71,5 @@ __all__ = [
     "parse_binding",
     "parse_cluster",
     "parse_quantity",
+    "parse_target_clusters",
 ]

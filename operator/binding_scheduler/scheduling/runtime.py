@@ -33,6 +33,9 @@ from .stores import binding_key
 logger = logging.getLogger(__name__)
 
 STRAGGLER_GRACE = 2.0
+REQUEUE_SLICE = 1_000
+"""Bindings a cluster change tests before it lets the event loop run: at 50,000 bindings, testing them all in
+one go held the loop (watch streams, lease renewals, the metrics endpoint) for seconds."""
 """How long a stop waits for cancelled passes to unwind. Well-behaved passes take milliseconds; one that
 ignores its cancellation is abandoned after this (it can no longer write: the gate closes next)."""
 
@@ -80,6 +83,7 @@ class Scheduler:
         self.workers = workers
         self._in_flight: dict[str, _InFlight] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._requeues: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._cancelled_at_stop = 0
         self._cancelled_by_stop: set[asyncio.Task[PassOutcome]] = set()
@@ -186,23 +190,51 @@ class Scheduler:
         cluster `deleting` first; a deletion missed across a watch gap (or one without finalizers) would leave
         its bindings on a cluster that no longer exists."""
         self.ctx.clusters.forget(name)
-        for key in list(self.ctx.bindings.keys()):
+
+        def requeue_if_placed_there(key: str) -> None:
             body = self.ctx.bindings.body(key)
             if body is None or name not in _target_names(body) or not passes_event_filter(body, self.scheduler_name):
-                continue
+                return
             parsed = self.ctx.bindings.parsed(key)
-            priority = parsed.schedule_priority if isinstance(parsed, Binding) else 0
-            if self.queue.push(key, priority):
+            if self.queue.push(key, parsed.schedule_priority if isinstance(parsed, Binding) else 0):
                 self.metrics.binding_event(BindingEvent.CLUSTER_CHANGED)
 
+        self._for_each_binding(requeue_if_placed_there, f"requeue-off-{name}")
+
     def _requeue_affected(self, cluster: Cluster, *, only: Callable[[Binding], bool] = lambda _: True) -> None:
-        keys = sorted(self.ctx.bindings.keys(), key=lambda k: "/" not in k)
-        for key in keys:
+        def requeue_if_affected(key: str) -> None:
             parsed = self.ctx.bindings.parsed(key)
             if (isinstance(parsed, Binding) and only(parsed)
                     and affected_by_cluster(parsed, cluster, self.scheduler_name)):
                 self.queue.push(key, parsed.schedule_priority)
                 self.metrics.binding_event(BindingEvent.CLUSTER_CHANGED)
+
+        self._for_each_binding(requeue_if_affected, f"requeue-for-{cluster.name}")
+
+    def _for_each_binding(self, action: Callable[[str], None], name: str) -> None:
+        """`action` on every stored binding (ResourceBindings first): the first `REQUEUE_SLICE` at once, the
+        rest in slices from a task that lets the event loop run between them (none after the stop)."""
+        keys = sorted(self.ctx.bindings.keys(), key=lambda k: "/" not in k)
+        for key in keys[:REQUEUE_SLICE]:
+            action(key)
+        if len(keys) <= REQUEUE_SLICE:
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self._in_slices(action, keys[REQUEUE_SLICE:]), name=name)
+        except RuntimeError:  # no event loop (a synchronous caller): all at once
+            for key in keys[REQUEUE_SLICE:]:
+                action(key)
+            return
+        self._requeues.add(task)
+        task.add_done_callback(self._requeues.discard)
+
+    async def _in_slices(self, action: Callable[[str], None], keys: list[str]) -> None:
+        for start in range(0, len(keys), REQUEUE_SLICE):
+            if self._stopping:
+                return
+            for key in keys[start:start + REQUEUE_SLICE]:
+                action(key)
+            await asyncio.sleep(0)
 
     def _enqueue(self, body: Mapping[str, Any], event: BindingEvent) -> None:
         priority = ((body.get("spec") or {}).get("schedulePriority") or {}).get("priority") or 0
@@ -368,8 +400,8 @@ class Scheduler:
         for worker in self._tasks:
             if worker.get_name() == "scheduling-queue-flushers" or stuck:
                 worker.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks)
+        if self._tasks or self._requeues:
+            await asyncio.wait([*self._tasks, *self._requeues])
         return DrainReport(
             cancelled=self._cancelled_at_stop,
             drained=len(committing) - len(pending),

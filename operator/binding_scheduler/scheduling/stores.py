@@ -14,7 +14,8 @@ from typing import Any
 
 from ..algorithm.general_estimator import EstimatorCache
 from ..algorithm.snapshot import HARD_TAINT_EFFECTS, Snapshot
-from ..model import Binding, Cluster, TargetCluster, ValidationError, parse_binding
+from ..model import Binding, Cluster, TargetCluster, ValidationError, parse_binding, parse_target_clusters
+from ..model.fields import INT32_MAX
 
 
 def binding_key(body: Mapping[str, Any]) -> str:
@@ -42,6 +43,8 @@ class TargetPool:
         self.limit = limit
         self._entries: dict[tuple[str, int], Mapping[str, Any]] = {}
         self._targets: dict[TargetCluster, TargetCluster] = {}
+        self._parsed: dict[int, tuple[Mapping[str, Any], TargetCluster]] = {}
+        """By id of a pooled entry: the entry (kept to tell a reused id) and its pooled `TargetCluster`."""
 
     def __len__(self) -> int:
         return len(self._entries) + len(self._targets)
@@ -63,8 +66,27 @@ class TargetPool:
             pooled = pool.get(key)
             if pooled is None:
                 pooled = pool[key] = entry
+                self._remember_parse(entry, key)
             shared.append(pooled)
         return shared
+
+    def parsed_entries(self, clusters: Any) -> tuple[TargetCluster, ...]:
+        """What a stored `spec.clusters` parses to: each pooled entry's `TargetCluster` is known, the rest are
+        parsed (`ValidationError` when invalid)."""
+        known = self._parsed
+        targets: list[TargetCluster] = []
+        for entry in clusters if isinstance(clusters, list) else ():
+            hit = known.get(id(entry))
+            if hit is None or hit[0] is not entry:
+                return self._shared(parse_target_clusters({"clusters": clusters}))
+            targets.append(hit[1])
+        return tuple(targets) if targets else self._shared(parse_target_clusters({"clusters": clusters}))
+
+    def _remember_parse(self, entry: Mapping[str, Any], key: tuple[str, int]) -> None:
+        name, replicas = key
+        if name and replicas <= INT32_MAX:
+            target = TargetCluster(name, max(replicas, 0))
+            self._parsed[id(entry)] = (entry, self._targets.setdefault(target, target))
 
     def targets(self, binding: Binding) -> Binding:
         """`binding` with its `clusters` made of pooled `TargetCluster`s."""
@@ -72,13 +94,28 @@ class TargetPool:
             return binding
         if len(self) >= self.limit:
             self._clear()
+        return dataclasses.replace(binding, clusters=self._shared(binding.clusters))
+
+    def _shared(self, targets: tuple[TargetCluster, ...]) -> tuple[TargetCluster, ...]:
         pool = self._targets
-        shared = tuple(pool.setdefault(target, target) for target in binding.clusters)
-        return dataclasses.replace(binding, clusters=shared)
+        return tuple(pool.setdefault(target, target) for target in targets)
 
     def _clear(self) -> None:
         self._entries.clear()
         self._targets.clear()
+        self._parsed.clear()
+
+
+def _equal_but_clusters(spec: Any, other: Any) -> bool:
+    """Do two `spec` objects differ in `spec.clusters` at most? Then a parse of one serves the other for
+    everything else: a spec write of ours changes only the clusters, and re-parsing the whole binding after each
+    (placement and all) made requeueing 50,000 bindings after a cluster change block the event loop for a
+    minute."""
+    if not isinstance(spec, Mapping) or not isinstance(other, Mapping) or spec.keys() - {"clusters"} != (
+        other.keys() - {"clusters"}
+    ):
+        return False
+    return all(value == other[key] for key, value in spec.items() if key != "clusters")
 
 
 def _plain_entry_key(entry: Any) -> tuple[str, int] | None:
@@ -149,17 +186,25 @@ class BindingStore:
         if cached is not None and cached[0] == version and version:
             return cached[1]
         spec = body.get("spec")
-        same_spec = None
-        if cached is not None and isinstance(cached[1], Binding) and cached[2] is spec:
-            same_spec = cached[1]  # a status or metadata change: the spec object was kept (see _compact)
         result: Binding | ValidationError
         try:
-            parsed = parse_binding(body, same_spec=same_spec)
-            result = parsed if same_spec is not None else self._pool.targets(parsed)
+            result = self._parse(body, spec, *(cached[1:] if cached is not None else (None, None)))
         except ValidationError as error:
             result = error
         self._parsed[key] = (version, result, spec)
         return result
+
+    def _parse(self, body: Mapping[str, Any], spec: Any, earlier: Binding | ValidationError | None,
+               earlier_spec: object) -> Binding:
+        """Parse `body`, reusing what a parse of an earlier body of the binding (from `earlier_spec`) still
+        holds."""
+        if isinstance(earlier, Binding):
+            if earlier_spec is spec:  # a status or metadata change: the spec object was kept (see _compact)
+                return parse_binding(body, same_spec=earlier)
+            if _equal_but_clusters(spec, earlier_spec):  # a scheduler's spec write
+                clusters = self._pool.parsed_entries(spec.get("clusters"))
+                return parse_binding(body, same_spec=earlier, clusters=clusters)
+        return self._pool.targets(parse_binding(body))
 
     def keys(self) -> Iterator[str]:
         return iter(list(self._bodies))
