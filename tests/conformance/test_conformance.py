@@ -456,6 +456,32 @@ def test_list_pages_with_limit_and_continue(server: Server) -> None:
     assert (status, names(second), second["metadata"]["continue"]) == (200, ["c"], "")
 
 
+def test_the_pages_of_a_list_are_one_snapshot_at_the_first_pages_resource_version(server: Server) -> None:
+    """A watch from the list's version then sees every later write: a write between two pages shows neither in
+    the later page nor in the version it reports (Kopf watches from the last page's version)."""
+    for name in ("a", "b", "c", "d"):
+        server.create_rb(name, replicas=1)
+    status, first = server.request("GET", server.rb(query="limit=2"))
+    assert status == 200
+    for name in ("a", "c"):
+        assert server.request("PATCH", server.rb(name), {"spec": {"replicas": 7}})[0] == 200
+    assert server.request("DELETE", server.rb("d"))[0] == 200
+    server.create_rb("bb", replicas=1)
+
+    status, second = server.request("GET", server.rb(query=f"limit=2&continue={first['metadata']['continue']}"))
+
+    assert status == 200
+    assert [(item["metadata"]["name"], item["spec"]["replicas"]) for item in second["items"]] == [("c", 1), ("d", 1)]
+    assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    assert second["metadata"]["continue"] == ""
+
+
+def test_a_continue_token_that_is_not_one_is_400(server: Server) -> None:
+    status, body = server.request("GET", server.rb(query="limit=2&continue=bm90LWEtdG9rZW4"))
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert body["message"].startswith("invalid continue token: continue key is not valid: ")
+
+
 # ---- watch --------------------------------------------------------------------------------------------------------
 
 

@@ -115,6 +115,41 @@ async def test_list_pages_with_limit_and_continue(api: DevCluster) -> None:
     assert second["metadata"]["continue"] == ""
 
 
+async def test_the_next_page_of_a_list_whose_writes_since_are_no_longer_retained_is_410_expired() -> None:
+    async with DevCluster(history=2) as api:
+        await _labelled(api)
+        status, first = await api.client.list(rb_path(), limit="2")
+        assert status == 200
+        for replicas in (2, 3, 4):
+            assert (await api.client.patch(rb_path("c"), {"spec": {"replicas": replicas}}))[0] == 200
+
+        status, body = await api.client.list(rb_path(), limit="2", **{"continue": first["metadata"]["continue"]})
+
+    assert (status, body["reason"]) == (410, "Expired")
+    assert body["message"].startswith("The provided continue parameter is too old")
+
+
+async def test_later_pages_select_among_the_objects_as_they_were_when_the_list_began() -> None:
+    async with DevCluster() as api:
+        await _labelled(api)  # a and b have an env label, c has none
+        status, first = await api.client.list(rb_path(), limit="1", labelSelector="env")
+        assert [i["metadata"]["name"] for i in first["items"]] == ["a"]
+        assert (await api.client.patch(rb_path("b"), {"metadata": {"labels": {"env": None}}}))[0] == 200
+        assert (await api.client.patch(rb_path("c"), {"metadata": {"labels": {"env": "prod"}}}))[0] == 200
+        later = rb_body("bb")
+        later["metadata"]["labels"] = {"env": "prod"}
+        assert (await api.client.create(rb_path(), later))[0] == 201
+
+        status, second = await api.client.list(rb_path(), limit="1", labelSelector="env",
+                                               **{"continue": first["metadata"]["continue"]})
+
+    assert status == 200
+    assert [(i["metadata"]["name"], i["metadata"]["labels"]) for i in second["items"]] == [
+        ("b", {"env": "dev", "tier": "3"})]
+    assert (second["metadata"]["resourceVersion"], second["metadata"]["continue"]) == (
+        first["metadata"]["resourceVersion"], "")
+
+
 async def test_create_of_an_existing_name_is_409_already_exists(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.create(rb_path(), rb_body("rb1"))
     assert status == 409

@@ -16,7 +16,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from . import discovery, errors, fieldvalidation, openapi, protobuf, reviews
-from .errors import ApiError, bad_request, invalid_options
+from .errors import ApiError, bad_request, expired, invalid_options
 from .faults import Fault, Faults
 from .fieldvalidation import FieldValidation
 from .journal import Journal, JournalEntry
@@ -314,18 +314,23 @@ class ApiServer:
         query = request.query
         parse_rv(query.get("resourceVersion"))
         matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"), route.rtype.fields)
-        items = self.store.list(route.rtype, route.namespace, matcher)
-        metadata: dict[str, Any] = {"resourceVersion": str(self.store.resource_version)}
         token = query.get("continue")
         if token:
+            listed_at, after = _read_continue(token)
             try:
-                after = tuple(json.loads(base64.urlsafe_b64decode(token.encode())))
-            except ValueError:
-                raise bad_request(f"invalid continue token {token!r}") from None
+                items = self.store.list_at(route.rtype, listed_at, route.namespace, matcher)
+            except ApiError as error:
+                if error.code != 410:
+                    raise
+                raise expired(CONTINUE_EXPIRED) from None
             items = [obj for obj in items if _sort_key(obj) > after]
+        else:
+            listed_at = self.store.resource_version
+            items = self.store.list(route.rtype, route.namespace, matcher)
+        metadata: dict[str, Any] = {"resourceVersion": str(listed_at)}
         limit = int(query.get("limit") or 0)
         if limit > 0 and len(items) > limit:
-            metadata["continue"] = base64.urlsafe_b64encode(_dumps(list(_sort_key(items[limit - 1])))).decode()
+            metadata["continue"] = _continue_token(listed_at, _sort_key(items[limit - 1]))
             metadata["remainingItemCount"] = len(items) - limit
             items = items[:limit]
         elif route.rtype.custom:
@@ -610,6 +615,32 @@ def _event_encoder(rt: ResourceType, rep: Representation, include_object: str) -
         return _dumps({"type": event["type"], "object": converted}) + b"\n"
 
     return encode
+
+
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter."
+)
+
+
+def _continue_token(listed_at: int, after: tuple[str, str]) -> str:
+    """What the next page needs, as kube-apiserver's token holds it: the list's version and the last key."""
+    return base64.urlsafe_b64encode(_dumps({"v": "meta.k8s.io/v1", "rv": listed_at, "start": list(after)})).decode()
+
+
+def _read_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(token.encode()))
+        listed_at, (namespace, name) = int(decoded["rv"]), decoded["start"]
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise bad_request(f"invalid continue token: continue key is not valid: {error}") from None
+    if decoded.get("v") != "meta.k8s.io/v1":
+        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start resourceVersion "
+                          "(version meta.k8s.io/v1 required)")
+    if listed_at <= 0:
+        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start "
+                          "resourceVersion (version meta.k8s.io/v1)")
+    return listed_at, (str(namespace), str(name))
 
 
 def _sort_key(obj: dict[str, Any]) -> tuple[str, str]:

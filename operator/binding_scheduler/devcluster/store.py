@@ -147,6 +147,29 @@ class Store:
                 result.append(obj)
         return result
 
+    def list_at(
+        self, rtype: ResourceType | str, rv: int, namespace: str | None = None, matcher: Matcher | None = None
+    ) -> builtins.list[Obj]:
+        """`list()` as it was at `rv`: the later writes of the type undone from the retained history (410
+        `ApiError` when some of them are no longer retained). A paged list serves its later pages this way,
+        from the first page's version, as kube-apiserver serves them from one etcd revision."""
+        rt = self._type(rtype)
+        later = self.history_since(rv, rt.storage_key)
+        if not later:
+            return self.list(rt, namespace, matcher)
+        bucket = dict(self._objects.get(rt.storage_key, {}))
+        for event in reversed(later):
+            metadata = event.obj["metadata"]
+            at = ((metadata.get("namespace") or "") if rt.namespaced else "", metadata["name"])
+            if event.type == "ADDED" or event.old is None:
+                bucket.pop(at, None)
+            else:
+                bucket[at] = event.old
+        return [
+            obj for (ns, _), obj in sorted(bucket.items(), key=lambda item: item[0])
+            if not (rt.namespaced and namespace is not None and ns != namespace) and (matcher is None or matcher(obj))
+        ]
+
     def history_since(self, rv: int, key: StorageKey) -> builtins.list[Event]:
         """Retained events of one storage key newer than `rv` (410 `ApiError` if some were dropped, or if the
         type was not served yet at `rv`)."""
