@@ -72,6 +72,7 @@ TARGETS: tuple[Target, ...] = (
         "scheduling/passes.py",
         (
             "tests/scheduling/test_passes.py",
+            "tests/scheduling/test_pass_writes.py",
             "tests/scheduling/test_review_own_write_race.py",
             "tests/scheduling/test_drain.py",
             "tests/scheduling/test_runtime.py",

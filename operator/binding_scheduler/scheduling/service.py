@@ -289,15 +289,21 @@ class SchedulerService:
     async def sync(self) -> None:
         """List clusters, then bindings, before any pass runs (Karmada waits for its caches the same way): a
         pass against a half-listed fleet could clear a binding's clusters."""
-        for index, item in enumerate(await self._list(CLUSTERS, "Cluster")):
+        started = time.monotonic()
+        clusters = await self._list(CLUSTERS, "Cluster")
+        for index, item in enumerate(clusters):
             self.scheduler.on_cluster(item)
             if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
                 await asyncio.sleep(0)  # tens of thousands of objects: the Lease keeper must not wait
+        bindings = 0
         for path, kind in BINDINGS:
             for index, item in enumerate(await self._list(path, kind)):
                 self.scheduler.on_binding(item)
+                bindings += 1
                 if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
                     await asyncio.sleep(0)
+        logger.info("caches synced: %d clusters, %d bindings listed in %.1f s", len(clusters), bindings,
+                    time.monotonic() - started)
 
     async def _list(self, path: str, kind: str) -> list[Mapping[str, Any]]:
         """One complete list. A transient failure (5xx, 429, no answer) is retried with a backoff until it
