@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.kube.errors import Conflict, KubeError
+from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_binding, parse_cluster
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
@@ -33,7 +33,7 @@ class ScriptedClient:
         kind = "status" if path.endswith("/status") else "spec"
         self.sent.append((kind, path, body))
         answer = self.answers[kind].pop(0) if self.answers[kind] else {}
-        if isinstance(answer, KubeError):
+        if isinstance(answer, Exception):
             raise answer
         return dict(answer)
 
