@@ -73,6 +73,8 @@ TARGETS: tuple[Target, ...] = (
         (
             "tests/scheduling/test_passes.py",
             "tests/scheduling/test_pass_writes.py",
+            "tests/scheduling/test_pass_paths.py",
+            "tests/scheduling/test_pass_details.py",
             "tests/scheduling/test_review_own_write_race.py",
             "tests/scheduling/test_drain.py",
             "tests/scheduling/test_runtime.py",
