@@ -15,7 +15,7 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
-from binding_scheduler.kube.errors import NotFound, ServerError
+from binding_scheduler.kube.errors import Forbidden, NotFound, ServerError
 from binding_scheduler.kube.gate import WriteGateClosed
 from binding_scheduler.model import Binding, TargetCluster, parse_cluster
 from binding_scheduler.scheduling.assumptions import AssumptionCache
@@ -374,3 +374,49 @@ async def test_with_multiple_pod_templates_a_multi_component_binding_placed_nowh
         assert await run.pass_() is PassOutcome.SCHEDULED
 
     assert [line.rsplit("(", 1)[1].split(",")[0] for line in decision_lines(caplog)] == ["ScaleSchedule"]
+
+
+# -- a pass whose only write is a status write ----------------------------------------------------------------
+
+TERMINATING = Forbidden(403, "Forbidden", "namespace default is being terminated",
+                        {"details": {"causes": [{"reason": "NamespaceTerminating", "message": "terminating"}]}})
+
+
+def recording() -> dict[str, Any]:
+    """Needs no decision, only its generation recorded (a status write alone)."""
+    body = placed_body(DIVIDED)
+    body["status"] = {"schedulerObservedGeneration": 1, "conditions": [SCHEDULED_TRUE]}
+    return body
+
+
+@pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
+async def test_a_lone_status_write_refused_with_409_is_counted_and_requeued(body: dict[str, Any]) -> None:
+    run = Run(body, ScriptedClient(status=[CONFLICT]))
+    assert await run.pass_() is PassOutcome.CONFLICT
+    assert run.writes(WriteKind.STATUS, WriteResult.CONFLICT) == 1
+    assert run.events.recorded == []
+
+
+@pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
+async def test_a_lone_status_write_in_a_terminating_namespace_forgets_the_binding(body: dict[str, Any]) -> None:
+    run = Run(body, ScriptedClient(status=[TERMINATING]))
+    assert await run.pass_() is PassOutcome.FORGOTTEN
+    assert run.writes(WriteKind.STATUS, WriteResult.ERROR) == 1
+    assert run.events.recorded == []
+
+
+@pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
+async def test_a_lone_status_write_that_fails_is_counted_and_raised(body: dict[str, Any]) -> None:
+    failure = ServerError(500, "InternalError", "etcd is unhappy")
+    run = Run(body, ScriptedClient(status=[failure]))
+    with pytest.raises(ServerError):
+        await run.pass_()
+    assert run.writes(WriteKind.STATUS, WriteResult.ERROR) == 1
+
+
+@pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
+async def test_a_lone_status_write_refused_by_the_closed_gate_is_counted_and_raised(body: dict[str, Any]) -> None:
+    run = Run(body, ScriptedClient(status=[WriteGateClosed("scheduler shut down")]))
+    with pytest.raises(WriteGateClosed):
+        await run.pass_()
+    assert run.writes(WriteKind.STATUS, WriteResult.GATE_CLOSED) == 1

@@ -419,18 +419,34 @@ async def _observe_generation(binding: Binding, ctx: PassContext, tracker: PassT
     if binding.generation == binding.status.scheduler_observed_generation:
         return PassOutcome.SKIPPED
     tracker.enter_commit()
+    patch = {"schedulerObservedGeneration": binding.generation}
+    outcome = await _lone_status_write(ctx, binding_ref(binding), binding.resource_version, patch)
+    return outcome or PassOutcome.SKIPPED
+
+
+async def _lone_status_write(
+    ctx: PassContext, ref: BindingRef, version: str, status: Mapping[str, Any]
+) -> PassOutcome | None:
+    """A status write that is a pass's only write, counted as every write is: a 409 requeues and a terminating
+    namespace forgets the binding (as after a decision's writes); other failures are raised."""
     try:
-        await patch_status(
-            ctx.client,
-            binding_ref(binding),
-            binding.resource_version,
-            {"schedulerObservedGeneration": binding.generation},
-        )
-        ctx.metrics.write(WriteKind.STATUS, WriteResult.OK)
+        await patch_status(ctx.client, ref, version, status)
     except Conflict:
         ctx.metrics.write(WriteKind.STATUS, WriteResult.CONFLICT)
         return PassOutcome.CONFLICT
-    return PassOutcome.SKIPPED
+    except WriteGateClosed:
+        ctx.metrics.write(WriteKind.STATUS, WriteResult.GATE_CLOSED)
+        raise
+    except Forbidden as error:
+        ctx.metrics.write(WriteKind.STATUS, WriteResult.ERROR)
+        if error.namespace_terminating:
+            return PassOutcome.FORGOTTEN
+        raise
+    except KubeError:
+        ctx.metrics.write(WriteKind.STATUS, WriteResult.ERROR)
+        raise
+    ctx.metrics.write(WriteKind.STATUS, WriteResult.OK)
+    return None
 
 
 async def _reject_invalid(
@@ -462,12 +478,10 @@ async def _refuse(
     if patch is None:
         return outcome
     tracker.enter_commit()
-    ref = BindingRef.of(body)
-    try:
-        await patch_status(ctx.client, ref, str((body.get("metadata") or {}).get("resourceVersion") or ""), patch)
-        ctx.metrics.write(WriteKind.STATUS, WriteResult.OK)
-    except Conflict:
-        return PassOutcome.CONFLICT
+    version = str((body.get("metadata") or {}).get("resourceVersion") or "")
+    ended = await _lone_status_write(ctx, BindingRef.of(body), version, patch)
+    if ended is not None:
+        return ended
     await ctx.events.record(involved_binding(body), "Warning", FAILED_REASON, message)
     ctx.metrics.write(WriteKind.EVENT, WriteResult.OK)
     return outcome
