@@ -420,3 +420,37 @@ async def test_a_lone_status_write_refused_by_the_closed_gate_is_counted_and_rai
     with pytest.raises(WriteGateClosed):
         await run.pass_()
     assert run.writes(WriteKind.STATUS, WriteResult.GATE_CLOSED) == 1
+
+
+async def test_a_binding_without_a_name_is_ignored_with_one_error_line_and_no_write(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    body = binding(replicas=1, placement=placement())
+    del body["metadata"]["name"]
+    client = ScriptedClient()
+    run = Run(body, client)
+
+    with caplog.at_level(logging.INFO, logger=PASSES):
+        outcome = await run.pass_("default/")
+
+    assert outcome is PassOutcome.ERROR
+    assert client.sent == [] and run.events.recorded == []
+    assert caplog.messages == ["ignoring an unreadable binding 'default/': metadata.name: is required"]
+
+
+async def test_an_object_of_another_kind_is_ignored_with_one_error_line_and_no_write(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    body = binding(replicas=1, placement=placement())
+    body["kind"] = "Deployment"
+    client = ScriptedClient()
+    run = Run(body, client)
+
+    with caplog.at_level(logging.INFO, logger=PASSES):
+        outcome = await run.pass_()
+
+    assert outcome is PassOutcome.ERROR
+    assert client.sent == []
+    assert caplog.messages == [
+        "ignoring an unreadable binding 'default/web': kind: 'Deployment' is not one of ResourceBinding, "
+        "ClusterResourceBinding"]
