@@ -62,11 +62,13 @@ TARGETS: tuple[Target, ...] = (
             "tests/shutdown/test_reproduction.py",
         ),
     ),
-    # The service is only driven whole (operator threads on devcluster, seconds per test): two files that stop it
-    # in every way a pass can be caught, so that one mutant costs ~10 s instead of a minute.
+    # The service is mostly driven whole (operator threads on devcluster, seconds per test): two files that stop it
+    # in every way a pass can be caught, so that one mutant costs ~10 s instead of a minute; and the fast tests of
+    # its parts (configuration, relists, the first sync, the report line).
     Target(
         "scheduling/service.py",
-        ("tests/shutdown/test_reproduction.py", "tests/shutdown/test_gate_after_shutdown.py"),
+        ("tests/shutdown/test_reproduction.py", "tests/shutdown/test_gate_after_shutdown.py",
+         "tests/scheduling/test_service_parts.py", "tests/scheduling/test_service_sync.py"),
     ),
     Target(
         "scheduling/passes.py",

@@ -1,0 +1,123 @@
+"""The service's parts that only its wiring shows: how the configuration becomes the estimators' settings, the
+shutdown report's line, what a relist forgets, and what the service is built with."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import pytest
+
+from binding_scheduler.estimation import EstimatorSettings
+from binding_scheduler.kube.connection import Connection
+from binding_scheduler.model.config import (
+    EstimatorConfig,
+    EstimatorServiceConfig,
+    EstimatorTLSConfig,
+    QueueConfig,
+    SchedulerConfig,
+)
+from binding_scheduler.scheduling.service import SchedulerService, ShutdownReport, estimator_settings
+from tests.builders import binding, cluster, placement
+
+SERVICE = "binding_scheduler.scheduling.service"
+
+
+def test_every_estimator_field_of_the_configuration_reaches_the_estimators_settings() -> None:
+    config = SchedulerConfig(estimator=EstimatorConfig(
+        enabled=True, timeout=1.5,
+        service=EstimatorServiceConfig(namespace="est", prefix="estimator", port=9000),
+        endpoints={"m1": "10.0.0.1:10352"},
+        tls=EstimatorTLSConfig(ca_file="/ca.pem", cert_file="/cert.pem", key_file="/key.pem",
+                               insecure_skip_verify=True),
+        partial_failure="discard", disable_in_pull_mode=True,
+    ))
+
+    assert estimator_settings(config) == EstimatorSettings(
+        timeout=1.5, service_namespace="est", service_prefix="estimator", port=9000,
+        endpoints={"m1": "10.0.0.1:10352"}, ca_file="/ca.pem", cert_file="/cert.pem", key_file="/key.pem",
+        insecure_skip_verify=True, partial_failure="discard", disable_in_pull_mode=True,
+    )
+
+
+def test_a_partial_failure_policy_other_than_discard_is_fallback() -> None:
+    config = SchedulerConfig(estimator=EstimatorConfig(partial_failure="fallback"))
+    assert estimator_settings(config).partial_failure == "fallback"
+
+
+def test_the_shutdown_report_line_says_every_count_the_time_and_the_lease() -> None:
+    assert ShutdownReport(cancelled=3, drained=2, cut=1, seconds=1.2345, lease_released=True).line() == (
+        "shutdown complete in 1234 ms: 3 passes cancelled before their commit point, 2 drained, 1 cut at the drain "
+        "deadline; lease released; write gate closed")
+    assert ShutdownReport(cancelled=0, drained=0, cut=0, seconds=0.0, lease_released=False).line() == (
+        "shutdown complete in 0 ms: 0 passes cancelled before their commit point, 0 drained, 0 cut at the drain "
+        "deadline; lease not held; write gate closed")
+
+
+@pytest.fixture
+async def service() -> AsyncIterator[SchedulerService]:
+    built = SchedulerService(
+        Connection(server="http://127.0.0.1:9"),
+        SchedulerConfig(workers=3,
+                        queue=QueueConfig(initial_backoff=2.0, max_backoff=20.0, unschedulable_timeout=60.0)),
+        identity="pod-a_1234",
+    )
+    try:
+        yield built
+    finally:
+        await built.client.close()
+        await built.lease_client.close()
+
+
+async def test_the_service_is_built_from_its_configuration(service: SchedulerService) -> None:
+    queue = service.queue
+    assert (queue.initial_backoff, queue.max_backoff, queue.unschedulable_timeout) == (2.0, 20.0, 60.0)
+    assert service.scheduler.workers == 3
+    assert service.identity == "pod-a_1234"
+    assert service.lease is not None and service.lease.identity == "pod-a_1234"
+    assert service.scheduler.ctx is service.context
+    assert service.scheduler.settings.scheduler_name == "default-scheduler"
+    assert not service.ready and not service.probe_ready
+
+
+async def test_a_relist_of_clusters_forgets_the_missing_ones_and_says_so(
+    service: SchedulerService, caplog: pytest.LogCaptureFixture
+) -> None:
+    for name in ("m1", "m2"):
+        service.scheduler.on_cluster(cluster(name))
+
+    with caplog.at_level(logging.INFO, logger=SERVICE):
+        await service.relisted("clusters", [cluster("m1")])
+
+    assert service.context.clusters.names() == ["m1"]
+    assert caplog.messages == ["cluster m2 is gone (not in the new list)"]
+
+
+@pytest.mark.parametrize(("plural", "kept", "gone"), [
+    ("resourcebindings", ["default/a", "role"], "default/b"),
+    ("clusterresourcebindings", ["default/a", "default/b"], "role"),
+])
+async def test_a_relist_of_one_binding_kind_forgets_the_missing_ones_of_that_kind_and_says_so(
+    service: SchedulerService, caplog: pytest.LogCaptureFixture, plural: str, kept: list[str], gone: str
+) -> None:
+    bodies = {"default/a": binding("a", replicas=1, placement=placement()),
+              "default/b": binding("b", replicas=1, placement=placement()),
+              "role": binding("role", cluster_scoped=True, placement=placement())}
+    for body in bodies.values():
+        service.scheduler.on_binding(body)
+    of_kind = {key: body for key, body in bodies.items() if ("/" in key) == (plural == "resourcebindings")}
+    listed: list[Mapping[str, Any]] = [body for key, body in of_kind.items() if key != gone]
+
+    with caplog.at_level(logging.INFO, logger=SERVICE):
+        await service.relisted(plural, listed)
+
+    assert sorted(service.context.bindings.keys()) == kept
+    assert caplog.messages == [f"binding {gone} is gone (not in the new list)"]
+
+
+async def test_a_relist_of_another_resource_forgets_nothing(service: SchedulerService) -> None:
+    service.scheduler.on_cluster(cluster("m1"))
+    service.scheduler.on_binding(binding("a", replicas=1, placement=placement()))
+    await service.relisted("schedulerconfigurations", [])
+    assert (service.context.clusters.names(), list(service.context.bindings.keys())) == (["m1"], ["default/a"])
