@@ -15,6 +15,9 @@ from binding_scheduler.model.config import (
     EstimatorConfig,
     EstimatorServiceConfig,
     EstimatorTLSConfig,
+    KubeAPIConfig,
+    LeaderElectionConfig,
+    MetricsConfig,
     QueueConfig,
     SchedulerConfig,
 )
@@ -121,3 +124,42 @@ async def test_a_relist_of_another_resource_forgets_nothing(service: SchedulerSe
     service.scheduler.on_binding(binding("a", replicas=1, placement=placement()))
     await service.relisted("schedulerconfigurations", [])
     assert (service.context.clusters.names(), list(service.context.bindings.keys())) == (["m1"], ["default/a"])
+
+
+async def test_the_estimator_is_kept_while_its_settings_stay_and_replaced_when_they_change(
+    service: SchedulerService,
+) -> None:
+    enabled = SchedulerConfig(estimator=EstimatorConfig(enabled=True, timeout=1.0))
+    service.apply_config(enabled)
+    first = service.scheduler.settings.estimator
+    service.apply_config(SchedulerConfig(estimator=EstimatorConfig(enabled=True, timeout=1.0), workers=2))
+    kept = service.scheduler.settings.estimator
+    service.apply_config(SchedulerConfig(estimator=EstimatorConfig(enabled=True, timeout=2.0)))
+    replaced = service.scheduler.settings.estimator
+    service.apply_config(SchedulerConfig())
+
+    assert first is not None and kept is first
+    assert replaced is not None and replaced is not first
+    assert service.scheduler.settings.estimator is None
+    assert service._estimators == [first, replaced]  # both closed at shutdown
+
+
+async def test_a_new_configuration_applies_to_the_next_passes_but_fields_that_need_a_restart_keep_their_value(
+    service: SchedulerService,
+) -> None:
+    new = SchedulerConfig(
+        scheduler_name="other", workers=5, decision_cpu_limit=2.0,
+        queue=QueueConfig(initial_backoff=3.0, max_backoff=30.0, unschedulable_timeout=90.0),
+        leader_election=LeaderElectionConfig(lease_name="elsewhere"),
+        metrics=MetricsConfig(port=9999), kube_api=KubeAPIConfig(qps=1.0, burst=2),
+    )
+
+    service.apply_config(new)
+
+    queue = service.queue
+    assert (queue.initial_backoff, queue.max_backoff, queue.unschedulable_timeout) == (3.0, 30.0, 90.0)
+    assert service.scheduler.workers == 5
+    assert service.scheduler.settings.options.cpu_limit == 2.0
+    assert service.config.scheduler_name == service.scheduler.settings.scheduler_name == "default-scheduler"
+    assert service.config.leader_election.lease_name == "karmada-scheduler"
+    assert (service.config.metrics.port, service.config.kube_api.qps) == (8080, 40.0)
