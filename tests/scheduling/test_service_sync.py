@@ -10,6 +10,7 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube.connection import Connection
+from binding_scheduler.kube.errors import Forbidden
 from binding_scheduler.model.config import SchedulerConfig
 from binding_scheduler.scheduling.service import SchedulerService
 from tests.builders import binding, cluster, placement
@@ -38,3 +39,36 @@ async def test_the_sync_lists_clusters_and_both_binding_kinds_across_pages_and_s
     assert service.context.clusters.names() == ["m1", "m2", "m3"]
     (line,) = [m for m in caplog.messages if m.startswith("caches synced")]
     assert re.fullmatch(r"caches synced: 3 clusters, 4 bindings listed in \d+\.\d s", line)
+
+
+async def test_a_list_that_fails_for_a_while_is_tried_again_until_it_succeeds(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_INITIAL", 0.01)
+    async with DevCluster() as api:
+        api.store.ensure_namespace("default")
+        api.store.create("clusters", cluster("m1"))
+        api.faults.add(method="GET", path=r"/clusters$", status=503, times=2)
+        service = SchedulerService(Connection(server=api.url), SchedulerConfig())
+        try:
+            with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+                await service.sync()
+        finally:
+            await service.client.close()
+            await service.lease_client.close()
+
+    assert service.context.clusters.names() == ["m1"]
+    retries = [m for m in caplog.messages if m.startswith("listing /apis/cluster.karmada.io/v1alpha1/clusters failed")]
+    assert [m.rsplit(": again in ", 1)[1] for m in retries] == ["0.01s", "0.02s"]
+
+
+async def test_a_list_refused_for_good_ends_the_sync_with_that_error() -> None:
+    async with DevCluster() as api:
+        api.faults.add(method="GET", path=r"/clusters$", status=403)
+        service = SchedulerService(Connection(server=api.url), SchedulerConfig())
+        try:
+            with pytest.raises(Forbidden):
+                await service.sync()
+        finally:
+            await service.client.close()
+            await service.lease_client.close()
