@@ -163,3 +163,52 @@ async def test_a_new_configuration_applies_to_the_next_passes_but_fields_that_ne
     assert service.config.scheduler_name == service.scheduler.settings.scheduler_name == "default-scheduler"
     assert service.config.leader_election.lease_name == "karmada-scheduler"
     assert (service.config.metrics.port, service.config.kube_api.qps) == (8080, 40.0)
+
+
+class RecordingEstimator:
+    def __init__(self) -> None:
+        self.forgotten: list[str] = []
+
+    async def forget(self, cluster_name: str) -> None:
+        self.forgotten.append(cluster_name)
+
+
+async def test_a_deleted_cluster_leaves_the_snapshot_and_every_estimators_channels(service: SchedulerService) -> None:
+    service.scheduler.on_cluster(cluster("m1"))
+    service.scheduler.on_cluster(cluster("m2"))
+    estimators = [RecordingEstimator(), RecordingEstimator()]
+    service._estimators = estimators  # type: ignore[assignment]
+
+    await service.cluster_deleted(cluster("m1"))
+
+    assert service.context.clusters.names() == ["m2"]
+    assert [e.forgotten for e in estimators] == [["m1"], ["m1"]]
+
+
+async def test_a_cluster_missing_from_a_relist_leaves_every_estimators_channels(service: SchedulerService) -> None:
+    service.scheduler.on_cluster(cluster("m1"))
+    estimator = RecordingEstimator()
+    service._estimators = [estimator]  # type: ignore[list-item]
+
+    await service.relisted("clusters", [])
+
+    assert estimator.forgotten == ["m1"]
+
+
+async def test_a_lost_lease_closes_the_gate_first_cancels_everything_and_exits_non_zero(
+    service: SchedulerService, caplog: pytest.LogCaptureFixture
+) -> None:
+    fatal: list[bool] = []
+    service.on_fatal = lambda: fatal.append(service.gate.is_open)
+    service.metrics.set_leader(True)
+
+    with caplog.at_level(logging.ERROR, logger=SERVICE):
+        await service._lease_lost("renewal failed")
+
+    assert service.gate.reason == "lease lost: renewal failed"
+    assert fatal == [False]
+    assert (service.exit_code, service.ready, service.probe_ready) == (1, False, False)
+    assert service.lost_at is not None
+    assert service.queue.closed
+    assert service.metrics.registry.get_sample_value("binding_scheduler_leader") == 0
+    assert caplog.messages == ["lost the lease (renewal failed): write gate closed, cancelling every pass"]
