@@ -212,3 +212,32 @@ async def test_a_lost_lease_closes_the_gate_first_cancels_everything_and_exits_n
     assert service.queue.closed
     assert service.metrics.registry.get_sample_value("binding_scheduler_leader") == 0
     assert caplog.messages == ["lost the lease (renewal failed): write gate closed, cancelling every pass"]
+
+
+async def test_a_stop_request_makes_the_service_unready_at_once_and_keeps_the_time_it_was_first_asked(
+    service: SchedulerService,
+) -> None:
+    service._standing_by = True
+    service._ready = True
+    assert service.probe_ready
+
+    service.request_stop()
+    first = service._stop_requested_at
+    service.request_stop()
+
+    assert service.ready is False and service.probe_ready is False
+    assert first is not None and service._stop_requested_at == first
+
+
+async def test_the_shutdown_of_a_service_that_never_led_reports_nothing_held_and_closes_the_gate(
+    service: SchedulerService, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger=SERVICE):
+        report = await service.shutdown()
+
+    assert (report.cancelled, report.drained, report.cut, report.lease_released) == (0, 0, 0, False)
+    assert 0 <= report.seconds < 5
+    assert service.gate.reason == "scheduler shut down"
+    assert service.report is report and service.finished_at is not None
+    assert caplog.messages[-1] == report.line()
+    assert await service.shutdown() is report
