@@ -11,7 +11,7 @@ import pytest
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube.connection import Connection
 from binding_scheduler.kube.errors import Forbidden
-from binding_scheduler.model.config import SchedulerConfig
+from binding_scheduler.model.config import MetricsConfig, SchedulerConfig
 from binding_scheduler.scheduling.service import SchedulerService
 from tests.builders import binding, cluster, placement
 
@@ -72,3 +72,39 @@ async def test_a_list_refused_for_good_ends_the_sync_with_that_error() -> None:
         finally:
             await service.client.close()
             await service.lease_client.close()
+
+
+async def test_a_start_waits_for_the_lease_then_leads_with_its_keeper_and_fences_every_write_by_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    config = SchedulerConfig(metrics=MetricsConfig(port=0, health_port=0))
+    async with DevCluster() as api:
+        api.store.ensure_namespace("karmada-system")
+        service = SchedulerService(Connection(server=api.url), config, identity="pod-a_1")
+        standing_by: list[bool] = []
+        assert service.lease is not None
+        acquire = service.lease.acquire
+
+        async def observed_acquire() -> None:
+            standing_by.append(service.probe_ready)
+            await acquire()
+
+        service.lease.acquire = observed_acquire  # type: ignore[method-assign]
+        with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.service"):
+            await service.start()
+        try:
+            keeper = service._keeper
+            leading = (service.ready, service.probe_ready, service._standing_by)
+            leader = service.metrics.registry.get_sample_value("binding_scheduler_leader")
+            doubt = service.client.leadership_doubt
+        finally:
+            report = await service.shutdown()
+
+    assert standing_by == [True]
+    assert leading == (True, True, False)
+    assert leader == 1
+    assert keeper is not None and keeper.get_name() == "lease-keeper" and keeper.done()
+    assert doubt == service.lease.doubt
+    assert report.lease_released is True
+    assert caplog.messages[:2] == ["waiting for lease karmada-system/karmada-scheduler as pod-a_1",
+                                   "acquired lease karmada-system/karmada-scheduler"]
