@@ -126,6 +126,12 @@ def watch_gap_with_deletions(api: DevCluster, operator: OperatorThread) -> None:
 def cpu_bound_decision(api: DevCluster, operator: OperatorThread) -> None:
     """A binding whose region search Karmada makes exponential, with a 0.5 s CPU limit."""
     apply(api, *(cluster_doc(f"wide-{i:02d}", region=f"wide-region-{i:02d}") for i in range(26)))
+    service = operator.app.service
+    assert service is not None
+    # The clusters and the binding come on two watch streams: without this, the binding's first pass can run
+    # before the clusters are known (NoClusterFit, then the CPU limit once they arrive).
+    wait_until(lambda: operator.call(lambda: all(service.scheduler.ctx.clusters.get(f"wide-{i:02d}") is not None
+                                                 for i in range(26))), what="the 26 clusters in the snapshot")
     apply(api, binding_doc("wide", namespace="shop", replicas=26, placement={
         "clusterAffinity": {"clusterNames": [f"wide-{i:02d}" for i in range(26)]},
         "spreadConstraints": [{"spreadByField": "region", "minGroups": 1, "maxGroups": 26},
