@@ -106,5 +106,6 @@ async def test_a_start_waits_for_the_lease_then_leads_with_its_keeper_and_fences
     assert keeper is not None and keeper.get_name() == "lease-keeper" and keeper.done()
     assert doubt == service.lease.doubt
     assert report.lease_released is True
-    assert caplog.messages[:2] == ["waiting for lease karmada-system/karmada-scheduler as pod-a_1",
-                                   "acquired lease karmada-system/karmada-scheduler"]
+    ours = [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
+    assert ours[:2] == ["waiting for lease karmada-system/karmada-scheduler as pod-a_1",
+                        "acquired lease karmada-system/karmada-scheduler"]
