@@ -376,31 +376,17 @@ async def _write_status(
         patch = status_patch(status, verdict, ctx.now(), observed_generation=generation, affinity_name=affinity_name)
         if patch is None:
             return None
-        try:
-            await patch_status(ctx.client, ref, version, patch)
-            ctx.metrics.write(WriteKind.STATUS, WriteResult.OK)
-            return None
-        except Conflict:
-            ctx.metrics.write(WriteKind.STATUS, WriteResult.CONFLICT)
-            if attempt == 0 and after_spec_write:
-                fresh = await ctx.client.get(ref.path())
-                metadata = fresh.get("metadata") or {}
-                if metadata.get("generation") == generation:
-                    version, status = str(metadata.get("resourceVersion") or ""), fresh.get("status") or {}
-                    continue
-            logger.info("binding %s changed before its status write (409): requeued", binding.key)
-            return PassOutcome.CONFLICT
-        except Forbidden as error:
-            ctx.metrics.write(WriteKind.STATUS, WriteResult.ERROR)
-            if error.namespace_terminating:
-                return PassOutcome.FORGOTTEN
-            raise
-        except WriteGateClosed:
-            ctx.metrics.write(WriteKind.STATUS, WriteResult.GATE_CLOSED)
-            raise
-        except KubeError:
-            ctx.metrics.write(WriteKind.STATUS, WriteResult.ERROR)
-            raise
+        ended = await _counted_status_write(ctx, ref, version, patch)
+        if ended is not PassOutcome.CONFLICT:
+            return ended
+        if attempt == 0 and after_spec_write:
+            fresh = await ctx.client.get(ref.path())
+            metadata = fresh.get("metadata") or {}
+            if metadata.get("generation") == generation:
+                version, status = str(metadata.get("resourceVersion") or ""), fresh.get("status") or {}
+                continue
+        logger.info("binding %s changed before its status write (409): requeued", binding.key)
+        return PassOutcome.CONFLICT
     return None
 
 
@@ -420,15 +406,15 @@ async def _observe_generation(binding: Binding, ctx: PassContext, tracker: PassT
         return PassOutcome.SKIPPED
     tracker.enter_commit()
     patch = {"schedulerObservedGeneration": binding.generation}
-    outcome = await _lone_status_write(ctx, binding_ref(binding), binding.resource_version, patch)
+    outcome = await _counted_status_write(ctx, binding_ref(binding), binding.resource_version, patch)
     return outcome or PassOutcome.SKIPPED
 
 
-async def _lone_status_write(
+async def _counted_status_write(
     ctx: PassContext, ref: BindingRef, version: str, status: Mapping[str, Any]
 ) -> PassOutcome | None:
-    """A status write that is a pass's only write, counted as every write is: a 409 requeues and a terminating
-    namespace forgets the binding (as after a decision's writes); other failures are raised."""
+    """One fenced status write, counted: None when it landed, CONFLICT on a 409, FORGOTTEN when the namespace
+    is terminating; other failures are raised. Every status write of a pass goes through here."""
     try:
         await patch_status(ctx.client, ref, version, status)
     except Conflict:
@@ -479,7 +465,7 @@ async def _refuse(
         return outcome
     tracker.enter_commit()
     version = str((body.get("metadata") or {}).get("resourceVersion") or "")
-    ended = await _lone_status_write(ctx, BindingRef.of(body), version, patch)
+    ended = await _counted_status_write(ctx, BindingRef.of(body), version, patch)
     if ended is not None:
         return ended
     await ctx.events.record(involved_binding(body), "Warning", FAILED_REASON, message)

@@ -33,11 +33,11 @@ from .stores import binding_key
 logger = logging.getLogger(__name__)
 
 STRAGGLER_GRACE = 2.0
+"""How long a stop waits for cancelled passes to unwind. Well-behaved passes take milliseconds; one that
+ignores its cancellation is abandoned after this (it can no longer write: the gate closes next)."""
 REQUEUE_SLICE = 1_000
 """Bindings a cluster change tests before it lets the event loop run: at 50,000 bindings, testing them all in
 one go held the loop (watch streams, lease renewals, the metrics endpoint) for seconds."""
-"""How long a stop waits for cancelled passes to unwind. Well-behaved passes take milliseconds; one that
-ignores its cancellation is abandoned after this (it can no longer write: the gate closes next)."""
 
 
 @dataclass(frozen=True, slots=True)
