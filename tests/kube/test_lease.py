@@ -213,6 +213,50 @@ async def test_release_hands_over_at_once(
     assert (spec_of(api)["holderIdentity"], spec_of(api)["leaseTransitions"], time.sleeps) == ("new", 1, [])
 
 
+@pytest.mark.parametrize("write", ["create", "put"])
+async def test_an_acquisition_cancelled_after_its_write_went_out_releases_what_that_write_took(
+    api: DevCluster, client: ApiClient, time: FakeTime, write: str
+) -> None:
+    if write == "put":
+        api.store.create("leases", {"metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+                                    "spec": {"holderIdentity": "", "leaseDurationSeconds": 1}})
+    sent = getattr(client, write)
+    landed = asyncio.Event()
+
+    async def landed_but_unanswered(*args: Any) -> Any:
+        await sent(*args)
+        landed.set()
+        await asyncio.Event().wait()
+
+    setattr(client, write, landed_but_unanswered)
+    candidate = elector(client, time, "a")
+    acquiring = asyncio.create_task(candidate.acquire())
+    await bounded(landed.wait())
+    acquiring.cancel()
+    await asyncio.wait({acquiring})
+    taken = spec_of(api)["holderIdentity"]
+    setattr(client, write, sent)
+
+    assert (taken, candidate.is_leader) == ("a", False)
+    assert await candidate.release() is True
+    assert spec_of(api)["holderIdentity"] == ""
+
+
+async def test_an_elector_that_only_ever_read_the_lease_makes_no_request_to_release_it(
+    api: DevCluster, client: ApiClient, time: FakeTime
+) -> None:
+    api.store.create(
+        "leases", {"metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+                   "spec": {"holderIdentity": "other", "leaseDurationSeconds": 15}})
+    candidate = elector(client, time, "a")
+    attempt = await candidate._try_acquire_or_renew()
+    api.journal.clear()
+
+    assert attempt == _Attempt(False, holder="other", why="held by other")
+    assert await candidate.release() is False
+    assert list(api.journal) == []
+
+
 async def test_release_writes_no_holder_a_one_second_duration_and_now_as_both_times(
     api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:

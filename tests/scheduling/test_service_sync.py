@@ -3,6 +3,7 @@ line that says how many and how long (the first thing to read when a large fleet
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 
@@ -10,9 +11,9 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube.connection import Connection
-from binding_scheduler.kube.errors import Forbidden
-from binding_scheduler.model.config import MetricsConfig, SchedulerConfig
-from binding_scheduler.scheduling.service import SchedulerService
+from binding_scheduler.kube.errors import Forbidden, TransportError
+from binding_scheduler.model.config import LeaderElectionConfig, MetricsConfig, SchedulerConfig
+from binding_scheduler.scheduling.service import SchedulerService, ShutdownReport
 from tests.builders import binding, cluster, placement
 
 
@@ -109,3 +110,278 @@ async def test_a_start_waits_for_the_lease_then_leads_with_its_keeper_and_fences
     ours = [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
     assert ours[:2] == ["waiting for lease karmada-system/karmada-scheduler as pod-a_1",
                         "acquired lease karmada-system/karmada-scheduler"]
+
+
+class ListingClient:
+    """Answers each list at once, from `items` by path (no turn of the event loop: only the sync's own yields)."""
+
+    def __init__(self, items: dict[str, list[dict[str, object]]]) -> None:
+        self.items = items
+        self.asked: list[tuple[str, object]] = []
+
+    async def list(self, path: str, params: dict[str, object]) -> dict[str, object]:
+        self.asked.append((path, params))
+        return {"items": self.items.get(path, [])}
+
+
+def listing(service: SchedulerService, items: dict[str, list[dict[str, object]]]) -> ListingClient:
+    client = ListingClient(items)
+    service.client = client  # type: ignore[assignment]
+    return client
+
+
+CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters"
+RBS = "/apis/work.karmada.io/v1alpha2/resourcebindings"
+CRBS = "/apis/work.karmada.io/v1alpha2/clusterresourcebindings"
+
+
+async def test_listed_objects_get_the_kind_of_their_list_unless_they_name_one() -> None:
+    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
+    await service.client.close()
+    await service.lease_client.close()
+    client = listing(service, {CLUSTERS: [{"metadata": {"name": "m1"}},
+                                          {"kind": "Other", "metadata": {"name": "m2"}}]})
+
+    items = await service._list(CLUSTERS, "Cluster")
+
+    assert items == [{"kind": "Cluster", "metadata": {"name": "m1"}}, {"kind": "Other", "metadata": {"name": "m2"}}]
+    assert client.asked == [(CLUSTERS, {"limit": 500})]
+
+
+async def test_a_list_without_items_is_empty() -> None:
+    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
+    await service.client.close()
+    await service.lease_client.close()
+    listing(service, {})
+    assert await service._list(CLUSTERS, "Cluster") == []
+
+
+async def test_the_sync_gives_the_event_loop_a_turn_every_256_objects_so_the_lease_keeper_is_never_starved() -> None:
+    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
+    await service.client.close()
+    await service.lease_client.close()
+    listing(service, {
+        CLUSTERS: [cluster(f"m{i}") for i in range(600)],
+        RBS: [binding(f"b{i}", replicas=1, placement=placement()) for i in range(300)],
+        CRBS: [binding(f"c{i}", cluster_scoped=True, placement=placement()) for i in range(256)],
+    })
+    turns = 0
+
+    async def count_turns() -> None:
+        nonlocal turns
+        while True:
+            await asyncio.sleep(0)
+            turns += 1
+
+    counter = asyncio.create_task(count_turns())
+    await asyncio.sleep(0)  # the counter is waiting for its next turn
+    turns = 0
+    await service.sync()
+    counter.cancel()
+
+    assert len(service.context.clusters.names()) == 600 and len(list(service.context.bindings.keys())) == 556
+    assert turns == 600 // 256 + 300 // 256 + 256 // 256 == 4
+
+
+async def test_the_retries_of_a_list_double_their_wait_up_to_a_cap_whatever_the_transient_failure(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_INITIAL", 0.01)
+    monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_CAP", 0.03)
+    async with DevCluster() as api:
+        api.store.create("clusters", cluster("m1"))
+        for status in (503, 429, 500):
+            api.faults.add(method="GET", path=r"/clusters$", times=1, status=status)
+        service = SchedulerService(Connection(server=api.url), SchedulerConfig())
+        try:
+            with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+                listed = await service._list(CLUSTERS, "Cluster")
+        finally:
+            await service.client.close()
+            await service.lease_client.close()
+
+    assert [item["metadata"]["name"] for item in listed] == ["m1"]
+    retries = [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
+    assert [m.rsplit(": again in ", 1)[1] for m in retries] == ["0.01s", "0.02s", "0.03s"]
+
+
+async def test_a_list_that_gets_no_answer_is_tried_again(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_INITIAL", 0.01)
+    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
+    await service.client.close()
+    await service.lease_client.close()
+    client = listing(service, {CLUSTERS: [{"metadata": {"name": "m1"}}]})
+    answer = client.list
+
+    async def unanswered_once(path: str, params: dict[str, object]) -> dict[str, object]:
+        client.list = answer  # type: ignore[method-assign]
+        raise TransportError("connection reset")
+
+    client.list = unanswered_once  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+        listed = await service._list(CLUSTERS, "Cluster")
+
+    assert listed == [{"kind": "Cluster", "metadata": {"name": "m1"}}]
+    assert [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"] == [
+        f"listing {CLUSTERS} failed (connection reset): again in 0.01s"]
+
+
+QUICK_ELECTION = LeaderElectionConfig(lease_duration=3.0, renew_deadline=0.5, retry_period=0.25)
+LEASE_PATH = r"/namespaces/karmada-system/leases/karmada-scheduler$"
+
+
+def lease_spec(api: DevCluster) -> dict[str, object]:
+    return dict(api.store.get("leases", "karmada-scheduler", "karmada-system")["spec"])
+
+
+async def leading(api: DevCluster) -> SchedulerService:
+    api.store.ensure_namespace("karmada-system")
+    service = SchedulerService(Connection(server=api.url), SchedulerConfig(
+        leader_election=QUICK_ELECTION, metrics=MetricsConfig(port=0, health_port=0)), identity="pod-a_1")
+    await service.start()
+    return service
+
+
+def service_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
+
+
+def standby(api: DevCluster) -> SchedulerService:
+    api.store.ensure_namespace("karmada-system")
+    return SchedulerService(Connection(server=api.url), SchedulerConfig(
+        leader_election=QUICK_ELECTION, metrics=MetricsConfig(port=0, health_port=0)), identity="pod-a_1")
+
+
+async def test_a_stop_that_comes_as_the_lease_is_won_leads_nothing_and_the_shutdown_hands_the_lease_back() -> None:
+    async with DevCluster() as api:
+        service = standby(api)
+        assert service.lease is not None
+        acquire = service.lease.acquire
+        stops: list[asyncio.Task[ShutdownReport]] = []
+
+        async def won_as_the_stop_comes() -> None:
+            await acquire()
+            stops.append(asyncio.create_task(service.shutdown()))
+            await asyncio.sleep(0)  # the stop has begun
+
+        service.lease.acquire = won_as_the_stop_comes  # type: ignore[method-assign]
+        with pytest.raises(asyncio.CancelledError):
+            await service.start()
+        report = await stops[0]
+        spec = lease_spec(api)
+        listed = api.journal.filter(method="GET", path=r"/clusters$")
+
+    assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
+    assert report.lease_released is True
+    assert service._keeper is None and listed == []
+    assert service.metrics.registry.get_sample_value("binding_scheduler_leader") == 0
+
+
+async def test_a_stop_while_the_lease_is_being_won_cancels_the_acquisition_and_hands_back_what_its_write_took(
+) -> None:
+    async with DevCluster() as api:
+        service = standby(api)
+        create = service.lease_client.create
+        landed = asyncio.Event()
+
+        async def landed_but_unanswered(path: str, body: object) -> object:
+            await create(path, body)  # type: ignore[arg-type]
+            landed.set()
+            await asyncio.Event().wait()  # the answer never comes back
+            raise AssertionError("unreachable")
+
+        service.lease_client.create = landed_but_unanswered  # type: ignore[method-assign]
+        starting = asyncio.create_task(service.start())
+        await asyncio.wait_for(landed.wait(), 5)
+        taken = lease_spec(api)["holderIdentity"]
+        report = await service.shutdown()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+        spec = lease_spec(api)
+
+    assert taken == "pod-a_1"
+    assert report.lease_released is True
+    assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
+
+
+async def test_a_stop_while_standing_by_cancels_the_acquisition_and_writes_nothing() -> None:
+    async with DevCluster() as api:
+        service = standby(api)
+        api.store.create("leases", {"metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+                                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 15}})
+        starting = asyncio.create_task(service.start())
+        await api.journal.wait_for(lambda e: e.method == "GET" and e.path.endswith("/leases/karmada-scheduler"), 5)
+        report = await service.shutdown()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+        spec = lease_spec(api)
+        writes = api.journal.filter(path=LEASE_PATH, method="PUT")
+
+    assert report.lease_released is False
+    assert spec["holderIdentity"] == "other" and writes == []
+
+
+async def test_a_stop_before_the_start_makes_no_lease_request() -> None:
+    async with DevCluster() as api:
+        service = standby(api)
+        report = await service.shutdown()
+        requests = api.journal.filter(path=LEASE_PATH)
+
+    assert report.lease_released is False and requests == []
+
+
+async def test_the_shutdown_of_a_leader_releases_the_lease_after_stopping_its_keeper() -> None:
+    async with DevCluster() as api:
+        service = await leading(api)
+        keeper = service._keeper
+        report = await service.shutdown()
+        spec = lease_spec(api)
+
+    assert keeper is not None and keeper.cancelled()
+    assert report.lease_released is True
+    assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
+
+
+async def test_a_lease_release_that_fails_is_a_warning_and_the_lease_is_left_to_expire(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with DevCluster() as api:
+        service = await leading(api)
+        api.faults.add(method="PUT", path=LEASE_PATH, status=403, message="no")
+        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+            report = await service.shutdown()
+        spec = lease_spec(api)
+
+    assert report.lease_released is False
+    assert spec["holderIdentity"] == "pod-a_1"
+    assert [m for m in service_lines(caplog) if "release" in m] == [
+        "could not release the lease (it will expire): 403 Forbidden: no"]
+
+
+async def test_a_lease_release_that_gets_no_answer_is_given_up_at_the_renew_deadline(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with DevCluster() as api:
+        service = await leading(api)
+        api.faults.add(method="PUT", path=LEASE_PATH, hang=True)
+        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+            report = await service.shutdown()
+
+    assert report.lease_released is False
+    assert QUICK_ELECTION.renew_deadline <= report.seconds < 5
+    assert [m for m in service_lines(caplog) if "release" in m] == [
+        "could not release the lease (it will expire): no answer in time"]
+
+
+async def test_the_shutdown_after_a_lost_lease_writes_no_release() -> None:
+    async with DevCluster() as api:
+        service = await leading(api)
+        await service._lease_lost("test")
+        api.journal.clear()
+        report = await service.shutdown()
+        lease_requests = api.journal.filter(path=LEASE_PATH)
+
+    assert report.lease_released is False
+    assert lease_requests == []

@@ -90,6 +90,7 @@ class LeaseElector:
         self._seen_at = 0.0
         self._held_since_attempt = float("-inf")  # elapsed() when our last successful write was begun
         self._leader = False
+        self._sent_write = False  # a create or PUT of ours went out: the Lease may name us though no answer said so
         self.observed: dict[str, Any] = {}  # the last Lease read or written
 
     @property
@@ -177,9 +178,11 @@ class LeaseElector:
             await self._sleep(min(self.retry_period, remaining))
 
     async def release(self) -> bool:
-        """If we hold the Lease, give it up (holder "", duration 1 s) so a successor acquires at once.
-        True when released. Stop `keep()` first."""
-        if not self._leader:
+        """If the Lease names us, give it up (holder "", duration 1 s) so a successor acquires at once.
+        True when released. Stop `keep()` and `acquire()` first. Without a write of ours ever sent it makes
+        no request; an `acquire()` cancelled after sending its write may have taken the Lease without knowing,
+        so then the Lease is read to know."""
+        if not self._leader and not self._sent_write:
             return False
         self._leader = False
         for _ in range(3):
@@ -244,6 +247,7 @@ class LeaseElector:
                         "metadata": {"name": self.name, "namespace": self.namespace},
                         "spec": self._record(None)}
                 try:
+                    self._sent_write = True
                     self.observed = await self.client.create(self.path.rsplit("/", 1)[0], body)
                 except Conflict as exc:
                     why = str(exc)
@@ -260,6 +264,7 @@ class LeaseElector:
                 # We believed we held it, but it expired and someone (or a release) changed it: not ours.
                 return _Attempt(False, holder=holder or "nobody", why="lost while we believed we held it")
             try:
+                self._sent_write = True
                 self.observed = await self.client.put(self.path, {**lease, "spec": self._record(spec)})
             except Conflict as exc:
                 why = str(exc)

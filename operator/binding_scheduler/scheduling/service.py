@@ -15,7 +15,6 @@ first, then everything is cancelled, and the process exits non-zero.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -28,7 +27,7 @@ from ..kube.client import USER_AGENT, ApiClient
 from ..kube.connection import Connection
 from ..kube.errors import KubeError, NotFound, ServerError, TooManyRequests, TransportError
 from ..kube.events import EventRecorder
-from ..kube.gate import WriteGate, WriteGateClosed
+from ..kube.gate import WriteGate
 from ..kube.lease import LeaseElector, default_identity
 from ..model.config import SchedulerConfig, overcommit_protected
 from .event_sender import BackgroundEvents
@@ -153,6 +152,7 @@ class SchedulerService:
         self.on_fatal: Callable[[], None] | None = None
         self._ready = False
         self._standing_by = False
+        self._acquiring: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
         self._shutdown: asyncio.Task[ShutdownReport] | None = None
         self._stop_requested_at: float | None = None
@@ -270,13 +270,13 @@ class SchedulerService:
         await self.health.start()
         if self.lease is not None:
             logger.info("waiting for lease %s/%s as %s", self.lease.namespace, self.lease.name, self.lease.identity)
+            self._acquiring = asyncio.ensure_future(self.lease.acquire())
             self._standing_by = True
             try:
-                await self.lease.acquire()
+                await self._acquiring
             finally:
                 self._standing_by = False
-            if self._shutdown is not None:  # the stop came as the Lease was won: lead nothing, hand it back
-                await self._release_won_lease()
+            if self._shutdown is not None:  # the stop came as the Lease was won: lead nothing (it hands it back)
                 raise asyncio.CancelledError
             self.client.leadership_doubt = self.lease.doubt  # every write of ours, not the Lease's own
             self.metrics.set_leader(True)
@@ -351,24 +351,20 @@ class SchedulerService:
         self.report = report
         return report
 
-    async def _release_won_lease(self) -> None:
-        if self.lease is None or not self.gate.is_open:
-            return
-        with contextlib.suppress(KubeError, TimeoutError, WriteGateClosed):
-            async with asyncio.timeout(self.config.leader_election.renew_deadline):
-                await self.lease.release()
-
     async def _stop_lease(self) -> bool:
-        if self._keeper is not None:
-            self._keeper.cancel()
-            await asyncio.wait({self._keeper})
-        if self.lease is None or not self.lease.is_leader or not self.gate.is_open:
+        """Stop acquiring and renewing, then hand the Lease back if it names us. An acquisition the stop cut
+        short may have sent its write: `release()` then reads the Lease to know."""
+        for task in (self._acquiring, self._keeper):
+            if task is not None:
+                task.cancel()
+                await asyncio.wait({task})
+        if self.lease is None or self._acquiring is None or not self.gate.is_open:
             return False
         try:
             async with asyncio.timeout(self.config.leader_election.renew_deadline):
                 return await self.lease.release()
         except (KubeError, TimeoutError) as error:
-            logger.warning("could not release the lease (it will expire): %s", error or "no answer in time")
+            logger.warning("could not release the lease (it will expire): %s", str(error) or "no answer in time")
             return False
 
     async def _close_connections(self) -> None:

@@ -1,0 +1,234 @@
+"""What the service is built from: each part of the configuration reaches the object that acts on it (the API
+clients' limits and user agent, the Lease's timings, the Events' component, the health servers, the options of the
+passes), read back from the built objects."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+import pytest
+
+from binding_scheduler.algorithm.schedule import ScheduleOptions
+from binding_scheduler.kube.client import USER_AGENT
+from binding_scheduler.kube.connection import Connection
+from binding_scheduler.model.config import (
+    FeatureGatesConfig,
+    KubeAPIConfig,
+    LeaderElectionConfig,
+    MetricsConfig,
+    SchedulerConfig,
+)
+from binding_scheduler.scheduling.metrics import MetricsHook, SchedulerMetrics
+from binding_scheduler.scheduling.passes import framework_decides
+from binding_scheduler.scheduling.service import LEASE_BURST, LEASE_QPS, SchedulerService
+from tests.builders import binding, placement
+
+SERVICE = "binding_scheduler.scheduling.service"
+ELECTION = LeaderElectionConfig(lease_name="sched", lease_namespace="ops", lease_duration=30.0, renew_deadline=20.0,
+                                retry_period=4.0)
+CONFIG = SchedulerConfig(
+    scheduler_name="my-scheduler", kube_api=KubeAPIConfig(qps=7.0, burst=9), leader_election=ELECTION,
+    metrics=MetricsConfig(port=18080, health_port=18081, host="127.0.0.2", health_host="127.0.0.3"),
+)
+
+
+async def decide_nothing(*_: object) -> None:
+    raise AssertionError("no pass runs here")
+
+
+@pytest.fixture
+async def service() -> AsyncIterator[SchedulerService]:
+    built = SchedulerService(Connection(server="http://127.0.0.1:9"), CONFIG, identity="pod-a_1",
+                             decider=decide_nothing)  # type: ignore[arg-type]
+    try:
+        yield built
+    finally:
+        await built.client.close()
+        await built.lease_client.close()
+
+
+async def close(service: SchedulerService) -> None:
+    await service.client.close()
+    await service.lease_client.close()
+
+
+def test_the_api_client_has_the_configured_rate_limit_and_names_the_instance_in_its_user_agent(
+    service: SchedulerService,
+) -> None:
+    client = service.client
+    assert (client.limiter.qps, client.limiter.burst) == (7.0, 9)
+    assert client.user_agent == f"{USER_AGENT} (pod-a_1)"
+    assert client.gate is service.gate
+
+
+def test_the_lease_has_a_client_of_its_own_with_its_own_limit_the_same_user_agent_and_the_same_gate(
+    service: SchedulerService,
+) -> None:
+    lease_client = service.lease_client
+    assert lease_client is not service.client
+    assert (lease_client.limiter.qps, lease_client.limiter.burst) == (LEASE_QPS, LEASE_BURST) == (5.0, 10)
+    assert lease_client.user_agent == f"{USER_AGENT} (pod-a_1)"
+    assert lease_client.gate is service.gate
+
+
+def test_the_lease_is_the_configured_one_with_its_timings(service: SchedulerService) -> None:
+    lease = service.lease
+    assert lease is not None and lease.client is service.lease_client
+    assert (lease.namespace, lease.name, lease.identity) == ("ops", "sched", "pod-a_1")
+    assert (lease.lease_duration, lease.renew_deadline, lease.retry_period) == (30.0, 20.0, 4.0)
+
+
+async def test_without_leader_election_there_is_no_lease() -> None:
+    service = SchedulerService(Connection(server="http://127.0.0.1:9"),
+                               SchedulerConfig(leader_election=LeaderElectionConfig(enabled=False)))
+    await close(service)
+    assert service.lease is None
+
+
+async def test_without_an_identity_the_instance_is_named_hostname_underscore_uuid() -> None:
+    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
+    await close(service)
+    host, _, uid = service.identity.rpartition("_")
+    assert host and len(uid) == 36
+    assert service.client.user_agent == f"{USER_AGENT} ({service.identity})"
+
+
+def test_events_are_posted_in_the_background_by_the_scheduler_name_through_the_api_client(
+    service: SchedulerService,
+) -> None:
+    assert service.events.component == "my-scheduler"
+    assert service.events.client is service.client
+    assert service.background_events.sink is service.events
+    assert service.context.events is service.background_events
+
+
+def test_the_passes_share_the_client_metrics_queue_and_decider_given(service: SchedulerService) -> None:
+    assert service.context.client is service.client
+    assert service.context.metrics is service.metrics is service.scheduler.metrics
+    assert service.scheduler.queue is service.queue
+    assert service.context.decider is decide_nothing
+
+
+async def test_without_a_decider_the_passes_use_the_framework_and_the_metrics_are_the_services_own() -> None:
+    metrics = SchedulerMetrics()
+    given = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig(), metrics=metrics)
+    own = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
+    for service in (given, own):
+        await close(service)
+
+    assert given.metrics is metrics
+    assert isinstance(own.metrics, SchedulerMetrics) and own.metrics is not metrics
+    assert own.context.decider is framework_decides
+
+
+def test_the_health_servers_listen_where_configured_and_answer_ready_from_the_probe(
+    service: SchedulerService,
+) -> None:
+    health = service.health
+    assert (health._metrics_host, health._metrics_port_wanted) == ("127.0.0.2", 18080)
+    assert (health._health_host, health._health_port_wanted) == ("127.0.0.3", 18081)
+    assert health._metrics is service.metrics
+    assert health._ready() is False
+    service._standing_by = True
+    assert health._ready() is True
+
+
+async def test_a_port_of_zero_turns_that_server_off() -> None:
+    service = SchedulerService(Connection(server="http://127.0.0.1:9"),
+                               SchedulerConfig(metrics=MetricsConfig(port=0, health_port=0)))
+    await close(service)
+    assert (service.health._metrics_port_wanted, service.health._health_port_wanted) == (None, None)
+
+
+def test_a_new_service_leads_nothing_and_has_nothing_to_report(service: SchedulerService) -> None:
+    assert service.exit_code == 0
+    assert service.on_fatal is None
+    assert (service.ready, service.probe_ready) == (False, False)
+    assert (service._keeper, service._shutdown, service.report) == (None, None, None)
+    assert (service.finished_at, service.lost_at, service._stop_requested_at) == (None, None, None)
+
+
+# -- the settings of the passes ----------------------------------------------------------------------------------
+
+
+async def test_the_passes_options_come_from_the_configuration(service: SchedulerService) -> None:
+    service.apply_config(SchedulerConfig(
+        enable_empty_workload_propagation=True, decision_cpu_limit=2.5,
+        feature_gates=FeatureGatesConfig(multiple_pod_templates_scheduling=True),
+    ))
+    settings = service.scheduler.settings
+    assert settings.options == ScheduleOptions(enable_empty_workload_propagation=True, multiple_pod_templates=True,
+                                               cpu_limit=2.5)
+    assert settings.scheduler_name == "my-scheduler"
+
+
+def test_the_default_options_are_karmadas(service: SchedulerService) -> None:
+    assert service.scheduler.settings.options == ScheduleOptions(
+        enable_empty_workload_propagation=False, multiple_pod_templates=False, cpu_limit=10.0)
+
+
+def test_the_framework_times_its_steps_into_the_services_metrics(service: SchedulerService) -> None:
+    (hook,) = service.scheduler.settings.framework.hooks
+    assert isinstance(hook, MetricsHook) and hook.metrics is service.metrics
+
+
+@pytest.mark.parametrize(("workers", "gate", "protected"), [
+    (1, None, False), (2, None, True), (4, False, False), (1, True, True),
+])
+def test_overcommit_protection_hands_the_passes_the_shared_assumptions_only_when_on(
+    service: SchedulerService, workers: int, gate: bool | None, protected: bool
+) -> None:
+    service.apply_config(SchedulerConfig(
+        workers=workers, feature_gates=FeatureGatesConfig(scheduling_overcommit_protection=gate)))
+    assumptions = service.scheduler.settings.assumptions
+    assert (assumptions is service.context.assumptions) if protected else (assumptions is None)
+    assert service.scheduler.settings.framework.assumptions is assumptions
+
+
+def test_a_plugin_name_that_is_no_plugin_is_ignored_with_a_warning_naming_the_ones_running(
+    service: SchedulerService, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger=SERVICE):
+        service.apply_config(SchedulerConfig(plugins=("TaintToleration", "Typo")))
+
+    assert service.scheduler.settings.plugins.names == ("TaintToleration",)
+    assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
+        "spec.plugins names 'Typo', which is no plugin: ignored (running: TaintToleration)"]
+
+
+def test_a_plugin_list_of_nothing_known_says_none_are_running(
+    service: SchedulerService, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger=SERVICE):
+        service.apply_config(SchedulerConfig(plugins=("Typo",)))
+
+    assert service.scheduler.settings.plugins.names == ()
+    assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
+        "spec.plugins names 'Typo', which is no plugin: ignored (running: none)"]
+
+
+def test_the_workload_affinity_gate_registers_the_workload_affinity_filters(service: SchedulerService) -> None:
+    service.apply_config(SchedulerConfig(feature_gates=FeatureGatesConfig(workload_affinity=True)))
+    on = set(service.scheduler.settings.plugins.names)
+    service.apply_config(SchedulerConfig())
+    off = set(service.scheduler.settings.plugins.names)
+
+    assert on - off == {"WorkloadAffinity", "WorkloadAntiAffinity"}
+
+
+def test_the_workload_groups_index_is_built_from_the_stored_bindings_when_the_gate_turns_on_and_kept_while_on(
+    service: SchedulerService,
+) -> None:
+    grouped = binding("a", replicas=1, placement=placement())
+    grouped["spec"]["workloadAffinityGroups"] = {"affinityGroup": "g"}
+    service.scheduler.on_binding(grouped)
+    gated = SchedulerConfig(feature_gates=FeatureGatesConfig(workload_affinity=True))
+
+    service.apply_config(gated)
+    built = service.context.workload_groups
+    service.apply_config(gated)
+
+    assert built is not None and [m.name for m in built.affinity_members("g")] == ["a"]
+    assert service.context.workload_groups is built
+    assert service.scheduler.settings.workload_groups is built
