@@ -69,7 +69,7 @@ TARGETS: tuple[Target, ...] = (
         "scheduling/service.py",
         ("tests/shutdown/test_reproduction.py", "tests/shutdown/test_gate_after_shutdown.py",
          "tests/scheduling/test_service_parts.py", "tests/scheduling/test_service_sync.py",
-         "tests/scheduling/test_workload_groups.py"),
+         "tests/scheduling/test_service_wiring.py", "tests/scheduling/test_workload_groups.py"),
     ),
     Target(
         "scheduling/passes.py",
