@@ -10,9 +10,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from binding_scheduler.algorithm.schedule import ScheduleOptions
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.estimation import AccurateEstimator
+from binding_scheduler.estimation.failures import failure_counter
 from binding_scheduler.kube.client import USER_AGENT
 from binding_scheduler.kube.connection import Connection
 from binding_scheduler.model.config import (
+    EstimatorConfig,
     FeatureGatesConfig,
     KubeAPIConfig,
     LeaderElectionConfig,
@@ -232,3 +236,44 @@ def test_the_workload_groups_index_is_built_from_the_stored_bindings_when_the_ga
     assert built is not None and [m.name for m in built.affinity_members("g")] == ["a"]
     assert service.context.workload_groups is built
     assert service.scheduler.settings.workload_groups is built
+
+
+def test_the_estimator_finds_services_through_the_api_client_and_counts_failures_in_the_services_metrics(
+    service: SchedulerService,
+) -> None:
+    service.apply_config(SchedulerConfig(estimator=EstimatorConfig(enabled=True)))
+    estimator = service.scheduler.settings.estimator
+
+    assert isinstance(estimator, AccurateEstimator)
+    assert estimator._pool._lookup == service._lookup_service
+    assert estimator._reporter._counter is failure_counter(service.metrics.registry)
+    assert failure_counter(service.metrics.registry) is not failure_counter(None)
+
+
+async def test_an_estimator_service_is_read_from_the_api_server_and_a_missing_one_is_none() -> None:
+    async with DevCluster() as api:
+        api.store.ensure_namespace("est")
+        api.store.create("services", {"apiVersion": "v1", "kind": "Service",
+                                      "metadata": {"name": "estimator-m1", "namespace": "est"},
+                                      "spec": {"clusterIP": "10.0.0.9", "ports": [{"port": 10352}]}})
+        service = SchedulerService(Connection(server=api.url), SchedulerConfig())
+        try:
+            found = await service._lookup_service("est", "estimator-m1")
+            missing = await service._lookup_service("est", "estimator-m2")
+        finally:
+            await close(service)
+
+    assert found is not None and found["spec"]["clusterIP"] == "10.0.0.9"
+    assert missing is None
+
+
+def test_the_warning_for_an_unknown_plugin_lists_every_running_one(
+    service: SchedulerService, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger=SERVICE):
+        service.apply_config(SchedulerConfig(plugins=("TaintToleration", "APIEnablement", "Typo")))
+
+    running = ", ".join(service.scheduler.settings.plugins.names)
+    assert running.count(", ") == 1
+    assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
+        f"spec.plugins names 'Typo', which is no plugin: ignored (running: {running})"]

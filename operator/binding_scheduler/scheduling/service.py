@@ -290,22 +290,22 @@ class SchedulerService:
         """List clusters, then bindings, before any pass runs (Karmada waits for its caches the same way): a
         pass against a half-listed fleet could clear a binding's clusters."""
         started = time.monotonic()
-        clusters = await self._list(CLUSTERS, "Cluster")
+        clusters = await self._list(CLUSTERS)
         for index, item in enumerate(clusters):
             self.scheduler.on_cluster(item)
             if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
                 await asyncio.sleep(0)  # tens of thousands of objects: the Lease keeper must not wait
         bindings = 0
         for path, kind in BINDINGS:
-            for index, item in enumerate(await self._list(path, kind)):
-                self.scheduler.on_binding(item)
+            for index, item in enumerate(await self._list(path)):
+                self.scheduler.on_binding({"kind": kind, **item})  # a list's items may leave their kind out
                 bindings += 1
                 if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
                     await asyncio.sleep(0)
         logger.info("caches synced: %d clusters, %d bindings listed in %.1f s", len(clusters), bindings,
                     time.monotonic() - started)
 
-    async def _list(self, path: str, kind: str) -> list[Mapping[str, Any]]:
+    async def _list(self, path: str) -> list[Mapping[str, Any]]:
         """One complete list. A transient failure (5xx, 429, no answer) is retried with a backoff until it
         succeeds, as an informer's first list is (a lost Lease or a stop ends the wait); any other is final."""
         delay = SYNC_RETRY_INITIAL
@@ -317,8 +317,7 @@ class SchedulerService:
                 logger.warning("listing %s failed (%s): again in %gs", path, error, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, SYNC_RETRY_CAP)
-        items = answer.get("items") or []
-        return [{"kind": kind, **item} if "kind" not in item else item for item in items]
+        return list(answer.get("items") or [])
 
     def request_stop(self) -> None:
         """The first, synchronous step of a stop (safe in a signal handler): intake closes and every pass
@@ -358,7 +357,7 @@ class SchedulerService:
             if task is not None:
                 task.cancel()
                 await asyncio.wait({task})
-        if self.lease is None or self._acquiring is None or not self.gate.is_open:
+        if self.lease is None or not self.gate.is_open:
             return False
         try:
             async with asyncio.timeout(self.config.leader_election.renew_deadline):
