@@ -197,6 +197,14 @@ def elections(draw: st.DrawFn) -> tuple[int, list[tuple[str, int]], bool]:
         (137, [24845, 99, 155, 108, 181, 143, 619, 105, 186, 199, 43], True),
         # Every party gives back: the last seat of a party is taken back to zero.
         (2, [36, 31, 30], False),
+        # A quotient of exactly 2001 (an odd number) over a threshold of exactly 1: the closed form counts the
+        # claim that only ties the threshold, at a count above 1,000 (where the near-integer slack is mostly its
+        # relative part); the last seat is a tie that the party with fewer seats wins.
+        (1001, [2001, 1], False),
+        # Taking back, a party's next claim ties another's still untouched one: the tie goes by seats held, as
+        # in the greedy (found by searching for inputs that tell the two apart, against mutants of the take-back).
+        (27, [1, 1, 5, 35, 9], True),
+        (16, [1, 3, 1, 3, 1, 9, 7, 1, 0], False),
     ],
 )
 def test_elections_where_the_jump_misses_or_overshoots_by_several_seats(
