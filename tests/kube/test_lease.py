@@ -501,3 +501,110 @@ async def test_a_write_sent_while_leadership_is_in_doubt_is_refused_before_the_n
     doubt[0] = None
     await client.create(LEASES, {"metadata": {"name": "x"}, "spec": {}})
     assert [e.status for e in api.journal.writes()] == [201]
+
+
+def test_micro_time_is_utc_whatever_the_local_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time as clock
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    clock.tzset()
+    try:
+        assert micro_time(EPOCH) == "2023-11-14T22:13:20.000000Z"
+    finally:
+        monkeypatch.undo()
+        clock.tzset()
+
+
+async def test_a_created_lease_is_a_coordination_v1_lease_named_in_its_namespace(
+    api: DevCluster, client: ApiClient, time: FakeTime
+) -> None:
+    await bounded(elector(client, time, "a").acquire())
+    (created,) = api.journal.filter("POST")
+    assert {key: created.body[key] for key in ("apiVersion", "kind", "metadata")} == {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"}}
+
+
+async def test_a_lease_created_by_another_in_between_is_read_again_at_once(
+    api: DevCluster, client: ApiClient, time: FakeTime
+) -> None:
+    api.faults.add(method="POST", path="leases", status=409, times=1)
+    attempt = await bounded(elector(client, time, "a")._try_acquire_or_renew())
+    assert attempt == _Attempt(True)
+    assert [(e.method, e.status) for e in api.journal] == [("GET", 404), ("POST", 409), ("GET", 404), ("POST", 201)]
+
+
+@pytest.mark.parametrize("write", ["POST", "PUT"])
+async def test_three_conflicting_writes_in_a_row_end_the_attempt_with_the_last_conflict(
+    api: DevCluster, client: ApiClient, time: FakeTime, write: str
+) -> None:
+    if write == "PUT":
+        seed = elector(client, time, "seed")
+        await bounded(seed.acquire())
+        await seed.release()
+        api.journal.clear()
+    api.faults.add(method=write, path="leases", status=409, times=3, message="the object has been modified")
+
+    attempt = await bounded(elector(client, time, "a")._try_acquire_or_renew())
+
+    assert (attempt.held, attempt.holder) == (False, "")
+    assert attempt.why.startswith("conflicting writes: 409 Conflict: the object has been modified")
+    assert [e.method for e in api.journal] == ["GET", write] * 3
+
+
+async def test_an_attempt_that_finds_another_holder_keeps_the_lease_it_read(
+    api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
+) -> None:
+    await bounded(elector(other_client, time, "other").acquire())
+    candidate = elector(client, time, "a")
+
+    attempt = await candidate._try_acquire_or_renew()
+
+    assert attempt == _Attempt(False, holder="other", why="held by other")
+    assert candidate.observed == api.store.get("leases", "karmada-scheduler", "karmada-system")
+    assert candidate.holder == "other"
+
+
+async def test_a_leader_whose_lease_was_released_by_someone_else_loses_it_to_nobody(
+    api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
+) -> None:
+    candidate = elector(client, time, "a")
+    await bounded(candidate.acquire())
+    hold(api, "", renewed=EPOCH, duration=1)
+    lost: list[str] = []
+
+    await bounded(candidate.keep(lost.append))
+
+    assert lost == ["the lease is now held by nobody"]
+    assert (candidate.is_leader, gate.is_open, api.journal.filter("PUT")) == (False, False, [])
+
+
+def test_a_new_elector_has_seen_no_lease(client: ApiClient) -> None:
+    candidate = LeaseElector(client)
+    assert (candidate.observed, candidate.holder, candidate.is_leader) == ({}, "", False)
+
+
+def test_by_default_a_record_ages_on_the_monotonic_clock_so_a_wall_clock_step_cannot_expire_it(
+    client: ApiClient,
+) -> None:
+    import time as clock
+
+    assert LeaseElector(client)._elapsed is clock.monotonic
+    fake = FakeTime()
+    assert LeaseElector(client, clock=fake)._elapsed is fake
+
+
+@pytest.mark.parametrize(("timings", "error"), [
+    ({"lease_duration": 10.0, "renew_deadline": 10.0},
+     "lease_duration (10.0) must exceed renew_deadline (10.0) > 0"),
+    ({"lease_duration": 15.0, "renew_deadline": 0.0, "retry_period": 0.0},
+     "lease_duration (15.0) must exceed renew_deadline (0.0) > 0"),
+    ({"retry_period": 0.0}, "retry_period (0.0) must be positive and below renew_deadline"),
+    ({"retry_period": 10.0}, "retry_period (10.0) must be positive and below renew_deadline"),
+])
+def test_timings_that_cannot_hold_a_lease_are_refused_with_what_is_wrong(
+    client: ApiClient, timings: dict[str, float], error: str
+) -> None:
+    with pytest.raises(ValueError) as refused:
+        LeaseElector(client, **timings)  # type: ignore[arg-type]
+    assert str(refused.value) == error

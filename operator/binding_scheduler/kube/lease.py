@@ -221,7 +221,8 @@ class LeaseElector:
         }
 
     def _seen(self, spec: dict[str, Any]) -> None:
-        """Note the record read or written: a changed record restarts its expiry by our own clock."""
+        """Note another holder's record as read: a changed record restarts its expiry by our own clock. (Our own
+        writes are never judged expired, so they need no note.)"""
         if spec != self._seen_spec:
             self._seen_spec = dict(spec)
             self._seen_at = self._elapsed()
@@ -252,7 +253,6 @@ class LeaseElector:
                 except Conflict as exc:
                     why = str(exc)
                     continue
-                self._seen(dict(self.observed.get("spec") or {}))
                 self._held_since_attempt = begun
                 return _Attempt(True)
             self.observed = lease
@@ -262,14 +262,13 @@ class LeaseElector:
                 return _Attempt(False, holder=holder, why=f"held by {holder}")
             if holder != self.identity and self._leader:
                 # We believed we held it, but it expired and someone (or a release) changed it: not ours.
-                return _Attempt(False, holder=holder or "nobody", why="lost while we believed we held it")
+                return _Attempt(False, holder=holder or "nobody")
             try:
                 self._sent_write = True
                 self.observed = await self.client.put(self.path, {**lease, "spec": self._record(spec)})
             except Conflict as exc:
                 why = str(exc)
                 continue
-            self._seen(dict(self.observed.get("spec") or {}))
             self._held_since_attempt = begun
             return _Attempt(True)
         return _Attempt(False, why=f"conflicting writes: {why}")
