@@ -1,0 +1,273 @@
+"""Intake's details that a mutation run showed nothing checked: the priority an event queues a binding with, the
+workload groups index fed by every event, assumptions released when a workload turns Healthy, a version that
+does not end the wait after a 409, bodies placed on a cluster that is gone, and the requeue task's name and
+bookkeeping."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from binding_scheduler.model import Binding, TargetCluster
+from binding_scheduler.scheduling.labels import PassOutcome
+from binding_scheduler.scheduling.runtime import Scheduler
+from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
+from tests.builders import cluster
+from tests.scheduling.test_intake import body, events_counted, make_scheduler, queued
+
+RUNTIME = "binding_scheduler.scheduling.runtime"
+
+
+def test_a_new_binding_is_queued_by_its_schedule_priority() -> None:
+    scheduler = make_scheduler()
+    scheduler.on_binding(body("a-none"))
+    scheduler.on_binding(body("b-one", priority=1))
+    scheduler.on_binding(body("c-five", priority=5))
+    assert queued(scheduler) == ["default/c-five", "default/b-one", "default/a-none"]
+
+
+@pytest.mark.parametrize("priority", ["9", 1.5])
+def test_a_schedule_priority_that_is_not_an_integer_counts_as_zero(priority: object) -> None:
+    scheduler = make_scheduler()
+    scheduler.on_binding(body("a-none"))
+    odd = body("b-odd")
+    odd["spec"]["schedulePriority"] = {"priority": priority}
+    scheduler.on_binding(odd)
+    scheduler.on_binding(body("c-minus", priority=-1))
+    assert queued(scheduler) == ["default/a-none", "default/b-odd", "default/c-minus"]
+
+
+def test_a_binding_that_starts_passing_the_event_filter_is_queued_as_added() -> None:
+    scheduler = make_scheduler()
+    unlabelled = body("web")
+    unlabelled["metadata"]["labels"] = {}
+    scheduler.on_binding(unlabelled)
+    assert queued(scheduler) == []
+
+    scheduler.on_binding(body("web", version="2"))
+
+    assert queued(scheduler) == ["default/web"]
+    assert events_counted(scheduler, "BindingAdd") == 1
+
+
+def grouped(name: str, group: str) -> dict[str, Any]:
+    doc = body(name)
+    doc["spec"]["workloadAffinityGroups"] = {"affinityGroup": group}
+    return doc
+
+
+def with_groups() -> tuple[Scheduler, WorkloadGroupIndex]:
+    scheduler = make_scheduler()
+    index = WorkloadGroupIndex()
+    scheduler.ctx.workload_groups = index
+    return scheduler, index
+
+
+def test_the_workload_groups_index_follows_every_stored_and_deleted_binding() -> None:
+    scheduler, index = with_groups()
+    scheduler.on_binding(grouped("a", "g"))
+    scheduler.on_binding(grouped("b", "g"))
+    stored = [m.name for m in index.affinity_members("g")]
+
+    scheduler.on_binding_deleted(grouped("a", "g"))
+
+    assert stored == ["a", "b"]
+    assert [m.name for m in index.affinity_members("g")] == ["b"]
+
+
+def test_a_binding_missing_from_a_complete_list_leaves_the_workload_groups_index() -> None:
+    scheduler, index = with_groups()
+    kept = grouped("kept", "g")
+    scheduler.on_binding(kept)
+    scheduler.on_binding(grouped("gone", "g"))
+
+    scheduler.on_bindings_relisted(True, [kept])
+
+    assert [m.name for m in index.affinity_members("g")] == ["kept"]
+
+
+def test_a_binding_missing_from_a_complete_list_leaves_the_queue() -> None:
+    scheduler = make_scheduler()
+    scheduler.on_binding(body("gone"))
+    info = scheduler.queue.pop_nowait()
+    assert info is not None
+    scheduler.queue.done(info)
+    scheduler.queue.push_backoff(info)
+
+    scheduler.on_bindings_relisted(True, [])
+
+    assert scheduler.queue.where("default/gone") is None
+
+
+def test_a_binding_missing_from_a_complete_list_after_finding_no_fit_is_not_taken_for_one_that_waits_for_an_api(
+) -> None:
+    scheduler = make_scheduler(cluster("m1", apis=[]))
+    scheduler.on_binding(body("web"))
+    info = scheduler.queue.pop_nowait()
+    assert info is not None
+    scheduler.queue.done(info)
+    scheduler._route(info, PassOutcome.NO_CLUSTER_FIT, "1")  # its NoClusterFit status event not seen yet
+    scheduler.on_bindings_relisted(True, [])
+    scheduled = {"schedulerObservedGeneration": 1,
+                 "conditions": [{"type": "Scheduled", "status": "True", "reason": "Success", "message": "x"}]}
+    scheduler.on_binding(body("web", version="5", status=scheduled, on=("m1",)))  # created again, scheduled
+    queued(scheduler)
+
+    scheduler.on_cluster(cluster("m1"))  # now it serves Deployments
+
+    assert queued(scheduler) == []
+
+
+def assume_on(scheduler: Scheduler, key: str, *names: str) -> None:
+    parsed = scheduler.ctx.bindings.parsed(key)
+    assert isinstance(parsed, Binding)
+    scheduler.ctx.assumptions.assume(parsed, [TargetCluster(name, 1) for name in names], False)
+
+
+def healthy_on(doc: dict[str, Any], *names: str) -> dict[str, Any]:
+    doc["status"] = {"aggregatedStatus": [{"clusterName": name, "health": "Healthy"} for name in names]}
+    return doc
+
+
+def test_a_workload_turning_healthy_releases_its_assumption_on_that_cluster_only() -> None:
+    scheduler = make_scheduler(cluster("m1"), cluster("m2"))
+    scheduler.on_binding(body("web", on=("m1", "m2")))
+    assume_on(scheduler, "default/web", "m1", "m2")
+
+    scheduler.on_binding(healthy_on(body("web", version="2", on=("m1", "m2")), "m1"))
+
+    assert list(scheduler.ctx.assumptions.assumed_on("m1")) == []
+    assert list(scheduler.ctx.assumptions.assumed_on("m2")) == ["default/web"]
+
+
+def test_a_workload_already_healthy_does_not_release_an_assumption_made_since() -> None:
+    scheduler = make_scheduler(cluster("m1"))
+    scheduler.on_binding(healthy_on(body("web", on=("m1",)), "m1"))
+    assume_on(scheduler, "default/web", "m1")
+
+    scheduler.on_binding(healthy_on(body("web", version="2", on=("m1",)), "m1"))
+
+    assert list(scheduler.ctx.assumptions.assumed_on("m1")) == ["default/web"]
+
+
+def test_an_event_with_the_version_a_409_refused_does_not_end_the_wait_and_a_newer_one_does() -> None:
+    scheduler = make_scheduler()
+    scheduler.on_binding(body("web", version="5"))
+    info = scheduler.queue.pop_nowait()
+    assert info is not None
+    scheduler.queue.done(info)
+    scheduler.queue.requeue_when_newer(info, "5", "5")
+
+    scheduler.on_binding(body("web", version="5"))
+    waiting = queued(scheduler)
+    scheduler.on_binding(body("web", version="6"))
+
+    assert waiting == []
+    assert queued(scheduler) == ["default/web"]
+
+
+def test_a_body_placed_on_a_cluster_that_is_gone_is_queued_as_a_cluster_change() -> None:
+    scheduler = make_scheduler(cluster("m1"))
+    scheduler.on_binding(body("web", on=("m1",)))
+    queued(scheduler)
+
+    scheduler.on_binding(body("web", version="2", on=("m9",)))  # same generation: only the placement tells
+
+    assert queued(scheduler) == ["default/web"]
+    assert events_counted(scheduler, "ClusterChanged") == 1
+
+
+def test_our_own_spec_write_onto_a_cluster_removed_since_is_queued_as_a_cluster_change() -> None:
+    scheduler = make_scheduler(cluster("m1"))
+    scheduler.on_binding(body("web", on=("m1",)))
+    queued(scheduler)
+    scheduler.ctx.bindings.wrote("default/web", 2)
+
+    scheduler.on_binding(body("web", generation=2, version="2", on=("m9",)))
+
+    assert queued(scheduler) == ["default/web"]
+    assert events_counted(scheduler, "ClusterChanged") == 1
+
+
+def test_an_invalid_cluster_is_kept_with_its_error_and_the_log_line_says_what_is_wrong(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    scheduler = make_scheduler(cluster("m1"), cluster("m2"))
+    broken = cluster("m2")
+    broken["spec"]["taints"] = [{"key": "x", "effect": "Sometimes"}]
+
+    with caplog.at_level(logging.ERROR, logger=RUNTIME):
+        scheduler.on_cluster(broken)
+
+    error = scheduler.ctx.clusters.invalid["m2"]
+    assert "spec.taints[0].effect" in str(error)
+    assert [r.getMessage() for r in caplog.records if r.name == RUNTIME] == [
+        f"cluster m2 is invalid and is left out of scheduling: {error}"]
+
+
+def test_a_deleted_cluster_counts_each_binding_it_requeues_as_a_cluster_change() -> None:
+    scheduler = make_scheduler(cluster("m1"), cluster("m2"))
+    scheduler.on_binding(body("a", on=("m2",)))
+    scheduler.on_binding(body("b", on=("m2",)))
+    queued(scheduler)
+
+    scheduler.on_cluster_deleted(cluster("m2"))
+
+    assert events_counted(scheduler, "ClusterChanged") == 2
+
+
+@pytest.mark.parametrize(("change", "task"), [
+    ("labels", "requeue-for-m1"),
+    ("deleted", "requeue-off-m1"),
+])
+async def test_a_requeue_in_slices_runs_in_a_task_named_after_its_cluster_and_forgets_it_when_done(
+    monkeypatch: pytest.MonkeyPatch, change: str, task: str
+) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
+    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}), cluster("m2"))
+    for index in range(5):
+        scheduler.on_binding(body(f"b{index}", on=("m1",)))
+    queued(scheduler)
+
+    if change == "labels":
+        scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
+    else:
+        scheduler.on_cluster_deleted(cluster("m1"))
+    names = {t.get_name() for t in scheduler._requeues}
+    async with asyncio.timeout(5):
+        await asyncio.gather(*scheduler._requeues)
+    await asyncio.sleep(0)  # the done callbacks
+
+    assert names == {task}
+    assert scheduler._requeues == set()
+    assert len(queued(scheduler)) == 5
+
+
+async def test_exactly_one_slice_of_bindings_is_requeued_at_once_without_a_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
+    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
+    for index in range(2):
+        scheduler.on_binding(body(f"b{index}"))
+    queued(scheduler)
+
+    scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
+
+    assert scheduler._requeues == set()
+    assert queued(scheduler) == ["default/b0", "default/b1"]
+
+
+def test_without_an_event_loop_a_requeue_over_many_bindings_runs_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
+    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
+    for index in range(5):
+        scheduler.on_binding(body(f"b{index}"))
+    queued(scheduler)
+
+    scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
+
+    assert queued(scheduler) == [f"default/b{index}" for index in range(5)]
