@@ -66,6 +66,17 @@ def events_counted(scheduler: Scheduler, event: str) -> float:
     return value or 0.0
 
 
+def with_small_slices(monkeypatch: pytest.MonkeyPatch, clusters: list[dict[str, Any]],
+                      bindings: list[dict[str, Any]]) -> Scheduler:
+    """A scheduler whose requeues run 2 bindings at a time, with `bindings` stored and their first passes taken."""
+    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
+    scheduler = make_scheduler(*clusters)
+    for item in bindings:
+        scheduler.on_binding(item)
+    queued(scheduler)
+    return scheduler
+
+
 def test_a_generation_change_queues_the_binding_and_a_status_change_does_not() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web"))
@@ -249,11 +260,8 @@ def test_an_invalid_binding_on_a_deleted_cluster_is_queued_too_at_priority_zero(
 async def test_a_cluster_change_over_many_bindings_queues_them_in_slices_and_lets_the_loop_run_between(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
-    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
-    for index in range(5):
-        scheduler.on_binding(body(f"b{index}"))
-    queued(scheduler)
+    scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
+                                  [body(f"b{index}") for index in range(5)])
 
     scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
     first = queued(scheduler)
@@ -269,11 +277,8 @@ async def test_a_cluster_change_over_many_bindings_queues_them_in_slices_and_let
 
 
 async def test_a_cluster_deleted_under_many_bindings_requeues_them_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
-    scheduler = make_scheduler(cluster("m1"), cluster("m2"))
-    for index in range(5):
-        scheduler.on_binding(body(f"b{index}", on=("m1",) if index != 2 else ("m2",)))
-    queued(scheduler)
+    placed = [body(f"b{index}", on=("m1",) if index != 2 else ("m2",)) for index in range(5)]
+    scheduler = with_small_slices(monkeypatch, [cluster("m1"), cluster("m2")], placed)
 
     scheduler.on_cluster_deleted(cluster("m1"))
     first = queued(scheduler)
@@ -285,11 +290,8 @@ async def test_a_cluster_deleted_under_many_bindings_requeues_them_in_slices(mon
 
 
 async def test_the_stop_ends_a_requeue_in_slices_and_the_drain_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
-    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
-    for index in range(6):
-        scheduler.on_binding(body(f"b{index}"))
-    queued(scheduler)
+    scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
+                                  [body(f"b{index}") for index in range(6)])
     scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
 
     report = await scheduler.drain(1.0)

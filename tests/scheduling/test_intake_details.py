@@ -16,7 +16,7 @@ from binding_scheduler.scheduling.labels import PassOutcome
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
 from tests.builders import cluster
-from tests.scheduling.test_intake import body, events_counted, make_scheduler, queued
+from tests.scheduling.test_intake import body, events_counted, make_scheduler, queued, with_small_slices
 
 RUNTIME = "binding_scheduler.scheduling.runtime"
 
@@ -226,11 +226,8 @@ def test_a_deleted_cluster_counts_each_binding_it_requeues_as_a_cluster_change()
 async def test_a_requeue_in_slices_runs_in_a_task_named_after_its_cluster_and_forgets_it_when_done(
     monkeypatch: pytest.MonkeyPatch, change: str, task: str
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
-    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}), cluster("m2"))
-    for index in range(5):
-        scheduler.on_binding(body(f"b{index}", on=("m1",)))
-    queued(scheduler)
+    scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"}), cluster("m2")],
+                                  [body(f"b{index}", on=("m1",)) for index in range(5)])
 
     if change == "labels":
         scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
@@ -249,11 +246,8 @@ async def test_a_requeue_in_slices_runs_in_a_task_named_after_its_cluster_and_fo
 async def test_exactly_one_slice_of_bindings_is_requeued_at_once_without_a_task(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
-    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
-    for index in range(2):
-        scheduler.on_binding(body(f"b{index}"))
-    queued(scheduler)
+    scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
+                                  [body(f"b{index}") for index in range(2)])
 
     scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
 
@@ -262,11 +256,8 @@ async def test_exactly_one_slice_of_bindings_is_requeued_at_once_without_a_task(
 
 
 def test_without_an_event_loop_a_requeue_over_many_bindings_runs_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
-    scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
-    for index in range(5):
-        scheduler.on_binding(body(f"b{index}"))
-    queued(scheduler)
+    scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
+                                  [body(f"b{index}") for index in range(5)])
 
     scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
 

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -58,6 +58,12 @@ def fleet_scheduler(client: Any, *clusters: dict[str, Any], decider: Decider = f
                       decider=decider)
     return Scheduler(ctx, PassSettings(scheduler_name="default-scheduler", plugins=build_plugins()),
                      queue=SchedulingQueue(), metrics=metrics, workers=workers)
+
+
+async def all_set(events: Iterable[asyncio.Event]) -> None:
+    async with asyncio.timeout(BOUND):
+        for event in events:
+            await event.wait()
 
 
 def pass_task(key: str) -> asyncio.Task[Any]:
@@ -228,9 +234,7 @@ async def test_a_stop_asked_as_one_pass_ends_still_cancels_the_passes_deciding_a
     scheduler.on_binding(labelled("a"))
     scheduler.on_binding(labelled("b"))
     scheduler.start()
-    async with asyncio.timeout(BOUND):
-        for event in entered.values():
-            await event.wait()
+    await all_set(entered.values())
     assert list(scheduler.in_flight) == ["default/a", "default/b"]
     first, second = pass_task("default/a"), pass_task("default/b")
     asked: list[int] = []
@@ -282,9 +286,7 @@ async def test_passes_that_ignore_their_cancellation_are_named_in_one_error_line
     scheduler.on_binding(labelled("b"))
     scheduler.on_binding(labelled("a"))
     scheduler.start()
-    async with asyncio.timeout(BOUND):
-        for event in entered.values():
-            await event.wait()
+    await all_set(entered.values())
     passes = {pass_task("default/a"), pass_task("default/b")}
 
     with caplog.at_level(logging.INFO, logger=RUNTIME):

@@ -15,6 +15,12 @@ from binding_scheduler.kube.errors import Forbidden, TransportError
 from binding_scheduler.model.config import LeaderElectionConfig, MetricsConfig, SchedulerConfig
 from binding_scheduler.scheduling.service import SchedulerService, ShutdownReport
 from tests.builders import binding, cluster, placement
+from tests.scheduling.test_service_wiring import offline
+
+
+def service_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The service's own log lines (other loggers may log at INFO when another test set the root level)."""
+    return [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
 
 
 async def test_the_sync_lists_clusters_and_both_binding_kinds_across_pages_and_says_how_many(
@@ -108,7 +114,7 @@ async def test_a_start_waits_for_the_lease_then_leads_with_its_keeper_and_fences
     assert keeper is not None and keeper.get_name() == "lease-keeper" and keeper.done()
     assert doubt == service.lease.doubt
     assert report.lease_released is True
-    ours = [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
+    ours = service_lines(caplog)
     assert ours[:2] == ["waiting for lease karmada-system/karmada-scheduler as pod-a_1",
                         "acquired lease karmada-system/karmada-scheduler"]
 
@@ -137,9 +143,7 @@ CRBS = "/apis/work.karmada.io/v1alpha2/clusterresourcebindings"
 
 
 async def test_a_list_asks_for_pages_of_500_and_returns_the_items() -> None:
-    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
-    await service.client.close()
-    await service.lease_client.close()
+    service = await offline(SchedulerConfig())
     client = listing(service, {CLUSTERS: [{"metadata": {"name": "m1"}}]})
 
     assert await service._list(CLUSTERS) == [{"metadata": {"name": "m1"}}]
@@ -147,9 +151,7 @@ async def test_a_list_asks_for_pages_of_500_and_returns_the_items() -> None:
 
 
 async def test_listed_bindings_get_the_kind_of_their_list_unless_they_name_one() -> None:
-    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
-    await service.client.close()
-    await service.lease_client.close()
+    service = await offline(SchedulerConfig())
     unkinded = binding("a", replicas=1, placement=placement())
     del unkinded["kind"]
     role = binding("role", cluster_scoped=True, placement=placement())
@@ -166,17 +168,13 @@ async def test_listed_bindings_get_the_kind_of_their_list_unless_they_name_one()
 
 
 async def test_a_list_without_items_is_empty() -> None:
-    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
-    await service.client.close()
-    await service.lease_client.close()
+    service = await offline(SchedulerConfig())
     listing(service, {})
     assert await service._list(CLUSTERS) == []
 
 
 async def test_the_sync_gives_the_event_loop_a_turn_every_256_objects_so_the_lease_keeper_is_never_starved() -> None:
-    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
-    await service.client.close()
-    await service.lease_client.close()
+    service = await offline(SchedulerConfig())
     listing(service, {
         CLUSTERS: [cluster(f"m{i}") for i in range(511)],
         RBS: [binding(f"b{i}", replicas=1, placement=placement()) for i in range(255)],
@@ -218,7 +216,7 @@ async def test_the_retries_of_a_list_double_their_wait_up_to_a_cap_whatever_the_
             await service.lease_client.close()
 
     assert [item["metadata"]["name"] for item in listed] == ["m1"]
-    retries = [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
+    retries = service_lines(caplog)
     assert [m.rsplit(": again in ", 1)[1] for m in retries] == ["0.01s", "0.02s", "0.03s"]
 
 
@@ -226,9 +224,7 @@ async def test_a_list_that_gets_no_answer_is_tried_again(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_INITIAL", 0.01)
-    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
-    await service.client.close()
-    await service.lease_client.close()
+    service = await offline(SchedulerConfig())
     client = listing(service, {CLUSTERS: [{"metadata": {"name": "m1"}}]})
     answer = client.list
 
@@ -241,7 +237,7 @@ async def test_a_list_that_gets_no_answer_is_tried_again(
         listed = await service._list(CLUSTERS)
 
     assert listed == [{"metadata": {"name": "m1"}}]
-    assert [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"] == [
+    assert service_lines(caplog) == [
         f"listing {CLUSTERS} failed (connection reset): again in 0.01s"]
 
 
@@ -253,22 +249,16 @@ def lease_spec(api: DevCluster) -> dict[str, object]:
     return dict(api.store.get("leases", "karmada-scheduler", "karmada-system")["spec"])
 
 
-async def leading(api: DevCluster) -> SchedulerService:
-    api.store.ensure_namespace("karmada-system")
-    service = SchedulerService(Connection(server=api.url), SchedulerConfig(
-        leader_election=QUICK_ELECTION, metrics=MetricsConfig(port=0, health_port=0)), identity="pod-a_1")
-    await service.start()
-    return service
-
-
-def service_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
-
-
 def standby(api: DevCluster) -> SchedulerService:
     api.store.ensure_namespace("karmada-system")
     return SchedulerService(Connection(server=api.url), SchedulerConfig(
         leader_election=QUICK_ELECTION, metrics=MetricsConfig(port=0, health_port=0)), identity="pod-a_1")
+
+
+async def leading(api: DevCluster) -> SchedulerService:
+    service = standby(api)
+    await service.start()
+    return service
 
 
 async def test_a_stop_that_comes_as_the_lease_is_won_leads_nothing_and_the_shutdown_hands_the_lease_back() -> None:

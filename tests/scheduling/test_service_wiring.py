@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -52,9 +53,12 @@ async def service() -> AsyncIterator[SchedulerService]:
         await built.lease_client.close()
 
 
-async def close(service: SchedulerService) -> None:
+async def offline(config: SchedulerConfig, **options: Any) -> SchedulerService:
+    """A service that is only looked at: built against an address nothing serves, its API clients closed."""
+    service = SchedulerService(Connection(server="http://127.0.0.1:9"), config, **options)
     await service.client.close()
     await service.lease_client.close()
+    return service
 
 
 def test_the_api_client_has_the_configured_rate_limit_and_names_the_instance_in_its_user_agent(
@@ -84,15 +88,12 @@ def test_the_lease_is_the_configured_one_with_its_timings(service: SchedulerServ
 
 
 async def test_without_leader_election_there_is_no_lease() -> None:
-    service = SchedulerService(Connection(server="http://127.0.0.1:9"),
-                               SchedulerConfig(leader_election=LeaderElectionConfig(enabled=False)))
-    await close(service)
+    service = await offline(SchedulerConfig(leader_election=LeaderElectionConfig(enabled=False)))
     assert service.lease is None
 
 
 async def test_without_an_identity_the_instance_is_named_hostname_underscore_uuid() -> None:
-    service = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
-    await close(service)
+    service = await offline(SchedulerConfig())
     host, _, uid = service.identity.rpartition("_")
     assert host and len(uid) == 36
     assert service.client.user_agent == f"{USER_AGENT} ({service.identity})"
@@ -116,10 +117,8 @@ def test_the_passes_share_the_client_metrics_queue_and_decider_given(service: Sc
 
 async def test_without_a_decider_the_passes_use_the_framework_and_the_metrics_are_the_services_own() -> None:
     metrics = SchedulerMetrics()
-    given = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig(), metrics=metrics)
-    own = SchedulerService(Connection(server="http://127.0.0.1:9"), SchedulerConfig())
-    for service in (given, own):
-        await close(service)
+    given = await offline(SchedulerConfig(), metrics=metrics)
+    own = await offline(SchedulerConfig())
 
     assert given.metrics is metrics
     assert isinstance(own.metrics, SchedulerMetrics) and own.metrics is not metrics
@@ -139,9 +138,7 @@ def test_the_health_servers_listen_where_configured_and_answer_ready_from_the_pr
 
 
 async def test_a_port_of_zero_turns_that_server_off() -> None:
-    service = SchedulerService(Connection(server="http://127.0.0.1:9"),
-                               SchedulerConfig(metrics=MetricsConfig(port=0, health_port=0)))
-    await close(service)
+    service = await offline(SchedulerConfig(metrics=MetricsConfig(port=0, health_port=0)))
     assert (service.health._metrics_port_wanted, service.health._health_port_wanted) == (None, None)
 
 
@@ -261,7 +258,8 @@ async def test_an_estimator_service_is_read_from_the_api_server_and_a_missing_on
             found = await service._lookup_service("est", "estimator-m1")
             missing = await service._lookup_service("est", "estimator-m2")
         finally:
-            await close(service)
+            await service.client.close()
+            await service.lease_client.close()
 
     assert found is not None and found["spec"]["clusterIP"] == "10.0.0.9"
     assert missing is None
