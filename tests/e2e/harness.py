@@ -31,15 +31,20 @@ class Journal:
         self.since = time.time()
 
     def entries(self) -> list[AuditEntry]:
-        """Every request completed since `since`, up to a marker sent now (so nothing earlier is missing)."""
+        """Every request answered since `since`, up to a marker sent now: the marker logged and every request
+        received before it answered (a watch counts once its response has started), so nothing is missing
+        however late the server logs it."""
         marker = f"audit-marker-{uuid.uuid4().hex[:10]}"
         self.plane.admin().request("GET", f"/api/v1/namespaces/{marker}")
 
         def logged() -> list[AuditEntry] | None:
-            entries = audit.read(self.plane.audit_log)
-            return entries if any(e.name == marker for e in entries) else None
+            log = audit.read_log(self.plane.audit_log)
+            marked = [e for e in log.entries if e.name == marker]
+            if not marked or any(e.received <= marked[0].received for e in log.pending):
+                return None
+            return log.entries
 
-        entries = wait_until(logged, 10, "the marker request in the audit log")
+        entries = wait_until(logged, 10, "the marker and every request before it answered in the audit log")
         return [e for e in entries if e.received >= self.since]
 
     def operator(self) -> list[AuditEntry]:

@@ -45,7 +45,7 @@ READY_TIMEOUT = 90.0
 AUDIT_POLICY = {
     "apiVersion": "audit.k8s.io/v1",
     "kind": "Policy",
-    "omitStages": ["RequestReceived"],
+    "omitStages": [],  # RequestReceived tells a reader which requests are still unanswered (audit.py)
     "rules": [
         {"level": "None", "users": ["system:apiserver"]},
         {"level": "None", "nonResourceURLs": ["/healthz*", "/livez*", "/readyz*", "/version", "/openapi*"]},
