@@ -10,6 +10,12 @@ modules, cached outside the clone):
     python3 dev.py cluster up      # build what is missing, start it, write .cluster/kubeconfig
     python3 dev.py cluster down    # stop it and remove its state
 
+and a whole local Karmada control plane with three kwok-simulated members (tests/karmada):
+
+    python3 dev.py karmada up [--scheduler karmada|ours]   # build what is missing, start it all
+    python3 dev.py karmada e2e [--scheduler ...] [--focus REGEX]   # Karmada's own e2e scheduling specs
+    python3 dev.py karmada down                            # stop it and remove .karmada/
+
 Each creates `.venv` and installs the project into it when needed (again only when pyproject.toml changed).
 """
 
@@ -59,9 +65,12 @@ def demo(args: list[str]) -> None:
     _run([str(BIN / "binding-scheduler"), "demo", *args])
 
 
-GO_TOOLS = ("controlplane", "karmada", "karmada-oracle", "helm")
+GO_TOOLS: tuple[tuple[str, ...], ...] = (
+    ("controlplane",), ("karmada",), ("karmada-oracle",), ("helm",), ("kwok",), ("karmada", "control-plane"),
+)
 """The reference binaries the tests run, each built from its Go module by tools/<name>/build.sh into
-~/.cache/binding-scheduler/ (kept there, keyed by version)."""
+~/.cache/binding-scheduler/ (kept there, keyed by version); a tool's build.sh may take what to build as
+arguments."""
 
 
 def _build_go_tools() -> None:
@@ -69,15 +78,16 @@ def _build_go_tools() -> None:
     test's timeout allows. Without Go the real-control-plane tier skips, and there is nothing to build."""
     if shutil.which("go") is None:
         return
-    for tool in GO_TOOLS:
+    for tool, *what in GO_TOOLS:
         started = time.monotonic()
-        result = subprocess.run(["bash", str(ROOT / "tools" / tool / "build.sh")], capture_output=True, text=True,
-                                check=False)
+        result = subprocess.run(["bash", str(ROOT / "tools" / tool / "build.sh"), *what], capture_output=True,
+                                text=True, check=False)
+        name = " ".join([tool, *what])
         if result.returncode != 0:
-            sys.exit(f"dev.py: tools/{tool}/build.sh failed:\n{result.stderr[-4000:]}")
+            sys.exit(f"dev.py: tools/{tool}/build.sh {' '.join(what)} failed:\n{result.stderr[-4000:]}")
         seconds = time.monotonic() - started
         if seconds > 5:
-            print(f"dev.py: built {tool} in {seconds:.0f} s (cached for later runs)", flush=True)
+            print(f"dev.py: built {name} in {seconds:.0f} s (cached for later runs)", flush=True)
 
 
 def test(args: list[str]) -> None:
@@ -94,8 +104,15 @@ def cluster(args: list[str]) -> None:
     _run([_python(), "-m", "tests.realcluster", *args])
 
 
+def karmada(args: list[str]) -> None:
+    _ensure_venv()
+    if args[:1] != ["down"]:
+        _build_go_tools()
+    _run([_python(), "-m", "tests.karmada", *args])
+
+
 def main() -> None:
-    commands = {"demo": demo, "test": test, "cluster": cluster}
+    commands = {"demo": demo, "test": test, "cluster": cluster, "karmada": karmada}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         sys.exit(f"usage: python3 dev.py {{{'|'.join(commands)}}} [args...]")
     commands[sys.argv[1]](sys.argv[2:])

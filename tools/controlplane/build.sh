@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kubectl and etcd from the versions pinned in go.mod into a cache outside the clone:
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from the versions pinned in
+# go.mod into a cache outside the clone:
 #   ${BINDING_SCHEDULER_CACHE:-~/.cache/binding-scheduler}/controlplane/<k8s>-<etcd>-<go>/
-# Prints that directory. A binary already there is not rebuilt.
+# Prints that directory. A binary already there is not rebuilt; pki (our own, ./pki) is rebuilt when its
+# source changes (pki.sha256 beside it records the source it was built from).
 set -euo pipefail
 cd "$(dirname "$0")"
 k8s=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
@@ -22,8 +24,15 @@ build() {  # name package
     mv "$out/$1.tmp" "$out/$1"
   fi
 }
+pki_sum=$(cat pki/*.go | sha256sum | cut -c1-64)
+if [[ "$(cat "$out/pki.sha256" 2>/dev/null)" != "$pki_sum" ]]; then
+  rm -f "$out/pki"
+fi
 build pki ./pki
+echo "$pki_sum" > "$out/pki.sha256"
 build etcd ./etcd
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
 build kubectl k8s.io/kubernetes/cmd/kubectl
 echo "$out"

@@ -8,6 +8,9 @@
 #                               <that directory>/estimator-client-<hash>/ and prints the binary's path; <hash> is
 #                               the first 12 hex digits of the sha256 of its .go files and go.sum, so a change
 #                               builds a new one and an unchanged one is never rebuilt.
+#   build.sh control-plane      builds, besides those two, the rest of a Karmada control plane (controller-manager,
+#                               webhook, aggregated-apiserver, agent, karmadactl) and Karmada's e2e suite
+#                               (test/e2e/suites/base) as e2e-base.test, into the same directory.
 # The first build compiles Karmada and the Kubernetes libraries: minutes (docs/testing.md has the measurement).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -50,4 +53,19 @@ stamp="-X ${pkg}.gitVersion=${karmada} -X ${pkg}.gitTreeState=clean -X ${pkg}.gi
 stamp+=" -X ${pkg}.gitShortCommit=${commit:0:7} -X ${pkg}.buildDate=${date:-unknown}"
 build "$out/karmada-scheduler" github.com/karmada-io/karmada/cmd/scheduler "$stamp"
 build "$out/karmada-scheduler-estimator" github.com/karmada-io/karmada/cmd/scheduler-estimator "$stamp"
+if [[ "${1:-}" == "control-plane" ]]; then
+  # The rest of a Karmada control plane, and Karmada's own e2e suite compiled as a test binary (the Karmada
+  # tier, tests/karmada). Minutes more on a first build; the default test run builds them too.
+  build "$out/karmada-controller-manager" github.com/karmada-io/karmada/cmd/controller-manager "$stamp"
+  build "$out/karmada-webhook" github.com/karmada-io/karmada/cmd/webhook "$stamp"
+  build "$out/karmada-aggregated-apiserver" github.com/karmada-io/karmada/cmd/aggregated-apiserver "$stamp"
+  build "$out/karmada-agent" github.com/karmada-io/karmada/cmd/agent "$stamp"
+  build "$out/karmadactl" github.com/karmada-io/karmada/cmd/karmadactl "$stamp"
+  if [[ ! -x "$out/e2e-base.test" ]]; then
+    echo "karmada: compiling Karmada's e2e suite (test/e2e/suites/base) into $out" >&2
+    CGO_ENABLED=0 go test -c -trimpath -tags "$tags" -o "$out/e2e-base.test.tmp.$$" \
+      github.com/karmada-io/karmada/test/e2e/suites/base
+    mv "$out/e2e-base.test.tmp.$$" "$out/e2e-base.test"
+  fi
+fi
 echo "$out"

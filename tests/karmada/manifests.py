@@ -1,0 +1,131 @@
+"""Karmada's own manifests, read from Karmada's Go module (never copied into this repository), adapted to a
+control plane whose components are processes on loopback instead of pods behind Services.
+
+What changes, and only that: a URL that names a Service DNS name (`karmada-webhook.karmada-system.svc:443`)
+names the loopback address and port the component listens on; `{{caBundle}}` is this plane's CA; Services that
+front a component are `ExternalName` Services pointing at 127.0.0.1 (what Karmada itself uses for the
+aggregated API server and the estimators: kube-apiserver and Karmada's estimator client both resolve them)."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.realcluster.controlplane import ROOT
+
+KARMADA_TOOLS = ROOT / "tools" / "karmada"
+KWOK_TOOLS = ROOT / "tools" / "kwok"
+WEBHOOK_SERVICE_URL = "https://karmada-webhook.karmada-system.svc:443/"
+LOOPBACK = "127.0.0.1"
+
+
+def module_dir(tools: Path, module: str) -> Path:
+    """Where Go's module cache holds `module` at the version `tools/<name>/go.mod` pins."""
+    result = subprocess.run(["go", "list", "-m", "-f", "{{.Dir}}", module], cwd=tools, capture_output=True,
+                            text=True, check=False)
+    directory = result.stdout.strip()
+    if result.returncode != 0 or not directory:
+        result = subprocess.run(["go", "mod", "download", module], cwd=tools, capture_output=True, text=True,
+                                check=False)
+        raise RuntimeError(f"{module} is not in Go's module cache ({tools.relative_to(ROOT)}): "
+                           f"{result.stderr.strip() or 'go list found no directory'}")
+    return Path(directory)
+
+
+def karmada_module() -> Path:
+    return module_dir(KARMADA_TOOLS, "github.com/karmada-io/karmada")
+
+
+def ca_bundle(ca: Path) -> str:
+    return base64.b64encode(ca.read_bytes()).decode()
+
+
+def documents(path: Path, substitutions: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    text = path.read_text()
+    for old, new in (substitutions or {}).items():
+        text = text.replace(old, new)
+    return [document for document in yaml.safe_load_all(text) if document]
+
+
+def crds(ca: Path, webhook_port: int) -> Iterator[dict[str, Any]]:
+    """Every CRD Karmada installs in karmada-apiserver (charts/karmada/_crds, its kustomization's resource
+    list), with the conversion webhook of its two binding CRDs (its patches) pointing at karmada-webhook."""
+    root = karmada_module() / "charts" / "karmada" / "_crds"
+    kustomization = yaml.safe_load((root / "kustomization.yaml").read_text())
+    conversions = {}
+    for patch in kustomization.get("patches", []):
+        (document,) = documents(root / patch["path"], {
+            "https://{{name}}.{{namespace}}.svc:443/": f"https://{LOOPBACK}:{webhook_port}/",
+            "{{caBundle}}": ca_bundle(ca),
+        })
+        conversions[document["metadata"]["name"]] = document["spec"]["conversion"]
+    for resource in kustomization["resources"]:
+        for document in documents(root / resource):
+            conversion = conversions.get(document["metadata"]["name"])
+            if conversion is not None:
+                document["spec"]["conversion"] = conversion
+            yield document
+
+
+def webhook_configurations(ca: Path, webhook_port: int) -> list[dict[str, Any]]:
+    """artifacts/deploy/webhook-configuration.yaml: Karmada's mutating and validating webhooks."""
+    return documents(karmada_module() / "artifacts" / "deploy" / "webhook-configuration.yaml", {
+        WEBHOOK_SERVICE_URL: f"https://{LOOPBACK}:{webhook_port}/",
+        "{{caBundle}}": ca_bundle(ca),
+    })
+
+
+def aggregated_api(ca: Path, port: int) -> list[dict[str, Any]]:
+    """artifacts/deploy/karmada-aggregated-apiserver-apiservice.yaml: the APIService of cluster.karmada.io
+    and its ExternalName Service, pointed at karmada-aggregated-apiserver's loopback port (kube-apiserver
+    resolves an ExternalName Service to `externalName:port`, the port being the APIService's)."""
+    made = documents(karmada_module() / "artifacts" / "deploy" / "karmada-aggregated-apiserver-apiservice.yaml",
+                     {"{{caBundle}}": ca_bundle(ca)})
+    for document in made:
+        if document["kind"] == "APIService":
+            document["spec"]["service"]["port"] = port
+        elif document["kind"] == "Service":
+            document["spec"]["externalName"] = LOOPBACK
+    return made
+
+
+def plain(name: str) -> list[dict[str, Any]]:
+    """An artifacts/deploy manifest that needs no substitution."""
+    return documents(karmada_module() / "artifacts" / "deploy" / name)
+
+
+def bootstrap_token_configuration(ca: Path, karmada_url: str) -> list[dict[str, Any]]:
+    """artifacts/deploy/bootstrap-token-configuration.yaml (the cluster-info ConfigMap `karmadactl register`
+    reads), filled in as hack/deploy-karmada.sh fills it."""
+    return documents(karmada_module() / "artifacts" / "deploy" / "bootstrap-token-configuration.yaml", {
+        "{{ca_crt}}": ca_bundle(ca), "{{apiserver_address}}": karmada_url,
+    })
+
+
+def estimator_service(cluster: str, namespace: str, scheduler_port: int, target_port: int) -> dict[str, Any]:
+    """The Service karmada-scheduler (and binding-scheduler) look up to find a member's estimator: named
+    `karmada-scheduler-estimator-<cluster>`, ExternalName, its port the scheduler's `--scheduler-estimator-port`
+    and its targetPort where the estimator listens."""
+    return {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": f"karmada-scheduler-estimator-{cluster}", "namespace": namespace,
+                     "labels": {"cluster": cluster}},
+        "spec": {"type": "ExternalName", "externalName": LOOPBACK,
+                 "ports": [{"name": "grpc", "port": scheduler_port, "targetPort": target_port}]},
+    }
+
+
+def kwok_stages() -> str:
+    """kwok's own stages (kustomize/stage in its module): a fake Node becomes Ready at once and keeps its Lease
+    renewed (so the node lifecycle controller lifts its not-ready taint and keeps it Ready), a Pod bound to one
+    becomes Running and Ready, a deleted Pod goes away, a finished Job's Pod completes."""
+    root = module_dir(KWOK_TOOLS, "sigs.k8s.io/kwok") / "kustomize" / "stage"
+    files = [root / "node" / "fast" / "node-initialize.yaml",
+             root / "node" / "heartbeat-with-lease" / "node-heartbeat-with-lease.yaml",
+             *sorted((root / "pod" / "fast").glob("pod-*.yaml"))]
+    return "\n---\n".join(path.read_text() for path in files)
