@@ -113,6 +113,25 @@ def wait_scheduled(kube: KubeClient, kind: str, name: str, namespace: str | None
     return wait_until(done, timeout, f"{kind} {namespace}/{name} to be scheduled")
 
 
+def decide_again_alike(kube: KubeClient, kind: str, name: str, namespace: str | None = None,
+                       timeout: float = 30.0) -> None:
+    """Make the scheduler decide `name` again with the same result (a toleration added to its placement
+    changes the placement, not where it fits), and wait until the repeated success Event has been counted on
+    the first one (count 2: a PATCH of our Event, as client-go's correlator writes a repeat)."""
+    body = kube.get(kind, name, namespace)
+    assert body is not None, f"{kind} {namespace}/{name} is gone"
+    placement = dict(body["spec"].get("placement") or {})
+    placement["clusterTolerations"] = [{"key": "e2e.example/repeat", "operator": "Exists", "effect": "NoSchedule"}]
+    kube.patch(kind, name, {"spec": {"placement": placement}}, namespace)
+    events_namespace = namespace or "default"
+
+    def counted() -> bool:
+        events = kube.ok("GET", f"/api/v1/namespaces/{events_namespace}/events")["items"]
+        return any(e["involvedObject"].get("name") == name and e["involvedObject"].get("kind") == kind
+                   and e.get("reason") == "ScheduleBindingSucceed" and e.get("count", 1) >= 2 for e in events)
+    wait_until(counted, timeout, f"the repeated success Event of {kind} {namespace}/{name} counted")
+
+
 def with_scheduler(documents: Iterable[Mapping[str, Any]], scheduler_name: str) -> list[dict[str, Any]]:
     """Bindings handed to `scheduler_name` (other documents unchanged)."""
     out = []

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.chart.helm import find, one, render, template
-from tests.e2e.harness import Journal, Objects, unique, wait_scheduled
+from tests.e2e.harness import Journal, Objects, decide_again_alike, unique, wait_scheduled
 from tests.operator.harness import binding_doc, cluster_doc, crb_doc, wait_until
 from tests.realcluster.audit import AuditEntry
 from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane, free_port, service_account_kubeconfig
@@ -121,6 +121,8 @@ def test_the_scheduler_schedules_with_exactly_the_charts_rbac_and_arguments(
         process.append(scheduler)
         body = wait_scheduled(objects.kube, "ResourceBinding", "web", release_namespace)
         wait_scheduled(objects.kube, "ClusterResourceBinding", crb_name)
+        decide_again_alike(objects.kube, "ResourceBinding", "web", release_namespace)
+        decide_again_alike(objects.kube, "ClusterResourceBinding", crb_name)
         wait_until(lambda: probe(health, "/readyz") == 200, what="the readiness probe to pass")
         scheduler.send_signal(signal.SIGTERM)
         output, _ = scheduler.communicate(timeout=30)

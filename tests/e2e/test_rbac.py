@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.harness import Journal, Objects, start_operator, unique, wait_scheduled
+from tests.e2e.harness import Journal, Objects, decide_again_alike, start_operator, unique, wait_scheduled
 from tests.operator.harness import binding_doc, cluster_doc, config_spec, crb_doc
 from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane, all_rules
 from tests.realcluster.kube import KubeClient
@@ -28,8 +28,9 @@ def test_the_rules_file_grants_exactly_what_the_scheduler_uses(
     tmp_path: Path,
 ) -> None:
     """One run that takes every path needing a permission: --config NAME (get, watch, status), estimator
-    discovery by Service, a ResourceBinding and a ClusterResourceBinding each scheduled with events, and a 409
-    on each one's status write after its spec write (the re-read)."""
+    discovery by Service, a ResourceBinding and a ClusterResourceBinding each scheduled with events (and decided
+    again alike: the repeated Event is a patch), and a 409 on each one's status write after its spec write
+    (the re-read)."""
     namespace = unique("e2e-rbac")
     member = unique("member")
     crb_name = unique("e2e-crb")
@@ -59,6 +60,8 @@ def test_the_rules_file_grants_exactly_what_the_scheduler_uses(
         try:
             wait_scheduled(kube, "ResourceBinding", "web", namespace)
             wait_scheduled(kube, "ClusterResourceBinding", crb_name)
+            decide_again_alike(kube, "ResourceBinding", "web", namespace)
+            decide_again_alike(kube, "ClusterResourceBinding", crb_name)
         finally:
             assert operator.stop() == 0
 
