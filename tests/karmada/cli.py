@@ -7,8 +7,19 @@ import sys
 import time
 from collections.abc import Sequence
 
+from tests.karmada import restart as restart_scenario
 from tests.karmada import suite
-from tests.karmada.plane import SCHEDULERS, KarmadaError, KarmadaPlane, attach, start, stop
+from tests.karmada.plane import (
+    SCHEDULERS,
+    KarmadaError,
+    KarmadaPlane,
+    Processes,
+    attach,
+    keep_logs,
+    start,
+    stop,
+    swap_scheduler,
+)
 from tests.realcluster.controlplane import ROOT
 
 STATE = ROOT / ".karmada"
@@ -29,22 +40,26 @@ def up(scheduler: str) -> KarmadaPlane:
     return plane
 
 
-def e2e(scheduler: str, focus: str, skip: str, files: Sequence[str]) -> int:
-    plane = None
-    if (STATE / "plane.json").exists():
-        running = attach(STATE)
-        plane = running if running.scheduler == scheduler else None
-    owned = plane is None
-    if plane is None:
+def e2e(scheduler: str, focus: str, skip: str, files: Sequence[str], poll_timeout: str) -> int:
+    """On the plane `dev.py karmada up` started (its scheduler swapped for `scheduler` if it runs another), or
+    on one started for this run and stopped after it."""
+    owned = not (STATE / "plane.json").exists()
+    if owned:
         plane = up(scheduler)
+    else:
+        plane = attach(STATE)
+        if plane.scheduler != scheduler:
+            plane = swap_scheduler(plane, scheduler)
     REPORTS.mkdir(exist_ok=True)
     report = REPORTS / f"{scheduler}.json"
     try:
         found, seconds = suite.timed(suite.run, plane, report, files=files or suite.SCHEDULING_SPEC_FILES,
-                                     focus=focus, skip=skip)
+                                     focus=focus, skip=skip, poll_timeout=poll_timeout)
     finally:
         if owned:
             stop(STATE)
+    found = [result for result in found if result.state != "skipped" or result.file in (files or
+                                                                                         suite.SCHEDULING_SPEC_FILES)]
     for result in found:
         line = f"{result.state:<8} {result.seconds:>6.1f}s  {result.file}: {result.name}"
         print(line + (f"\n           {result.failure}" if result.failure and result.state != "passed" else ""))
@@ -53,16 +68,40 @@ def e2e(scheduler: str, focus: str, skip: str, files: Sequence[str]) -> int:
     return 0 if found and all(r.state in ("passed", "skipped", "pending") for r in found) else 1
 
 
+def restart(scheduler: str, bindings: int, delay: float) -> int:
+    """The rolling-restart scenario (tests/karmada/restart.py) on a plane of its own, stopped after it."""
+    state = ROOT / ".karmada-restart"
+    plane = start(state, scheduler=scheduler, tie_to_parent=True)
+    try:
+        report = restart_scenario.run(plane, Processes.of(state), bindings=bindings, delay=delay)
+    finally:
+        kept = keep_logs(state)
+        stop(state)
+        print(f"karmada restart: the plane's logs are kept in {kept}", file=sys.stderr)
+    REPORTS.mkdir(exist_ok=True)
+    path = REPORTS / f"restart-{scheduler}.json"
+    path.write_text(report.to_json())
+    print(report.to_json())
+    print(f"karmada restart ({scheduler}): {len(report.writes_after_exit)} writes by the old instance after it "
+          f"exited, {len(report.stale_bindings)} bindings not on the newest decision; report {path}")
+    return 0 if not report.writes_after_exit and not report.stale_bindings else 1
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 dev.py karmada")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("up", "e2e"):
+    for name in ("up", "e2e", "restart"):
         command = commands.add_parser(name)
         command.add_argument("--scheduler", choices=SCHEDULERS, default="ours")
     commands.choices["e2e"].add_argument("--focus", default="", help="ginkgo focus regex over spec names")
     commands.choices["e2e"].add_argument("--skip", default="", help="ginkgo skip regex over spec names")
     commands.choices["e2e"].add_argument("--file", action="append", default=[], dest="files",
                                          help="a spec file of test/e2e/suites/base (default: every scheduling one)")
+    commands.choices["e2e"].add_argument("--poll-timeout", default="300s",
+                                         help="the suite's --poll-timeout (how long a spec waits for an outcome)")
+    commands.choices["restart"].add_argument("--bindings", type=int, default=6)
+    commands.choices["restart"].add_argument("--delay", type=float, default=20.0,
+                                             help="seconds the slow estimator holds each call")
     commands.add_parser("down")
     args = parser.parse_args(argv)
     try:
@@ -72,7 +111,9 @@ def main(argv: Sequence[str]) -> int:
         if args.command == "down":
             print("karmada: stopped" if stop(STATE) else "karmada: nothing was running")
             return 0
-        return e2e(args.scheduler, args.focus, args.skip, args.files)
+        if args.command == "restart":
+            return restart(args.scheduler, args.bindings, args.delay)
+        return e2e(args.scheduler, args.focus, args.skip, args.files, args.poll_timeout)
     except KarmadaError as error:
         print(f"karmada: {error}", file=sys.stderr)
         return 1

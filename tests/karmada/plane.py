@@ -151,22 +151,26 @@ class Processes:
         self._save()
         return process.pid
 
-    def stop(self, name: str, sig: int = signal.SIGTERM, timeout: float = 30.0) -> None:
-        """Signal one process group (SIGTERM), SIGKILL it after `timeout`, and forget it."""
+    def stop(self, name: str, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int | None:
+        """Signal one process group (SIGTERM), SIGKILL it after `timeout`, and forget it. Its exit status when
+        it was started by this process (None otherwise, or when it was not running)."""
         pid = self.pids.pop(name, None)
         self._save()
         if pid is None:
-            return
+            return None
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, sig)
         deadline = time.monotonic() + timeout
-        while not _exited(pid):
+        while True:
+            status = _reap(pid)
+            if status is not None:
+                return status if status >= 0 else None
             if time.monotonic() > deadline:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(pid, signal.SIGKILL)
                 _wait_gone(pid)
-                return
-            time.sleep(0.1)
+                return None
+            time.sleep(0.05)
 
     def check_alive(self, *names: str) -> None:
         for name in names or tuple(self.pids):
@@ -459,6 +463,19 @@ class Builder:
             raise KarmadaError(f"{what}: exit {result.returncode}: {(result.stderr or result.stdout).strip()}")
 
 
+def _reap(pid: int) -> int | None:
+    """The exit status of `pid` once it has exited (-1 when it is not our child), None while it runs."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return -1
+        return None
+    return os.waitstatus_to_exitcode(status) if done == pid else None
+
+
 def _https_listening(port: int) -> bool:
     import socket
 
@@ -554,6 +571,20 @@ def start_scheduler(plane: KarmadaPlane, processes: Processes, name: str = "sche
     processes.start(name, scheduler_command(plane.scheduler, plane.state, plane.karmada.kubeconfig, *extra))
     time.sleep(1.0)
     processes.check_alive(name)
+
+
+def swap_scheduler(plane: KarmadaPlane, scheduler: str) -> KarmadaPlane:
+    """The same plane with `scheduler` in place of the one it runs (the old one stopped by SIGTERM first, as a
+    Deployment's Recreate would; the new one takes the same Lease)."""
+    if scheduler not in SCHEDULERS:
+        raise KarmadaError(f"--scheduler {scheduler!r}: expected one of {', '.join(SCHEDULERS)}")
+    processes = Processes.of(plane.state)
+    processes.stop("scheduler")
+    swapped = KarmadaPlane(state=plane.state, karmada=plane.karmada, members=plane.members, scheduler=scheduler)
+    start_scheduler(swapped, processes)
+    facts = json.loads((plane.state / "plane.json").read_text())
+    (plane.state / "plane.json").write_text(json.dumps({**facts, "scheduler": scheduler}))
+    return swapped
 
 
 def _clusters_ready(client: KubeClient, members: Sequence[str]) -> bool:

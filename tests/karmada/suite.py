@@ -52,7 +52,7 @@ def run(plane: KarmadaPlane, report: Path, *, files: Sequence[str] = SCHEDULING_
         log: Path | None = None) -> list[SpecResult]:
     binaries = karmada_binaries()
     command = [
-        str(binaries / "e2e-base.test"), f"-ginkgo.json-report={report}", "-ginkgo.v", "-ginkgo.no-color",
+        str(binaries / "e2e-base.test"), f"-ginkgo.json-report={report.resolve()}", "-ginkgo.v", "-ginkgo.no-color",
         f"-ginkgo.timeout={timeout}", f"--poll-timeout={poll_timeout}", "--poll-interval=2s",
     ]
     command += [f"-ginkgo.focus-file={name}" for name in files]
@@ -60,7 +60,7 @@ def run(plane: KarmadaPlane, report: Path, *, files: Sequence[str] = SCHEDULING_
         command.append(f"-ginkgo.focus={focus}")
     if skip:
         command.append(f"-ginkgo.skip={skip}")
-    env = {**os.environ, "KUBECONFIG": str(plane.kubeconfig), "GOPATH": str(karmadactl_gopath(binaries)),
+    env = {**os.environ, "KUBECONFIG": str(plane.kubeconfig.resolve()), "GOPATH": str(karmadactl_gopath(binaries)),
            "GOFLAGS": "-mod=mod"}
     out = (log or report.with_suffix(".log")).open("wb")
     with out:
@@ -104,8 +104,9 @@ def timed(function: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
 
 
 def exact(name: str) -> str:
-    """A ginkgo focus regex (Go's RE2) matching the spec whose full text is `name`, and no other."""
-    return "^" + "".join("\\" + c if c in RE2_SPECIAL else c for c in name) + "$"
+    """A ginkgo focus regex (Go's RE2) matching the spec whose full text ends with `name` (ginkgo's text has a
+    prefix of its own, so `^` never matches)."""
+    return "".join("\\" + c if c in RE2_SPECIAL else c for c in name) + "$"
 
 
 RE2_SPECIAL = frozenset("\\.+*?()|[]{}^$")

@@ -1,0 +1,65 @@
+"""The Karmada tier's smoke, in the default test run: a whole Karmada control plane (karmada-apiserver,
+aggregated API server, webhook, controller-manager; three kwok members joined by karmadactl, each with its
+estimator over TLS) with binding-scheduler as its scheduler, and a handful of Karmada's own e2e specs, run
+unchanged from Karmada's module. The full run is `python3 dev.py karmada e2e` (docs/karmada-e2e.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.karmada import suite
+from tests.karmada.plane import KarmadaError, KarmadaPlane, start, stop
+from tests.realcluster.controlplane import go_available
+
+pytestmark = pytest.mark.timeout(900)
+
+SMOKE = {
+    "scheduling_test.go": ("[ReplicaScheduling] ReplicaSchedulingStrategy testing ReplicaSchedulingType is "
+                           "Duplicated. replicas duplicated testing",
+                           "[ReplicaScheduling] ReplicaSchedulingStrategy testing ReplicaSchedulingType is "
+                           "Divided, ReplicaDivisionPreference is Weighted, WeightPreference is nil. replicas "
+                           "divided and weighted testing"),
+    "clusteraffinities_test.go": ("[ClusterAffinities] propagation testing when [PropagationPolicy] replica "
+                                  "scheduling type is Duplicated schedule with multi clusterAffinity propagate "
+                                  "deployment and then update the cluster label",),
+    "tainttoleration_test.go": ("propagation with taint and toleration testing Deployment propagation testing "
+                                "deployment with cluster tolerations testing",),
+    "estimator_test.go": ("Quota plugin Testing Deployment should be successfully propagated to target cluster "
+                          "within resource quota limits",),
+}
+"""Karmada's own specs the smoke runs, by file: a Duplicated and a Divided propagation, a cluster-affinity change
+that reschedules, taints and tolerations, estimator-driven division."""
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KarmadaPlane]:
+    if not go_available():
+        pytest.skip("Karmada tier: Go is not installed, so Karmada and its members cannot be built")
+    state = tmp_path_factory.mktemp("karmada") / "state"
+    try:
+        started = start(state, scheduler="ours", tie_to_parent=True)
+    except KarmadaError as error:
+        pytest.fail(f"the Karmada control plane did not start: {error}", pytrace=False)
+    try:
+        yield started
+    finally:
+        stop(state)
+
+
+def test_every_member_is_a_ready_cluster_of_karmadas_aggregated_api(plane: KarmadaPlane) -> None:
+    answer = plane.karmada.client().ok("GET", "/apis/cluster.karmada.io/v1alpha1/clusters")
+    ready = sorted(item["metadata"]["name"] for item in answer["items"]
+                   if {"type": "Ready", "status": "True"}.items()
+                   <= next(c for c in item["status"]["conditions"] if c["type"] == "Ready").items())
+    assert ready == ["member1", "member2", "member3"]
+
+
+def test_karmadas_own_smoke_specs_pass_with_binding_scheduler(plane: KarmadaPlane, tmp_path: Path) -> None:
+    wanted = [name for names in SMOKE.values() for name in names]
+    found = suite.run(plane, tmp_path / "report.json", files=tuple(SMOKE),
+                      focus="|".join(suite.exact(name) for name in wanted), poll_timeout="120s")
+    log = (tmp_path / "report.log").read_text(errors="replace")[-6000:] if (tmp_path / "report.log").exists() else ""
+    assert {r.name: r.state for r in found if r.state != "skipped"} == dict.fromkeys(wanted, "passed"), log
