@@ -16,6 +16,7 @@ from tests.karmada.plane import (
     Processes,
     attach,
     keep_logs,
+    resident_memory,
     start,
     stop,
     swap_scheduler,
@@ -36,7 +37,9 @@ def up(scheduler: str) -> KarmadaPlane:
     started = time.monotonic()
     plane = start(STATE, scheduler=scheduler, tie_to_parent=False)
     print(serving_line(plane), flush=True)
-    print(f"karmada: scheduler {scheduler}, started in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    memory = sum(resident_memory(STATE).values())
+    print(f"karmada: scheduler {scheduler}, started in {time.monotonic() - started:.0f} s, "
+          f"{memory / 2**20:.0f} MiB resident", file=sys.stderr)
     return plane
 
 

@@ -597,6 +597,22 @@ def _clusters_ready(client: KubeClient, members: Sequence[str]) -> bool:
     return set(members) <= ready
 
 
+def resident_memory(state: Path) -> dict[str, int]:
+    """Resident memory (bytes) of each process group of the plane in `state`, from /proc."""
+    groups = {pid: name for name, pid in Processes.of(state).pids.items()}
+    used = dict.fromkeys(groups.values(), 0)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            group = os.getpgid(int(entry.name))
+            if group in groups:
+                for line in (entry / "status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        used[groups[group]] += int(line.split()[1]) * 1024
+    return used
+
+
 def stop(state: Path) -> bool:
     """Kill every process of the plane in `state` and remove `state`. True if something ran there."""
     processes = Processes.of(state)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.karmada import suite
-from tests.karmada.plane import KarmadaError, KarmadaPlane, start, stop
+from tests.karmada import restart, suite
+from tests.karmada.plane import KarmadaError, KarmadaPlane, Processes, start, stop
 from tests.realcluster.controlplane import go_available
 
 pytestmark = pytest.mark.timeout(900)
@@ -63,3 +63,13 @@ def test_karmadas_own_smoke_specs_pass_with_binding_scheduler(plane: KarmadaPlan
                       focus="|".join(suite.exact(name) for name in wanted), poll_timeout="120s")
     log = (tmp_path / "report.log").read_text(errors="replace")[-6000:] if (tmp_path / "report.log").exists() else ""
     assert {r.name: r.state for r in found if r.state != "skipped"} == dict.fromkeys(wanted, "passed"), log
+
+
+def test_a_rolling_restart_held_in_a_slow_estimator_leaves_no_late_or_stale_write(plane: KarmadaPlane) -> None:
+    """The original report's scenario on real Karmada (tests/karmada/restart.py), small: the old instance's
+    passes wait in member1's slow estimator when it is stopped; it writes nothing after it exits, and every
+    binding ends on the newest decision, written by the new instance."""
+    report = restart.run(plane, Processes.of(plane.state), bindings=3, delay=8.0)
+    assert (report.old_exit_code, report.writes_after_exit, report.stale_bindings) == (0, [], []), report.to_json()
+    assert report.last_writer == {"old": 0, "new": 3}
+    assert report.held_calls > 0, "no call of the old instance was held in the slow estimator"
