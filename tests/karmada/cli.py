@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from tests.karmada import restart as restart_scenario
 from tests.karmada import suite
@@ -29,40 +30,42 @@ REPORTS = ROOT / ".karmada-e2e"
 
 def serving_line(plane: KarmadaPlane) -> str:
     members = ",".join(member.name for member in plane.members)
-    return (f"karmada: serving {plane.karmada.url} (kubeconfig {plane.kubeconfig.relative_to(ROOT)}, "
+    kubeconfig = plane.kubeconfig.relative_to(ROOT) if plane.kubeconfig.is_relative_to(ROOT) else plane.kubeconfig
+    return (f"karmada: serving {plane.karmada.url} (kubeconfig {kubeconfig}, "
             f"members {members})")
 
 
-def up(scheduler: str) -> KarmadaPlane:
+def up(scheduler: str, state: Path = STATE) -> KarmadaPlane:
     started = time.monotonic()
-    plane = start(STATE, scheduler=scheduler, tie_to_parent=False)
+    plane = start(state, scheduler=scheduler, tie_to_parent=False)
     print(serving_line(plane), flush=True)
-    memory = sum(resident_memory(STATE).values())
+    memory = sum(resident_memory(state).values())
     print(f"karmada: scheduler {scheduler}, started in {time.monotonic() - started:.0f} s, "
           f"{memory / 2**20:.0f} MiB resident", file=sys.stderr)
     return plane
 
 
-def e2e(scheduler: str, focus: str, skip: str, files: Sequence[str], poll_timeout: str) -> int:
+def e2e(scheduler: str, focus: str, skip: str, files: Sequence[str], poll_timeout: str,
+        state: Path = STATE) -> int:
     """On the plane `dev.py karmada up` started (its scheduler swapped for `scheduler` if it runs another), or
     on one started for this run and stopped after it."""
-    owned = not (STATE / "plane.json").exists()
+    owned = not (state / "plane.json").exists()
     if owned:
-        plane = up(scheduler)
+        plane = up(scheduler, state)
     else:
-        plane = attach(STATE)
+        plane = attach(state)
         if plane.scheduler != scheduler:
             plane = swap_scheduler(plane, scheduler)
     REPORTS.mkdir(exist_ok=True)
     report = REPORTS / f"{scheduler}.json"
+    chosen = tuple(files) or suite.SCHEDULING_SPEC_FILES
     try:
-        found, seconds = suite.timed(suite.run, plane, report, files=files or suite.SCHEDULING_SPEC_FILES,
-                                     focus=focus, skip=skip, poll_timeout=poll_timeout)
+        found, seconds = suite.timed(suite.run, plane, report, files=chosen, focus=focus, skip=skip,
+                                     poll_timeout=poll_timeout)
     finally:
         if owned:
-            stop(STATE)
-    found = [result for result in found if result.state != "skipped" or result.file in (files or
-                                                                                         suite.SCHEDULING_SPEC_FILES)]
+            stop(state)
+    found = [result for result in found if result.file in chosen]  # the report lists every spec of the suite
     for result in found:
         line = f"{result.state:<8} {result.seconds:>6.1f}s  {result.file}: {result.name}"
         print(line + (f"\n           {result.failure}" if result.failure and result.state != "passed" else ""))
@@ -106,17 +109,21 @@ def main(argv: Sequence[str]) -> int:
     commands.choices["restart"].add_argument("--delay", type=float, default=20.0,
                                              help="seconds the slow estimator holds each call")
     commands.add_parser("down")
+    for command in commands.choices.values():
+        command.add_argument("--state", type=Path, default=STATE,
+                             help="the plane's state directory (default .karmada; another runs a second plane)")
     args = parser.parse_args(argv)
+    state = args.state.resolve()
     try:
         if args.command == "up":
-            up(args.scheduler)
+            up(args.scheduler, state)
             return 0
         if args.command == "down":
-            print("karmada: stopped" if stop(STATE) else "karmada: nothing was running")
+            print("karmada: stopped" if stop(state) else "karmada: nothing was running")
             return 0
         if args.command == "restart":
             return restart(args.scheduler, args.bindings, args.delay)
-        return e2e(args.scheduler, args.focus, args.skip, args.files, args.poll_timeout)
+        return e2e(args.scheduler, args.focus, args.skip, args.files, args.poll_timeout, state)
     except KarmadaError as error:
         print(f"karmada: {error}", file=sys.stderr)
         return 1

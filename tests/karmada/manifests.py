@@ -120,12 +120,24 @@ def estimator_service(cluster: str, namespace: str, scheduler_port: int, target_
     }
 
 
+UNPULLABLE_IMAGE = 'select(.spec.containers[].image | startswith("fake/"))'
+"""A kwok selector that is true of a Pod with an image from the `fake/` repository: one no registry serves.
+Karmada's failover specs use `fake/nginx:1.19.0` to make a workload unhealthy; a kubelet could not pull it, so
+such a Pod never becomes Ready here either."""
+
+
 def kwok_stages() -> str:
     """kwok's own stages (kustomize/stage in its module): a fake Node becomes Ready at once and keeps its Lease
     renewed (so the node lifecycle controller lifts its not-ready taint and keeps it Ready), a Pod bound to one
-    becomes Running and Ready, a deleted Pod goes away, a finished Job's Pod completes."""
+    becomes Running and Ready unless its image cannot be pulled (UNPULLABLE_IMAGE: it stays Pending, as with a
+    kubelet), a deleted Pod goes away, a finished Job's Pod completes."""
     root = module_dir(KWOK_TOOLS, "sigs.k8s.io/kwok") / "kustomize" / "stage"
     files = [root / "node" / "fast" / "node-initialize.yaml",
              root / "node" / "heartbeat-with-lease" / "node-heartbeat-with-lease.yaml",
              *sorted((root / "pod" / "fast").glob("pod-*.yaml"))]
-    return "\n---\n".join(path.read_text() for path in files)
+    stages = [document for path in files for document in documents(path)]
+    for stage in stages:
+        if stage["metadata"]["name"] == "pod-ready":
+            stage["spec"]["selector"]["matchExpressions"].append(
+                {"key": UNPULLABLE_IMAGE, "operator": "DoesNotExist"})
+    return yaml.safe_dump_all(stages)
