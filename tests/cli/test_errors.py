@@ -152,3 +152,30 @@ def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) 
                  and e["msg"].startswith("binding default/web (ResourceBinding): scheduled to m1:2 (")]
     assert [e["level"] for e in decisions] == ["info"]
     assert entries[-1]["msg"].startswith("shutdown complete in ")
+
+
+def test_run_with_karmadas_estimator_tls_flags_naming_a_missing_file_is_one_line_naming_the_flag_and_status_1(
+    tmp_path: Path,
+) -> None:
+    ca = tmp_path / "ca.crt"
+    ca.write_text("not checked here: only whether it can be read\n")
+    result = cli("run", f"--kubeconfig={tmp_path / 'kubeconfig'}", "--enable-scheduler-estimator=true",
+                 f"--scheduler-estimator-ca-file={ca}", f"--scheduler-estimator-cert-file={tmp_path / 'tls.crt'}",
+                 f"--scheduler-estimator-key-file={tmp_path / 'tls.key'}", timeout=30)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (f"error: --scheduler-estimator-key-file: {tmp_path / 'tls.key'}: "
+                             "No such file or directory\n")
+
+
+def test_run_with_a_configuration_file_naming_a_missing_tls_file_names_its_field(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "config.yaml", config_spec(
+        estimator={"enabled": True, "tls": {"caFile": str(tmp_path / "nope.crt")}}))
+    result = cli("run", f"--kubeconfig={tmp_path / 'kubeconfig'}", "--config-file", str(config), timeout=30)
+    assert (result.returncode, result.stderr) == (
+        1, f"error: spec.estimator.tls.caFile: {tmp_path / 'nope.crt'}: No such file or directory\n")
+
+
+def test_a_missing_tls_file_is_not_checked_while_the_estimator_is_off(tmp_path: Path) -> None:
+    result = cli("run", f"--kubeconfig={tmp_path / 'kubeconfig'}", f"--scheduler-estimator-ca-file={tmp_path}/x",
+                 timeout=30)
+    assert (result.returncode, result.stderr) == (2, f"error: kubeconfig {tmp_path / 'kubeconfig'} does not exist\n")

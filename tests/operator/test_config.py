@@ -148,3 +148,37 @@ def test_a_missing_configuration_at_start_stops_the_start(api: DevCluster, caplo
     assert "cannot start: SchedulerConfiguration karmada-system/sched (--config) does not exist" in caplog.text
     body = get(api, "resourcebindings", "web", "default")
     assert body is not None and "clusters" not in body["spec"]
+
+
+def test_a_configuration_naming_a_missing_tls_file_at_start_stops_the_start_in_one_line(
+    api: DevCluster, caplog: Any, tmp_path: Any
+) -> None:
+    missing = tmp_path / "ca.crt"
+    create_config(api, config_spec(estimator={"enabled": True, "tls": {"caFile": str(missing)}}))
+    operator = OperatorThread(api, config_name="sched").start(wait_leading=False)
+    wait_until(lambda: not operator.alive, timeout=30, what="the start to fail")
+    assert operator.exit_code == 1
+    assert f"cannot start: spec.estimator.tls.caFile: {missing}: No such file or directory" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+def test_a_change_to_a_missing_tls_file_is_reported_and_the_last_valid_configuration_stays(
+    api: DevCluster, tmp_path: Any
+) -> None:
+    create_config(api, config_spec(workers=3))
+    apply(api, cluster_doc("m1"))
+    operator = start(api)
+    try:
+        wait_until(lambda: valid_condition(api, 1), what="the first Valid condition")
+        missing = tmp_path / "ca.crt"
+        patch(api, config_path("sched"), {"spec": {"estimator": {"enabled": True, "tls": {"caFile": str(missing)}}}})
+        found = wait_until(lambda: valid_condition(api, 2), what="the Invalid condition")
+        apply_binding_later(api)
+        wait_until(lambda: scheduled(api, "late"), what="a new binding to be scheduled under the old config")
+        enabled = operator.app.service.config.estimator.enabled  # type: ignore[union-attr]
+    finally:
+        assert operator.stop() == 0
+    assert found["status"] == "False"
+    assert found["message"].startswith(f"spec.estimator.tls.caFile: {missing}: No such file or directory")
+    assert found["message"].endswith("the last valid configuration stays in force")
+    assert enabled is False

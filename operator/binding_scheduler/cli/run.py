@@ -12,11 +12,15 @@ import logging
 import sys
 from typing import Any
 
+from ..estimation.credentials import TlsFileError, load_tls
 from ..kube.connection import ConfigError, load_connection
 from ..model import ValidationError
+from ..model.config import SchedulerConfig
+from ..model.overrides import SpecOverrides
 from ..operator.config_file import ConfigFileError, load_config_file
 from ..operator.options import LaunchOptions
 from ..operator.runner import main as run_main
+from ..scheduling.service import estimator_settings
 from . import goflags
 from .goflags import Flag, FlagError
 from .karmada_flags import IGNORED, MAPPED, KarmadaSettings, karmada_flags, parse_bool, read
@@ -92,13 +96,17 @@ def handle(args: argparse.Namespace) -> int:
         logger.warning("%s", line)
     overrides = settings.overrides
     try:
+        config = None
         if args.config_file:
-            load_config_file(args.config_file, overrides)
+            config = load_config_file(args.config_file, overrides)
         elif not args.config:
-            overrides.parse()
+            config = overrides.parse()
     except (ConfigFileError, ValidationError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if config is not None and (problem := unreadable_files(config, overrides)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     try:
         load_connection(args.kubeconfig, args.context, master=args.master)
     except ConfigError as error:
@@ -117,6 +125,19 @@ def handle(args: argparse.Namespace) -> int:
         overrides=overrides,
     )
     return run_main(options)
+
+
+def unreadable_files(config: SchedulerConfig, overrides: SpecOverrides) -> ValidationError | None:
+    """The first file the configuration names that cannot be read (the estimator's TLS files), named by the
+    flag that gave it or its field; checked at once, before anything starts. A watched --config object's files
+    are checked when it is read (the operator's start says so in one line)."""
+    if not config.estimator.enabled:
+        return None
+    try:
+        load_tls(estimator_settings(config))
+    except TlsFileError as error:
+        return overrides.named(ValidationError(error.field, f"{error.path}: {error.reason}"))
+    return None
 
 
 def add_karmada_help(parser: argparse.ArgumentParser) -> None:

@@ -31,14 +31,36 @@ class TlsMaterial:
         )
 
 
+class TlsFileError(OSError):
+    """A TLS file of the estimator settings cannot be read; `field` is its configuration field."""
+
+    def __init__(self, field: str, path: str, reason: str) -> None:
+        super().__init__(f"{field}: {path}: {reason}")
+        self.field = field
+        self.path = path
+        self.reason = reason
+
+
+TLS_FIELDS = {"ca_file": "spec.estimator.tls.caFile", "cert_file": "spec.estimator.tls.certFile",
+              "key_file": "spec.estimator.tls.keyFile"}
+
+
 def load_tls(settings: EstimatorSettings) -> TlsMaterial | None:
-    """The TLS material to use, or None for plaintext. Raises OSError when a file cannot be read."""
+    """The TLS material to use, or None for plaintext. Raises TlsFileError when a file cannot be read."""
     if not settings.uses_tls:
         return None
     with_cert = bool(settings.cert_file and settings.key_file)
     return TlsMaterial(
-        root_certificates=Path(settings.ca_file).read_bytes() if settings.ca_file else None,
-        private_key=Path(settings.key_file).read_bytes() if with_cert else None,
-        certificate_chain=Path(settings.cert_file).read_bytes() if with_cert else None,
+        root_certificates=_read(settings, "ca_file") if settings.ca_file else None,
+        private_key=_read(settings, "key_file") if with_cert else None,
+        certificate_chain=_read(settings, "cert_file") if with_cert else None,
         skip_verify=settings.insecure_skip_verify,
     )
+
+
+def _read(settings: EstimatorSettings, attribute: str) -> bytes:
+    path = str(getattr(settings, attribute))
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise TlsFileError(TLS_FIELDS[attribute], path, error.strerror or str(error)) from None

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 import kopf
 
+from ..estimation.credentials import TlsFileError
 from ..kube.client import ApiClient
 from ..kube.connection import ConfigError, Connection, load_connection
 from ..kube.errors import Conflict, KubeError, NotFound
@@ -70,12 +71,15 @@ class OperatorApp:
             config = await self._initial_config(self.connection)
         except (StartError, ConfigError) as error:
             self._cannot_start(error)
-        self.service = SchedulerService(
-            self.connection,
-            config,
-            identity=self.options.identity,
-            decider=self.decider,
-        )
+        try:
+            self.service = SchedulerService(
+                self.connection,
+                config,
+                identity=self.options.identity,
+                decider=self.decider,
+            )
+        except TlsFileError as error:
+            self._cannot_start(self._named(error))
         self.service.on_fatal = self._fatal
         try:
             await self.service.start()
@@ -84,6 +88,10 @@ class OperatorApp:
             self._cannot_start(error)
         if self._config_body is not None:  # its Valid condition is a write: only once we lead
             await self.config_event({"type": None, "object": self._config_body})
+
+    def _named(self, error: TlsFileError) -> ValidationError:
+        """A file that cannot be read, named by the flag that gave it or by its configuration field."""
+        return self.options.overrides.named(ValidationError(error.field, f"{error.path}: {error.reason}"))
 
     def _cannot_start(self, error: Exception) -> NoReturn:
         """One line, then Kopf's startup fails for good (no retry, no traceback): the process exits 1."""
@@ -198,7 +206,16 @@ class OperatorApp:
             return
         changed = changed_fields(service.config, config)
         restart = restart_required(service.config, config)
-        service.apply_config(config)
+        try:
+            service.apply_config(config)
+        except TlsFileError as tls_error:
+            named = self._named(tls_error)
+            if first_look:
+                logger.error("SchedulerConfiguration %s generation %s cannot be applied, keeping the last valid "
+                             "one: %s", self._name(), generation, named)
+            service.metrics.set_config_valid(False)
+            await self._write_config_status(service.client, body, *self._validity(named))
+            return
         service.metrics.set_config_valid(True)
         if first_look and changed:
             applied = [path for path in changed if path not in restart]
