@@ -608,3 +608,70 @@ def test_timings_that_cannot_hold_a_lease_are_refused_with_what_is_wrong(
     with pytest.raises(ValueError) as refused:
         LeaseElector(client, **timings)  # type: ignore[arg-type]
     assert str(refused.value) == error
+
+
+PROBLEM = "cannot take part in the election for lease karmada-system/karmada-scheduler: "
+
+
+async def attempts(candidate: LeaseElector, api: DevCluster, time: FakeTime, count: int) -> None:
+    """Let `candidate` make `count` attempts (it never wins: the API server refuses every one)."""
+    task = asyncio.ensure_future(candidate.acquire())
+    try:
+        await bounded(_until(lambda: len([e for e in api.journal if e.method == "GET"]) >= count))
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def _until(done: Any) -> None:
+    while not done():
+        await asyncio.sleep(0)
+
+
+async def test_an_attempt_the_api_server_refuses_is_said_at_warning_with_its_cause_once_then_every_minute(
+    api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    api.faults.add(method="GET", path="leases/karmada-scheduler$", status=403)
+    candidate = elector(client, time, "a")
+    with caplog.at_level(logging.INFO, logger="binding_scheduler.kube.lease"):
+        await attempts(candidate, api, time, 32)  # 31 retries of 2 s: 62 s
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2
+    assert all(m.startswith(PROBLEM) and "403" in m and m.endswith("(retrying every 2s)") for m in warnings)
+    assert candidate.problem is not None and "403" in candidate.problem
+
+
+async def test_a_changed_cause_is_said_again_and_an_answer_again_ends_the_problem(
+    api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    api.faults.add(method="GET", path="leases/karmada-scheduler$", status=403, times=2)
+    api.faults.add(method="GET", path="leases/karmada-scheduler$", status=500, times=1)
+    candidate = elector(client, time, "a")
+    with caplog.at_level(logging.INFO, logger="binding_scheduler.kube.lease"):
+        await bounded(candidate.acquire())
+    lines = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert [level for level, _ in lines] == ["WARNING", "WARNING", "INFO", "INFO"]
+    assert "403" in lines[0][1] and "500" in lines[1][1]
+    assert lines[2][1] == "lease karmada-system/karmada-scheduler: the API server answers again"
+    assert candidate.problem is None and candidate.is_leader
+
+
+async def test_a_lease_namespace_that_does_not_exist_is_a_problem_naming_it(
+    api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    candidate = elector(client, time, "a", namespace="no-such-namespace")
+    with caplog.at_level(logging.WARNING, logger="binding_scheduler.kube.lease"):
+        await attempts(candidate, api, time, 2)
+    assert candidate.problem is not None and 'namespaces "no-such-namespace" not found' in candidate.problem
+    assert 'namespaces "no-such-namespace" not found' in caplog.messages[0]
+
+
+async def test_a_lease_held_by_another_is_no_problem(
+    api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
+) -> None:
+    await bounded(elector(other_client, time, "b").acquire())
+    candidate = elector(client, time, "a")
+    with caplog.at_level(logging.WARNING, logger="binding_scheduler.kube.lease"):
+        await attempts(candidate, api, time, 4)
+    assert candidate.problem is None
+    assert caplog.messages == []

@@ -32,6 +32,7 @@ from .gate import WriteGateClosed
 logger = logging.getLogger(__name__)
 
 OnLost = Callable[[str], Awaitable[None] | None]
+PROBLEM_REPEAT = 60.0  # seconds between two WARNING lines of one lasting problem of the acquisition
 
 
 def micro_time(seconds: float) -> str:
@@ -92,6 +93,8 @@ class LeaseElector:
         self._leader = False
         self._sent_write = False  # a create or PUT of ours went out: the Lease may name us though no answer said so
         self.observed: dict[str, Any] = {}  # the last Lease read or written
+        self.problem: str | None = None  # why the last acquisition attempt got no decision; None when it got one
+        self._problem_said_at = float("-inf")
 
     @property
     def is_leader(self) -> bool:
@@ -122,18 +125,39 @@ class LeaseElector:
     # ---- public --------------------------------------------------------------------------------------
 
     async def acquire(self) -> None:
-        """Return once this instance holds the Lease; try every `retry_period` meanwhile."""
+        """Return once this instance holds the Lease; try every `retry_period` meanwhile.
+
+        An attempt the API server does not decide (no answer, a TLS failure, a refusal, a missing namespace)
+        is a `problem`: said at WARNING with its cause the first time, when the cause changes and then every
+        PROBLEM_REPEAT seconds while it lasts, and at INFO once it is over. A standby that can take part in
+        the election is healthy; one that cannot is blind, and says so."""
         while True:
             try:
                 attempt = await self._try_acquire_or_renew()
             except KubeError as exc:
                 attempt = _Attempt(False, why=str(exc))
+                self._report_problem(str(exc))
+            else:
+                self._problem_over()
             if attempt.held:
                 logger.info("acquired lease %s/%s as %s", self.namespace, self.name, self.identity)
                 self._leader = True
                 return
             logger.debug("lease %s/%s not acquired: %s", self.namespace, self.name, attempt.why)
             await self._sleep(self.retry_period)
+
+    def _report_problem(self, cause: str) -> None:
+        now = self._elapsed()
+        if cause != self.problem or now - self._problem_said_at >= PROBLEM_REPEAT:
+            logger.warning("cannot take part in the election for lease %s/%s: %s (retrying every %gs)",
+                           self.namespace, self.name, cause, self.retry_period)
+            self._problem_said_at = now
+        self.problem = cause
+
+    def _problem_over(self) -> None:
+        if self.problem is not None:
+            logger.info("lease %s/%s: the API server answers again", self.namespace, self.name)
+        self.problem = None
 
     async def keep(self, on_lost: OnLost) -> None:
         """Renew every `retry_period` until leadership is lost; then close the write gate, call

@@ -255,15 +255,20 @@ class SchedulerService:
 
     @property
     def probe_ready(self) -> bool:
-        """What `/readyz` answers: leading, or standing by for the Lease; not once stopping or after a lost Lease.
+        """What `/readyz` answers: leading, or standing by for the Lease and able to take part in the election;
+        not once stopping or after a lost Lease, nor while the caches are being listed.
 
         A standby is ready on purpose: a Deployment's rolling update waits for each new pod to be ready, and a
         new pod cannot win the Lease while an old one holds it, so a leader-only readiness would stall every
-        rollout. Whether this instance leads is the `leader` metric (and the Lease's holderIdentity).
+        rollout. But a standby whose attempts get no decision (the API server unreachable, TLS refused, a 403,
+        the Lease's namespace missing) could never take over: it is not ready. Whether this instance leads is
+        the `leader` metric (and the Lease's holderIdentity).
         """
         if self._stop_requested_at is not None or self.lost_at is not None:
             return False
-        return self._ready or self._standing_by
+        if self._standing_by:
+            return self.lease is None or self.lease.problem is None
+        return self._ready
 
     async def start(self) -> None:
         """Serve health, wait for the Lease, then start the passes. Cancellable while waiting."""

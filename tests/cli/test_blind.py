@@ -1,0 +1,63 @@
+"""A scheduler its API server refuses says so at default verbosity, with the cause, and is not ready; once the
+API server answers it says that too and becomes ready. Through the console script, as an operator meets it."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from binding_scheduler.devcluster import DevCluster
+from tests.operator.harness import wait_until
+
+BINDING_SCHEDULER = Path(sys.executable).parent / "binding-scheduler"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def readyz(port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return 0
+
+
+def test_a_standby_refused_by_its_api_server_warns_with_the_cause_and_fails_readiness_until_answered(
+    tmp_path: Path,
+) -> None:
+    health = free_port()
+    log = tmp_path / "scheduler.log"
+    with DevCluster.in_thread() as api, log.open("w") as out:
+        api.store.ensure_namespace("karmada-system")
+        refusal = api.faults.add(method="GET", path="leases/karmada-scheduler$", status=403)
+        process = subprocess.Popen(
+            [str(BINDING_SCHEDULER), "run", f"--kubeconfig={api.kubeconfig_path}", "--metrics-bind-address=0",
+             f"--health-probe-bind-address=127.0.0.1:{health}"], stdout=out, stderr=subprocess.STDOUT, text=True)
+        try:
+            wait_until(lambda: "cannot take part in the election" in log.read_text(), timeout=30,
+                       what="the refusal in the log")
+            refused = readyz(health)
+            refusal.remove()
+            wait_until(lambda: readyz(health) == 200, timeout=30, what="readiness once the API server answers")
+            time.sleep(0.1)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)
+    lines = log.read_text().splitlines()
+    (warning,) = [line for line in lines if "cannot take part in the election" in line]
+    assert " WARNING " in warning
+    assert "lease karmada-system/karmada-scheduler: 403 Forbidden" in warning
+    assert refused == 503
+    assert any(line.endswith("lease karmada-system/karmada-scheduler: the API server answers again") for line in lines)
