@@ -195,10 +195,10 @@ def test_a_plugin_name_that_is_no_plugin_is_ignored_with_a_warning_naming_the_on
 
     assert service.scheduler.settings.plugins.names == ("TaintToleration",)
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
-        "spec.plugins names 'Typo', which is no plugin: ignored (running: TaintToleration)"]
+        "spec.plugins names 'Typo', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction); running: TaintToleration"]
 
 
-def test_a_plugin_list_of_nothing_known_says_none_are_running(
+def test_a_plugin_list_of_nothing_known_says_none_are_running_and_no_filter_is_on(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):
@@ -206,7 +206,9 @@ def test_a_plugin_list_of_nothing_known_says_none_are_running(
 
     assert service.scheduler.settings.plugins.names == ()
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
-        "spec.plugins names 'Typo', which is no plugin: ignored (running: none)"]
+        "spec.plugins names 'Typo', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction); running: none",
+        "spec.plugins enables no filter plugin: every cluster passes the filters ('*' enables every plugin, "
+        "'-Name' then disables one); running: none"]
 
 
 def test_the_workload_affinity_gate_registers_the_workload_affinity_filters(service: SchedulerService) -> None:
@@ -274,4 +276,4 @@ def test_the_warning_for_an_unknown_plugin_lists_every_running_one(
     running = ", ".join(service.scheduler.settings.plugins.names)
     assert running.count(", ") == 1
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
-        f"spec.plugins names 'Typo', which is no plugin: ignored (running: {running})"]
+        f"spec.plugins names 'Typo', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction); running: {running}"]

@@ -83,7 +83,9 @@ class PluginSet:
     assigner: AssignPlugin | None = None
     reservers: tuple[ReservePlugin, ...] = ()
     binders: tuple[BindPlugin, ...] = ()
-    """Names `--plugins` gave that no plugin has: ignored, as Karmada ignores them (a likely typo)."""
+    known: tuple[str, ...] = ()
+    """Every plugin name there is, enabled or not (in-tree, then out-of-tree); `unknown` holds the names
+    `--plugins` gave that none has: ignored, as Karmada ignores them (a likely typo)."""
     filter_runners: tuple[tuple[str, FilterRunner], ...] = field(init=False, repr=False, compare=False)
     score_runners: tuple[tuple[str, ScoreRunner], ...] = field(init=False, repr=False, compare=False)
 
@@ -164,6 +166,7 @@ def build_plugins(
         assigner=_one("assign", [p for p in chosen if isinstance(p, AssignPlugin)]),
         reservers=tuple(p for p in chosen if isinstance(p, ReservePlugin)),
         binders=tuple(p for p in chosen if isinstance(p, BindPlugin)),
+        known=tuple(dict.fromkeys([*plugins, *also_known])),
     )
 
 

@@ -16,7 +16,7 @@ from ..algorithm.schedule import ScheduleOptions
 from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements, ValidationError
 from ..model.duration import parse_duration
 from ..scheduling.framework import EstimateAnswerLike, ReplicaEstimator
-from ..scheduling.plugins import load_plugins
+from ..scheduling.plugins import load_plugins, plugin_warnings
 from ..scheduling.workload_groups import WorkloadGroupIndex
 from .inputs import Inputs, load_inputs
 
@@ -124,9 +124,8 @@ def plugins_or_exit(spec: str, *, workload_affinity: bool = False) -> PluginSet:
     except PluginError as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from error
-    for name in plugins.unknown:
-        print(f"warning: --plugins names {name!r}, which is no plugin: ignored (known: {', '.join(plugins.names)})",
-              file=sys.stderr)
+    for line in plugin_warnings("--plugins", plugins):
+        print(f"warning: {line}", file=sys.stderr)
     return plugins
 
 

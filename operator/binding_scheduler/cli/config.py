@@ -13,8 +13,10 @@ from typing import Any
 
 import yaml
 
+from ..algorithm.plugins import PluginError
 from ..model import ValidationError
 from ..model.config import API_VERSION, KIND
+from ..scheduling.plugins import load_plugins, plugin_warnings
 from .goflags import Flag
 from .karmada_flags import KarmadaSettings
 from .parsers import CommandParser
@@ -56,10 +58,17 @@ def from_flags(args: argparse.Namespace) -> int:
     for line in settings.warnings:
         print(f"warning: {line}", file=sys.stderr)
     try:
-        settings.overrides.parse()
+        config = settings.overrides.parse()
     except ValidationError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    try:
+        plugins = load_plugins(config.plugins, workload_affinity=config.feature_gates.workload_affinity)
+    except PluginError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for line in plugin_warnings("--plugins", plugins):
+        print(f"warning: {line}", file=sys.stderr)
     sys.stdout.write(render(settings, args.name, args.namespace))
     return 0
 

@@ -69,3 +69,15 @@ def load_plugins(
     installed = [entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)]
     return build_plugins(enabled, [*discover_plugins(spec=enabled), *extra], also_known=installed,
                          workload_affinity=workload_affinity)
+
+
+def plugin_warnings(source: str, plugins: PluginSet) -> list[str]:
+    """What to tell the user about the plugins `source` (`--plugins`, `spec.plugins`) chose: names no plugin has
+    (ignored, with the names there are), and a choice that leaves no filter on. That is what Karmada's syntax
+    means for a list without `*` (each name enables one plugin), so it stands, but it lets every cluster pass."""
+    lines = [f"{source} names {name!r}, which is no plugin: ignored (known: {', '.join(plugins.known)})"
+             for name in plugins.unknown]
+    if not plugins.filters:
+        lines.append(f"{source} enables no filter plugin: every cluster passes the filters ('*' enables every "
+                     "plugin, '-Name' then disables one)")
+    return lines

@@ -34,7 +34,7 @@ from .event_sender import BackgroundEvents
 from .health import HealthServer
 from .metrics import MetricsHook, SchedulerMetrics
 from .passes import Decider, PassContext, PassSettings
-from .plugins import load_plugins
+from .plugins import load_plugins, plugin_warnings
 from .queue import SchedulingQueue
 from .runtime import DrainReport, Scheduler
 from .stores import BindingStore, ClusterStore
@@ -179,9 +179,8 @@ class SchedulerService:
     def _pass_settings(self, config: SchedulerConfig) -> PassSettings:
         workload_affinity = config.feature_gates.workload_affinity
         plugins = load_plugins(config.plugins, workload_affinity=workload_affinity)
-        for name in plugins.unknown:
-            logger.warning("spec.plugins names %r, which is no plugin: ignored (running: %s)", name,
-                           ", ".join(plugins.names) or "none")
+        for line in plugin_warnings("spec.plugins", plugins):
+            logger.warning("%s; running: %s", line, ", ".join(plugins.names) or "none")
         return PassSettings(
             scheduler_name=config.scheduler_name,
             plugins=plugins,
