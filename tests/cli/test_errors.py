@@ -18,6 +18,9 @@ from tests.operator.harness import config_spec, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
+KNOWN = "APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction"
+"""Every plugin there is, in the order the warnings list them."""
+
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "binding_scheduler.cli.main", *args], capture_output=True,
@@ -100,7 +103,7 @@ def test_an_unknown_plugin_name_is_warned_about_and_explain_says_it_was_ignored(
     assert main(["explain", "-f", str(ROOT / "examples"), "--binding", "shop/checkout-deployment",
                  "--plugins", "*,-TaintTolerations"]) == 0
     out, err = capsys.readouterr()
-    assert "warning: --plugins names 'TaintTolerations', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction)" in err
+    assert f"warning: --plugins names 'TaintTolerations', which is no plugin: ignored (known: {KNOWN})" in err
     assert "plugins: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterEviction, " \
            "ClusterLocality (unknown, ignored: TaintTolerations)" in out
 
@@ -185,14 +188,14 @@ def test_the_known_plugins_of_the_warning_are_every_plugin_not_the_enabled_ones(
 ) -> None:
     assert main(["simulate", "-f", str(ROOT / "examples"), "--plugins", "TaintToleration,Typo", "-o", "json"]) == 0
     err = capsys.readouterr().err
-    assert "warning: --plugins names 'Typo', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction)" in err
+    assert f"warning: --plugins names 'Typo', which is no plugin: ignored (known: {KNOWN})" in err
 
 
 def test_config_from_flags_warns_of_an_unknown_plugin_and_of_a_list_that_enables_no_filter() -> None:
     result = cli("config", "from-flags", "--plugins=NoSuchPlugin")
     assert result.returncode == 0
     assert result.stderr.splitlines() == [
-        "warning: --plugins names 'NoSuchPlugin', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction)",
+        f"warning: --plugins names 'NoSuchPlugin', which is no plugin: ignored (known: {KNOWN})",
         "warning: --plugins enables no filter plugin: every cluster passes the filters ('*' enables every "
         "plugin, '-Name' then disables one)",
     ]

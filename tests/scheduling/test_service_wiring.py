@@ -60,6 +60,9 @@ async def offline(config: SchedulerConfig, **options: Any) -> SchedulerService:
     await service.lease_client.close()
     return service
 
+KNOWN = "APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction"
+"""Every plugin there is, in the order the warnings list them."""
+
 
 def test_the_api_client_has_the_configured_rate_limit_and_names_the_instance_in_its_user_agent(
     service: SchedulerService,
@@ -195,7 +198,7 @@ def test_a_plugin_name_that_is_no_plugin_is_ignored_with_a_warning_naming_the_on
 
     assert service.scheduler.settings.plugins.names == ("TaintToleration",)
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
-        "spec.plugins names 'Typo', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction); running: TaintToleration"]
+        f"spec.plugins names 'Typo', which is no plugin: ignored (known: {KNOWN}); running: TaintToleration"]
 
 
 def test_a_plugin_list_of_nothing_known_says_none_are_running_and_no_filter_is_on(
@@ -206,7 +209,7 @@ def test_a_plugin_list_of_nothing_known_says_none_are_running_and_no_filter_is_o
 
     assert service.scheduler.settings.plugins.names == ()
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
-        "spec.plugins names 'Typo', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction); running: none",
+        f"spec.plugins names 'Typo', which is no plugin: ignored (known: {KNOWN}); running: none",
         "spec.plugins enables no filter plugin: every cluster passes the filters ('*' enables every plugin, "
         "'-Name' then disables one); running: none"]
 
@@ -276,4 +279,4 @@ def test_the_warning_for_an_unknown_plugin_lists_every_running_one(
     running = ", ".join(service.scheduler.settings.plugins.names)
     assert running.count(", ") == 1
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
-        f"spec.plugins names 'Typo', which is no plugin: ignored (known: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterLocality, ClusterEviction); running: {running}"]
+        f"spec.plugins names 'Typo', which is no plugin: ignored (known: {KNOWN}); running: {running}"]
