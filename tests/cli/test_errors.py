@@ -200,3 +200,21 @@ def test_config_from_flags_warns_of_an_unknown_plugin_and_of_a_list_that_enables
         "plugin, '-Name' then disables one)",
     ]
     assert "- NoSuchPlugin" in result.stdout  # Karmada's syntax, kept as given
+
+
+def test_config_without_namespace_is_read_in_karmada_system_whatever_the_kubeconfig_context_names(
+    tmp_path: Path,
+) -> None:
+    import yaml
+
+    from binding_scheduler.devcluster import DevCluster
+
+    with DevCluster.in_thread() as api:
+        kubeconfig = yaml.safe_load(api.kubeconfig_path.read_text())
+        for context in kubeconfig["contexts"]:
+            context["context"]["namespace"] = "elsewhere"
+        (tmp_path / "kubeconfig").write_text(yaml.safe_dump(kubeconfig))
+        result = cli("run", f"--kubeconfig={tmp_path / 'kubeconfig'}", "--config", "sched",
+                     "--metrics-bind-address=0", "--health-probe-bind-address=0")
+    assert result.returncode == 1
+    assert "cannot start: SchedulerConfiguration karmada-system/sched (--config) does not exist" in result.stderr

@@ -16,6 +16,7 @@ import yaml
 from ..algorithm.plugins import PluginError
 from ..model import ValidationError
 from ..model.config import API_VERSION, KIND
+from ..operator.options import DEFAULT_NAMESPACE
 from ..scheduling.plugins import load_plugins, plugin_warnings
 from .goflags import Flag
 from .karmada_flags import KarmadaSettings
@@ -23,7 +24,6 @@ from .parsers import CommandParser
 from .run import USAGE, add_karmada_help, read_command_line
 
 DEFAULT_NAME = "binding-scheduler"
-DEFAULT_NAMESPACE = "karmada-system"
 OWN_FLAGS = {"name": Flag("name"), "namespace": Flag("namespace")}
 
 

@@ -18,7 +18,7 @@ from ..model import ValidationError
 from ..model.config import SchedulerConfig
 from ..model.overrides import SpecOverrides
 from ..operator.config_file import ConfigFileError, load_config_file
-from ..operator.options import LaunchOptions
+from ..operator.options import DEFAULT_NAMESPACE, LaunchOptions
 from ..operator.runner import main as run_main
 from ..scheduling.service import estimator_settings
 from . import goflags
@@ -171,7 +171,8 @@ def register(subparsers: Any) -> None:
         "Stops on SIGTERM/SIGINT within shutdown.drainTimeout; exits 1 if the lease is lost.",
     )
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context")
-    parser.add_argument("--namespace", metavar="NS", help="the scheduler's namespace (where --config is read)")
+    parser.add_argument("--namespace", metavar="NS",
+                        help=f"the scheduler's namespace, where --config is read (default {DEFAULT_NAMESPACE})")
     parser.add_argument("--config", metavar="NAME", help="watch this SchedulerConfiguration in --namespace")
     parser.add_argument("--config-file", metavar="FILE", help="read a SchedulerConfiguration from a file")
     parser.add_argument("--identity", metavar="ID", help="lease holder identity (default <hostname>_<uuid>)")

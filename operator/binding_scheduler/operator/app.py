@@ -33,7 +33,7 @@ from ..scheduling.health import ServeError
 from ..scheduling.passes import Decider
 from ..scheduling.service import SchedulerService, ShutdownReport
 from .config_file import load_config_file
-from .options import LaunchOptions
+from .options import DEFAULT_NAMESPACE, LaunchOptions
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class OperatorApp:
             self.connection = load_connection(
                 self.options.kubeconfig, self.options.context, master=self.options.master
             )
-            self.namespace = self.options.namespace or self.connection.namespace or "default"
+            self.namespace = self.options.namespace or DEFAULT_NAMESPACE
             config = await self._initial_config(self.connection)
         except (StartError, ConfigError) as error:
             self._cannot_start(error)

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from ..model.overrides import NO_OVERRIDES, SpecOverrides
 
+DEFAULT_NAMESPACE = "karmada-system"
+"""Where `--config NAME` is read without `--namespace`: the namespace `config from-flags` writes and the Lease's
+default, whatever namespace the kubeconfig's context names."""
+
 
 @dataclass(frozen=True, slots=True)
 class LaunchOptions:
