@@ -14,7 +14,7 @@ import pytest
 
 from binding_scheduler.cli import simulate as simulate_command
 from binding_scheduler.cli.main import main
-from tests.operator.harness import config_spec, write_config
+from tests.operator.harness import binding_doc, cluster_doc, config_spec, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -218,3 +218,33 @@ def test_config_without_namespace_is_read_in_karmada_system_whatever_the_kubecon
                      "--metrics-bind-address=0", "--health-probe-bind-address=0")
     assert result.returncode == 1
     assert "cannot start: SchedulerConfiguration karmada-system/sched (--config) does not exist" in result.stderr
+
+
+def test_version_prints_the_package_version() -> None:
+    from binding_scheduler import __version__
+
+    result = cli("--version")
+    assert (result.returncode, result.stdout) == (0, f"binding-scheduler {__version__}\n")
+
+
+def test_simulate_ends_with_a_summary_and_exits_3_on_an_unscheduled_binding_with_fail_on_unscheduled(
+    tmp_path: Path,
+) -> None:
+    import yaml
+
+    (tmp_path / "inputs.yaml").write_text(yaml.safe_dump_all([
+        cluster_doc("m1"),
+        binding_doc("fits", placement={"clusterAffinity": {"clusterNames": ["m1"]}}),
+        binding_doc("nowhere", placement={"clusterAffinity": {"clusterNames": ["gone"]}}),
+    ]))
+    plain = cli("simulate", "-f", str(tmp_path), "-o", "json")
+    strict = cli("simulate", "-f", str(tmp_path), "-o", "json", "--fail-on-unscheduled")
+    assert (plain.returncode, strict.returncode) == (0, 3)
+    assert plain.stderr.splitlines()[-1] == "2 bindings: 1 scheduled, 1 not"
+    assert json.loads(strict.stdout) == json.loads(plain.stdout)
+
+
+def test_simulate_of_a_folder_without_bindings_is_bad_input(tmp_path: Path) -> None:
+    result = cli("simulate", "-f", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr == f"{tmp_path}: no ResourceBinding or ClusterResourceBinding found\n"

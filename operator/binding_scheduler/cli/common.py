@@ -113,6 +113,8 @@ def load_or_exit(files: list[str]) -> Inputs:
     inputs = load_inputs(files)
     if inputs.errors:
         raise fail(inputs.errors)
+    if not inputs.bindings:
+        raise fail([f"{', '.join(files)}: no ResourceBinding or ClusterResourceBinding found"])
     for skipped in inputs.skipped:
         print(f"note: ignoring {skipped} (not a Cluster or binding)", file=sys.stderr)
     return inputs

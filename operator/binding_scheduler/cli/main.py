@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from .. import __version__
 from .parsers import CommandParser
 
 COMMAND_MODULES = (
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Errors are one line on stderr (exit 2 for bad usage or input, 1 at run time); --debug, anywhere "
         "on the command line, shows the traceback of a failure.",
     )
+    parser.add_argument("--version", action="version", version=f"binding-scheduler {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=CommandParser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -114,7 +115,15 @@ async def _run(args: argparse.Namespace) -> int:
     async with open_estimator(args) as estimator:
         results = await simulate(inputs.bindings, Snapshot(inputs.clusters), plugins, estimator, options, groups)
     print(render(results, args.output))
-    return 0
+    unscheduled = [r for r in results if not r.scheduled]
+    plural = "" if len(results) == 1 else "s"
+    print(f"{len(results)} binding{plural}: {len(results) - len(unscheduled)} scheduled, {len(unscheduled)} not",
+          file=sys.stderr)
+    return UNSCHEDULED if unscheduled and args.fail_on_unscheduled else 0
+
+
+UNSCHEDULED = 3
+"""`--fail-on-unscheduled`'s exit status when a binding is not scheduled (1 and 2 mean a failure and bad input)."""
 
 
 def register(subparsers: Any) -> None:
@@ -126,6 +135,8 @@ def register(subparsers: Any) -> None:
     )
     add_input_arguments(parser)
     parser.add_argument("-o", "--output", choices=("json", "yaml", "table"), default="table")
+    parser.add_argument("--fail-on-unscheduled", action="store_true",
+                        help=f"exit {UNSCHEDULED} when any binding is not scheduled (for scripts and CI)")
     add_estimator_arguments(parser)
     parser.set_defaults(handler=run_command(_run))
 
