@@ -54,11 +54,11 @@ ALLOWANCES: dict[str, str] = {
     "old result in Go map order)",
     "empty-affinities": "Fixed: 'nil and empty lists compare equal everywhere' (Karmada takes an empty "
     "clusterAffinities list for the ClusterAffinities path and writes nothing)",
-    "reschedule-restarts-walk": "Versions: the reference (after v1.19) restarts the ClusterAffinities walk at the "
+    "reschedule-restarts-walk": "Versions: the reference (1c278577e) restarts the ClusterAffinities walk at the "
     "first term on an explicit reschedule; v1.18.2 resumes at the observed term",
     "int32-sum": "Fixed: 'Available replicas are summed without wrapping around' (a workload scaled to 0 on a "
     "Fresh reschedule: Karmada's int32 sum of MaxInt32 per candidate wraps negative for an even count)",
-    "component-results": "Versions: Karmada v1.19 writes a multi-component workload's per-component replicas into "
+    "component-results": "Versions: Karmada #7833 (master after v1.19.0-rc.0) writes a multi-component workload's per-component replicas into "
     "spec.clusters[].components (gate MultiplePodTemplatesScheduling); v1.18.2 writes the cluster name only",
 }
 
@@ -184,7 +184,7 @@ def oracle_case(case: Case, case_id: Any, policy_defaults: bool = False) -> dict
 
 
 def reschedule_restarts_walk(document: Mapping[str, Any]) -> bool:
-    """Would the reference (post-v1.19) start this binding's ClusterAffinities walk at term 0 where v1.18.2
+    """Would the reference (1c278577e) start this binding's ClusterAffinities walk at term 0 where v1.18.2
     starts at the observed term: an explicit reschedule pending and an observed term other than the first?"""
     spec, status = document.get("spec") or {}, document.get("status") or {}
     terms = [t.get("affinityName") for t in ((spec.get("placement") or {}).get("clusterAffinities") or ())]

@@ -38,7 +38,7 @@ header() {  # file -> the comment put on top of it
       echo "# Karmada ships this CRD with v1alpha1 and v1alpha2 and, via a kustomize patch, a conversion webhook."
       echo "# Only v1alpha2 (Karmada's storage version) is generated here and no webhook conversion is set:"
       echo "# no conversion webhook runs beside the devcluster or the test control plane."
-      echo "# spec.clusters[].components is Karmada v1.19's (added by tools/crdgen/target_components.py)." ;;
+      echo "# spec.clusters[].components is Karmada's #7837 (added by tools/crdgen/target_components.py)." ;;
     cluster.*)
       echo "# Karmada serves clusters from karmada-aggregated-apiserver and ships no CRD for them; this one is"
       echo "# generated from the same types. Its printer columns are added by generate.sh to match the table"
@@ -87,9 +87,9 @@ awk -v cols="$cluster_columns" '$0 == "  - name: v1alpha1" { print cols; next } 
   "$out/cluster.karmada.io_clusters.yaml" > "$out/clusters.tmp"
 mv "$out/clusters.tmp" "$out/cluster.karmada.io_clusters.yaml"
 
-# Karmada v1.19 added spec.clusters[].components (TargetComponent: name, replicas), which the scheduler
-# writes for multi-component workloads under MultiplePodTemplatesScheduling. The module proxy serves v1.18.2
-# here, so the field is added to TargetCluster as v1.19's types declare it (a structural schema would prune it).
+# Karmada #7837 (master after v1.19.0-rc.0) added spec.clusters[].components (TargetComponent: name,
+# replicas), which the scheduler writes for multi-component workloads under MultiplePodTemplatesScheduling. The module proxy serves v1.18.2
+# here, so the field is added to TargetCluster as #7837's types declare it (a structural schema would prune it).
 for name in work.karmada.io_resourcebindings.yaml work.karmada.io_clusterresourcebindings.yaml; do
   python3 "$here/target_components.py" "$out/$name"
 done

@@ -1,4 +1,4 @@
-"""Adds Karmada v1.19's `spec.clusters[].components` to a generated v1.18.2 binding CRD, in place.
+"""Adds Karmada's `spec.clusters[].components` (karmada-io/karmada #7837, after v1.19.0-rc.0) to a generated v1.18.2 binding CRD, in place.
 
 controller-gen writes properties in name order, so `components` goes first among TargetCluster's properties.
 """

@@ -217,7 +217,7 @@ def assign(
 
 def with_components(binding: Binding, result: list[TargetCluster], options: ScheduleOptions) -> list[TargetCluster]:
     """A multi-component workload placed on its one cluster carries each component's replicas there
-    (`spec.clusters[].components`, Karmada v1.19, gate MultiplePodTemplatesScheduling); a single-component
+    (`spec.clusters[].components`, karmada-io/karmada #7833, gate MultiplePodTemplatesScheduling); a single-component
     workload keeps the plain result."""
     if len(result) != 1 or len(binding.components) < 2:
         return result

@@ -74,7 +74,7 @@ class Component:
 
 
 class TargetComponent(NamedTuple):
-    """One component's replicas in a cluster (`spec.clusters[].components[]`, Karmada v1.19)."""
+    """One component's replicas in a cluster (`spec.clusters[].components[]`, karmada-io/karmada #7837)."""
 
     name: str
     replicas: int
