@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.karmada import restart as restart_scenario
 from tests.karmada import suite
+from tests.karmada import table as spec_table
 from tests.karmada.plane import (
     SCHEDULERS,
     KarmadaError,
@@ -109,6 +110,8 @@ def main(argv: Sequence[str]) -> int:
     commands.choices["restart"].add_argument("--delay", type=float, default=20.0,
                                              help="seconds the slow estimator holds each call")
     commands.add_parser("down")
+    table = commands.add_parser("table", help="docs/karmada-e2e.md's table from the two e2e reports")
+    table.add_argument("reports", nargs=2, metavar="REPORT.json", help="karmada-scheduler's, then ours")
     for command in commands.choices.values():
         command.add_argument("--state", type=Path, default=STATE,
                              help="the plane's state directory (default .karmada; another runs a second plane)")
@@ -121,6 +124,8 @@ def main(argv: Sequence[str]) -> int:
         if args.command == "down":
             print("karmada: stopped" if stop(state) else "karmada: nothing was running")
             return 0
+        if args.command == "table":
+            return spec_table.main(args.reports)
         if args.command == "restart":
             return restart(args.scheduler, args.bindings, args.delay)
         return e2e(args.scheduler, args.focus, args.skip, args.files, args.poll_timeout, state)

@@ -34,6 +34,7 @@ class SpecResult:
     state: str  # passed | failed | skipped | pending | panicked | interrupted | timedout | aborted
     seconds: float
     failure: str
+    labels: tuple[str, ...] = ()
 
 
 def karmadactl_gopath(binaries: Path) -> Path:
@@ -82,7 +83,9 @@ def results(report: Path) -> list[SpecResult]:
             found.append(SpecResult(
                 file=Path((spec.get("LeafNodeLocation") or {}).get("FileName", "")).name,
                 name=" ".join(name.split()), state=spec.get("State", ""),
-                seconds=_seconds(spec.get("RunTime", 0)), failure=failure.splitlines()[0] if failure else ""))
+                seconds=_seconds(spec.get("RunTime", 0)), failure=failure.splitlines()[0] if failure else "",
+                labels=tuple(label for labels in (spec.get("ContainerHierarchyLabels") or ()) for label in labels or ())
+                + tuple(spec.get("LeafNodeLabels") or ())))
     return found
 
 
