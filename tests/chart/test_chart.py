@@ -202,6 +202,32 @@ def test_rbac_puts_the_lease_rule_where_the_lease_lives() -> None:
     assert find(documents, "RoleBinding", "leases")[0]["subjects"][0]["namespace"] == "sched"
 
 
+def test_rbac_follows_karmadas_flags_in_extra_args_as_the_scheduler_does() -> None:
+    documents = render({"extraArgs": ["--leader-elect-resource-namespace=leases", "--enable-scheduler-estimator=True",
+                                      "--scheduler-estimator-service-namespace", "estimators"]}, namespace="sched")
+    roles = {role["metadata"]["namespace"]: [r["resources"] for r in role["rules"]] for role in find(documents, "Role")}
+    _, namespaced = expected_rules("leaderElection", "estimator")
+    assert roles == {"leases": [["leases"]],
+                     "estimators": [r["resources"] for r in namespaced if r["resources"] != ["leases"]]}
+
+
+def test_a_flag_in_extra_args_wins_over_the_config_values_for_rbac() -> None:
+    documents = render({"config.estimator.enabled": True, "config.leaderElection": {"leaseNamespace": "leases"},
+                        "extraArgs": ["-enable-scheduler-estimator=false", "--leader-elect-resource-namespace=mine"]},
+                       namespace="sched")
+    assert [role["metadata"]["namespace"] for role in find(documents, "Role")] == ["mine"]
+
+
+@pytest.mark.parametrize("flag", ["--leader-elect=false", "--leader-elect=0", "-leader-elect=False"])
+def test_leader_election_turned_off_in_extra_args_grants_no_lease(flag: str) -> None:
+    assert find(render({"extraArgs": [flag]}), "Role") == []
+
+
+def test_a_boolean_flag_in_extra_args_that_is_no_boolean_fails_the_render_naming_it() -> None:
+    assert "extraArgs: --enable-scheduler-estimator=yes is not a boolean (true or false)" in refusal(
+        {"extraArgs": ["--enable-scheduler-estimator=yes"]})
+
+
 def test_rbac_binds_extra_subjects_for_the_karmada_apiserver_credentials() -> None:
     subject = {"kind": "User", "name": "system:karmada:binding-scheduler", "apiGroup": "rbac.authorization.k8s.io"}
     documents = render({"rbac.extraSubjects": [subject]})

@@ -112,15 +112,58 @@ Lease and of the estimator Services. Rendered as YAML.
 {{- $port -}}
 {{- end -}}
 
-{{/* Whether the scheduler asks the accurate estimators (config or Karmada's flag in extraArgs). */}}
-{{- define "binding-scheduler.estimatorEnabled" -}}
-{{- $estimator := get (.Values.config | default dict) "estimator" | default dict -}}
-{{- $byFlag := or (has "--enable-scheduler-estimator" .Values.extraArgs) (has "--enable-scheduler-estimator=true" .Values.extraArgs) -}}
-{{- if or (get $estimator "enabled") $byFlag }}true{{ end -}}
+{{/*
+The value Karmada's flag `name` has in extraArgs, read as the scheduler reads it (Go's flag syntax: `--name=value`
+or `-name=value`, and `--name value` for a flag that is not `boolean`; a bare boolean is true; the last one
+wins). "" when extraArgs does not give it; a boolean's value is "true" or "false" (Go's strconv.ParseBool
+spellings), and any other value fails the render naming the flag.
+*/}}
+{{- define "binding-scheduler.flag" -}}
+{{- $args := .args | default list -}}
+{{- $value := "" -}}
+{{- range $index, $arg := $args -}}
+{{- $text := regexReplaceAll "^--?" (toString $arg) "" -}}
+{{- if hasPrefix (printf "%s=" $.name) $text -}}
+{{- $value = trimPrefix (printf "%s=" $.name) $text -}}
+{{- else if eq $text $.name -}}
+{{- if $.boolean -}}
+{{- $value = "true" -}}
+{{- else if lt (add1 $index) (len $args) -}}
+{{- $value = toString (index $args (add1 $index)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and .boolean (ne $value "") -}}
+{{- if has $value (list "1" "t" "T" "TRUE" "true" "True") -}}true
+{{- else if has $value (list "0" "f" "F" "FALSE" "false" "False") -}}false
+{{- else -}}{{- fail (printf "extraArgs: --%s=%s is not a boolean (true or false)" .name $value) -}}
+{{- end -}}
+{{- else -}}{{- $value -}}
+{{- end -}}
 {{- end -}}
 
+{{/* Whether the scheduler asks the accurate estimators: Karmada's flag in extraArgs, else the config. */}}
+{{- define "binding-scheduler.estimatorEnabled" -}}
+{{- $estimator := get (.Values.config | default dict) "estimator" | default dict -}}
+{{- $flag := include "binding-scheduler.flag" (dict "args" .Values.extraArgs "name" "enable-scheduler-estimator" "boolean" true) -}}
+{{- if eq $flag "true" }}true{{ else if and (ne $flag "false") (get $estimator "enabled") }}true{{ end -}}
+{{- end -}}
+
+{{/* Whether the scheduler elects a leader: Karmada's --leader-elect in extraArgs, else the config. */}}
 {{- define "binding-scheduler.leaderElection" -}}
 {{- $election := get (.Values.config | default dict) "leaderElection" | default dict -}}
-{{- $byFlag := has "--leader-elect=false" .Values.extraArgs -}}
-{{- if and (not $byFlag) (or (not (hasKey $election "enabled")) $election.enabled) }}true{{ end -}}
+{{- $flag := include "binding-scheduler.flag" (dict "args" .Values.extraArgs "name" "leader-elect" "boolean" true) -}}
+{{- if eq $flag "true" }}true{{ else if and (ne $flag "false") (or (not (hasKey $election "enabled")) $election.enabled) }}true{{ end -}}
+{{- end -}}
+
+{{/*
+The namespaces the scheduler's Roles must be in, as the scheduler will run: the Lease's and the estimator
+Services', from Karmada's flags in extraArgs when given there (they win over the configuration), else from the
+configuration (the release namespace by default). Rendered as YAML: {lease: NS, estimators: NS}.
+*/}}
+{{- define "binding-scheduler.roleNamespaces" -}}
+{{- $spec := include "binding-scheduler.configSpec" . | fromYaml -}}
+{{- $lease := include "binding-scheduler.flag" (dict "args" .Values.extraArgs "name" "leader-elect-resource-namespace") | default $spec.leaderElection.leaseNamespace -}}
+{{- $estimators := include "binding-scheduler.flag" (dict "args" .Values.extraArgs "name" "scheduler-estimator-service-namespace") | default $spec.estimator.service.namespace -}}
+{{- toYaml (dict "lease" $lease "estimators" $estimators) -}}
 {{- end -}}
