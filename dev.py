@@ -67,6 +67,7 @@ def demo(args: list[str]) -> None:
 
 GO_TOOLS: tuple[tuple[str, ...], ...] = (
     ("controlplane",), ("karmada",), ("karmada-oracle",), ("helm",), ("kwok",), ("karmada", "control-plane"),
+    ("promcheck",),
 )
 """The reference binaries the tests run, each built from its Go module by tools/<name>/build.sh into
 ~/.cache/binding-scheduler/ (kept there, keyed by version); a tool's build.sh may take what to build as
