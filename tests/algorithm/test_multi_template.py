@@ -126,7 +126,8 @@ def test_a_cluster_with_room_for_one_set_is_selected_although_replicas_would_not
 
 
 def test_a_multi_component_workload_on_its_cluster_carries_each_components_replicas() -> None:
-    """Karmada #7833 (master after v1.19.0-rc.0): spec.clusters[].components, copied from spec.components, in the same write."""
+    """Karmada #7833 (master after v1.19.0-rc.0): spec.clusters[].components, copied from spec.components, in
+    the same write."""
     binding = make_binding(parts=TWO_PARTS)
     snapshot = Snapshot([cluster("m1", "7"), cluster("m2", "2")])
     (target,) = schedule(binding, snapshot, build_plugins(), options=GATE)

@@ -78,7 +78,7 @@ def test_the_prometheus_rule_holds_the_alerts_file() -> None:
 
 def test_the_dashboard_configmap_holds_the_dashboard_for_grafanas_sidecar() -> None:
     documents = render({"metrics.dashboard.enabled": True}, namespace="sched")
-    (configmap,) = [c for c in find(documents, "ConfigMap") if c["metadata"]["name"] == "bs-binding-scheduler-dashboard"]
+    (configmap,) = [c for c in find(documents, "ConfigMap") if c["metadata"]["name"].endswith("-dashboard")]
     assert configmap["metadata"]["namespace"] == "sched"
     assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert json.loads(configmap["data"]["binding-scheduler.json"]) == json.loads(DASHBOARD.read_text())
