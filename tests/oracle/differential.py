@@ -59,7 +59,8 @@ ALLOWANCES: dict[str, str] = {
     "int32-sum": "Fixed: 'Available replicas are summed without wrapping around' (a workload scaled to 0 on a "
     "Fresh reschedule: Karmada's int32 sum of MaxInt32 per candidate wraps negative for an even count)",
     "component-results": "Versions: Karmada #7833 (master after v1.19.0-rc.0) writes a multi-component workload's "
-    "per-component replicas into spec.clusters[].components (gate MultiplePodTemplatesScheduling); v1.18.2 writes the cluster name only",
+    "per-component replicas into spec.clusters[].components (gate MultiplePodTemplatesScheduling); v1.18.2 "
+    "writes the cluster name only",
 }
 
 
