@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -248,3 +249,36 @@ def test_simulate_of_a_folder_without_bindings_is_bad_input(tmp_path: Path) -> N
     result = cli("simulate", "-f", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr == f"{tmp_path}: no ResourceBinding or ClusterResourceBinding found\n"
+
+
+def misspelt_binding(tmp_path: Path, **changes: Any) -> Path:
+    import yaml
+
+    binding = binding_doc("web", placement={"clusterAffinity": {"clusterNames": ["m1"]}})
+    binding["spec"]["placment"] = {"clusterAffinity": {"clusterNames": ["m2"]}}
+    binding.update(changes)
+    (tmp_path / "inputs.yaml").write_text(yaml.safe_dump_all([cluster_doc("m1"), binding]))
+    return tmp_path / "inputs.yaml"
+
+
+def test_simulate_warns_of_an_unknown_field_as_kubectls_field_validation_does(tmp_path: Path) -> None:
+    inputs = misspelt_binding(tmp_path)
+    result = cli("simulate", "-f", str(inputs), "-o", "json")
+    assert result.returncode == 0
+    assert f'warning: {inputs}: ResourceBinding web: unknown field "spec.placment"' in result.stderr.splitlines()
+    assert json.loads(result.stdout)["results"][0]["clusters"] == [{"name": "m1", "replicas": 1}]
+
+
+def test_explain_with_strict_refuses_an_unknown_field(tmp_path: Path) -> None:
+    inputs = misspelt_binding(tmp_path)
+    result = cli("explain", "-f", str(inputs), "--binding", "default/web", "--strict")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f'{inputs}: ResourceBinding web: unknown field "spec.placment"\n'
+
+
+def test_a_binding_at_an_apiversion_the_model_does_not_read_is_refused(tmp_path: Path) -> None:
+    inputs = misspelt_binding(tmp_path, apiVersion="work.karmada.io/v1alpha1")
+    result = cli("simulate", "-f", str(inputs))
+    assert result.returncode == 2
+    assert result.stderr == (f"{inputs}: ResourceBinding web: apiVersion: 'work.karmada.io/v1alpha1' is not read "
+                             "here: a ResourceBinding is read as work.karmada.io/v1alpha2\n")

@@ -27,6 +27,10 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         help="a YAML/JSON file or a folder of them (repeatable); single or multi-document, or kind: List",
     )
     parser.add_argument(
+        "--strict", action="store_true",
+        help="an unknown field in an input is an error (exit 2), not a warning (kubectl's --validate=strict)",
+    )
+    parser.add_argument(
         "--plugins", default="*", metavar="SPEC",
         help="Karmada's --plugins syntax: '*' all, 'name' one, '-name' without one (default '*')",
     )
@@ -108,9 +112,12 @@ def fail(lines: list[str], code: int = 2) -> SystemExit:
     return SystemExit(code)
 
 
-def load_or_exit(files: list[str]) -> Inputs:
-    """Parse every input; on any problem print one `FILE: KIND NAME: path: problem` line each and exit 2."""
-    inputs = load_inputs(files)
+def load_or_exit(files: list[str], *, strict: bool = False) -> Inputs:
+    """Parse every input; on any problem print one `FILE: KIND NAME: path: problem` line each and exit 2. An
+    unknown field is a `warning:` line (with `strict`, a problem)."""
+    inputs = load_inputs(files, strict=strict)
+    for line in inputs.warnings:
+        print(f"warning: {line}", file=sys.stderr)
     if inputs.errors:
         raise fail(inputs.errors)
     if not inputs.bindings:

@@ -196,7 +196,7 @@ def render_json(
 
 
 async def _run(args: argparse.Namespace) -> int:
-    inputs = load_or_exit(args.files)
+    inputs = load_or_exit(args.files, strict=args.strict)
     binding = find_binding(inputs, args.binding)
     plugins = plugins_or_exit(args.plugins, workload_affinity=workload_affinity(args))
     snapshot = Snapshot(inputs.clusters)

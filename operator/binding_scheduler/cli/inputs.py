@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from ..model import Binding, Cluster, ValidationError, parse_binding, parse_cluster
+from .fields import READ_AS, unknown_fields, wrong_api_version
 
 SUFFIXES = (".yaml", ".yml", ".json")
 BINDING_KINDS = ("ResourceBinding", "ClusterResourceBinding")
@@ -22,6 +23,7 @@ class Inputs:
     bindings: list[Binding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def input_files(paths: Sequence[str]) -> Iterator[Path]:
@@ -68,7 +70,9 @@ def _describe(document: Any) -> tuple[str, str]:
     return str(document.get("kind") or "-"), str(name or "-")
 
 
-def load_inputs(paths: Sequence[str]) -> Inputs:
+def load_inputs(paths: Sequence[str], *, strict: bool = False) -> Inputs:
+    """Every Cluster and binding in `paths`. A field its kind's schema lacks is a warning (an error when
+    `strict`), as kubectl's field validation reports it; an apiVersion the model does not read is an error."""
     inputs = Inputs()
     cluster_files: dict[str, Path] = {}
     for path in input_files(paths):
@@ -86,6 +90,12 @@ def load_inputs(paths: Sequence[str]) -> Inputs:
             continue
         for document in docs:
             kind, name = _describe(document)
+            if isinstance(document, dict) and kind in READ_AS:
+                if (wrong := wrong_api_version(document)) is not None:
+                    inputs.errors.append(f"{path}: {kind} {name}: apiVersion: {wrong}")
+                    continue
+                unknown = [f'{path}: {kind} {name}: unknown field "{f}"' for f in unknown_fields(document)]
+                (inputs.errors if strict else inputs.warnings).extend(unknown)
             try:
                 if kind == "Cluster":
                     cluster = parse_cluster(document)

@@ -108,7 +108,7 @@ def render(results: Sequence[SimulationResult], output: str) -> str:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    inputs = load_or_exit(args.files)
+    inputs = load_or_exit(args.files, strict=args.strict)
     plugins = plugins_or_exit(args.plugins, workload_affinity=workload_affinity(args))
     options = schedule_options(args)
     groups = workload_groups(args, inputs.bindings)
