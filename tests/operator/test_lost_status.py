@@ -17,10 +17,12 @@ from tests.operator.harness import (
     binding_writes,
     cluster_doc,
     condition,
+    config_spec,
     get,
     metric,
     scheduled,
     wait_until,
+    write_config,
 )
 
 
@@ -113,3 +115,28 @@ def test_deciding_again_for_a_lost_condition_never_moves_the_binding(api: DevClu
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
     assert "conditions" not in body["status"]
     assert [w.path.endswith("/status") for w in binding_writes(api, "web")] == [True]
+
+
+def test_a_lost_condition_of_a_multi_component_binding_whose_component_results_were_pruned_is_written(
+    api: DevCluster, tmp_path: Path,
+) -> None:
+    """Found by Karmada's own e2e suite (schedule_multi_template_test.go) on a real Karmada v1.18.2: its binding
+    CRD has no `spec.clusters[].components` (#7837), so the API server prunes what we write there; when the
+    status write after the spec write then meets a 409 (Karmada's binding controller writes the status at
+    once), the pass that recovers the condition must not take the pruned results for another decision."""
+    placement = {"clusterAffinity": {"clusterNames": ["m1", "m2"]},
+                 "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
+                 "spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 1, "minGroups": 1}]}
+    doc = binding_doc("job", replicas=0, placement=placement, clusters=[{"name": "m1"}])
+    doc["spec"].pop("replicas")
+    doc["spec"]["components"] = [{"name": "leader", "replicas": 1}, {"name": "worker", "replicas": 2}]
+    doc["metadata"]["annotations"] = {APPLIED_PLACEMENT_ANNOTATION: json.dumps(placement, separators=(",", ":"))}
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), doc)
+    config = write_config(tmp_path / "config.yaml", config_spec(featureGates={"MultiplePodTemplatesScheduling": True}))
+    operator = OperatorThread(api, config).start()
+    try:
+        body = wait_until(lambda: success(api, "job"), timeout=30, what="the Success condition")
+    finally:
+        assert operator.stop() == 0
+    assert [c["name"] for c in body["spec"]["clusters"]] == ["m1"]
+    assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import InitVar, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -36,7 +36,7 @@ from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
 from ..kube.client import ApiClient
 from ..kube.errors import ApiError, Conflict, Forbidden, KubeError, NotFound
 from ..kube.gate import WriteGateClosed
-from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, ValidationError
+from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, TargetCluster, ValidationError
 from .assumptions import AssumptionCache
 from .cpu import OverCpuLimit
 from .framework import CycleState, Framework, FrameworkHook, ReplicaEstimator, Reservation
@@ -211,7 +211,7 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
         except OverCpuLimit as error:
             # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
             return await _refuse(body, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
-        if owed and set(decision.clusters or ()) != set(binding.clusters):
+        if owed and _placements(decision.clusters or ()) != _placements(binding.clusters):
             # Deciding again only recovers a lost condition: it never moves a binding Karmada would leave alone.
             logger.info("binding %s: deciding again would change its clusters, which no rule asks for: left as it "
                         "is, generation %d recorded without a condition (as Karmada does)", key, binding.generation)
@@ -328,6 +328,13 @@ def _log_decision(
     result = f"not scheduled: {verdict.reason}: {verdict.message}" if failed else f"scheduled to {where}"
     logger.info("binding %s (%s): %s (%s, %.0f ms, attempt %d)", binding.key, binding.scope.value, result,
                 trigger.value, seconds * 1000, attempt)
+
+
+def _placements(clusters: Iterable[TargetCluster]) -> set[tuple[str, int]]:
+    """Where a decision put replicas, as every Karmada API version stores it. The per-component results
+    (`spec.clusters[].components`, karmada-io/karmada #7837) are derived from `spec.components`, and a Karmada
+    v1.18 API server prunes them: two decisions that differ only there are one decision."""
+    return {(target.name, target.replicas) for target in clusters}
 
 
 def _result_unchanged(body: Mapping[str, Any], placement_json: str, clusters: list[dict[str, Any]]) -> bool:
