@@ -39,6 +39,7 @@ from tests.realcluster.controlplane import (
     _exited,
     _wait_gone,
     free_port,
+    reap,
 )
 from tests.realcluster.controlplane import binaries as kube_binaries
 from tests.realcluster.kube import KubeClient
@@ -164,7 +165,7 @@ class Processes:
             os.killpg(pid, sig)
         deadline = time.monotonic() + timeout
         while True:
-            status = _reap(pid)
+            status = reap(pid)
             if status is not None:
                 return status if status >= 0 else None
             if time.monotonic() > deadline:
@@ -463,19 +464,6 @@ class Builder:
         result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
         if result.returncode != 0:
             raise KarmadaError(f"{what}: exit {result.returncode}: {(result.stderr or result.stdout).strip()}")
-
-
-def _reap(pid: int) -> int | None:
-    """The exit status of `pid` once it has exited (-1 when it is not our child), None while it runs."""
-    try:
-        done, status = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return -1
-        return None
-    return os.waitstatus_to_exitcode(status) if done == pid else None
 
 
 def _https_listening(port: int) -> bool:

@@ -251,15 +251,20 @@ def _wait_ready(plane: ControlPlane) -> None:
 
 
 def _exited(pid: int) -> bool:
+    return reap(pid) is not None
+
+
+def reap(pid: int) -> int | None:
+    """The exit status of `pid` once it has exited (-1 when it is not our child), None while it runs."""
     try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
+        done, status = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return True
-        return False
-    return done == pid
+            return -1
+        return None
+    return os.waitstatus_to_exitcode(status) if done == pid else None
 
 
 def _install(plane: ControlPlane) -> None:
