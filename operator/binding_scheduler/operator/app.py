@@ -84,8 +84,9 @@ class OperatorApp:
         try:
             await self.service.start()
         except ServeError as error:
+            self._say_cannot_start(error)  # the cause first, then the shutdown's report
             await self.service.shutdown()
-            self._cannot_start(error)
+            raise kopf.PermanentError(str(error)) from None
         if self._config_body is not None:  # its Valid condition is a write: only once we lead
             await self.config_event({"type": None, "object": self._config_body})
 
@@ -95,9 +96,12 @@ class OperatorApp:
 
     def _cannot_start(self, error: Exception) -> NoReturn:
         """One line, then Kopf's startup fails for good (no retry, no traceback): the process exits 1."""
+        self._say_cannot_start(error)
+        raise kopf.PermanentError(str(error)) from None
+
+    def _say_cannot_start(self, error: Exception) -> None:
         self.start_error = str(error)
         logger.critical("cannot start: %s", error)
-        raise kopf.PermanentError(str(error)) from None
 
     def request_stop(self) -> None:
         if self.service is not None:

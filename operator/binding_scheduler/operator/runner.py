@@ -94,7 +94,15 @@ async def _until_kopf_ends(operator: asyncio.Task[None], app: OperatorApp, stop_
     while not operator.done():
         await asyncio.wait({operator}, timeout=0.05)
         service = app.service
-        if operator.done() or service is None:
+        if operator.done():
+            continue
+        if service is None:
+            if app.start_error is not None:  # said in its line; nothing of ours runs: no wind-down to wait for
+                finished_at = finished_at if finished_at is not None else loop.time()
+                if loop.time() - finished_at >= KOPF_EXIT_GRACE:
+                    operator.cancel()
+                    await asyncio.wait({operator})
+                    return
             continue
         if stop_flag.is_set() and shutdown is None:
             shutdown = asyncio.create_task(app.shutdown(), name="shutdown")  # shared with Kopf's cleanup
