@@ -39,6 +39,10 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
      "argument --latency: 'soon' is not a number of seconds"),
     (["simulate", "-f", "examples", "--bogus"], "unrecognized arguments: --bogus"),
     (["demo", "--workers", "0"], "argument --workers: 0 is not at least 1"),
+    (["simulate", "-f", "examples", "--estimator-timeout", "abc"],
+     "argument --estimator-timeout: 'abc' is not a duration (examples: 3s, 500ms, 1m30s)"),
+    (["explain", "-f", "examples", "--binding", "a/b", "--estimator-timeout=-1s"],
+     "argument --estimator-timeout: '-1s' is not a duration (examples: 3s, 500ms, 1m30s)"),
 ])
 def test_bad_usage_is_one_line_naming_the_value_with_the_commands_usage_and_status_2(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..model import ValidationError
+from ..model.duration import parse_duration
+
 MAX_PORT = 65535
 
 
@@ -45,6 +48,14 @@ def non_negative_seconds(text: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text} is not a number of seconds from 0")
     return value
+
+
+def duration(text: str) -> float:
+    """A Go duration (`3s`, `500ms`, `1m30s`) as seconds, read as `run`'s Karmada flags read one."""
+    try:
+        return parse_duration(text, "")
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(error.problem) from None
 
 
 def existing_folder(text: str) -> Path:

@@ -13,11 +13,11 @@ from ..algorithm.general_estimator import AssumedWorkload
 from ..algorithm.plugins import PluginError, WorkloadGroups
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
-from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements, ValidationError
-from ..model.duration import parse_duration
+from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements
 from ..scheduling.framework import EstimateAnswerLike, ReplicaEstimator
 from ..scheduling.plugins import load_plugins, plugin_warnings
 from ..scheduling.workload_groups import WorkloadGroupIndex
+from . import argtypes
 from .inputs import Inputs, load_inputs
 
 
@@ -86,8 +86,8 @@ def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:
         help="ask this accurate estimator (Karmada's gRPC service) for CLUSTER (repeatable)",
     )
     parser.add_argument(
-        "--estimator-timeout", default="3s", metavar="DURATION",
-        help="one deadline for all estimator calls of an attempt (default 3s)",
+        "--estimator-timeout", type=argtypes.duration, default=3.0, metavar="DURATION",
+        help="one deadline for all estimator calls of an attempt, a Go duration (default 3s)",
     )
 
 
@@ -157,11 +157,7 @@ async def open_estimator(args: argparse.Namespace) -> AsyncIterator[ReplicaEstim
     if not endpoints:
         yield None
         return
-    try:
-        timeout = parse_duration(args.estimator_timeout, "--estimator-timeout")
-    except ValidationError as error:
-        print(f"error: {error}", file=sys.stderr)
-        raise SystemExit(2) from error
+    timeout: float = args.estimator_timeout
     from ..estimation import AccurateEstimator, EstimatorSettings
 
     estimator = AccurateEstimator(EstimatorSettings(timeout=timeout, endpoints=endpoints))
