@@ -147,6 +147,15 @@ def values_schema() -> dict[str, Any]:
                     "scrapeTimeout": {"type": "string"},
                     "labels": _map(),
                 }),
+                "prometheusRule": _object({
+                    "enabled": {"type": "boolean"},
+                    "labels": _map(),
+                }),
+                "dashboard": _object({
+                    "enabled": {"type": "boolean"},
+                    "namespace": {"type": "string"},
+                    "labels": _map(),
+                }),
             }),
             "networkPolicy": _object({
                 "enabled": {"type": "boolean"},
