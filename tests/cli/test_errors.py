@@ -286,3 +286,27 @@ def test_a_binding_at_an_apiversion_the_model_does_not_read_is_refused(tmp_path:
     assert result.returncode == 2
     assert result.stderr == (f"{inputs}: ResourceBinding web: apiVersion: 'work.karmada.io/v1alpha1' is not read "
                              "here: a ResourceBinding is read as work.karmada.io/v1alpha2\n")
+
+
+def test_estimator_stub_reads_its_cluster_from_a_kubectl_list_export(tmp_path: Path) -> None:
+    import yaml
+
+    from binding_scheduler.cli.estimator_stub import _load_cluster
+
+    export = tmp_path / "clusters.yaml"
+    export.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List",
+                                      "items": [cluster_doc("m1"), cluster_doc("m2")]}))
+    assert _load_cluster(export, "m2").name == "m2"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("kind: Cluster\nmetadata: {name: [\n", "--cluster-file {path}: not valid YAML or JSON: "),
+    ("{}\n", "--cluster-file holds no Cluster, not cluster 'm1'"),
+])
+def test_estimator_stub_with_a_bad_cluster_file_says_why_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    result = cli("estimator-stub", "--cluster", "m1", "--port", "0", "--cluster-file", str(path), timeout=30)
+    assert result.returncode != 0
+    (line,) = result.stderr.splitlines()
+    assert message.format(path=path) in line

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ import yaml
 from ..estimation.stub import EstimatorStub, StubMode, StubTls
 from ..model import Cluster, ValidationError, parse_cluster
 from . import argtypes
+from .inputs import documents
 
 
 def register(subparsers: Any) -> None:
@@ -49,17 +49,23 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _load_cluster(path: Path) -> Cluster:
-    text = path.read_text()
-    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    return parse_cluster(data)
+def _load_cluster(path: Path, name: str) -> Cluster:
+    """The Cluster `name` in `path`: one document, several, or a `kind: List` (`kubectl get clusters -o yaml`)."""
+    try:
+        found = [d for d in documents(path) if isinstance(d, dict) and d.get("kind") == "Cluster"]
+    except yaml.YAMLError as error:
+        problem = " ".join(str(error).split())
+        raise ValueError(f"--cluster-file {path}: not valid YAML or JSON: {problem}") from None
+    names = [str((d.get("metadata") or {}).get("name")) for d in found]
+    if name not in names:
+        held = ", ".join(repr(n) for n in names) or "no Cluster"
+        raise ValueError(f"--cluster-file holds {held}, not cluster {name!r}")
+    return parse_cluster(found[names.index(name)])
 
 
 def build_stub(args: argparse.Namespace) -> EstimatorStub:
     """The stub the arguments describe; raises ValueError, OSError or ValidationError when they are wrong."""
-    summary = _load_cluster(args.cluster_file) if args.cluster_file else None
-    if summary is not None and summary.name != args.cluster:
-        raise ValueError(f"--cluster-file holds cluster {summary.name!r}, not {args.cluster!r}")
+    summary = _load_cluster(args.cluster_file, args.cluster) if args.cluster_file else None
     if args.mode == "latency" and args.latency <= 0:
         raise ValueError("--mode latency needs --latency SECONDS > 0")
     if bool(args.tls_cert) != bool(args.tls_key):
