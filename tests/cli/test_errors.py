@@ -131,6 +131,9 @@ def test_a_port_in_use_stops_run_with_one_line_naming_it_and_status_1(tmp_path: 
     assert line.endswith(f"cannot start: cannot serve /healthz, /readyz on 127.0.0.1:{port}: " + line.split(
         f"127.0.0.1:{port}: ")[1])
     assert "(set by spec.metrics.healthHost/healthPort, or --metrics-bind-address/--health-probe-bind-address)" in line
+    lines = result.stderr.splitlines()
+    reports = [i for i, text in enumerate(lines) if "shutdown complete" in text]
+    assert reports and all(lines.index(line) < i for i in reports), "the cause comes before the shutdown's report"
 
 
 def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) -> None:
