@@ -3,18 +3,24 @@
 The example fleet, bindings and scheduler configuration are package data (`binding_scheduler/examples/`; the
 repository's `examples/` holds a link to each), read through importlib.resources so they are found however
 the package is installed. `demo` runs on them by default; this command lets an installed package's user reach them
-too, for `simulate -f DIR`, `explain -f DIR` or `kubectl apply -f DIR`.
+too, for `simulate -f DIR` or `explain -f DIR`, and `--apply` puts them on an API server with their namespaces and
+the Clusters' status (see `example_apply`), which a plain `kubectl apply -f DIR` would drop.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from ..kube import ConfigError, KubeError
+from .example_apply import ApplyError, apply_examples
 from .inputs import SUFFIXES
 
 
@@ -40,14 +46,26 @@ def write_examples(folder: Path, *, force: bool = False) -> list[Path]:
     return targets
 
 
+def bundled_documents() -> list[dict[str, Any]]:
+    """Every object of the bundled examples, in file order (clusters before bindings)."""
+    return [doc for item in bundled_examples() for doc in yaml.safe_load_all(item.read_text("utf-8")) if doc]
+
+
 def handle(args: argparse.Namespace) -> int:
-    try:
-        written = write_examples(Path(args.dir), force=args.force)
-    except OSError as error:
-        print(f"examples: {error}", file=sys.stderr)
-        return 1
-    for path in written:
-        print(path)
+    if args.dir is not None or not args.apply:
+        try:
+            written = write_examples(Path(args.dir or "examples"), force=args.force)
+        except OSError as error:
+            print(f"examples: {error}", file=sys.stderr)
+            return 1
+        for path in written:
+            print(path)
+    if args.apply:
+        try:
+            asyncio.run(apply_examples(bundled_documents(), print, kubeconfig=args.kubeconfig, context=args.context))
+        except (ConfigError, ApplyError, KubeError) as error:
+            print(f"examples: {error}", file=sys.stderr)
+            return 1
     return 0
 
 
@@ -56,8 +74,17 @@ def register(subparsers: Any) -> None:
         "examples",
         help="write the bundled example fleet, bindings and configuration into a folder",
         description="Write the examples bundled with the package (a fleet of Clusters, bindings exercising every "
-        "strategy, a scheduler configuration) into DIR, for `simulate -f DIR` or `kubectl apply -f DIR`.",
+        "strategy, a scheduler configuration) into DIR, for `simulate -f DIR`; with --apply, put them on the API "
+        "server instead (or too, when DIR is given): their namespaces, each object server-side, and each "
+        "Cluster's status through its status subresource, as its agent would report it (`kubectl apply -f DIR` "
+        "drops that status, and every binding would then be NoClusterFit).",
     )
-    parser.add_argument("dir", nargs="?", default="examples", metavar="DIR", help="target folder (default: examples)")
+    parser.add_argument("dir", nargs="?", default=None, metavar="DIR",
+                        help="target folder (default: examples, or none with --apply)")
     parser.add_argument("--force", action="store_true", help="overwrite files that already exist")
+    parser.add_argument("--apply", action="store_true",
+                        help="apply the examples to the API server (Karmada's CRDs must be installed)")
+    parser.add_argument("--kubeconfig", metavar="FILE",
+                        help="with --apply: kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)")
+    parser.add_argument("--context", metavar="NAME", help="with --apply: kubeconfig context")
     parser.set_defaults(handler=handle)

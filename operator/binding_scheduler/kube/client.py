@@ -30,6 +30,7 @@ from .ratelimit import TokenBucket
 from .tls import ssl_context
 
 MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
 JSON = "application/json"
 USER_AGENT = "binding-scheduler"
 TOKEN_FILE_REFRESH = 60.0  # seconds; projected service-account tokens rotate, so the file is re-read
@@ -124,6 +125,12 @@ class ApiClient:
 
     async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return await self._request("PATCH", path, body=body, content_type=MERGE_PATCH, write=True)
+
+    async def apply(self, path: str, body: Mapping[str, Any], *, field_manager: str) -> dict[str, Any]:
+        """Server-side apply (created when missing), taking over fields other managers own (`force`), as
+        `kubectl apply --server-side --force-conflicts` does; through a `/status` path it applies the status."""
+        params: Params = {"fieldManager": field_manager, "force": True}
+        return await self._request("PATCH", path, params=params, body=body, content_type=APPLY_PATCH, write=True)
 
     async def delete(self, path: str) -> dict[str, Any]:
         return await self._request("DELETE", path, write=True)
