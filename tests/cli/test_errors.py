@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -313,3 +314,13 @@ def test_estimator_stub_with_a_bad_cluster_file_says_why_in_one_line(tmp_path: P
     assert result.returncode != 0
     (line,) = result.stderr.splitlines()
     assert message.format(path=path) in line
+
+
+def test_estimator_stub_on_a_port_in_use_is_one_line_naming_it_and_status_1() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli("estimator-stub", "--cluster", "m1", "--replicas", "3", "--port", str(port), timeout=30)
+    assert result.returncode == 1
+    assert result.stderr == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"

@@ -42,6 +42,23 @@ def test_multi_template_bindings_are_placed_whole_on_a_cluster_with_room_for_a_s
     ]
 
 
+@pytest.mark.parametrize("word", ["true", "True", "TRUE", "t", "T", "1"])
+def test_a_gate_takes_every_word_go_reads_as_true_as_run_does(
+    inputs: str, capsys: pytest.CaptureFixture[str], word: str
+) -> None:
+    assert clusters(capsys, "-f", inputs, "--feature-gates", f"MultiplePodTemplatesScheduling={word}") == [
+        {"name": "m2", "components": [{"name": "driver", "replicas": 1}, {"name": "worker", "replicas": 3}]}
+    ]
+
+
+@pytest.mark.parametrize("word", ["yes", "tRuE", "on"])
+def test_a_gate_refuses_what_go_does_not_read_as_a_bool(
+    inputs: str, capsys: pytest.CaptureFixture[str], word: str
+) -> None:
+    assert main(["simulate", "-f", inputs, "--feature-gates", f"WorkloadAffinity={word}"]) == 2
+    assert f"'WorkloadAffinity={word}': expected one of" in capsys.readouterr().err
+
+
 def test_an_unknown_gate_is_an_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "-f", inputs, "--feature-gates", "PriorityBasedScheduling=true"]) == 2
     assert capsys.readouterr().err == (

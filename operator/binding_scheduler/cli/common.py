@@ -19,6 +19,7 @@ from ..scheduling.plugins import load_plugins, plugin_warnings
 from ..scheduling.workload_groups import WorkloadGroupIndex
 from . import argtypes
 from .inputs import Inputs, load_inputs
+from .karmada_flags import FALSE_WORDS, TRUE_WORDS
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,15 +49,16 @@ FEATURE_GATES = ("MultiplePodTemplatesScheduling", "WorkloadAffinity")
 
 
 def feature_gates(args: argparse.Namespace) -> dict[str, bool]:
-    """`--feature-gates` as given; an unknown gate or a value other than true/false exits 2."""
+    """`--feature-gates` as given, each value a Go bool as `run --feature-gates` reads it (true, True, TRUE, t, T,
+    1 and their false words); an unknown gate or any other value exits 2."""
     gates: dict[str, bool] = {}
     for item in filter(None, (part.strip() for part in args.feature_gates.split(","))):
         name, _, value = item.partition("=")
-        if name not in FEATURE_GATES or value.lower() not in ("true", "false"):
+        if name not in FEATURE_GATES or value not in TRUE_WORDS | FALSE_WORDS:
             expected = ", ".join(f"{gate}=true|false" for gate in FEATURE_GATES)
             print(f"error: --feature-gates {item!r}: expected one of {expected}", file=sys.stderr)
             raise SystemExit(2)
-        gates[name] = value.lower() == "true"
+        gates[name] = value in TRUE_WORDS
     return gates
 
 

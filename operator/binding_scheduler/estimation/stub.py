@@ -18,6 +18,7 @@ metadata and how it ended, so tests can check what reached the wire and that can
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -116,19 +117,25 @@ class EstimatorStub:
         return [call.outcome for call in self.calls]
 
     async def start(self) -> int:
-        """Start serving; returns the bound port (a free one when `port` is 0)."""
-        server = grpc.aio.server()
-        server.add_generic_rpc_handlers([self._handlers()])
+        """Start serving; returns the bound port (a free one when `port` is 0). A port in use is an `OSError`
+        saying so, found before gRPC tries it (gRPC's own failure is a C-core log line and a vague RuntimeError)."""
         address = f"{self.host}:{self.port}"
-        if self.tls is None:
-            bound = server.add_insecure_port(address)
-        else:
-            credentials = grpc.ssl_server_credentials(
-                [(self.tls.private_key, self.tls.certificate_chain)],
-                root_certificates=self.tls.client_ca,
-                require_client_auth=self.tls.client_ca is not None,
-            )
-            bound = server.add_secure_port(address, credentials)
+        if self.port:
+            ensure_free(self.host, self.port)
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])  # a second stub on the port must fail
+        server.add_generic_rpc_handlers([self._handlers()])
+        try:
+            if self.tls is None:
+                bound = server.add_insecure_port(address)
+            else:
+                credentials = grpc.ssl_server_credentials(
+                    [(self.tls.private_key, self.tls.certificate_chain)],
+                    root_certificates=self.tls.client_ca,
+                    require_client_auth=self.tls.client_ca is not None,
+                )
+                bound = server.add_secure_port(address, credentials)
+        except RuntimeError as error:
+            raise OSError(f"cannot listen on {address}: {error}") from error
         if not bound:
             raise OSError(f"cannot listen on {address}")
         await server.start()
@@ -268,3 +275,18 @@ def _encode_count(method: str, value: int) -> bytes:
     if -(2**31) <= value <= INT32_MAX:
         return _RESPONSES[method](value).SerializeToString()
     return wide_pb2.CountResponse(value=value).SerializeToString()
+
+
+def ensure_free(host: str, port: int) -> None:
+    """Raise `OSError("cannot listen on HOST:PORT: <why>")` unless every address of `host` can bind `port` now."""
+    try:
+        addresses = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise OSError(f"cannot listen on {host}:{port}: {error.strerror}") from error
+    for family, kind, proto, _, sockaddr in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port in TIME_WAIT is free to gRPC too
+            try:
+                probe.bind(sockaddr)
+            except OSError as error:
+                raise OSError(f"cannot listen on {host}:{port}: {error.strerror}") from error
