@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -158,10 +159,17 @@ def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) 
                 process.communicate()
     assert process.returncode == 0, err
     entries = [json.loads(line) for line in err.splitlines()]
-    assert all(set(entry) == {"ts", "level", "logger", "msg"} for entry in entries)
+    assert all({"ts", "level", "logger", "msg"} <= set(entry) for entry in entries)
     decisions = [e for e in entries if e["logger"] == "binding_scheduler.scheduling.passes"
                  and e["msg"].startswith("binding default/web (ResourceBinding): scheduled to m1:2 (")]
     assert [e["level"] for e in decisions] == ["info"]
+    (decision,) = decisions
+    assert {key: decision[key] for key in ("binding", "kind", "scheduled", "reason", "clusters", "attempt")} == {
+        "binding": "default/web", "kind": "ResourceBinding", "scheduled": True, "reason": "Success",
+        "clusters": [{"name": "m1", "replicas": 2}], "attempt": 1}
+    assert re.search(rf"\({decision['trigger']}, \d+ ms, attempt 1\)$", decision["msg"])
+    assert decision["duration_ms"] > 0
+    assert all(set(entry) == {"ts", "level", "logger", "msg"} for entry in entries if entry is not decision)
     assert entries[-1]["msg"].startswith("shutdown complete in ")
 
 

@@ -1,4 +1,5 @@
-"""What the operator says in its log: one INFO line per decision, each configuration change once."""
+"""What the operator says in its log: one line per decision (INFO when scheduled, WARNING when the fleet cannot take
+it), each configuration change once."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def lines(caplog: pytest.LogCaptureFixture, logger: str) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == logger]
 
 
-def test_each_decision_is_one_info_line_with_its_result_duration_and_attempt(
+def test_each_decision_is_one_line_with_its_result_duration_and_attempt_at_the_level_of_who_must_act(
     api: DevCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="binding_scheduler")
@@ -39,10 +40,10 @@ def test_each_decision_is_one_info_line_with_its_result_duration_and_attempt(
         wait_until(lambda: scheduled(api, "web") and scheduled(api, "stuck"), what="both decisions")
     finally:
         assert operator.stop() == 0
-    decisions = sorted(line for line in lines(caplog, "binding_scheduler.scheduling.passes")
-                       if line.startswith("binding default/"))
-    assert len(decisions) == 2
-    stuck, web = decisions
+    records = sorted((r.getMessage(), r.levelno) for r in caplog.records if r.name == "binding_scheduler.scheduling."
+                     "passes" and r.getMessage().startswith("binding default/"))
+    assert [level for _, level in records] == [logging.WARNING, logging.INFO]
+    stuck, web = (line for line, _ in records)
     assert stuck.startswith("binding default/stuck (ResourceBinding): not scheduled: NoClusterFit: 0/2 clusters are "
                             "available:")
     assert re.fullmatch(r".*untolerated taint \{maintenance:NoSchedule\}\. \(\w+Schedule, \d+ ms, attempt 1\)", stuck)

@@ -120,7 +120,7 @@ async def test_the_decision_line_names_the_binding_its_scope_its_clusters_the_tr
 
     with caplog.at_level(logging.INFO, logger=PASSES):
         _log_decision(make_binding(replicas=2, placement=placement()), SUCCESS, decision, ScheduleType.SCALE,
-                      2.0, 3, failed=False)
+                      2.0, 3)
 
     assert caplog.messages == [
         "binding default/web (ResourceBinding): scheduled to m1:2,m2 (ScaleSchedule, 2000 ms, attempt 3)"]
@@ -131,7 +131,7 @@ async def test_a_decision_placing_on_no_cluster_is_logged_as_scheduled_to_a_dash
 ) -> None:
     with caplog.at_level(logging.INFO, logger=PASSES):
         _log_decision(make_binding(placement=placement()), SUCCESS, Decision((), None, None),
-                      ScheduleType.RECONCILE, 0.015, 1, failed=False)
+                      ScheduleType.RECONCILE, 0.015, 1)
 
     assert caplog.messages == [
         "binding default/web (ResourceBinding): scheduled to - (ReconcileSchedule, 15 ms, attempt 1)"]
@@ -145,7 +145,7 @@ async def test_a_failed_decision_is_logged_with_the_reason_and_message_of_its_co
 
     with caplog.at_level(logging.INFO, logger=PASSES):
         _log_decision(make_binding("role", cluster_scoped=True, placement=placement()), condition_for(error),
-                      decision, ScheduleType.RECONCILE, 0.015, 2, failed=True)
+                      decision, ScheduleType.RECONCILE, 0.015, 2)
 
     assert caplog.messages == [
         f"binding role (ClusterResourceBinding): not scheduled: NoClusterFit: {FIT_ERROR_TEXT} "
@@ -312,8 +312,9 @@ async def test_a_refused_binding_is_logged_as_a_warning_naming_it_and_why(caplog
     with caplog.at_level(logging.INFO, logger=PASSES):
         await run.pass_()
 
-    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
-        (logging.WARNING, f"binding default/web cannot be scheduled: {NO_PLACEMENT}")]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(
+        logging.WARNING,
+        f"binding default/web (ResourceBinding): not scheduled: SchedulerError: {NO_PLACEMENT} (attempt 1)")]
 
 
 async def test_a_refused_binding_gets_its_condition_fenced_with_the_read_version_and_counts_its_writes() -> None:

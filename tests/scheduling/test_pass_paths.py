@@ -435,7 +435,9 @@ async def test_a_binding_without_a_name_is_ignored_with_one_error_line_and_no_wr
 
     assert outcome is PassOutcome.ERROR
     assert client.sent == [] and run.events.recorded == []
-    assert caplog.messages == ["ignoring an unreadable binding 'default/': metadata.name: is required"]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(
+        logging.ERROR, "binding default/ (ResourceBinding): not scheduled: Unreadable: ignored: metadata.name: is "
+        "required (attempt 1)")]
 
 
 async def test_an_object_of_another_kind_is_ignored_with_one_error_line_and_no_write(
@@ -452,5 +454,5 @@ async def test_an_object_of_another_kind_is_ignored_with_one_error_line_and_no_w
     assert outcome is PassOutcome.ERROR
     assert client.sent == []
     assert caplog.messages == [
-        "ignoring an unreadable binding 'default/web': kind: 'Deployment' is not one of ResourceBinding, "
-        "ClusterResourceBinding"]
+        "binding default/web (Deployment): not scheduled: Unreadable: ignored: kind: 'Deployment' is not one of "
+        "ResourceBinding, ClusterResourceBinding (attempt 1)"]

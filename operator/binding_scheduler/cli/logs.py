@@ -2,7 +2,7 @@
 
 | verbosity (`--v`)       | binding-scheduler | Kopf, aiohttp |
 |-------------------------|-------------------|---------------|
-| 0-3 (default)           | INFO: one line per decision, configuration changes, lifecycle | WARNING |
+| 0-3 (default)           | INFO: one line per decision (WARNING/ERROR when it failed), configuration, lifecycle | WARNING |
 | 4-5                     | DEBUG: per-pass detail (filters, estimates, writes)          | WARNING |
 | 6 and more, `-v`, `--verbose` | DEBUG       | DEBUG (Kopf's per-handler lines too) |
 """
@@ -23,7 +23,8 @@ QUIET_LIBRARIES = ("kopf", "aiohttp.access", "asyncio")
 
 
 class JsonFormatter(logging.Formatter):
-    """`{"ts": ..., "level": ..., "logger": ..., "msg": ...}` per line (and `error` with the traceback)."""
+    """`{"ts": ..., "level": ..., "logger": ..., "msg": ...}` per line (and `error` with the traceback), plus the
+    keys of a record's `fields` (the decision lines carry theirs: binding, reason, clusters, ...)."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
@@ -33,9 +34,12 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            entry.update({key: value for key, value in fields.items() if key not in entry})
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False)
+        return json.dumps(entry, ensure_ascii=False, default=str)
 
 
 class _OurHandler(logging.StreamHandler):  # type: ignore[type-arg]

@@ -39,6 +39,7 @@ from ..kube.gate import WriteGateClosed
 from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, TargetCluster, ValidationError
 from .assumptions import AssumptionCache
 from .cpu import OverCpuLimit
+from .decision_log import UNREADABLE_REASON, DecisionRecord, log_decision
 from .framework import CycleState, Framework, FrameworkHook, ReplicaEstimator, Reservation
 from .labels import AttemptResult, PassOutcome, WriteKind, WriteResult
 from .metrics import SchedulerMetrics
@@ -307,7 +308,7 @@ async def _commit(
         AttemptResult.ERROR if error is not None and not isinstance(error, FitError) else AttemptResult.SCHEDULED,
         trigger, seconds,
     )
-    _log_decision(binding, verdict, decision, trigger, seconds, attempt, failed=error is not None)
+    _log_decision(binding, verdict, decision, trigger, seconds, attempt)
     for warning in decision.warnings:
         await _event_pair(ctx, body, binding, "Warning", FAILED_REASON, warning)
     kind, message = decision.event(binding)
@@ -321,13 +322,14 @@ async def _commit(
 
 def _log_decision(
     binding: Binding, verdict: ConditionVerdict, decision: Decision, trigger: ScheduleType, seconds: float,
-    attempt: int, *, failed: bool,
+    attempt: int,
 ) -> None:
-    """The one INFO line of a pass that decided: which binding, the result, how long, which try."""
-    where = ",".join(f"{t.name}:{t.replicas}" if t.replicas else t.name for t in decision.clusters or ()) or "-"
-    result = f"not scheduled: {verdict.reason}: {verdict.message}" if failed else f"scheduled to {where}"
-    logger.info("binding %s (%s): %s (%s, %.0f ms, attempt %d)", binding.key, binding.scope.value, result,
-                trigger.value, seconds * 1000, attempt)
+    """The one line of a pass that decided: which binding, the result, how long, which try."""
+    clusters = [(target.name, target.replicas) for target in decision.clusters or ()]
+    log_decision(DecisionRecord(
+        binding.key, binding.scope.value, verdict.reason, verdict.message if verdict.reason != "Success" else "",
+        clusters, trigger.value, seconds, attempt,
+    ))
 
 
 def _placements(clusters: Iterable[TargetCluster]) -> set[tuple[str, int]]:
@@ -449,7 +451,9 @@ async def _reject_invalid(
     metadata = body.get("metadata") or {}
     kind, name = str(body.get("kind") or ""), str(metadata.get("name") or "")
     if kind not in (Scope.NAMESPACED.value, Scope.CLUSTER.value) or not name:
-        logger.error("ignoring an unreadable binding %r: %s", binding_key(body), error)
+        # No condition can be written to it: an ERROR line, not the owner's WARNING, is all that tells.
+        log_decision(DecisionRecord(binding_key(body) or "?", kind or "?", UNREADABLE_REASON, f"ignored: {error}",
+                                    attempt=tracker.attempt))
         return PassOutcome.ERROR
     return await _refuse(body, f"invalid binding: {error}", ctx, tracker)
 
@@ -465,8 +469,9 @@ async def _refuse(
     """A binding that cannot be scheduled as it is (invalid, no placement, a decision over its CPU limit):
     Scheduled=False/SchedulerError with `message`, one Warning event when the condition changes, and a retry
     (`outcome` says how). Karmada only retries a binding without placement; the condition says why."""
-    logger.warning("binding %s cannot be scheduled: %s", binding_key(body), message)
     verdict = ConditionVerdict("False", "SchedulerError", message, retry=True)
+    log_decision(DecisionRecord(binding_key(body), str(body.get("kind") or ""), verdict.reason, message,
+                                attempt=tracker.attempt, refused=True))
     patch = status_patch(body.get("status") or {}, verdict, ctx.now(), observed_generation=0)
     if patch is None:
         return outcome
