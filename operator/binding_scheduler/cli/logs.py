@@ -2,7 +2,7 @@
 
 | verbosity (`--v`)       | binding-scheduler | Kopf, aiohttp |
 |-------------------------|-------------------|---------------|
-| 0-3 (default)           | INFO: one line per decision (WARNING/ERROR when it failed), configuration, lifecycle | WARNING |
+| 0-3 (default)           | INFO: a line per decision (WARNING/ERROR if failed), configuration, lifecycle | WARNING |
 | 4-5                     | DEBUG: per-pass detail (filters, estimates, writes)          | WARNING |
 | 6 and more, `-v`, `--verbose` | DEBUG       | DEBUG (Kopf's per-handler lines too) |
 """
