@@ -61,3 +61,56 @@ def test_a_standby_refused_by_its_api_server_warns_with_the_cause_and_fails_read
     assert "lease karmada-system/karmada-scheduler: 403 Forbidden" in warning
     assert refused == 503
     assert any(line.endswith("lease karmada-system/karmada-scheduler: the API server answers again") for line in lines)
+
+
+def test_the_services_first_line_names_the_version_the_api_server_the_configuration_and_the_listen_addresses(
+    tmp_path: Path,
+) -> None:
+    from tests.operator.harness import config_spec, write_config
+
+    health = free_port()
+    config = write_config(tmp_path / "config.yaml", config_spec())
+    with DevCluster.in_thread() as api:
+        api.store.ensure_namespace("karmada-system")
+        process = subprocess.Popen(
+            [str(BINDING_SCHEDULER), "run", f"--kubeconfig={api.kubeconfig_path}", f"--config-file={config}",
+             "--kube-api-qps=55", "--metrics-bind-address=0", f"--health-probe-bind-address=127.0.0.1:{health}",
+             "--scheduler-name=mine"], stderr=subprocess.PIPE, text=True)
+        try:
+            said = iter(process.stderr.readline, "") if process.stderr else iter(())
+            first = next(line for line in said if "binding_scheduler.scheduling.service" in line)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.communicate(timeout=30)
+    assert first.split(" INFO    binding_scheduler.scheduling.service: ", 1)[1].rstrip().rsplit(" as ", 1)[0] == (
+        f"binding-scheduler 0.1.0: API server {api.url} from {api.kubeconfig_path} (context devcluster); "
+        f"configuration from file {config} and flags --health-probe-bind-address --kube-api-qps "
+        "--metrics-bind-address --scheduler-name; scheduler name mine; "
+        f"metrics off, health on 127.0.0.1:{health}; lease karmada-system/karmada-scheduler"
+    )
+
+
+def test_a_standby_stopped_while_it_waits_for_the_lease_stops_cleanly_and_says_only_what_happened(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "scheduler.log"
+    with DevCluster.in_thread() as api, log.open("w") as out:
+        api.store.ensure_namespace("karmada-system")
+        held = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        api.store.create("leases", {
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+            "spec": {"holderIdentity": "another", "leaseDurationSeconds": 3600, "renewTime": held, "acquireTime": held},
+        })
+        process = subprocess.Popen(
+            [str(BINDING_SCHEDULER), "run", f"--kubeconfig={api.kubeconfig_path}", "--metrics-bind-address=0",
+             "--health-probe-bind-address=0"], stdout=out, stderr=subprocess.STDOUT, text=True)
+        try:
+            wait_until(lambda: "waiting for lease" in log.read_text(), timeout=30, what="the wait for the Lease")
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)
+    said = [line.split(": ", 1)[1] for line in log.read_text().splitlines()]
+    assert process.returncode == 0
+    assert said[-1].startswith("shutdown complete in ") and "lease not held" in said[-1]
+    assert [line for line in log.read_text().splitlines() if " INFO " not in line] == []  # Kopf warned here

@@ -42,6 +42,17 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
+class StopWhileStartingFilter(logging.Filter):
+    """Drops Kopf's `Startup activity is only partially executed due to cancellation.`: a standby stopped while
+    it waits for the Lease (our startup handler waits there) is a normal stop, and our own lines say so
+    (`received SIGTERM: stopping`, then the shutdown report with `lease not held`)."""
+
+    MESSAGE = "Startup activity is only partially executed"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.MESSAGE)
+
+
 class _OurHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """The one handler configure_logging owns (others, a test's capture say, stay). It writes to whatever
     `sys.stderr` is when a line is logged, not when it was made (a caller may swap stderr, then close it)."""
@@ -70,3 +81,8 @@ def configure_logging(verbosity: int = 0, log_format: str = "text") -> None:
     logging.getLogger("kopf.activities.startup").setLevel(
         logging.DEBUG if verbosity >= EVERYTHING_VERBOSITY else logging.CRITICAL)
     warnings.filterwarnings("ignore", message="coroutine 'authenticator' was never awaited")
+    reactor = logging.getLogger("kopf._core.reactor.running")
+    for stale in [f for f in reactor.filters if isinstance(f, StopWhileStartingFilter)]:
+        reactor.removeFilter(stale)
+    if verbosity < EVERYTHING_VERBOSITY:
+        reactor.addFilter(StopWhileStartingFilter())

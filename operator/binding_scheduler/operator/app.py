@@ -77,6 +77,7 @@ class OperatorApp:
                 config,
                 identity=self.options.identity,
                 decider=self.decider,
+                config_source=self._config_source(),
             )
         except TlsFileError as error:
             self._cannot_start(self._named(error))
@@ -89,6 +90,16 @@ class OperatorApp:
             raise kopf.PermanentError(str(error)) from None
         if self._config_body is not None:  # its Valid condition is a write: only once we lead
             await self.config_event({"type": None, "object": self._config_body})
+
+    def _config_source(self) -> str:
+        if self.options.config_file:
+            source = f"from file {self.options.config_file}"
+        elif self.options.config_name:
+            source = f"from SchedulerConfiguration {self._name()} (followed)"
+        else:
+            source = "from the defaults"
+        flags = sorted(set(self.options.overrides.sources.values()))
+        return f"{source} and flags {' '.join(flags)}" if flags else source
 
     def _named(self, error: TlsFileError) -> ValidationError:
         """A file that cannot be read, named by the flag that gave it or by its configuration field."""

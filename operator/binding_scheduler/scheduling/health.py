@@ -115,6 +115,17 @@ class HealthServer:
         """The port `/healthz` and `/readyz` are served on, or None when that server is disabled or not running."""
         return self._health_port
 
+    def describe(self) -> str:
+        """Where it serves, for the startup line: `metrics on :8080, health on 127.0.0.1:10351` (`off` when
+        disabled; a host of "" is every interface)."""
+        def where(name: str, host: str, port: int | None, wanted: int | None) -> str:
+            if wanted is None:
+                return f"{name} off"
+            shown = f"[{host}]" if ":" in host else host
+            return f"{name} on {shown}:{port if port is not None else wanted}"
+        return (f"{where('metrics', self._metrics_host, self._metrics_port, self._metrics_port_wanted)}, "
+                f"{where('health', self._health_host, self._health_port, self._health_port_wanted)}")
+
     # --- internals -----------------------------------------------------------------------------------------------
 
     async def _start_servers(self) -> None:

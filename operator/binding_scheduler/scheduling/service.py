@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import __version__
 from ..algorithm.schedule import ScheduleOptions
 from ..estimation import AccurateEstimator, EstimatorSettings
 from ..kube.client import USER_AGENT, ApiClient
@@ -96,8 +97,13 @@ class SchedulerService:
         metrics: SchedulerMetrics | None = None,
         identity: str | None = None,
         decider: Decider | None = None,
+        config_source: str = "from the defaults",
     ) -> None:
         self.config = config
+        self.connection = connection
+        self.config_source = config_source
+        """Where the configuration came from, for the startup line (`from file F`, `from SchedulerConfiguration
+        NS/NAME`, `from the defaults`, each `and flags ...` when flags override it)."""
         self.metrics = metrics or SchedulerMetrics()
         self.gate = WriteGate()
         self.identity = identity or default_identity()
@@ -269,9 +275,18 @@ class SchedulerService:
             return self.lease is None or self.lease.problem is None
         return self._ready
 
+    def startup_line(self) -> str:
+        """What an operator checks first: which version, which API server, which configuration, where it serves."""
+        lease = self.lease
+        election = f"lease {lease.namespace}/{lease.name} as {lease.identity}" if lease else "no leader election"
+        return (f"binding-scheduler {__version__}: API server {self.connection.server} from {self.connection.source}; "
+                f"configuration {self.config_source}; scheduler name {self.config.scheduler_name}; "
+                f"{self.health.describe()}; {election}")
+
     async def start(self) -> None:
         """Serve health, wait for the Lease, then start the passes. Cancellable while waiting."""
         await self.health.start()
+        logger.info(self.startup_line())
         if self.lease is not None:
             logger.info("waiting for lease %s/%s as %s", self.lease.namespace, self.lease.name, self.lease.identity)
             self._acquiring = asyncio.ensure_future(self.lease.acquire())
