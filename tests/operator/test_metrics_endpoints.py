@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -94,3 +95,27 @@ def test_a_stopping_instance_fails_its_readiness_probe(tmp_path: Path, api: DevC
 
     assert not service.probe_ready
     assert operator.stop() == 0
+
+
+def test_a_leader_whose_watch_fails_is_not_ready_until_it_lists_again(tmp_path: Path, api: DevCluster) -> None:
+    health_port = free_port()
+    config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": 0, "healthPort": health_port}))
+    operator = OperatorThread(api, config).start()
+    try:
+        assert fetch(health_port, "/readyz") == (200, "ok")
+        refused = api.faults.add(method="GET", path=r"/clusters$", status=403)
+        cut = api.faults.add(method="GET", path=r"/clusters$", end_watch=True)
+        wait_until(lambda: not ready(health_port), what="readiness to fail with the watch")
+        refused.remove()
+        cut.remove()
+        wait_until(lambda: ready(health_port), timeout=40, what="readiness once the clusters list again")
+    finally:
+        assert operator.stop() == 0
+
+
+def ready(port: int) -> bool:
+    try:
+        return fetch(port, "/readyz") == (200, "ok")
+    except urllib.error.HTTPError as error:
+        assert (error.code, error.read()) == (503, b"not ready")
+        return False

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
@@ -54,6 +54,8 @@ class OperatorApp:
         self.service: SchedulerService | None = None
         self.stop_flag: asyncio.Event | None = None
         self.start_error: str | None = None
+        self.failing_watches: Callable[[], Mapping[str, int]] = dict
+        """The watched resources whose stream failed and has not listed again (set by the Kopf startup)."""
         self._config_body: Mapping[str, Any] | None = None
         self._config_logged: object = None
         """The generation of our configuration last logged about (its own status writes bring it back)."""
@@ -82,6 +84,7 @@ class OperatorApp:
         except TlsFileError as error:
             self._cannot_start(self._named(error))
         self.service.on_fatal = self._fatal
+        self.service.watch_problem = self._watch_problem
         try:
             await self.service.start()
         except ServeError as error:
@@ -90,6 +93,10 @@ class OperatorApp:
             raise kopf.PermanentError(str(error)) from None
         if self._config_body is not None:  # its Valid condition is a write: only once we lead
             await self.config_event({"type": None, "object": self._config_body})
+
+    def _watch_problem(self) -> str | None:
+        failing = self.failing_watches()
+        return f"the watch of {', '.join(sorted(failing))} is failing" if failing else None
 
     def _config_source(self) -> str:
         if self.options.config_file:

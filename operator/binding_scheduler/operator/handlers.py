@@ -80,6 +80,7 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure(settings)
         watch_guard.attach(settings, app.relisted, routes=event_routes)
+        app.failing_watches = lambda: watch_guard.failing_watches(settings)
         await app.start()
 
     @kopf.on.login(registry=registry)

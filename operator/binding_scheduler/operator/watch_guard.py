@@ -110,6 +110,12 @@ def attach(settings: Any, listener: RelistListener, routes: Mapping[str, Route] 
     setattr(settings, ROUTES_ATTRIBUTE, dict(routes or {}))
 
 
+def failing_watches(settings: Any) -> dict[str, int]:
+    """The resources (by plural) whose last watch or list failed and has not listed again since, each with its
+    failures in a row: while one is here, the scheduler's view of it is going stale."""
+    return dict(getattr(settings, FAILURES_ATTRIBUTE, None) or {})
+
+
 async def guarded_continuous_watch(
     *, settings: Any, resource: Any, namespace: Any, operator_pause_waiter: Any
 ) -> AsyncIterator[Any]:

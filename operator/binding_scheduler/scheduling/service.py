@@ -156,6 +156,8 @@ class SchedulerService:
         )
         self.exit_code = 0
         self.on_fatal: Callable[[], None] | None = None
+        self.watch_problem: Callable[[], str | None] = lambda: None
+        """Why the event source's view is going stale (a watch failing), or None: a leader is not ready then."""
         self._ready = False
         self._standing_by = False
         self._acquiring: asyncio.Task[None] | None = None
@@ -266,14 +268,15 @@ class SchedulerService:
         A standby is ready on purpose: a Deployment's rolling update waits for each new pod to be ready, and a
         new pod cannot win the Lease while an old one holds it, so a leader-only readiness would stall every
         rollout. But a standby whose attempts get no decision (the API server unreachable, TLS refused, a 403,
-        the Lease's namespace missing) could never take over: it is not ready. Whether this instance leads is
-        the `leader` metric (and the Lease's holderIdentity).
+        the Lease's namespace missing) could never take over: it is not ready. Nor is a leader whose watches
+        fail (its decisions would rest on a view going stale) until they list again. Whether this instance
+        leads is the `leader` metric (and the Lease's holderIdentity).
         """
         if self._stop_requested_at is not None or self.lost_at is not None:
             return False
         if self._standing_by:
             return self.lease is None or self.lease.problem is None
-        return self._ready
+        return self._ready and self.watch_problem() is None
 
     def startup_line(self) -> str:
         """What an operator checks first: which version, which API server, which configuration, where it serves."""
