@@ -35,9 +35,9 @@ from tests.realcluster.controlplane import (
     AUDIT_POLICY,
     ROOT,
     ControlPlaneError,
-    _die_with_parent,
     _exited,
     _wait_gone,
+    dying_with_parent,
     free_port,
     reap,
 )
@@ -146,9 +146,8 @@ class Processes:
         logs.mkdir(parents=True, exist_ok=True)
         with (logs / f"{name}.log").open("wb") as log:
             process = subprocess.Popen(
-                list(command), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, env=env,
-                preexec_fn=_die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509 - prctl only
+                dying_with_parent(command) if self.tie_to_parent else list(command), stdout=log,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env,
             )
         self.pids[name] = process.pid
         self._save()

@@ -16,7 +16,6 @@ What it sets up:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import json
 import os
@@ -116,11 +115,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: the kernel sends it SIGKILL when the test process dies, even by kill -9."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+def dying_with_parent(command: Sequence[str]) -> list[str]:
+    """`command` run so that the kernel sends it SIGKILL when the test process dies, even by kill -9: through
+    util-linux's `setpriv --pdeathsig KILL`, which sets it and execs. Not with a `preexec_fn`: Python code in the
+    forked child runs the parent's at-fork hooks, and gRPC's (an estimator channel or stub alive in the test
+    process) then broke a child now and then before it could exec (etcd "exited" with only gRPC's epoll error)."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise ControlPlaneError("setpriv (util-linux) is missing: it ties the control plane's processes to the tests")
+    return [setpriv, "--pdeathsig", "KILL", "--", *command]
 
 
 def start(state: Path, *, tie_to_parent: bool) -> ControlPlane:
@@ -222,8 +225,8 @@ class _Spawner:
     def __call__(self, name: str, command: Sequence[str]) -> None:
         with (self.state / f"{name}.log").open("wb") as log:
             process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                preexec_fn=_die_with_parent if self.tie_to_parent else None,  # noqa: PLW1509 - prctl only
+                dying_with_parent(command) if self.tie_to_parent else list(command), stdout=log,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
             )
         self.pids[name] = process.pid
         (self.state / "pids.json").write_text(json.dumps(self.pids))

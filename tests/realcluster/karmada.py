@@ -21,7 +21,7 @@ from tests.realcluster.controlplane import (
     ROOT,
     SCHEDULER_NAMESPACE,
     ControlPlane,
-    _die_with_parent,
+    dying_with_parent,
     free_port,
     go_available,
 )
@@ -63,9 +63,8 @@ class Process:
         self.log = log
         with log.open("wb") as out:
             self.popen = subprocess.Popen(
-                self.command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=None if env is None else dict(env),
-                start_new_session=True, preexec_fn=_die_with_parent,  # noqa: PLW1509 - prctl only
+                dying_with_parent(self.command), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=None if env is None else dict(env), start_new_session=True,
             )
 
     def alive(self) -> bool:
