@@ -115,8 +115,11 @@ async def test_a_start_waits_for_the_lease_then_leads_with_its_keeper_and_fences
     assert doubt == service.lease.doubt
     assert report.lease_released is True
     ours = service_lines(caplog)
-    assert ours[:2] == ["waiting for lease karmada-system/karmada-scheduler as pod-a_1",
-                        "acquired lease karmada-system/karmada-scheduler"]
+    assert ours[1:3] == ["waiting for lease karmada-system/karmada-scheduler as pod-a_1",
+                         "acquired lease karmada-system/karmada-scheduler"]
+    assert ours[0] == (f"binding-scheduler 0.1.0: API server {api.url}; configuration from the defaults; scheduler "
+                       "name default-scheduler; metrics off, health off; lease karmada-system/karmada-scheduler as "
+                       "pod-a_1")
 
 
 class ListingClient:

@@ -282,7 +282,8 @@ class SchedulerService:
         """What an operator checks first: which version, which API server, which configuration, where it serves."""
         lease = self.lease
         election = f"lease {lease.namespace}/{lease.name} as {lease.identity}" if lease else "no leader election"
-        return (f"binding-scheduler {__version__}: API server {self.connection.server} from {self.connection.source}; "
+        source = f" from {self.connection.source}" if self.connection.source else ""
+        return (f"binding-scheduler {__version__}: API server {self.connection.server}{source}; "
                 f"configuration {self.config_source}; scheduler name {self.config.scheduler_name}; "
                 f"{self.health.describe()}; {election}")
 
