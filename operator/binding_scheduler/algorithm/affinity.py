@@ -1,4 +1,4 @@
-"""Karmada's `ClusterMatches`: does a cluster satisfy a ClusterAffinity (reference 2.3)."""
+"""Karmada's `ClusterMatches`: does a cluster satisfy a ClusterAffinity (`pkg/util/selector.go: ClusterMatches`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Replica assignment (reference 2.8-2.9): how many replicas each selected cluster gets.
+"""Replica assignment: how many replicas each selected cluster gets (Karmada's
+`pkg/scheduler/core/common.go: AssignReplicas`, and the strategies of `pkg/scheduler/core/assignment.go`).
 
 Entry point: `assign_replicas(binding, selected)`. Errors are raised unprefixed; the pipeline adds Karmada's
 outer `failed to assign replicas: `.
@@ -29,7 +30,7 @@ class Strategy(StrEnum):
 
 
 def select_strategy(binding: Binding) -> Strategy:
-    """Karmada's `newAssignState` strategy table (reference 2.9.1)."""
+    """Karmada's strategy table (`pkg/scheduler/core/assignment.go: newAssignState`)."""
     placement = binding.placement
     scheduling = placement.replica_scheduling if placement is not None else None
     if scheduling is None or scheduling.type is ReplicaSchedulingType.DUPLICATED:

@@ -1,4 +1,6 @@
-"""Dynamic division: Aggregated and DynamicWeight, in Fresh or Steady mode (reference 2.9.4).
+"""Dynamic division: Aggregated and DynamicWeight, in Fresh or Steady mode (Karmada's
+`pkg/scheduler/core/assignment.go: assignByDynamicStrategy`, with `dynamicFreshScale`, `dynamicScaleDown`,
+`dynamicScaleUp` and `dynamicDivideReplicas` of `pkg/scheduler/core/division_algorithm.go`).
 
 Sort stability: Karmada sorts the weights descending with Go's `sort.Sort`, an insertion sort (so stable)
 for up to 12 elements and pattern-defeating quicksort (not stable) above. We always sort stably, which keeps

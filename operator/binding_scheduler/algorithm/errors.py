@@ -1,4 +1,5 @@
-"""Scheduling errors with Karmada's texts, and the error -> Scheduled-condition table (reference 1.7)."""
+"""Scheduling errors with Karmada's texts, and the error -> Scheduled-condition table
+(`pkg/scheduler/helper.go: getConditionByError`; the error types are those of `pkg/scheduler/framework/types.go`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Merging the answers of several replica estimators into one number per cluster (reference 2.5, 3.1)."""
+"""Merging the answers of several replica estimators into one number per cluster (Karmada's
+`pkg/scheduler/core/util.go: calAvailableReplicas` and `mergeReplicaResults`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ def merge_estimates(clusters: Sequence[str], replicas: int, answers: Sequence[Ma
     Every cluster starts at MaxInt32. An answer of -1 is ignored, and so are answers for clusters not in
     `clusters`. A cluster still at MaxInt32 afterwards (no estimator knew, or one answered exactly MaxInt32)
     gets `replicas`, the binding's `spec.replicas`. Estimators that failed are not passed at all: the caller
-    drops a failed estimator's whole answer (reference 2.5 QUIRK). The result follows the order of `clusters`.
+    drops a failed estimator's whole answer, as `calAvailableReplicas` skips an estimator that returns an error
+    (and Karmada's accurate estimator errs when any one cluster fails:
+    `pkg/estimator/client/accurate.go: getClusterReplicasConcurrently`). The result follows the order of
+    `clusters`.
     """
     merged: dict[str, int] = {}
     for name in clusters:

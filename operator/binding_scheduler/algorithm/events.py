@@ -1,4 +1,9 @@
-"""Event messages the scheduler records (reference 1.9)."""
+"""Event messages the scheduler records.
+
+Karmada's: `pkg/scheduler/scheduler.go: recordScheduleResultEventForResourceBinding`,
+`recordScheduleResultEventForClusterResourceBinding` and `targetClustersToString`, and the per-term warning of
+`scheduleResourceBindingWithClusterAffinities`.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""The in-tree filter plugins (reference 2.3), with their exact unschedulable reasons.
+"""The in-tree filter plugins of Karmada's `pkg/scheduler/framework/plugins/` (each plugin's `Filter`), with their
+exact unschedulable reasons.
 
 They run in one fixed order, `FILTER_ORDER`; the first failing one gives a cluster's reason in the FitError
-message (Karmada runs them in random map order, which makes that message unpredictable).
+message (Karmada runs them in random map order, since `pkg/scheduler/framework/runtime/framework.go: NewFramework`
+ranges over the registry map, which makes that message unpredictable).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ SPREAD_REASONS: Mapping[str, str] = MappingProxyType({
 
 
 class APIEnablement:
-    """The cluster serves the resource's group/version and kind (already-targeted clusters pass)."""
+    """The cluster serves the resource's group/version and kind (already-targeted clusters pass).
+
+    `pkg/scheduler/framework/plugins/apienablement/api_enablement.go: APIEnablement.Filter`."""
 
     name = "APIEnablement"
 
@@ -43,7 +47,9 @@ class APIEnablement:
 
 
 class TaintToleration:
-    """The first NoSchedule/NoExecute taint no placement toleration tolerates fails the cluster."""
+    """The first NoSchedule/NoExecute taint no placement toleration tolerates fails the cluster.
+
+    `pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go: TaintToleration.Filter`."""
 
     name = "TaintToleration"
 
@@ -69,7 +75,9 @@ class TaintToleration:
 
 
 class ClusterAffinityFilter:
-    """The cluster matches clusterAffinity, or the observed term's affinity or overflow affinities."""
+    """The cluster matches clusterAffinity, or the observed term's affinity or overflow affinities.
+
+    `pkg/scheduler/framework/plugins/clusteraffinity/cluster_affinity.go: ClusterAffinity.Filter`."""
 
     name = "ClusterAffinity"
 
@@ -98,7 +106,9 @@ class ClusterAffinityFilter:
 
 
 class SpreadConstraintFilter:
-    """A spread by provider, region or zone needs the cluster to have that property."""
+    """A spread by provider, region or zone needs the cluster to have that property.
+
+    `pkg/scheduler/framework/plugins/spreadconstraint/spread_constraint.go: SpreadConstraint.Filter`."""
 
     name = "SpreadConstraint"
 
@@ -131,7 +141,9 @@ class SpreadConstraintFilter:
 
 
 class ClusterEviction:
-    """A cluster the binding is being evicted from is not a candidate (targeted or not)."""
+    """A cluster the binding is being evicted from is not a candidate (targeted or not).
+
+    `pkg/scheduler/framework/plugins/clustereviction/cluster_eviction.go: ClusterEviction.Filter`."""
 
     name = "ClusterEviction"
 

@@ -1,5 +1,5 @@
 """The general estimator: how many replicas (or component sets) a cluster still takes, from its status alone
-(reference 3.2; Karmada's `general-estimator`).
+(Karmada's `general-estimator`: `pkg/estimator/client/general.go: GeneralEstimator`).
 
 Two answers per cluster, both pure functions of the `Cluster` snapshot:
 
@@ -46,10 +46,11 @@ MAX_INT32 = 2**31 - 1
 class AssumedWorkload:
     """Capacity a binding was just given on a cluster but that the cluster's status may not show yet.
 
-    The `SchedulingOvercommitProtection` assumption cache (reference 1.10) records one per (binding, cluster)
-    after a successful result patch; a single-template workload is one component named after the resource, with
-    that cluster's replicas. The estimators deduct these before answering, so that concurrent decisions do not
-    hand the same capacity out twice. Pass them only when that gate is on.
+    The `SchedulingOvercommitProtection` assumption cache records one per (binding, cluster) after a successful
+    result patch; a single-template workload is one component named after the resource, with that cluster's
+    replicas (Karmada's `pkg/scheduler/scheduler.go: updateAssumptionsCache` and `singleTemplateAsComponents`).
+    The estimators deduct these before answering, so that concurrent decisions do not hand the same capacity out
+    twice. Pass them only when that gate is on.
     """
 
     namespace: str

@@ -1,5 +1,7 @@
-"""Multi-template (multi-component) workloads, behind Karmada's alpha gate `MultiplePodTemplatesScheduling`
-(reference 2.9.7): such a binding is estimated in whole component sets and placed on exactly one cluster."""
+"""Multi-template (multi-component) workloads, behind Karmada's alpha gate `MultiplePodTemplatesScheduling`: such
+a binding is estimated in whole component sets and placed on exactly one cluster
+(`pkg/scheduler/core/estimation.go: isMultiTemplateSchedulingApplicable` and `calculateMultiTemplateAvailableSets`;
+selection with one replica in `pkg/scheduler/core/common.go: SelectClusters`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Overflow tiers (reference 2.9.6): fill the observed term's own clusters first, then each overflow tier."""
+"""Overflow tiers: fill the observed term's own clusters first, then each overflow tier (Karmada's
+`pkg/scheduler/core/common.go: assignWorkloadReplicas`, enabled by `enableOverflow`)."""
 
 from __future__ import annotations
 

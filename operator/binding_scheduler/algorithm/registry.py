@@ -1,4 +1,8 @@
-"""The plugin registry and Karmada's `--plugins` syntax (reference 2.2)."""
+"""The plugin registry and Karmada's `--plugins` syntax.
+
+Karmada's: `pkg/scheduler/framework/plugins/registry.go: NewInTreeRegistry` and
+`pkg/scheduler/framework/runtime/registry.go: Registry.Filter` (and `Registry.Merge` for out-of-tree plugins).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Which events concern the scheduler (reference 1.2, 1.3): the binding event filter and cluster requeues."""
+"""Which events concern the scheduler: the binding event filter and cluster requeues (Karmada's
+`pkg/scheduler/event_handler.go`)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ def _get(data: Any, *path: str) -> Any:
 
 
 def passes_event_filter(body: Mapping[str, Any], scheduler_name: str) -> bool:
-    """Karmada's binding event filter, on the raw object (so even a binding the model rejects is seen):
-    our scheduler name (empty means `default-scheduler`), scheduling not suspended, and one of the policy
-    labels present with a non-empty value."""
+    """Karmada's binding event filter (`pkg/scheduler/event_handler.go: resourceBindingEventFilter`), on the raw
+    object (so even a binding the model rejects is seen): our scheduler name (empty means `default-scheduler`),
+    scheduling not suspended, and one of the policy labels present with a non-empty value."""
     name = _get(body, "spec", "schedulerName") or DEFAULT_SCHEDULER_NAME
     if name != scheduler_name:
         return False
@@ -34,9 +35,9 @@ def passes_event_filter(body: Mapping[str, Any], scheduler_name: str) -> bool:
 
 
 def cluster_change_requeues(old: Cluster | None, new: Cluster) -> list[Cluster]:
-    """The cluster objects whose affected bindings are requeued for an update (reference 1.2): the new one
-    when deletion just started; old and new when labels or generation changed; none otherwise (status-only
-    changes, and cluster additions, requeue nothing)."""
+    """The cluster objects whose affected bindings are requeued for an update (Karmada's
+    `pkg/scheduler/event_handler.go: updateCluster`): the new one when deletion just started; old and new when
+    labels or generation changed; none otherwise (status-only changes, and cluster additions, requeue nothing)."""
     if old is None:
         return []
     if old.deletion_timestamp is None and new.deletion_timestamp is not None:
@@ -65,10 +66,10 @@ def waits_for_an_api(binding: Binding) -> bool:
 
 
 def affected_by_cluster(binding: Binding, cluster: Cluster, scheduler_name: str) -> bool:
-    """Karmada's cluster reconcile for one binding: skip bindings without placement, of another scheduler or
-    suspended; with clusterAffinities, requeue when not yet observed at this generation, else test the observed
-    term's own affinity only (a QUIRK kept: overflow affinities do not requeue); otherwise test clusterAffinity
-    (none at all requeues)."""
+    """Karmada's cluster reconcile for one binding (`pkg/scheduler/event_handler.go: enqueueAffectedBindings`):
+    skip bindings without placement, of another scheduler or suspended; with clusterAffinities, requeue when not
+    yet observed at this generation, else test the observed term's own affinity only (a QUIRK kept: overflow
+    affinities do not requeue); otherwise test clusterAffinity (none at all requeues)."""
     placement = binding.placement
     if placement is None or binding.scheduler_name != scheduler_name or binding.suspend_scheduling:
         return False

@@ -1,4 +1,5 @@
-"""Virtual nodes built from a Cluster's resource models, and first-fit placement on them (reference 3.2).
+"""Virtual nodes built from a Cluster's resource models, and first-fit placement on them (Karmada's
+`pkg/estimator/client/general.go: buildModelNodes` and `getMaximumReplicasBasedOnResourceModels`).
 
 With the `CustomizedClusterResourceModeling` gate the general estimator does not trust the cluster-wide sums
 alone: a cluster of many small nodes cannot host one big pod. Each grade of `spec.resourceModels` becomes a node

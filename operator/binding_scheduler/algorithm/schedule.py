@@ -1,4 +1,5 @@
-"""The pure steps of one scheduling attempt (reference 2.1): candidates -> estimates -> select -> assign.
+"""The pure steps of one scheduling attempt: candidates -> estimates -> select -> assign (Karmada's
+`pkg/scheduler/core/generic_scheduler.go: genericScheduler.Schedule`).
 
 The framework (`scheduling.framework`) runs them in order, with the plugins, the accurate estimators, the
 hooks and the Reserve step around them; nothing here measures, records or awaits.
@@ -154,7 +155,9 @@ def general_estimates(
 
 
 def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]) -> None:
-    """Merge the estimators' answers into allocatable/available (reference 2.5)."""
+    """Merge the estimators' answers into allocatable/available (Karmada's
+    `pkg/scheduler/core/util.go: calAvailableReplicas`, and
+    `pkg/scheduler/core/spreadconstraint/group_clusters.go: generateClustersInfo` for available)."""
     binding = candidates.binding
     assigned = {t.name: t.replicas for t in binding.clusters}
     details = candidates.details

@@ -1,4 +1,8 @@
-"""The in-tree score plugins (reference 2.4)."""
+"""The in-tree score plugins.
+
+Karmada's: `pkg/scheduler/framework/plugins/clusterlocality/cluster_locality.go: ClusterLocality.Score`, and
+`pkg/scheduler/framework/plugins/clusteraffinity/cluster_affinity.go: ClusterAffinity.Score` (always 0).
+"""
 
 from __future__ import annotations
 

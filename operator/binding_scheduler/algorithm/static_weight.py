@@ -1,4 +1,6 @@
-"""StaticWeight division (reference 2.9.3): fixed weights from `staticWeightList`, capacity ignored."""
+"""StaticWeight division: fixed weights from `staticWeightList`, capacity ignored (Karmada's
+`pkg/scheduler/core/assignment.go: assignByStaticWeightStrategy`, with
+`pkg/scheduler/core/division_algorithm.go: getStaticWeightInfoList`)."""
 
 from __future__ import annotations
 

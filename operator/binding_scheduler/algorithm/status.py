@@ -1,4 +1,5 @@
-"""What a pass writes into a binding's status (reference 1.7): the Scheduled condition and its companions."""
+"""What a pass writes into a binding's status: the Scheduled condition and its companions (Karmada's
+`pkg/scheduler/scheduler.go: patchBindingStatusCondition` and `patchBindingStatusWithAffinityName`)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def rfc3339(moment: datetime) -> str:
 def upsert_condition(
     conditions: Sequence[Mapping[str, Any]], verdict: ConditionVerdict, now: datetime
 ) -> list[dict[str, Any]]:
-    """`SetStatusCondition`: lastTransitionTime changes only when the status changes or the condition is new;
-    reason and message are replaced; other conditions are kept as they are."""
+    """`SetStatusCondition` (`k8s.io/apimachinery/pkg/api/meta/conditions.go`): lastTransitionTime changes only
+    when the status changes or the condition is new; reason and message are replaced; other conditions are kept
+    as they are."""
     result: list[dict[str, Any]] = []
     found = False
     for condition in conditions:

@@ -1,4 +1,5 @@
-"""Does a binding need scheduling, and of which kind (reference 1.4, 1.5)."""
+"""Does a binding need scheduling, and of which kind (Karmada's `pkg/scheduler/scheduler.go: doScheduleBinding`
+and `pkg/scheduler/helper.go: placementChanged`)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,10 @@ def replicas_changed(binding: Binding, multiple_pod_templates: bool = False) -> 
 def schedule_trigger(
     binding: Binding, clusters: Mapping[str, Cluster], *, multiple_pod_templates: bool = False
 ) -> ScheduleType | None:
-    """Rule 4 of the decision tree: the first true condition decides; None means no scheduling."""
+    """The triggers of Karmada's `doScheduleBinding`, in its order (placement changed, replicas changed
+    (`pkg/util/binding.go: IsBindingReplicasChanged`), explicit reschedule (`RescheduleRequired`), non-workload or
+    Duplicated, a terminating target (`HasTerminatingTargetClusters`)): the first true condition decides; None
+    means no scheduling."""
     placement = binding.placement
     if placement is None:
         return None
@@ -87,9 +91,9 @@ def schedule_trigger(
 
 
 def condition_owed(binding: Binding) -> bool:
-    """A binding that needs no scheduling by rule 4 but still lacks the outcome of its last decision: a newer
-    generation than the scheduler observed, and no `Scheduled=True` condition. That is what a pass leaves when
-    its spec write landed and its status write did not (a 5xx, or the spec write's answer lost so the status
+    """A binding that needs no scheduling by `schedule_trigger` but still lacks the outcome of its last decision:
+    a newer generation than the scheduler observed, and no `Scheduled=True` condition. That is what a pass leaves
+    when its spec write landed and its status write did not (a 5xx, or the spec write's answer lost so the status
     write got 409). Karmada would only record the generation, and the condition would be missing for good; we
     decide again (the result usually matches, so only the status is written). A deliberate difference."""
     if binding.generation == binding.status.scheduler_observed_generation:

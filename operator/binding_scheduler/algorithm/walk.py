@@ -1,4 +1,6 @@
-"""The ClusterAffinity and ClusterAffinities paths (reference 1.6): which attempts to run, and what to write.
+"""The ClusterAffinity and ClusterAffinities paths: which attempts to run, and what to write (Karmada's
+`pkg/scheduler/scheduler.go: scheduleResourceBindingWithClusterAffinity` and
+`scheduleResourceBindingWithClusterAffinities`, and their ClusterResourceBinding twins).
 
 Drivers (the async pass in the scheduling layer, which simulate and explain use too) run `attempts(binding)` in
 order, stop after the first success, and hand the outcomes to `decide`.

@@ -1,4 +1,5 @@
-"""Webster (Sainte-Laguë) apportionment with Karmada's binding tie-breaker (reference 2.9.5).
+"""Webster (Sainte-Laguë) apportionment with Karmada's binding tie-breaker
+(`pkg/util/helper/webstermethod.go: AllocateWebsterSeats`, `pkg/util/helper/binding.go: tieBreakerByUID`).
 
 Each seat goes to the party with the highest priority `votes / (2*seats + 1)`, computed in float64 (Python's
 float is IEEE-754 binary64, and both operands are converted to float first as Go does, so huge vote counts

@@ -1,11 +1,16 @@
-"""The workload affinity filters of Karmada's `WorkloadAffinity` gate (reference 1.10, 2.3): the ResourceBindings
-of one `spec.workloadAffinityGroups.affinityGroup` go where the others of the group already are, those of one
-`antiAffinityGroup` go where none of the others is.
+"""The workload affinity filters of Karmada's `WorkloadAffinity` gate: the ResourceBindings of one
+`spec.workloadAffinityGroups.affinityGroup` go where the others of the group already are, those of one
+`antiAffinityGroup` go where none of the others is. Karmada's:
+
+- `pkg/scheduler/framework/plugins/workloadaffinity/workload_affinity.go: WorkloadAffinity.FilterWithContext`
+  (with `obeyAffinityGroup`);
+- `pkg/scheduler/framework/plugins/workloadantiaffinity/workload_anti_affinity.go: WorkloadAntiAffinity`
+  (its `FilterWithContext`, with `obeyAntiAffinityGroup`).
 
 Both read the group members from `FilterContext.workload_groups` (the scheduling layer keeps that view) and, as
 Karmada's, let every cluster the binding already targets pass, so they never take a placement away. A binding is
-recognised as itself only by Karmada's generated name: a member named `<resource name>-<kind>` (lower case, `:`
-written `.`) is skipped, whatever the binding's own name.
+recognised as itself only by Karmada's generated name (`pkg/util/names/names.go: GenerateBindingName`): a member
+named `<resource name>-<kind>` (lower case, `:` written `.`) is skipped, whatever the binding's own name.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 Cancelling the calling task cancels every call in flight (each server sees CANCELLED) and returns once they
 have all ended: nothing is left running. A cluster that fails (discovery, dial, deadline, error status, an
 answer that cannot be a count) gets no answer; with `partial_failure="fallback"` the others are kept, with
-`"discard"` nothing is (Karmada's behaviour, reference 2.5 QUIRK).
+`"discard"` nothing is (Karmada's behaviour: `pkg/estimator/client/accurate.go: getClusterReplicasConcurrently`
+returns an error when any cluster fails, and `pkg/scheduler/core/util.go: calAvailableReplicas` then skips the
+whole estimator).
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """One gRPC channel per cluster: created on first use, kept (gRPC reconnects it by itself), closed on demand.
 
-Dialing follows Karmada (reference 3.3): try the candidate addresses in order, each until its connection is
-READY or `dial_timeout` passes, and keep the first that succeeds. One difference: an address whose connection
+Dialing follows Karmada (`pkg/util/grpcconnection/config.go: ClientConfig.DialWithTimeOut` and
+`createGRPCConnection`, called by `pkg/estimator/client/cache.go: EstablishConnection`): try the candidate
+addresses in order, each until its connection is READY or `dial_timeout` passes, and keep the first that
+succeeds. One difference: an address whose connection
 fails outright (refused, unresolvable: TRANSIENT_FAILURE) is given up at once instead of waiting out the dial
 timeout. Dialing runs inside the caller's task, so it is bounded by the caller's deadline and cancelled with it.
 """

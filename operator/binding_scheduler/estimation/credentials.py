@@ -1,4 +1,5 @@
-"""Channel credentials from the TLS settings (reference 3.3, `grpcconnection/config.go`).
+"""Channel credentials from the TLS settings (Karmada's
+`pkg/util/grpcconnection/config.go: ClientConfig.DialWithTimeOut`).
 
 Plaintext when no CA file is given and verification is not skipped; the client certificate is then ignored.
 Otherwise TLS: roots from the CA file (system roots when it is empty), a client certificate when both the

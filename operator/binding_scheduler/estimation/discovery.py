@@ -1,4 +1,6 @@
-"""Where a cluster's estimator listens: static endpoints first, then Karmada's Service rule (reference 3.3)."""
+"""Where a cluster's estimator listens: static endpoints first, then Karmada's Service rule
+(`pkg/estimator/client/service.go: resolveCluster` and `findServicePort`; the Service name is
+`pkg/util/names/names.go: GenerateEstimatorServiceName`)."""
 
 from __future__ import annotations
 

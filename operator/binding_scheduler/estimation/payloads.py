@@ -1,8 +1,11 @@
-"""Kubernetes protobuf payloads the estimator protocol carries as bytes (reference 3.4).
+"""Kubernetes protobuf payloads the estimator protocol carries as bytes (Karmada's `pkg/estimator/pb/helpers.go`:
+`ReplicaRequirements.SetResourceRequest`, `NodeClaim.SetNodeAffinity`, `NodeClaim.SetTolerations`).
 
-Kubernetes' own marshaller writes every string field of these messages, even when empty, and the optional
-pointer fields (`tolerationSeconds`) only when set; setting each field explicitly on the proto2 messages
-produces the same bytes.
+Kubernetes' own marshaller (modules k8s.io/api and k8s.io/apimachinery v0.35.3, as Karmada v1.18.2 uses:
+`k8s.io/api/core/v1/generated.pb.go: Toleration.MarshalToSizedBuffer` and its siblings,
+`k8s.io/apimachinery/pkg/api/resource/quantity_proto.go: Quantity.MarshalToSizedBuffer`) writes every string
+field of these messages, even when empty, and the optional pointer fields (`tolerationSeconds`) only when set;
+setting each field explicitly on the proto2 messages produces the same bytes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""The estimator RPCs on the wire: method paths, request building, response reading (reference 3.4)."""
+"""The estimator RPCs on the wire: method paths, request building, response reading.
+
+Karmada's: the `Estimator` service of `pkg/estimator/service/service.proto`, the messages of
+`pkg/estimator/pb/estimator.proto`, and the requests built by
+`pkg/estimator/client/accurate.go: SchedulerEstimator.maxAvailableReplicas` and `maxAvailableComponentSets`.
+"""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 Each body carries `metadata.resourceVersion`, the version the decision was computed from. In a JSON merge patch
 it is a precondition: the API server answers 409 (`Conflict`) when the object changed since, and changes nothing.
 So a decision computed from an old view can never overwrite a newer one, whoever sends it (ARCHITECTURE:
-"Fencing"). Karmada itself sends these shapes without the version (reference 1.7).
+"Fencing"). Karmada itself sends these shapes without the version
+(`pkg/scheduler/scheduler.go: patchScheduleResultForResourceBinding` and `patchBindingStatus`).
 """
 
 from __future__ import annotations

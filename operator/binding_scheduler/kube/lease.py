@@ -1,15 +1,17 @@
 """Leader election on a `coordination.k8s.io/v1` Lease (Karmada: `karmada-scheduler` in `karmada-system`,
-15 s lease, 10 s renew deadline, 2 s retry period; reference 1.1 and 5).
+15 s lease, 10 s renew deadline, 2 s retry period: `cmd/scheduler/app/options/options.go: NewOptions`, used by
+`cmd/scheduler/app/scheduler.go: run` through client-go's `leaderelection.RunOrDie`).
 
 Every Lease write is a PUT carrying the resourceVersion that was read, so two candidates cannot both win: the
 second gets 409, re-reads, and sees the winner. A lease is free when it has no holder or when
 its record has not changed for `leaseDurationSeconds` as measured by our own clock since we first saw it so
-(client-go's rule: the holder's `renewTime` is never compared with our clock, so a holder whose clock lags
-cannot be deposed while it renews). `keep()` renews every `retry_period`; each renewal gets the whole
-`renew_deadline` (tries every `retry_period` within it, as client-go's renew loop does); when one cannot
-succeed within it, or another holder shows up, it closes the client's write gate first (nothing of ours may be
-written once leadership is in doubt), then calls `on_lost(reason)` once and returns. `release()` hands
-the lease over at once: holder "" and a 1 s duration. Every write passes the write gate.
+(client-go's rule, `k8s.io/client-go/tools/leaderelection/leaderelection.go: tryAcquireOrRenew` and
+`isLeaseValid`: the holder's `renewTime` is never compared with our clock, so a holder whose clock lags cannot be
+deposed while it renews). `keep()` renews every `retry_period`; each renewal gets the whole `renew_deadline`
+(tries every `retry_period` within it, as client-go's `LeaderElector.renew` does); when one cannot succeed within
+it, or another holder shows up, it closes the client's write gate first (nothing of ours may be written once
+leadership is in doubt), then calls `on_lost(reason)` once and returns. `release()` hands the lease over at once:
+holder "" and a 1 s duration (client-go's `LeaderElector.release`). Every write passes the write gate.
 """
 
 from __future__ import annotations

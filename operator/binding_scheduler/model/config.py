@@ -1,9 +1,9 @@
 """SchedulerConfiguration (`config.binding-scheduler.io/v1alpha1`): the scheduler's settings, typed and validated.
 
-What Karmada passes as command-line flags (reference section 5) is one namespaced custom resource here. The
-defaults are Karmada's; `metrics` and `kubeAPI` are our additions (Karmada's `--metrics-bind-address`,
-`--health-probe-bind-address`, `--kube-api-qps` and `--kube-api-burst`). Durations are Go/Kubernetes duration
-strings in the object and float seconds in the model. Pure: no I/O.
+What Karmada passes as command-line flags (`cmd/scheduler/app/options/options.go: Options.AddFlags`) is one
+namespaced custom resource here. The defaults are Karmada's; `metrics` and `kubeAPI` are our additions
+(Karmada's `--metrics-bind-address`, `--health-probe-bind-address`, `--kube-api-qps` and `--kube-api-burst`).
+Durations are Go/Kubernetes duration strings in the object and float seconds in the model. Pure: no I/O.
 """
 
 from __future__ import annotations

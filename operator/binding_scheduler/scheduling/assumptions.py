@@ -1,5 +1,7 @@
-"""The assumption cache of overcommit protection (Karmada's `SchedulingOvercommitProtection` gate, reference
-1.10): each decided workload is assumed on its clusters until the cluster reports it.
+"""The assumption cache of overcommit protection (Karmada's `SchedulingOvercommitProtection` gate): each decided
+workload is assumed on its clusters until the cluster reports it. Karmada's is
+`pkg/scheduler/cache/cache.go: AssigningResourceBindingCache` (`Assume`, `GetAssumedWorkloads`, `GC`), filled by
+`pkg/scheduler/scheduler.go: updateAssumptionsCache`.
 
 A cluster's status lags behind the decisions made for it: until the workload runs there and the cluster's
 resource summary counts it, every pass would see the same free capacity. So the Reserve step records each
@@ -132,10 +134,14 @@ class AssumptionCache:
     def others(
         self, binding: Binding, clusters: Iterable[str], *, workloads: Callable[[str], bool] | bool = False
     ) -> tuple[dict[str, AssumedLoad], dict[str, int]]:
-        """What other bindings are assumed to take on each of `clusters`, and each cluster's version now. The
-        binding's own assumption is not deducted: its current replicas already count as available to it
-        (reference 2.5). Each load carries its workloads one by one where `workloads` says so (True: on every
-        cluster)."""
+        """What other bindings are assumed to take on each of `clusters`, and each cluster's version now.
+
+        The binding's own assumption is not deducted: its current replicas already count as available to it (the
+        available replicas add them, as in
+        `pkg/scheduler/core/spreadconstraint/group_clusters.go: generateClustersInfo`). A deliberate difference:
+        Karmada's `pkg/scheduler/core/estimation.go: buildAssumedWorkloadsByCluster` passes every binding's
+        assumptions, its own included. Each load carries its workloads one by one where `workloads` says so
+        (True: on every cluster)."""
         self._expire()
         key = binding.key
         wanted = workloads if callable(workloads) else (lambda _: workloads)

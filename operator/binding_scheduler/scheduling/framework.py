@@ -2,18 +2,20 @@
 the tests and the benchmarks).
 
 ```
-decide:  for each affinity term (reference 1.6), until one succeeds:
+decide:  for each affinity term, until one succeeds:
            Filter -> Score -> Estimate (general + accurate + plugins) -> Select -> Assign
 reserve: Reserve (the decision's footprint is assumed on its clusters, plugins told)
 bind:    the fenced writes, done by the caller (`scheduling.passes`) -> `bound`, or `unreserve` when they
          did not land
 ```
 
-Each extension point runs the enabled plugins for it (`algorithm.plugins`); Select and Assign are Karmada's
-own unless one plugin implements them. What a pass learns on the way lives in its `CycleState`, never in
-globals; what is memoised per snapshot lives on the snapshot. Hooks (`FrameworkHook`) are told how long each
-point and plugin took and what each attempt saw: the scheduler's metrics and `explain`'s record are hooks,
-the algorithm does not know about them.
+The walk over the affinity terms is Karmada's
+`pkg/scheduler/scheduler.go: scheduleResourceBindingWithClusterAffinities`, and one attempt its
+`pkg/scheduler/core/generic_scheduler.go: genericScheduler.Schedule`. Each extension point runs the enabled
+plugins for it (`algorithm.plugins`); Select and Assign are Karmada's own unless one plugin implements them. What
+a pass learns on the way lives in its `CycleState`, never in globals; what is memoised per snapshot lives on the
+snapshot. Hooks (`FrameworkHook`) are told how long each point and plugin took and what each attempt saw: the
+scheduler's metrics and `explain`'s record are hooks, the algorithm does not know about them.
 
 Reserve and concurrent passes: with an `AssumptionCache`, the general estimator deducts the footprints other
 passes reserved, the accurate estimators are sent them, and `reserve` refuses a decision when a cluster it
@@ -276,7 +278,8 @@ class Framework:
         return totals
 
     async def _estimate(self, candidates: Candidates, state: CycleState) -> None:
-        """The general estimator, the accurate estimators and the estimate plugins, merged (reference 2.5).
+        """The general estimator, the accurate estimators and the estimate plugins, merged as Karmada's
+        `pkg/scheduler/core/util.go: calAvailableReplicas` merges its estimators.
         The assumptions read here are the ones `reserve` checks are still current."""
         binding = candidates.binding
         general: Mapping[str, int] = {}

@@ -1,10 +1,11 @@
 """The metrics and health HTTP endpoints: `/metrics` (Prometheus text format), `/healthz` and `/readyz`.
 
 Karmada serves `/metrics` on `--metrics-bind-address` (`:8080`) and `/healthz` on `--health-probe-bind-address`
-(`:10351`); when the two are equal, one server serves both (reference 1.11). Here a port of `None` disables that
-server and `0` binds a free port (the configuration maps Karmada's "0 disables" onto `None`). Equal ports, `0`
-included, and equal hosts mean one server for all three paths. Each server has its own host: an IP address or a
-hostname, or "" for every interface (IPv4, and IPv6 where the machine has it), as Go's `:8080` does.
+(`:10351`); when the two are equal, one server serves both
+(`cmd/scheduler/app/scheduler.go: serveHealthzAndMetrics`). Here a port of `None` disables that server and `0`
+binds a free port (the configuration maps Karmada's "0 disables" onto `None`). Equal ports, `0` included, and
+equal hosts mean one server for all three paths. Each server has its own host: an IP address or a hostname, or
+"" for every interface (IPv4, and IPv6 where the machine has it), as Go's `:8080` does.
 
 An aiohttp server on the event loop: no threads, `start()` and `stop()` are idempotent, and `stop()` waits at
 most `shutdown_timeout` for requests in progress.

@@ -1,6 +1,7 @@
 """The label values of the scheduler's metrics, as enums: the scheduling code passes members, never strings, so
-a typo is a type error (mypy) instead of a new series in production. Karmada's values are Karmada's
-(reference 1.11)."""
+a typo is a type error (mypy) instead of a new series in production. Karmada's values are those of
+`pkg/scheduler/metrics/metrics.go`, `pkg/scheduler/framework/runtime/framework.go` and
+`pkg/scheduler/framework/interface.go: Code`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The scheduler's Prometheus metrics: Karmada's (reference 1.11, same names, types, labels and buckets) and ours
-(prefix `binding_scheduler_`: queue depth, passes in flight, pass outcomes, writes, the shutdown report).
+"""The scheduler's Prometheus metrics: Karmada's (those of `pkg/scheduler/metrics/metrics.go`, with the same names,
+types, labels and buckets) and ours (prefix `binding_scheduler_`: queue depth, passes in flight, pass outcomes,
+writes, the shutdown report).
 
 The scheduling code calls the typed methods of `SchedulerMetrics` with the label enums of `labels.py` and never
 spells a label itself, so a typo is a type error instead of a new series in production. Counts and durations
@@ -37,7 +38,9 @@ from .labels import (
 # Prometheus text format 0.0.4, which `generate_latest` produces.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-# Karmada's label values (reference 1.11), as tuples for the tests' and docs' tables.
+# Karmada's label values (the constants of `pkg/scheduler/metrics/metrics.go` and
+# `pkg/scheduler/framework/runtime/framework.go`, and the result codes of
+# `pkg/scheduler/framework/interface.go: Code`), as tuples for the tests' and docs' tables.
 ATTEMPT_RESULTS: tuple[str, ...] = tuple(AttemptResult)
 SCHEDULE_TYPES: tuple[str, ...] = tuple(ScheduleType)
 SCHEDULE_STEPS: tuple[str, ...] = tuple(ScheduleStep)
@@ -105,7 +108,8 @@ class SchedulerMetrics:
         self.registry: CollectorRegistry = registry if registry is not None else CollectorRegistry()
         r = self.registry
 
-        # Karmada's (reference 1.11). prometheus_client appends `_total` to counter names on exposition.
+        # Karmada's (`pkg/scheduler/metrics/metrics.go`). prometheus_client appends `_total` to counter names on
+        # exposition.
         self._attempts = Counter(
             "karmada_scheduler_schedule_attempts",
             "Number of attempts to schedule a binding, by result and schedule type.",
@@ -190,8 +194,11 @@ class SchedulerMetrics:
     # --- Karmada's ---------------------------------------------------------------------------------------------
 
     def observe_attempt(self, result: AttemptResult, schedule_type: ScheduleType, seconds: float) -> None:
-        """One scheduling attempt that actually ran, observed with its final result (reference 1.4 step 6: a
-        FitError counts as `scheduled`): `schedule_attempts_total` and `e2e_scheduling_duration_seconds`."""
+        """One scheduling attempt that actually ran, observed with its final result:
+        `schedule_attempts_total` and `e2e_scheduling_duration_seconds`. Karmada's
+        `pkg/scheduler/scheduler.go: doScheduleBinding` passes `metrics.BindingSchedule` the error that
+        `scheduleResourceBinding` returns after its deferred condition patch, which turns a FitError into nil:
+        a FitError counts as `scheduled`."""
         _check_seconds(seconds)
         self._attempts.labels(result=result, schedule_type=schedule_type).inc()
         self._e2e.labels(result=result, schedule_type=schedule_type).observe(seconds)
@@ -202,7 +209,9 @@ class SchedulerMetrics:
         self._algorithm.labels(schedule_step=step).observe(seconds)
 
     def binding_event(self, event: BindingEvent) -> None:
-        """A binding key entered the queue because of `event` (reference 1.2, 1.3)."""
+        """A binding key entered the queue because of `event` (Karmada's
+        `pkg/scheduler/metrics/metrics.go: CountSchedulerBindings`, called by the handlers of
+        `pkg/scheduler/event_handler.go` and by `pkg/scheduler/scheduler.go: handleErr`)."""
         self._incoming.labels(event=event).inc()
 
     def observe_extension_point(self, extension_point: PluginPoint, result: PluginResult, seconds: float) -> None:

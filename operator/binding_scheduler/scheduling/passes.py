@@ -410,7 +410,8 @@ def _outcome_of(error: BaseException | None, verdict: ConditionVerdict) -> PassO
 
 
 async def _observe_generation(binding: Binding, ctx: PassContext, tracker: PassTracker) -> PassOutcome:
-    """No scheduling needed: record that this generation was seen (Karmada's step 5)."""
+    """No scheduling needed: record that this generation was seen (the last step of Karmada's
+    `pkg/scheduler/scheduler.go: doScheduleBinding` does the same)."""
     if binding.generation == binding.status.scheduler_observed_generation:
         return PassOutcome.SKIPPED
     tracker.enter_commit()
@@ -488,7 +489,8 @@ async def _refuse(
 async def _event_pair(
     ctx: PassContext, body: Mapping[str, Any], binding: Binding, type_: EventType, reason: str, message: str
 ) -> None:
-    """The same event on the binding and on its resource template (reference 1.9)."""
+    """The same event on the binding and on its resource template (Karmada's
+    `pkg/scheduler/scheduler.go: recordScheduleResultEventForResourceBinding`)."""
     await ctx.events.record(involved_binding(body), type_, reason, message)
     await ctx.events.record(involved_resource(binding), type_, reason, message)
     ctx.metrics.write(WriteKind.EVENT, WriteResult.OK)

@@ -1,9 +1,13 @@
-"""The binding queue with Karmada's priority-queue semantics (reference 1.8).
+"""The binding queue with the semantics of Karmada's priority queue (gate `PriorityBasedScheduling`):
+`pkg/scheduler/internal/queue/scheduling_queue.go: prioritySchedulingQueue`, over
+`pkg/scheduler/internal/queue/active_queue.go: activequeue`.
 
-Three sub-queues: *active* (a heap by `spec.schedulePriority.priority`, higher first, then age), *backoff*
-(until `timestamp + backoff(attempts)`: 1 s doubling to 10 s), and *unschedulable* (flushed back after 5 min,
-or at once by any event for the key). Keys are deduplicated; a key is handed to one pass at a time, and a
-key pushed while its pass runs is handed out again when that pass is done.
+Three sub-queues: *active* (a heap by `spec.schedulePriority.priority`, higher first, then age:
+`pkg/scheduler/internal/queue/types.go: Less`), *backoff* (until `timestamp + backoff(attempts)`: 1 s doubling to
+10 s, `calculateBackoffDuration`), and *unschedulable* (flushed back after 5 min by
+`flushUnschedulableBindingsLeftover`, or at once by any event for the key, `moveToActiveQ`). Keys are
+deduplicated; a key is handed to one pass at a time, and a key pushed while its pass runs is handed out again
+when that pass is done.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """The scheduler at run time: event intake, the queue, `workers` concurrent passes, and the bounded drain.
 
-Intake follows Karmada's informer rules (reference 1.2, 1.3): the binding filter with its false->true = add
-and true->false = delete transitions, enqueue on add and on generation change only, and cluster label or
-generation changes (or a starting deletion) requeue the bindings they may affect.
+Intake follows Karmada's informer rules (`pkg/scheduler/event_handler.go: addAllEventHandlers`, with
+`resourceBindingEventFilter`, `onResourceBindingUpdate`, `updateCluster` and `enqueueAffectedBindings`): the
+binding filter with its false->true = add and true->false = delete transitions (client-go's
+`k8s.io/client-go/tools/cache/controller.go: FilteringResourceEventHandler.OnUpdate`), enqueue on add and on
+generation change only, and cluster label or generation changes (or a starting deletion) requeue the bindings
+they may affect.
 """
 
 from __future__ import annotations
@@ -440,6 +443,7 @@ def _healthy_clusters(body: Mapping[str, Any] | None) -> set[str]:
 
 def _newly_healthy(previous: Mapping[str, Any] | None, body: Mapping[str, Any]) -> set[str]:
     """The clusters whose workload of this binding just turned Healthy: their summaries count it from now on,
-    so its assumption there is released (reference 1.10)."""
+    so its assumption there is released (Karmada's
+    `pkg/scheduler/event_handler.go: releaseHealthyClusterAssumptions`, with `newlyHealthyClusters`)."""
     now = _healthy_clusters(body)
     return now - _healthy_clusters(previous) if now else now

@@ -1,16 +1,17 @@
 """Which ResourceBindings are in which workload (anti-)affinity group, and where they are placed (Karmada's
-`WorkloadAffinity` gate, reference 1.10): the runtime state behind the `WorkloadGroups` view the workload
-affinity filters read.
+`WorkloadAffinity` gate): the runtime state behind the `WorkloadGroups` view the workload affinity filters read.
 
 Two parts, as in Karmada:
 
 - the index of the stored bindings by `spec.workloadAffinityGroups.affinityGroup` and by `.antiAffinityGroup`
-  (Karmada's two indexers on its binding informer): every ResourceBinding the watch delivers, whatever its
-  scheduler or labels; ClusterResourceBindings are never members;
-- the "assigning" bindings: right after our own spec write, the binding as the API server returned it, so that
-  its new placement counts before the watch delivers it. A member is seen through that copy while it is newer
-  (by resourceVersion) than the stored one. A watched version at least as new replaces the copy, or removes it
-  when the binding's `FullyApplied` condition is True; a deletion removes it.
+  (Karmada's two indexers on its binding informer, `pkg/scheduler/indexer.go: addIndexers`): every
+  ResourceBinding the watch delivers, whatever its scheduler or labels; ClusterResourceBindings are never members;
+- the "assigning" bindings (`pkg/scheduler/cache/cache.go: AssigningResourceBindingCache`, filled by
+  `pkg/scheduler/scheduler.go: patchScheduleResultForResourceBinding`): right after our own spec write, the
+  binding as the API server returned it, so that its new placement counts before the watch delivers it. A
+  member is seen through that copy while it is newer (by resourceVersion) than the stored one. A watched version
+  at least as new replaces the copy, or removes it when the binding's `FullyApplied` condition is True
+  (`AssigningResourceBindingCache.OnBindingUpdate`); a deletion removes it.
 
 Bodies are read field by field (never fully parsed): every binding event of the fleet comes through here while
 the gate is on. With the gate off nothing creates or feeds an index.

@@ -1,4 +1,6 @@
-"""Spread-constraint selection (reference 2.6, 2.7): grouping, group scores, cluster and region selection."""
+"""Spread-constraint selection: grouping, group scores, cluster and region selection (Karmada's
+`pkg/scheduler/core/spreadconstraint/group_clusters.go: GroupClustersWithScore` and
+`pkg/scheduler/core/spreadconstraint/select_clusters.go: SelectBestClusters`)."""
 
 from .by_cluster import IGNORE_CAPACITY, select_by_cluster
 from .by_region import select_by_region

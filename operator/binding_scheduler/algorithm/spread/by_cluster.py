@@ -1,4 +1,6 @@
-"""Selection by the `cluster` spread constraint alone (reference 2.7, cluster selection)."""
+"""Selection by the `cluster` spread constraint alone (Karmada's
+`pkg/scheduler/core/spreadconstraint/select_clusters_by_cluster.go: selectBestClustersByCluster`, with
+`selectClustersByAvailableResource` for the capacity swap)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Selection by the `region` spread constraint (reference 2.7, region selection).
+"""Selection by the `region` spread constraint (Karmada's
+`pkg/scheduler/core/spreadconstraint/select_clusters_by_region.go: selectBestClustersByRegion`, with
+`selectRegions`).
 
 Regions are chosen by the group search; each chosen region gives its best cluster, and the rest of the
 `cluster` constraint's maxGroups is filled with the best remaining clusters of those regions. Capacity is

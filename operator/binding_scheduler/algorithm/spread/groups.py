@@ -1,4 +1,5 @@
-"""Topology grouping and group scores (reference 2.6).
+"""Topology grouping and group scores (Karmada's `pkg/scheduler/core/spreadconstraint/group_clusters.go`:
+`GroupClustersWithScore`, `calcGroupScore`, `calcGroupScoreForDuplicate`).
 
 Candidates are put in the one total order of `sort_candidates`, and, when the spread constraints ask for
 topology, into zone, region and provider groups, each scored the way Karmada scores them. Only region groups
@@ -160,7 +161,9 @@ def region_groups(clusters: Sequence[ClusterDetail], binding: Binding, min_group
 
 
 def provider_groups(clusters: Sequence[ClusterDetail], binding: Binding, min_groups: int) -> dict[str, ClusterGroup]:
-    """Keyed by `spec.provider` as it is; the reference skips only empty regions, so "" is a provider here."""
+    """Keyed by `spec.provider` as it is, so "" is a provider here. Karmada's `generateProviderInfo` skips
+    clusters with an empty provider; no decision differs, since provider groups never drive selection and the
+    SpreadConstraint filter drops clusters without a provider whenever a provider constraint exists."""
     return _build_groups(zip(map(attrgetter("cluster.provider"), clusters), clusters, strict=True), binding, min_groups)
 
 

@@ -1,4 +1,5 @@
-"""The spread-constraint selection step: which candidate clusters go on to replica assignment (reference 2.7).
+"""The spread-constraint selection step: which candidate clusters go on to replica assignment (Karmada's
+`pkg/scheduler/core/spreadconstraint/select_clusters.go: SelectBestClusters`).
 
 The caller passes candidates in any order, already carrying score and estimates, and prefixes any error
 with `failed to select clusters: `.

@@ -1,4 +1,6 @@
-"""Choosing a combination of groups (regions) by depth-first search (reference 2.7, `selectGroups`).
+"""Choosing a combination of groups (regions) by depth-first search (Karmada's
+`pkg/scheduler/core/spreadconstraint/select_groups.go: selectGroups`, with `findFeasiblePaths` and
+`prioritizePaths`).
 
 Every combination whose size lies in [minGroups, maxGroups] and whose value (clusters) reaches the target
 is a feasible path. The heaviest path wins (weight = sum of group scores), then the most valuable, then the
