@@ -3,6 +3,7 @@
 
     python3 dev.py demo    # run the product on its embedded default
     python3 dev.py test    # lint, type-check, layer contract and the whole test suite
+    python3 dev.py test --fast   # the inner loop: lint and the unit tier (no type check, no Go build)
 
 and, for working with the real control plane the e2e tier uses (kube-apiserver + etcd built from their Go
 modules, cached outside the clone):
@@ -92,8 +93,13 @@ def _build_go_tools() -> None:
 
 
 def test(args: list[str]) -> None:
+    """Everything CI runs; `--fast` is the inner loop: ruff and the unit tier only (no type check, no Go build)."""
     _ensure_venv()
     _run([str(BIN / "ruff"), "check", "operator", "tests", "benchmarks", "scripts", "dev.py"])
+    if "--fast" in args:
+        rest = [arg for arg in args if arg != "--fast"]
+        _run([_python(), "-m", "pytest", "-m", "unit", *rest])
+        return
     _run([str(BIN / "mypy")])
     _run([str(BIN / "lint-imports"), "--no-cache"])
     _build_go_tools()

@@ -1,4 +1,12 @@
-"""Fixtures shared by every tier: the real control plane (started once per session, only when a test asks)."""
+"""What every tier shares: each test's tier mark, from its directory, and the real control plane (started once per
+session, only when a test asks).
+
+The tiers (docs/testing.md): `unit` (pure code and single modules, no server, no Go build), `operator` (the
+operator on devcluster, in-process or as a process), `realcluster` (kube-apiserver and etcd built from their Go
+modules), `oracle` (Karmada's own scheduling code, through our Go oracle), `faults` (the fault matrix),
+`packaging` (the wheel, the chart, the image) and `karmada` (a whole Karmada control plane). `pytest -m unit` is
+the inner loop (`python3 dev.py test --fast`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,38 @@ from pathlib import Path
 import pytest
 
 from tests.realcluster.controlplane import ControlPlane, ControlPlaneError, go_available, start, stop
+
+TESTS = Path(__file__).resolve().parent
+TIERS: dict[str, str] = {
+    "algorithm": "unit", "model": "unit", "kube": "unit", "estimation": "unit", "scheduling": "unit",
+    "cli": "unit",
+    # the command line as a process, against devcluster; Karmada's oracle behind the golden file
+    "cli/test_blind.py": "operator", "cli/test_errors.py": "operator", "cli/test_examples.py": "operator",
+    "cli/test_golden_oracle.py": "oracle",
+    "operator": "operator", "shutdown": "operator", "devcluster": "operator",
+    "e2e": "realcluster", "realcluster": "realcluster", "conformance": "realcluster",
+    "oracle": "oracle",
+    "faults": "faults",
+    "packaging": "packaging", "deploy": "packaging", "chart": "packaging",
+    "karmada": "karmada",
+}
+"""The tier of each directory under tests/ (or of one file in it, which wins). A new directory must be given one
+here: collection fails until it is."""
+
+
+def tier_of(path: Path) -> str:
+    """The tier of a test file: its own entry in TIERS, else that of the first directory under tests/ it is in."""
+    relative = path.resolve().relative_to(TESTS)
+    folder = relative.parts[0] if len(relative.parts) > 1 else ""
+    for key in (relative.as_posix(), folder):
+        if key in TIERS:
+            return TIERS[key]
+    raise pytest.UsageError(f"{path}: tests/{folder or relative} has no tier: add it to TIERS in tests/conftest.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(getattr(pytest.mark, tier_of(item.path)))
 
 
 @pytest.fixture(scope="session")

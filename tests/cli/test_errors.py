@@ -100,6 +100,7 @@ def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
     process.stdout.close()  # as `| head -0` does
     process.wait(timeout=60)
     err = process.stderr.read()
+    process.stderr.close()
     assert process.returncode == 128 + signal.SIGPIPE
     assert "Traceback" not in err and "BrokenPipeError" not in err
 

@@ -21,11 +21,6 @@ from tests.realcluster.kube import KubeClient
 SERVERS = ["devcluster", "real"]
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "devcluster_differs(reason): devcluster differs from kube-apiserver here (strict xfail)")
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         marker = item.get_closest_marker("devcluster_differs")
