@@ -107,6 +107,11 @@ class HasKubeconfig(Protocol):
     def kubeconfig_path(self) -> Path: ...
 
 
+EVENT_PATH = "auto"
+"""The event path of the operators the tests start (`LaunchOptions.event_path`); tests/operator/conftest.py runs
+the behaviour tests once on each."""
+
+
 class OperatorThread:
     """One operator instance in its own thread and loop."""
 
@@ -120,8 +125,10 @@ class OperatorThread:
         namespace: str = "karmada-system",
         config_name: str | None = None,
         overrides: SpecOverrides = NO_OVERRIDES,
+        event_path: str | None = None,
     ) -> None:
         options = LaunchOptions(
+            event_path=event_path or EVENT_PATH,
             kubeconfig=str(api.kubeconfig_path),
             namespace=namespace,
             config_file=str(config_file) if config_file is not None else None,

@@ -15,7 +15,15 @@ from binding_scheduler.operator import watch_guard
 
 
 class FakeSettings:
-    """Any object can key the listeners (Kopf's OperatorSettings in production)."""
+    """Any object can key the listeners (Kopf's OperatorSettings in production); attached, as `watch_guard.attach`
+    leaves an operator on the fast path, with a listener that hears nothing."""
+
+    def __init__(self) -> None:
+        setattr(self, watch_guard.LISTENER_ATTRIBUTE, _deaf)
+
+
+async def _deaf(plural: str, bodies: list[Mapping[str, Any]]) -> None:
+    return None
 
 
 def stream_of(*items: Any, then: BaseException | None = None) -> Any:
@@ -179,3 +187,12 @@ async def test_resources_without_a_route_still_go_to_kopf(monkeypatch: pytest.Mo
     watch_guard.attach(settings, listener, routes={"resourcebindings": lambda event: None})
     modified = {"type": "MODIFIED", "object": {"metadata": {"name": "a"}}}
     assert await consume(settings, monkeypatch, stream_of(modified)) == [modified]  # resource "clusters"
+
+
+async def test_an_operator_on_kopfs_own_path_gets_kopfs_stream_as_it_is_failure_and_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    unattached = object()
+    failure = watching.WatchingError("Error in the watch-stream: {'code': 500}")
+    with pytest.raises(watching.WatchingError):
+        await consume(unattached, monkeypatch, stream_of(listed("a"), then=failure))

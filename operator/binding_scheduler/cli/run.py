@@ -18,7 +18,7 @@ from ..model import ValidationError
 from ..model.config import SchedulerConfig
 from ..model.overrides import SpecOverrides
 from ..operator.config_file import ConfigFileError, load_config_file
-from ..operator.options import DEFAULT_NAMESPACE, LaunchOptions
+from ..operator.options import DEFAULT_NAMESPACE, EVENT_PATHS, LaunchOptions
 from ..operator.runner import main as run_main
 from ..scheduling.service import estimator_settings
 from . import goflags
@@ -30,7 +30,7 @@ from .parsers import CommandParser
 logger = logging.getLogger(__name__)
 
 OWN_FLAGS: dict[str, Flag] = {
-    **{name: Flag(name) for name in ("context", "namespace", "config", "config-file", "identity")},
+    **{name: Flag(name) for name in ("context", "namespace", "config", "config-file", "identity", "event-path")},
     "verbose": Flag("verbose", boolean=True),
     "log-format": Flag("log-format"),
 }
@@ -62,6 +62,9 @@ def parse_run_args(parser: CommandParser, argv: list[str]) -> dict[str, Any]:
     own, settings = read_command_line(parser, argv, OWN_FLAGS)
     if own.get("config") and own.get("config-file"):
         parser.error("--config and --config-file exclude each other: watch an object, or read a file")
+    event_path = own.get("event-path") or "auto"
+    if event_path not in EVENT_PATHS:
+        parser.error(f"--event-path: {event_path!r} is not one of {', '.join(EVENT_PATHS)}")
     return {
         "kubeconfig": settings.kubeconfig,
         "master": settings.master,
@@ -70,6 +73,7 @@ def parse_run_args(parser: CommandParser, argv: list[str]) -> dict[str, Any]:
         "config": own.get("config") or None,
         "config_file": own.get("config-file") or None,
         "identity": own.get("identity") or None,
+        "event_path": event_path,
         "verbosity": _verbosity(settings, bool(own.get("verbose"))),
         "log_format": _log_format(parser, own.get("log-format"), settings),
         "karmada": settings,
@@ -123,6 +127,7 @@ def handle(args: argparse.Namespace) -> int:
         config_file=args.config_file,
         identity=args.identity,
         overrides=overrides,
+        event_path=args.event_path,
     )
     return run_main(options)
 
@@ -176,6 +181,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--config", metavar="NAME", help="watch this SchedulerConfiguration in --namespace")
     parser.add_argument("--config-file", metavar="FILE", help="read a SchedulerConfiguration from a file")
     parser.add_argument("--identity", metavar="ID", help="lease holder identity (default <hostname>_<uuid>)")
+    parser.add_argument("--event-path", metavar="auto|kopf",
+                        help="auto (default): the fast event path on a Kopf release it was verified against, else "
+                        "Kopf's own handlers; kopf: Kopf's own handlers always (slower per event)")
     parser.add_argument("--verbose", action="store_true", help="debug logging, Kopf's too (as --v=6)")
     parser.add_argument("--log-format", metavar="text|json",
                         help="text lines (default) or one JSON object per line (Karmada's --logging-format too)")

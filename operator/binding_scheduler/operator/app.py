@@ -54,6 +54,8 @@ class OperatorApp:
         self.service: SchedulerService | None = None
         self.stop_flag: asyncio.Event | None = None
         self.start_error: str | None = None
+        self.resync_every: float | None = None
+        """Set by the Kopf startup when the event source cannot report relists (Kopf's own path)."""
         self.failing_watches: Callable[[], Mapping[str, int]] = dict
         """The watched resources whose stream failed and has not listed again (set by the Kopf startup)."""
         self._config_body: Mapping[str, Any] | None = None
@@ -85,6 +87,7 @@ class OperatorApp:
             self._cannot_start(self._named(error))
         self.service.on_fatal = self._fatal
         self.service.watch_problem = self._watch_problem
+        self.service.resync_every = self.resync_every
         try:
             await self.service.start()
         except ServeError as error:

@@ -1,4 +1,14 @@
-"""Kopf registrations only: startup, login, the event handlers, and the bounded cleanup."""
+"""Kopf registrations only: startup, login, the event handlers, and the bounded cleanup.
+
+The event path starts here. Each watched resource has one `on.event` handler, and each handler calls the app's
+entry point for its resource (`routes`): bindings to `app.binding_event`, Clusters to `app.cluster_changed` and
+`app.cluster_deleted`, our SchedulerConfiguration to `app.config_event`. On a Kopf release `watch_guard` was
+verified against, the fast path hands each binding and cluster event to that same entry point straight from the
+watch stream (Kopf's per-event machinery skipped: a third of the CPU at 100 clusters), survives watch failures
+and reports every relist; on any other Kopf, or with `--event-path=kopf`, the handlers below receive the events
+through Kopf's public API, and the leader resyncs every `RESYNC_PERIOD` to find what vanished while a watch was
+down (Kopf does not say when it lists again). The startup says which path runs, in one line.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +23,13 @@ from . import watch_guard
 from .app import CONFIG_GROUP, CONFIG_PLURAL, CONFIG_VERSION, OperatorApp
 from .storages import NoDiffBaseStorage, NoProgressStorage
 
+logger = logging.getLogger(__name__)
+
 CLEANUP_MARGIN = 10.0
+RESYNC_PERIOD = 300.0  # seconds, on Kopf's own event path only
+KOPF_PATH_BACKOFFS = (1.0, 2.0, 4.0, 8.0, 16.0, *(30.0,) * 20)
+"""On Kopf's own path no guard outlives a failing watch: Kopf retries each request this long (about 10 min)
+before it ends the operator."""
 KOPF_REQUEST_BACKOFFS = (1.0, 2.0, 4.0)
 LIST_CHUNK = 500
 
@@ -79,8 +95,16 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
     @kopf.on.startup(registry=registry, errors=kopf.ErrorsMode.PERMANENT)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure(settings)
-        watch_guard.attach(settings, app.relisted, routes=event_routes)
-        app.failing_watches = lambda: watch_guard.failing_watches(settings)
+        refusal = "--event-path=kopf" if app.options.event_path == "kopf" else watch_guard.unsupported()
+        if refusal is None:
+            watch_guard.attach(settings, app.relisted, routes=event_routes)
+            app.failing_watches = lambda: watch_guard.failing_watches(settings)
+            logger.debug("event path: watch_guard's fast path (kopf %s)", ", ".join(sorted(watch_guard.VERIFIED_KOPF)))
+        else:
+            settings.networking.error_backoffs = KOPF_PATH_BACKOFFS
+            app.resync_every = RESYNC_PERIOD
+            logger.info("event path: Kopf's handlers (%s): slower per event, and a resync every %gs finds what was "
+                        "deleted while a watch was down", refusal, RESYNC_PERIOD)
         await app.start()
 
     @kopf.on.login(registry=registry)

@@ -1,5 +1,6 @@
 """How an operator instance is launched: from `binding-scheduler run` flags or, under `kopf run`, the
-environment (BINDING_SCHEDULER_KUBECONFIG, _MASTER, _CONTEXT, _NAMESPACE, _CONFIG, _CONFIG_FILE, _IDENTITY)."""
+environment (BINDING_SCHEDULER_KUBECONFIG, _MASTER, _CONTEXT, _NAMESPACE, _CONFIG, _CONFIG_FILE, _IDENTITY,
+_EVENT_PATH)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 from ..model.overrides import NO_OVERRIDES, SpecOverrides
 
+EVENT_PATHS = ("auto", "kopf")
 DEFAULT_NAMESPACE = "karmada-system"
 """Where `--config NAME` is read without `--namespace`: the namespace `config from-flags` writes and the Lease's
 default, whatever namespace the kubeconfig's context names."""
@@ -26,6 +28,13 @@ class LaunchOptions:
     identity: str | None = None
     overrides: SpecOverrides = NO_OVERRIDES
     """Karmada's flags given to `run`: they win over the configuration, every version of it."""
+    event_path: str = "auto"
+    """`auto`: watch_guard's fast path where the installed Kopf is one it was verified against, else Kopf's own
+    handlers; `kopf`: Kopf's own handlers always (`handlers` module)."""
+
+    def __post_init__(self) -> None:
+        if self.event_path not in EVENT_PATHS:
+            raise ValueError(f"event path {self.event_path!r} is not one of {', '.join(EVENT_PATHS)}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> LaunchOptions:
@@ -40,4 +49,5 @@ class LaunchOptions:
             config_name=get("CONFIG"),
             config_file=get("CONFIG_FILE"),
             identity=get("IDENTITY"),
+            event_path=get("EVENT_PATH") or "auto",
         )

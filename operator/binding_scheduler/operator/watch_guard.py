@@ -23,14 +23,16 @@ handlers stay registered, because Kopf watches only resources that have handlers
 
 And Kopf's watch streams parse their events with orjson (see `_KopfJson`).
 
-This relies on Kopf internals (`kopf._cogs.clients.watching`), so the supported Kopf versions are pinned in
-pyproject.toml and `install()` refuses to run on a Kopf without them.
+This relies on Kopf internals (`kopf._cogs.clients.watching`), so it turns itself on only for the Kopf versions
+it was verified against (`VERIFIED_KOPF`): `unsupported()` says why not on any other, and the operator then runs
+on Kopf's public API alone (`handlers.register`), with a periodic resync in place of the relist reports.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import inspect
 import json
 import logging
@@ -72,8 +74,26 @@ STREAM_FAILURES: tuple[type[BaseException], ...] = (
 )
 
 
+VERIFIED_KOPF = frozenset({"1.45.2"})
+"""The Kopf releases whose `continuous_watch` and API module this wrapper was read against and tested with."""
+
+
 class UnsupportedKopf(RuntimeError):
     """The installed Kopf lacks the watch internals this module wraps."""
+
+
+def unsupported() -> str | None:
+    """Why the fast path cannot run on the installed Kopf (None when it can)."""
+    try:
+        version = importlib.metadata.version("kopf")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    if version not in VERIFIED_KOPF:
+        return f"kopf {version} is not a release it was verified against ({', '.join(sorted(VERIFIED_KOPF))})"
+    original = _wrapped.get("continuous_watch", getattr(watching, "continuous_watch", None))
+    if original is None or tuple(inspect.signature(original).parameters) != EXPECTED_PARAMETERS:
+        return f"kopf {version} has no continuous_watch{EXPECTED_PARAMETERS}"
+    return None
 
 
 def install() -> None:
@@ -120,6 +140,12 @@ async def guarded_continuous_watch(
     *, settings: Any, resource: Any, namespace: Any, operator_pause_waiter: Any
 ) -> AsyncIterator[Any]:
     listener: RelistListener | None = getattr(settings, LISTENER_ATTRIBUTE, None)
+    if listener is None:  # an operator on Kopf's own path (another in this process attached): Kopf's behaviour
+        async for event in _wrapped["continuous_watch"](
+            settings=settings, resource=resource, namespace=namespace, operator_pause_waiter=operator_pause_waiter
+        ):
+            yield event
+        return
     plural = str(getattr(resource, "plural", resource))
     listed: list[Mapping[str, Any]] | None = [] if listener is not None else None
     route: Route | None = (getattr(settings, ROUTES_ATTRIBUTE, None) or {}).get(plural)

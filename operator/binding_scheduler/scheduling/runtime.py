@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,12 +147,14 @@ class Scheduler:
         self.ctx.bindings.remove(binding_key(body))
         self.queue.discard(binding_key(body))
 
-    def on_bindings_relisted(self, namespaced: bool, bodies: Iterable[Mapping[str, Any]]) -> list[str]:
+    def on_bindings_relisted(
+        self, namespaced: bool, bodies: Iterable[Mapping[str, Any]], *, keep: Collection[str] = ()
+    ) -> list[str]:
         """A complete list of ResourceBindings (`namespaced`) or ClusterResourceBindings: every stored binding of
-        that kind missing from it is forgotten, with its queue entries. Returns their keys."""
+        that kind missing from it (but those in `keep`) is forgotten, with its queue entries. Returns their keys."""
         listed = {binding_key(body) for body in bodies}
         stored = list(self.ctx.bindings.keys())
-        gone = [key for key in stored if ("/" in key) == namespaced and key not in listed]
+        gone = [key for key in stored if ("/" in key) == namespaced and key not in listed and key not in keep]
         for key in gone:
             self._updated_while_committing.discard(key)
             self._fit_nowhere.discard(key)
@@ -162,10 +164,11 @@ class Scheduler:
             self.queue.discard(key)
         return gone
 
-    def on_clusters_relisted(self, bodies: Iterable[Mapping[str, Any]]) -> list[str]:
-        """A complete list of Clusters: every stored cluster missing from it leaves the snapshot."""
+    def on_clusters_relisted(self, bodies: Iterable[Mapping[str, Any]], *, keep: Collection[str] = ()) -> list[str]:
+        """A complete list of Clusters: every stored cluster missing from it (but those in `keep`) leaves the
+        snapshot."""
         listed = {str((body.get("metadata") or {}).get("name") or "") for body in bodies}
-        gone = [name for name in self.ctx.clusters.names() if name not in listed]
+        gone = [name for name in self.ctx.clusters.names() if name not in listed and name not in keep]
         for name in gone:
             self._cluster_gone(name)
         return gone

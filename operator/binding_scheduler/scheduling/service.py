@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -156,6 +156,9 @@ class SchedulerService:
         )
         self.exit_code = 0
         self.on_fatal: Callable[[], None] | None = None
+        self.resync_every: float | None = None
+        """Set for an event source that cannot report its relists: the leader then resyncs that often."""
+        self._resyncing: asyncio.Task[None] | None = None
         self.watch_problem: Callable[[], str | None] = lambda: None
         """Why the event source's view is going stale (a watch failing), or None: a leader is not ready then."""
         self._ready = False
@@ -228,15 +231,42 @@ class SchedulerService:
         self.queue.unschedulable_timeout = merged.queue.unschedulable_timeout
         self.config = merged
 
-    async def relisted(self, plural: str, bodies: list[Mapping[str, Any]]) -> None:
-        """A complete list of `plural`: objects the stores hold but the list lacks were deleted meanwhile."""
+    async def relisted(
+        self, plural: str, bodies: list[Mapping[str, Any]], *, keep: Collection[str] = ()
+    ) -> None:
+        """A complete list of `plural`: objects the stores hold but the list lacks (but those in `keep`) were
+        deleted meanwhile."""
         if plural == "clusters":
-            for name in self.scheduler.on_clusters_relisted(bodies):
+            for name in self.scheduler.on_clusters_relisted(bodies, keep=keep):
                 logger.info("cluster %s is gone (not in the new list)", name)
                 await self._forget_estimator_channels(name)
         elif plural in ("resourcebindings", "clusterresourcebindings"):
-            for key in self.scheduler.on_bindings_relisted(plural == "resourcebindings", bodies):
+            for key in self.scheduler.on_bindings_relisted(plural == "resourcebindings", bodies, keep=keep):
                 logger.info("binding %s is gone (not in the new list)", key)
+
+    async def resync(self, every: float) -> None:
+        """Forever: every `every` seconds, list each watched resource with our own client and forget what the
+        stores hold but the list lacks, for an event source that cannot say when it lists again (Kopf's public
+        API). Only deletions are taken from the list, never its bodies (a watch event newer than the list may have
+        arrived meanwhile), and an object first seen while the list ran is kept (its ADDED may be newer too)."""
+        while True:
+            await asyncio.sleep(every)
+            for path in (CLUSTERS, *(path for path, _ in BINDINGS)):
+                plural = path.rsplit("/", 1)[1]
+                before = self._known(plural)
+                try:
+                    bodies = await self._list(path)
+                except KubeError as error:
+                    logger.warning("the resync could not list %s (%s): again in %gs", plural, error, every)
+                    continue
+                await self.relisted(plural, bodies, keep=self._known(plural) - before)
+
+    def _known(self, plural: str) -> set[str]:
+        if plural == "clusters":
+            return set(self.scheduler.ctx.clusters.names())
+        namespaced = plural == "resourcebindings"
+        stored = self.scheduler.ctx.bindings.keys()
+        return {key for key in stored if ("/" in key) == namespaced}
 
     async def cluster_deleted(self, body: Mapping[str, Any]) -> None:
         """A Cluster is gone: out of the snapshot, and its estimator channels closed (as Karmada does)."""
@@ -307,6 +337,8 @@ class SchedulerService:
             self._keeper = asyncio.create_task(self.lease.keep(self._lease_lost), name="lease-keeper")
         await self.sync()
         self.scheduler.start()
+        if self.resync_every is not None:
+            self._resyncing = asyncio.create_task(self.resync(self.resync_every), name="resync")
         self._ready = self.gate.is_open  # not when the Lease was lost meanwhile
 
     async def sync(self) -> None:
@@ -358,6 +390,9 @@ class SchedulerService:
 
     async def _shutdown_once(self) -> ShutdownReport:
         self.request_stop()
+        if self._resyncing is not None:
+            self._resyncing.cancel()
+            await asyncio.wait({self._resyncing})
         started = self._stop_requested_at or time.monotonic()
         drain = await self.scheduler.drain(self.config.shutdown.drain_timeout)
         await self.background_events.close(EVENT_FLUSH_TIMEOUT)  # before the gate closes: the drained passes' Events

@@ -1,0 +1,78 @@
+"""Which event path runs, and what Kopf's own path does that the fast path's relist reports did: the behaviour
+tests themselves run on both paths (`BOTH_WAYS` in conftest.py)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.operator import handlers, watch_guard
+from tests.operator.harness import (
+    OperatorThread,
+    apply,
+    binding_doc,
+    cluster_doc,
+    cluster_path,
+    hold_watches,
+    request,
+    scheduled,
+    wait_until,
+)
+
+HANDLERS = "binding_scheduler.operator.handlers"
+
+
+def path_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == HANDLERS and r.levelno >= logging.INFO]
+
+
+def test_a_kopf_release_the_fast_path_was_not_verified_against_runs_on_kopfs_handlers_and_says_so(
+    api: DevCluster, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watch_guard, "VERIFIED_KOPF", frozenset({"0.0.1"}))
+    caplog.set_level(logging.INFO, logger=HANDLERS)
+    apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
+    operator = OperatorThread(api, event_path="auto").start()
+    try:
+        wait_until(lambda: scheduled(api, "web"), what="web to be scheduled through Kopf's handlers")
+        failing = operator.app.failing_watches()
+    finally:
+        assert operator.stop() == 0
+    assert path_lines(caplog) == [
+        "event path: Kopf's handlers (kopf 1.45.2 is not a release it was verified against (0.0.1)): slower per "
+        "event, and a resync every 300s finds what was deleted while a watch was down"]
+    assert failing == {}  # no watch_guard to count failures on this path
+
+
+def test_the_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
+    api: DevCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger=HANDLERS)
+    operator = OperatorThread(api, event_path="auto").start()
+    try:
+        service = operator.app.service
+        assert service is not None and service.resync_every is None
+    finally:
+        assert operator.stop() == 0
+    assert watch_guard.unsupported() is None
+    assert path_lines(caplog) == []
+
+
+def test_on_kopfs_path_the_resync_forgets_a_cluster_deleted_while_its_watch_was_down(
+    api: DevCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(handlers, "RESYNC_PERIOD", 0.2)
+    apply(api, cluster_doc("m1"), cluster_doc("m2"))
+    operator = OperatorThread(api, event_path="kopf").start()
+    try:
+        service = operator.app.service
+        assert service is not None
+        wait_until(lambda: sorted(service.scheduler.ctx.clusters.names()) == ["m1", "m2"], what="both clusters")
+        held = hold_watches(api, "/clusters")
+        assert request(api, "DELETE", cluster_path("m2"))[0] == 200
+        wait_until(lambda: list(service.scheduler.ctx.clusters.names()) == ["m1"], what="the resync to forget m2")
+        held.remove()
+    finally:
+        assert operator.stop() == 0
