@@ -1,4 +1,4 @@
-"""Review findings on reading simulate/explain inputs: kubectl-style YAML is accepted, and any unreadable file
+"""Reading simulate/explain inputs: kubectl-style YAML is accepted, and any unreadable file
 is one `FILE: KIND NAME: problem` line with exit 2 (never a traceback)."""
 
 from __future__ import annotations

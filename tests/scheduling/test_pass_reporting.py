@@ -1,7 +1,8 @@
-"""The details of a pass's parts (reference 1.7/1.8): the one decision line it logs, the refusal of a binding
-that cannot be scheduled, the status write and its counts, the condition for a failed write, the outcome for the
-queue, the events' involved objects, the reference of a cluster-scoped binding, and the framework and context a
-pass is built from."""
+"""What a pass reports and writes about itself (Karmada's pkg/scheduler/scheduler.go:
+patchScheduleResultForResourceBinding, patchBindingStatusCondition, recordScheduleResultEventForResourceBinding): the
+one decision line it logs, the refusal of a binding that cannot be scheduled, the status write and its counts, the
+condition for a failed write, the outcome for the queue, the events' involved objects, the reference of a cluster-
+scoped binding, and the framework and context a pass is built from."""
 
 from __future__ import annotations
 

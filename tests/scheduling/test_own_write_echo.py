@@ -1,5 +1,5 @@
 """Our own spec write must not trigger a second pass even when its watch event reaches intake before the
-PATCH response reaches the pass (issue 5, "Fewer writes than Karmada"): the pass has not recorded the
+PATCH response reaches the pass: the pass has not recorded the
 generation it produced yet when intake sees it."""
 
 from __future__ import annotations

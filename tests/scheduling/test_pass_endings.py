@@ -1,7 +1,7 @@
-"""The paths of one pass (reference 1.4-1.8): what each ending writes, logs, posts and counts: an invalid binding,
-a binding without placement, a decision over its CPU limit, a lost condition decided again, reservations lost to
-other passes, a fit error, an unschedulable binding, warnings of skipped affinity terms, and the reservation kept
-only when the placement landed."""
+"""The endings of one pass (Karmada's pkg/scheduler/scheduler.go: doScheduleBinding and what it calls): what each ending
+writes, logs, posts and counts: an invalid binding, a binding without placement, a decision over its CPU limit, a
+lost condition decided again, reservations lost to other passes, a fit error, an unschedulable binding, warnings of
+skipped affinity terms, and the reservation kept only when the placement landed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Intake's details that a mutation run showed nothing checked: the priority an event queues a binding with, the
+"""What intake does besides queueing: the priority an event queues a binding with, the
 workload groups index fed by every event, assumptions released when a workload turns Healthy, a version that
 does not end the wait after a 409, bodies placed on a cluster that is gone, and the requeue task's name and
 bookkeeping."""

@@ -1,5 +1,5 @@
 """A standby instance started with `--config NAME` writes nothing while it waits for the Lease: the Valid
-condition of its configuration is the leader's to write (issue 6: a standby makes no other API call)."""
+condition of its configuration is the leader's to write (a standby makes no API call but the Lease's)."""
 
 from __future__ import annotations
 

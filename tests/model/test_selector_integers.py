@@ -1,4 +1,5 @@
-"""Review findings on the matching rules (reference 2.3): Gt/Lt parse integers as Go's strconv.ParseInt does."""
+"""The matching rules of label selectors (Karmada's pkg/util/selector.go: ClusterMatches, through
+k8s.io/apimachinery's labels.Requirement): Gt/Lt parse integers as Go's strconv.ParseInt does."""
 
 from __future__ import annotations
 
