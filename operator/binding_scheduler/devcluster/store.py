@@ -12,49 +12,39 @@ import builtins
 import json
 import random
 import re
-import time
 import uuid
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import errors, managed, openapi
+from . import errors, kubectl
 from .errors import ApiError
-from .patch import PatchError, copy_json, json_patch, merge_patch
+from .objects import now_rfc3339
+from .patch import (
+    APPLY_PATCH,
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_PATCH,
+    PatchError,
+    copy_json,
+    json_patch,
+    merge_patch,
+)
 from .resources import Registry, ResourceType, types_from_crd
 from .schema import prune_unknown
 from .selectors import Matcher
-from .strategic import strategic_merge
-
-if TYPE_CHECKING:
-    from .fieldvalidation import FieldValidation
 
 Obj = dict[str, Any]
 StorageKey = tuple[str, str]
 
 DEFAULT_MANAGER = "devcluster"  # who writes through the in-process Store API
-MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the same alphabet kube-apiserver uses
 _IMMUTABLE_META = ("name", "namespace", "uid", "creationTimestamp", "generateName")
 _NAMESPACES = ("", "namespaces")
 _CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 _NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-
-
-_NOW: list[Any] = [0, ""]  # (second, its RFC 3339 text): formatting costs more than the rest of a small write
-
-
-def now_rfc3339() -> str:
-    second = int(time.time())
-    if second != _NOW[0]:
-        _NOW[0], _NOW[1] = second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return str(_NOW[1])
 
 
 @dataclass(frozen=True)
@@ -320,7 +310,7 @@ class Store:
                 del metadata["managedFields"]
         else:
             owned = obj if sent is None else _pruned_copy(rt, sent)
-            managed.record_update(rt, None, owned, manager, "", metadata["creationTimestamp"])
+            kubectl.record_update(rt, None, owned, manager, "", metadata["creationTimestamp"])
             if owned.get("metadata", {}).get("managedFields"):
                 metadata["managedFields"] = owned["metadata"]["managedFields"]
             else:
@@ -365,7 +355,7 @@ class Store:
         subresource: str | None = None,
         content_type: str = MERGE_PATCH,
         dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        field_validation: kubectl.FieldValidation | None = None,
         manager: str = DEFAULT_MANAGER,
     ) -> Obj:
         """Patch: merge patch or JSON patch. A `metadata.resourceVersion` in the result is a precondition.
@@ -386,7 +376,7 @@ class Store:
                 if not isinstance(patch, dict):
                     raise PatchError("a merge patch must be a JSON object")
                 new = (merge_patch(old, patch) if content_type == MERGE_PATCH else
-                       strategic_merge(old, patch, openapi.builtin_schema(rt.group, rt.version, rt.kind)))
+                       kubectl.strategic_merge(old, patch, kubectl.builtin_schema(rt.group, rt.version, rt.kind)))
         except PatchError as exc:  # kube-apiserver says no more than this
             raise errors.ApiError(422, "the server rejected our request due to an error in our request",
                                   "Invalid", {}) from exc
@@ -412,34 +402,13 @@ class Store:
     ) -> tuple[Obj, bool]:
         """Server-side apply (create or update): the object, and whether it was created. 409 on conflicts with
         other managers unless `force`."""
-        rt = self._type(rtype)
-        if not isinstance(config, Mapping):
-            raise errors.bad_request("invalid object type: /, Kind=")
-        group, _, version = str(config.get("apiVersion") or "").rpartition("/")
-        if (config.get("apiVersion"), config.get("kind")) != (rt.api_version, rt.kind):
-            raise errors.bad_request(f"invalid object type: {group}/{version}, Kind={config.get('kind') or ''}")
-        body_name = (config.get("metadata") or {}).get("name")
-        if body_name is not None and body_name != name:
-            raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
-                                     f"({name})")
-        unknown = rt.schema.unknown_fields(config) if rt.schema is not None else []
-        if unknown:
-            where = f"{(config.get('metadata') or {}).get('namespace') or ''}/{name}; {rt.group}/{rt.version}, " \
-                    f"Kind={rt.kind}"
-            problems = [f".{path}: field not declared in schema" for path in unknown]
-            detail = problems[0] if len(problems) == 1 else "\n".join(["errors:", *(f"  {p}" for p in problems)])
-            raise ApiError(500, f"failed to create typed patch object ({where}): {detail}", "InternalError")
-        old = self.find(rt, name, namespace)
-        now = now_rfc3339()
-        if old is None:
-            if subresource is not None:
-                raise errors.not_found(rt.plural, rt.group, name)
-            new = managed.apply(rt, None, config, manager, "", force, now)
-            new.setdefault("metadata", {})["name"] = name
-            owned = new["metadata"].pop("managedFields", [])
-            return self.create(rt, new, namespace, dry_run=dry_run, managed_fields=owned), True
-        new = managed.apply(rt, old, config, manager, subresource or "", force, now)
-        return self._write(rt, old, new, subresource, dry_run=dry_run, applied=True), False
+        return kubectl.apply(self, self._type(rtype), name, config, namespace=namespace, subresource=subresource,
+                             manager=manager, force=force, dry_run=dry_run)
+
+    def write_applied(self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None, *,
+                      dry_run: bool = False) -> Obj:
+        """Store what a server-side apply made of `old` (its managedFields set by the apply)."""
+        return self._write(rt, old, new, subresource, dry_run=dry_run, applied=True)
 
     def _write(
         self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None, *, dry_run: bool = False,
@@ -514,7 +483,7 @@ class Store:
                 metadata["managedFields"] = new_meta["managedFields"]
             elif "managedFields" in old_meta:
                 metadata["managedFields"] = old_meta["managedFields"]
-            managed.record_update(rt, old, result, manager, subresource or "", now_rfc3339, touched)
+            kubectl.record_update(rt, old, result, manager, subresource or "", now_rfc3339, touched)
         if result == old:
             return old  # a no-op write stores nothing: no new resourceVersion, no event (as kube-apiserver)
         if rt.generation and _spec_part(result, rt.has_status) != _spec_part(old, rt.has_status):
@@ -624,7 +593,7 @@ class Store:
 
 def _prune_builtin(rt: ResourceType, obj: Obj) -> None:
     """A built-in kind keeps only the fields its kube-apiserver schema knows (as its Go type does)."""
-    root = openapi.builtin_schema(rt.group, rt.version, rt.kind)
+    root = kubectl.builtin_schema(rt.group, rt.version, rt.kind)
     if root is not None:
         prune_unknown(obj, root)
     else:

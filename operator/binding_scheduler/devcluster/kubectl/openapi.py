@@ -4,7 +4,7 @@ Custom resources get the documents kube-apiserver's CRD builder makes (apiextens
 `controller/openapi/builder`): every route of a served version with kube's operation ids, descriptions, query
 parameters, request bodies and responses, and the CRD's schema with `apiVersion`, `kind` and `metadata` set as
 kube sets them. The built-in kinds devcluster serves have kube-apiserver v1.35.4's own documents, trimmed to what
-devcluster serves (`openapi-builtins.yaml`, written by tests/devcluster/openapi_snapshot.py). kubectl reads v3:
+devcluster serves (`openapi-builtins.yaml`, written by tests/devcluster/kubectl/openapi_snapshot.py). kubectl reads v3:
 `kubectl explain`, and `kubectl apply`/`create`, which find `fieldValidation` among the PATCH parameters and so let
 the server validate (devcluster then does, see `fieldvalidation.py`).
 
@@ -21,10 +21,13 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .resources import ResourceType
+from aiohttp import web
+
+from ..resources import Registry, ResourceType
 
 DATA_FILE = Path(__file__).resolve().parent / "openapi-builtins.yaml"
 V3_PREFIX = "#/components/schemas/"
@@ -520,3 +523,50 @@ class OpenAPI:
             document = v2_document(documents, [rt for rt in self._types if rt.custom])
             self._cache["v2"] = json.dumps(document, separators=(",", ":")).encode()
         return self._cache["v2"]
+
+
+class OpenAPIEndpoint:
+    """`/openapi/v2` and `/openapi/v3...` of a registry, the documents rebuilt when the served types change."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._docs: OpenAPI | None = None
+        self._generation = -1
+
+    def _documents(self) -> OpenAPI:
+        if self._docs is None or self._generation != self.registry.generation:
+            self._docs = OpenAPI(self.registry)
+            self._generation = self.registry.generation
+        return self._docs
+
+    def answer(self, request: web.BaseRequest) -> web.Response:
+        """`/openapi/v2` (JSON; 406 with no body for any other media type, protobuf included) and `/openapi/v3`
+        (the index, then one document per group/version, immutable when asked by its hash)."""
+        docs = self._documents()
+        path = request.path.rstrip("/")
+        if path == "/openapi/v2":
+            accept = request.headers.get("Accept", "")
+            if accept and not any(media.split(";")[0].strip() in V2_ACCEPT for media in accept.split(",")):
+                return web.Response(status=406)
+            return web.Response(body=docs.v2(), content_type="application/json")
+        if path == "/openapi/v3":
+            return web.Response(body=json.dumps(docs.index(), separators=(",", ":")).encode(),
+                                content_type="application/json")
+        return self._document(docs, path.removeprefix("/openapi/v3/"), request.query.get("hash"))
+
+    @staticmethod
+    def _document(docs: OpenAPI, key: str, wanted: str | None) -> web.Response:
+        body = docs.v3(key)
+        if body is None:
+            return web.Response(status=404)
+        etag = digest(body)
+        headers = {"Etag": f'"{etag}"'}
+        if wanted:
+            if wanted != etag:
+                return web.Response(status=301, headers={"Location": f"/openapi/v3/{key}?hash={etag}"})
+            expires = datetime.now(UTC) + timedelta(days=365)
+            headers.update({"Vary": "Accept", "Cache-Control": "public, immutable",
+                            "Expires": expires.strftime("%a, %d %b %Y %H:%M:%S UTC")})
+        else:
+            headers["Cache-Control"] = "no-cache, private"
+        return web.Response(body=body, content_type="application/json", headers=headers)

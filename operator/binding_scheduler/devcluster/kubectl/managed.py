@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ApiError
+from ..patch import copy_json
+from ..resources import ResourceType
 from . import openapi
-from .errors import ApiError
-from .patch import copy_json
-from .resources import ResourceType
 
 Path = tuple[str, ...]
 FieldSet = set[Path]

@@ -1,4 +1,4 @@
-"""devcluster's field ownership (managed.py) piece by piece; tests/conformance holds the whole against
+"""devcluster's field ownership (kubectl/managed.py) piece by piece; tests/conformance holds the whole against
 kube-apiserver."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from binding_scheduler.devcluster import Registry, managed
+from binding_scheduler.devcluster import Registry
 from binding_scheduler.devcluster.cluster import default_crds_dir
+from binding_scheduler.devcluster.kubectl import managed
 from binding_scheduler.devcluster.patch import merge_patch
 from binding_scheduler.devcluster.resources import load_crds, types_from_crd
 

@@ -1,8 +1,7 @@
 """What kube-apiserver answers to `Accept: application/json;as=Table;v=v1;g=meta.k8s.io` (kubectl get): a
 `meta.k8s.io` Table whose columns are, for custom resources, the CRD's `additionalPrinterColumns` (evaluated
 with kube's JSONPath, dates shown as ages), and for built-in kinds the columns of kube-apiserver's own printers
-(Namespace, Event, Service, Lease) or its default (Name, Created At). Also `as=PartialObjectMetadata(List)`,
-and the media-type negotiation (406 `NotAcceptable`) around them."""
+(Namespace, Event, Service, Lease) or its default (Name, Created At); and `as=PartialObjectMetadata`."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from .errors import ApiError
+from ..resources import ResourceType
 
 Obj = Mapping[str, Any]
 
@@ -29,73 +28,6 @@ CREATED_DESCRIPTION = (
     "is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More "
     "info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
 )
-
-# ---- media types ----------------------------------------------------------------------------------------------------
-
-_RESOURCE_TYPES = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
-_WATCH_TYPES = "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
-
-
-@dataclass(frozen=True)
-class Representation:
-    """What to answer: `json` or `yaml` encoding of the object, a `Table`, or `PartialObjectMetadata`."""
-
-    encoding: str = "json"  # json | yaml
-    form: str = "object"  # object | Table | PartialObjectMetadata | PartialObjectMetadataList
-    version: str = "v1"  # of meta.k8s.io, for Table and PartialObjectMetadata
-
-
-JSON = Representation()
-
-
-def _media_ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
-    ranges: list[tuple[float, int, str, dict[str, str]]] = []
-    for index, clause in enumerate(accept.split(",")):
-        parts = [part.strip() for part in clause.split(";")]
-        if not parts[0]:
-            continue
-        params: dict[str, str] = {}
-        for part in parts[1:]:
-            key, _, value = part.partition("=")
-            params[key.strip().lower()] = value.strip().strip('"')
-        try:
-            quality = float(params.pop("q", "1"))
-        except ValueError:
-            quality = 1.0
-        if quality > 0:
-            ranges.append((-quality, index, parts[0].lower(), params))
-    return [(media, params) for _, _, media, params in sorted(ranges)]
-
-
-def negotiate(accept: str | None, *, watch: bool = False, builtin: bool = False) -> Representation:
-    """The representation kube-apiserver would choose for an `Accept` header (406 `NotAcceptable` if none). JSON
-    and YAML only: a client that accepts nothing but protobuf gets the 406 a custom resource gets."""
-    if not accept:
-        return JSON
-    asked_for_form = False
-    for media, params in _media_ranges(accept):
-        form = params.get("as")
-        if form is not None:
-            asked_for_form = True
-            if (media in ("application/json", "application/yaml") and not watch
-                    and form in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList")
-                    and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1")):
-                return Representation(media.split("/")[1], form, params["v"])
-            if (media == "application/json" and watch and form == "Table"
-                    and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1")):
-                return Representation("json", form, params["v"])
-            continue
-        if media in ("application/json", "*/*", "application/*"):
-            return JSON
-        if media == "application/yaml" and not watch:
-            return Representation("yaml")
-    if watch:
-        raise ApiError(406, f"only the following media types are accepted: {_WATCH_TYPES}", "NotAcceptable")
-    if builtin and not asked_for_form:
-        raise ApiError(406, f"406: Not Acceptable\n\nAvailable representations: {_RESOURCE_TYPES}, {_WATCH_TYPES}",
-                       "NotAcceptable", {})
-    raise ApiError(406, f"only the following media types are accepted: {_RESOURCE_TYPES}", "NotAcceptable")
-
 
 # ---- ages and JSONPath ------------------------------------------------------------------------------------------
 
@@ -478,3 +410,10 @@ def table(
         rows.append(row)
     return {"kind": "Table", "apiVersion": f"meta.k8s.io/{version}", "metadata": dict(metadata),
             "columnDefinitions": list(printer.columns) if headers else None, "rows": rows}
+
+
+def printer_for(rt: ResourceType) -> Printer:
+    """The columns of `kubectl get` for a type: its CRD's, or kube-apiserver's own for a built-in kind."""
+    if rt.custom:
+        return crd_printer(rt.printer_columns)
+    return BUILTIN_PRINTERS.get(rt.storage_key, DEFAULT_PRINTER)
