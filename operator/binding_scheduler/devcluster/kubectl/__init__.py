@@ -14,10 +14,11 @@ contract says so):
 
 from .apply import apply
 from .bodies import decode_body
+from .builtin_schemas import builtin_schema
 from .fieldvalidation import FieldValidation
-from .managed import record_update
+from .managers import record_update
 from .media import Representation, negotiate
-from .openapi import OpenAPIEndpoint, builtin_schema
+from .openapi import OpenAPIEndpoint
 from .options import WriteOptions
 from .reviews import answer_review
 from .strategic import strategic_merge

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import ApiError, bad_request, invalid_options
 from ..resources import ResourceType
 from ..schema import unknown_fields
-from . import openapi
+from .builtin_schemas import builtin_schema
 
 MODES = ("", "Ignore", "Strict", "Warn")
 
@@ -78,7 +78,7 @@ def unknown(rt: ResourceType, obj: Mapping[str, Any]) -> list[str]:
     """The fields of `obj` kube-apiserver would report as unknown for its kind."""
     if rt.schema is not None:
         return rt.schema.unknown_fields(obj)
-    return unknown_fields(obj, openapi.builtin_schema(rt.group, rt.version, rt.kind))
+    return unknown_fields(obj, builtin_schema(rt.group, rt.version, rt.kind))
 
 
 def go_quote(text: str) -> str:

@@ -11,7 +11,8 @@ from typing import Any
 
 from ..errors import ApiError
 from ..resources import ResourceType
-from .tables import partial, printer_for, table
+from .printers import printer_for
+from .tables import partial, table
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
