@@ -1,9 +1,10 @@
-"""The HTTP layer: one catch-all aiohttp handler that routes like kube-apiserver."""
+"""The HTTP layer: one catch-all aiohttp handler that routes like kube-apiserver, journals every request and
+applies the faults. What only kubectl asks (Tables, OpenAPI, protobuf bodies, field managers and validation, the
+review kinds) it hands to the kubectl package."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -15,11 +16,13 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from . import discovery, errors, kubectl
-from .errors import ApiError, bad_request, expired, invalid_options
+from .bodies import Undecoded, parse_body
+from .errors import ApiError, bad_request, invalid_options
 from .faults import Fault, Faults
 from .journal import Journal, JournalEntry
 from .kubectl import Representation
-from .patch import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH
+from .lists import delete_collection, list_page
+from .patch import APPLY_PATCH, MERGE_PATCH
 from .resources import Registry, ResourceType
 from .selectors import make_matcher
 from .store import Store
@@ -103,11 +106,11 @@ class ApiServer:
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         raw = await request.read() if request.can_read_body else b""
         content_type = request.content_type if "Content-Type" in request.headers else ""
-        body, body_error = _parse_body(raw, content_type)
+        body, body_error = parse_body(raw, content_type)
         query = dict(request.query)
         entry = self.journal.record(
             JournalEntry(time.monotonic(), request.method, request.path, query,
-                         None if isinstance(body, _Undecoded) else body,
+                         None if isinstance(body, Undecoded) else body,
                          user_agent=request.headers.get("User-Agent", ""))
         )
         try:
@@ -153,7 +156,7 @@ class ApiServer:
         if route is None:
             return self._not_found(path)
         rep = kubectl.negotiate(request.headers.get("Accept"), watch=entry.is_watch and request.method == "GET",
-                        builtin=not route.rtype.custom)
+                                builtin=not route.rtype.custom)
         request[_REP] = rep
         response = await self._dispatch(request, entry, route, body, fault, rep, raw)
         if fault is not None and fault.lose_answer:
@@ -244,7 +247,7 @@ class ApiServer:
         if refused is not None:
             return refused
         rt, method = route.rtype, request.method
-        if isinstance(body, _Undecoded):
+        if isinstance(body, Undecoded):
             body = entry.body = kubectl.decode_body(body.content_type, body.raw, rt, method)
         dry_run = _dry_run(request, body) if method in _OPTIONS_KINDS else False
         if rt.review:
@@ -260,12 +263,14 @@ class ApiServer:
         rep: Representation, dry_run: bool,
     ) -> web.StreamResponse:
         """A watch, list or deletecollection."""
+        rt, namespace, query = route.rtype, route.namespace, request.query
         if request.method == "GET" and entry.is_watch:
             return await self._watch(request, entry, route, fault, rep)
         if request.method == "GET":
-            return _response(rep, 200, rep.of_list(route.rtype, self._list(route, request), _include_object(request)))
+            listing = list_page(self.store, rt, namespace, query)
+            return _response(rep, 200, rep.of_list(rt, listing, _include_object(request)))
         if request.method == "DELETE":
-            return _response(rep, 200, self._delete_collection(route, request, dry_run))
+            return _response(rep, 200, delete_collection(self.store, rt, namespace, query, dry_run))
         raise _not_allowed()
 
     def _item(
@@ -305,45 +310,6 @@ class ApiServer:
         obj = store.patch(rt, name, body, namespace=ns, subresource=sub, content_type=content_type, dry_run=dry_run,
                           field_validation=options.validation, manager=options.manager)
         return _response(rep, 200, obj, headers())
-
-    def _list(self, route: Route, request: web.BaseRequest) -> dict[str, Any]:
-        query = request.query
-        parse_rv(query.get("resourceVersion"))
-        matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"), route.rtype.fields)
-        token = query.get("continue")
-        if token:
-            listed_at, after = _read_continue(token)
-            try:
-                items = self.store.list_at(route.rtype, listed_at, route.namespace, matcher)
-            except ApiError as error:
-                if error.code != 410:
-                    raise
-                raise expired(CONTINUE_EXPIRED) from None
-            items = [obj for obj in items if _sort_key(obj) > after]
-        else:
-            listed_at = self.store.resource_version
-            items = self.store.list(route.rtype, route.namespace, matcher)
-        metadata: dict[str, Any] = {"resourceVersion": str(listed_at)}
-        limit = int(query.get("limit") or 0)
-        if limit > 0 and len(items) > limit:
-            metadata["continue"] = _continue_token(listed_at, _sort_key(items[limit - 1]))
-            metadata["remainingItemCount"] = len(items) - limit
-            items = items[:limit]
-        elif route.rtype.custom:
-            metadata["continue"] = ""
-        return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
-                "metadata": metadata, "items": items}
-
-    def _delete_collection(self, route: Route, request: web.BaseRequest, dry_run: bool) -> dict[str, Any]:
-        matcher = make_matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"),
-                               route.rtype.fields)
-        deleted = [
-            self.store.delete(route.rtype, obj["metadata"]["name"], obj["metadata"].get("namespace"),
-                              dry_run=dry_run)
-            for obj in self.store.list(route.rtype, route.namespace, matcher)
-        ]
-        return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
-                "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
 
     async def _watch(
         self, request: web.BaseRequest, entry: JournalEntry, route: Route, fault: Fault | None,
@@ -444,37 +410,6 @@ class ApiServer:
 _OPTIONS_KINDS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
 
 
-class _Undecoded:
-    """A body whose decoding waits for the route: the kubectl package decodes protobuf bodies of built-in kinds and
-    refuses the rest (415, worded by verb and kind as kube-apiserver words it)."""
-
-    def __init__(self, content_type: str, raw: bytes) -> None:
-        self.content_type, self.raw = content_type, raw
-
-
-_JSON_BODIES = ("", "application/json", MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH)
-
-
-def _parse_body(raw: bytes, content_type: str) -> tuple[Any, str | None]:
-    """The request body as JSON values (YAML for `application/yaml` and apply patches), or why it is not one.
-    A body in another media type is kept for the kubectl package to decode once the route is known."""
-    if not raw:
-        return None, None
-    if content_type not in (*_JSON_BODIES, "application/yaml", APPLY_PATCH):
-        return _Undecoded(content_type, raw), None
-    try:
-        return json.loads(raw), None
-    except ValueError as exc:
-        if content_type not in ("application/yaml", APPLY_PATCH):
-            return None, f"the body of the request could not be decoded as JSON: {exc}"
-    except RecursionError:  # kube-apiserver limits nesting too, and answers 400
-        return None, "the body of the request could not be decoded as JSON: nested too deeply"
-    try:
-        return yaml.safe_load(raw), None
-    except yaml.YAMLError as exc:
-        return None, f"the body of the request could not be decoded as YAML: {exc}"
-
-
 def _include_object(request: web.BaseRequest) -> str:
     """What the rows of a Table carry (`includeObject`: None, Metadata or Object)."""
     return request.query.get("includeObject", "Metadata")
@@ -518,32 +453,3 @@ def _deleted_status(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
-CONTINUE_EXPIRED = (
-    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
-    "without the continue parameter."
-)
-
-
-def _continue_token(listed_at: int, after: tuple[str, str]) -> str:
-    """What the next page needs, as kube-apiserver's token holds it: the list's version and the last key."""
-    return base64.urlsafe_b64encode(_dumps({"v": "meta.k8s.io/v1", "rv": listed_at, "start": list(after)})).decode()
-
-
-def _read_continue(token: str) -> tuple[int, tuple[str, str]]:
-    try:
-        decoded = json.loads(base64.urlsafe_b64decode(token.encode()))
-        listed_at, (namespace, name) = int(decoded["rv"]), decoded["start"]
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
-        raise bad_request(f"invalid continue token: continue key is not valid: {error}") from None
-    if decoded.get("v") != "meta.k8s.io/v1":
-        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start resourceVersion "
-                          "(version meta.k8s.io/v1 required)")
-    if listed_at <= 0:
-        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start "
-                          "resourceVersion (version meta.k8s.io/v1)")
-    return listed_at, (str(namespace), str(name))
-
-
-def _sort_key(obj: dict[str, Any]) -> tuple[str, str]:
-    metadata = obj["metadata"]
-    return (metadata.get("namespace") or "", metadata["name"])
