@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from binding_scheduler.devcluster.tables import NAME_DESCRIPTION
+from binding_scheduler.devcluster.kubectl.tables import NAME_DESCRIPTION
 from tests.conformance.helpers import (
     PROTOBUF,
     RB_API,
@@ -26,7 +26,7 @@ from tests.conformance.helpers import (
     rb_body,
     shape,
 )
-from tests.devcluster.openapi_snapshot import trim
+from tests.devcluster.kubectl.openapi_snapshot import trim
 
 
 def event(name: str, namespace: str, involved: str, **fields: Any) -> dict[str, Any]:

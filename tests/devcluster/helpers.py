@@ -1,10 +1,14 @@
-"""Path and body helpers for the devcluster conformance tests."""
+"""Paths, bodies and the kubectl on PATH, for the devcluster tests."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from typing import Any
 
-from binding_scheduler.devcluster import resource_path
+import pytest
+
+from binding_scheduler.devcluster import DevCluster, resource_path
 
 RB_API = "work.karmada.io/v1alpha2"
 CLUSTER_API = "cluster.karmada.io/v1alpha1"
@@ -36,3 +40,12 @@ def status_of(code: int, reason: str, message: str, details: dict[str, Any] | No
     if details is not None:
         body["details"] = details
     return body
+
+
+def kubectl_on_path(api: DevCluster, *args: str) -> subprocess.CompletedProcess[str]:
+    """`kubectl` (the one on PATH; the test is skipped without one) against `api`."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not on PATH")
+    return subprocess.run([kubectl, "--kubeconfig", str(api.kubeconfig_path), *args],
+                          capture_output=True, text=True, timeout=60, check=False)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +11,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from binding_scheduler.devcluster import DevCluster
-from tests.devcluster.helpers import rb_body
+from tests.devcluster.helpers import kubectl_on_path, rb_body
 
 
 @pytest.fixture
@@ -77,22 +75,14 @@ def test_kubernetes_client_creates_and_replaces_a_lease(threaded: DevCluster) ->
     assert int(replaced.metadata.resource_version) > int(lease.metadata.resource_version)
 
 
-def _kubectl(api: DevCluster, *args: str) -> subprocess.CompletedProcess[str]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not on PATH")
-    return subprocess.run([kubectl, "--kubeconfig", str(api.kubeconfig_path), *args],
-                          capture_output=True, text=True, timeout=60, check=False)
-
-
 def test_kubectl_lists_resource_bindings(threaded: DevCluster) -> None:
-    done = _kubectl(threaded, "get", "resourcebindings.work.karmada.io", "-o", "json")
+    done = kubectl_on_path(threaded, "get", "resourcebindings.work.karmada.io", "-o", "json")
     assert done.returncode == 0, done.stderr
     assert [i["metadata"]["name"] for i in json.loads(done.stdout)["items"]] == ["rb1"]
 
 
 def test_kubectl_patches_a_resource_binding(threaded: DevCluster) -> None:
-    done = _kubectl(threaded, "patch", "rb", "rb1", "--type", "merge", "-p", '{"spec":{"replicas":7}}',
+    done = kubectl_on_path(threaded, "patch", "rb", "rb1", "--type", "merge", "-p", '{"spec":{"replicas":7}}',
                     "-o", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["spec"]["replicas"] == 7

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +10,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
-from tests.devcluster.helpers import rb_body, rb_path
+from tests.devcluster.helpers import kubectl_on_path, rb_body, rb_path
 
 
 async def test_dry_runs_of_every_verb_store_nothing_and_send_no_event(api: DevCluster, rb1: dict[str, Any]) -> None:
@@ -50,20 +48,12 @@ def threaded() -> Iterator[DevCluster]:
         yield cluster
 
 
-def _kubectl(api: DevCluster, *args: str) -> subprocess.CompletedProcess[str]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl is not on PATH")
-    return subprocess.run([kubectl, "--kubeconfig", str(api.kubeconfig_path), *args],
-                          capture_output=True, text=True, timeout=60, check=False)
-
-
 def test_kubectl_apply_with_a_server_dry_run_changes_nothing(threaded: DevCluster, tmp_path: Path) -> None:
     manifest = tmp_path / "rb1.json"
     manifest.write_text(json.dumps({**rb_body("rb1", replicas=9), "metadata": {"name": "rb1",
                                                                                "namespace": "default"}}))
     before = threaded.store.get("rb", "rb1", "default")
-    done = _kubectl(threaded, "apply", "--dry-run=server", "--validate=false", "-f", str(manifest), "-o", "json")
+    done = kubectl_on_path(threaded, "apply", "--dry-run=server", "--validate=false", "-f", str(manifest), "-o", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["spec"]["replicas"] == 9
     assert threaded.store.get("rb", "rb1", "default") == before
@@ -71,7 +61,7 @@ def test_kubectl_apply_with_a_server_dry_run_changes_nothing(threaded: DevCluste
 
 def test_kubectl_patch_with_a_server_dry_run_changes_nothing(threaded: DevCluster) -> None:
     before = threaded.store.get("rb", "rb1", "default")
-    done = _kubectl(threaded, "patch", "rb", "rb1", "--type", "merge", "-p", '{"spec":{"replicas":7}}',
+    done = kubectl_on_path(threaded, "patch", "rb", "rb1", "--type", "merge", "-p", '{"spec":{"replicas":7}}',
                     "--dry-run=server", "-o", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["spec"]["replicas"] == 7

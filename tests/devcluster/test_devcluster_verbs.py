@@ -1,11 +1,10 @@
-"""Verbs: get, list with selectors, create, update, patch (merge/JSON/strategic), status, delete."""
+"""Verbs: get, create, update, patch (merge, JSON), status, delete (lists: test_devcluster_lists.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import aiohttp
-import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from tests.devcluster.helpers import cluster_path, rb_body, rb_path, status_of
@@ -19,14 +18,6 @@ CONFLICT = status_of(
     {"name": "rb1", "group": "work.karmada.io", "kind": "resourcebindings"})
 
 
-async def _labelled(api: DevCluster) -> None:
-    for name, labels in [("a", {"env": "prod", "tier": "1"}), ("b", {"env": "dev", "tier": "3"}),
-                         ("c", {"team": "x"})]:
-        body = rb_body(name)
-        body["metadata"]["labels"] = labels
-        assert (await api.client.create(rb_path(), body))[0] == 201
-
-
 async def test_get_returns_the_stored_object(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.get(rb_path("rb1"))
     assert (status, body) == (200, rb1)
@@ -37,117 +28,6 @@ async def test_get_of_a_missing_object_is_404(api: DevCluster) -> None:
     assert status == 404
     assert body == status_of(404, "NotFound", 'resourcebindings.work.karmada.io "nope" not found',
                              {"name": "nope", "group": "work.karmada.io", "kind": "resourcebindings"})
-
-
-async def test_list_carries_the_current_resource_version_and_kind(api: DevCluster, rb1: dict[str, Any]) -> None:
-    status, body = await api.client.list(rb_path())
-    assert status == 200
-    assert body == {"kind": "ResourceBindingList", "apiVersion": "work.karmada.io/v1alpha2",
-                    "metadata": {"resourceVersion": str(api.store.resource_version), "continue": ""},
-                    "items": [rb1]}
-
-
-async def test_list_across_namespaces(api: DevCluster) -> None:
-    await api.client.create("/api/v1/namespaces", {"metadata": {"name": "other"}})
-    await api.client.create(rb_path(), rb_body("x"))
-    await api.client.create(rb_path(namespace="other"), rb_body("y"))
-    status, body = await api.client.list(rb_path(namespace=None))
-    assert status == 200
-    assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in body["items"]] == [
-        ("default", "x"), ("other", "y")]
-
-
-@pytest.mark.parametrize(("selector", "names"), [
-    ("env=prod", ["a"]),
-    ("env==prod", ["a"]),
-    ("env!=prod", ["b", "c"]),
-    ("env in (prod,dev)", ["a", "b"]),
-    ("env notin (prod)", ["b", "c"]),
-    ("team", ["c"]),
-    ("!team", ["a", "b"]),
-    ("tier>2", ["b"]),
-    ("tier<2", ["a"]),
-    ("env,tier!=3", ["a"]),
-])
-async def test_list_by_label_selector(api: DevCluster, selector: str, names: list[str]) -> None:
-    await _labelled(api)
-    status, body = await api.client.list(rb_path(), labelSelector=selector)
-    assert status == 200
-    assert [i["metadata"]["name"] for i in body["items"]] == names
-
-
-async def test_a_malformed_label_selector_is_400(api: DevCluster) -> None:
-    status, body = await api.client.list(rb_path(), labelSelector="env in prod")
-    assert status == 400
-    assert body == status_of(400, "BadRequest", "unable to parse requirement: 'env in prod'")
-
-
-async def test_list_by_field_selector_on_name(api: DevCluster) -> None:
-    await _labelled(api)
-    status, body = await api.client.list(rb_path(), fieldSelector="metadata.name=b")
-    assert (status, [i["metadata"]["name"] for i in body["items"]]) == (200, ["b"])
-    status, body = await api.client.list(rb_path(), fieldSelector="metadata.name!=b")
-    assert [i["metadata"]["name"] for i in body["items"]] == ["a", "c"]
-
-
-async def test_list_by_field_selector_on_namespace(api: DevCluster) -> None:
-    await api.client.create("/api/v1/namespaces", {"metadata": {"name": "other"}})
-    await api.client.create(rb_path(), rb_body("x"))
-    await api.client.create(rb_path(namespace="other"), rb_body("y"))
-    status, body = await api.client.list(rb_path(namespace=None), fieldSelector="metadata.namespace=other")
-    assert (status, [i["metadata"]["name"] for i in body["items"]]) == (200, ["y"])
-
-
-async def test_a_field_selector_on_another_field_is_400(api: DevCluster) -> None:
-    status, body = await api.client.list(rb_path(), fieldSelector="spec.schedulerName=x")
-    assert status == 400
-    assert body == status_of(400, "BadRequest", "field label not supported: spec.schedulerName")
-
-
-async def test_list_pages_with_limit_and_continue(api: DevCluster) -> None:
-    await _labelled(api)
-    status, first = await api.client.list(rb_path(), limit="2")
-    assert status == 200
-    assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b"]
-    assert first["metadata"]["remainingItemCount"] == 1
-    status, second = await api.client.list(rb_path(), limit="2", **{"continue": first["metadata"]["continue"]})
-    assert [i["metadata"]["name"] for i in second["items"]] == ["c"]
-    assert second["metadata"]["continue"] == ""
-
-
-async def test_the_next_page_of_a_list_whose_writes_since_are_no_longer_retained_is_410_expired() -> None:
-    async with DevCluster(history=2) as api:
-        await _labelled(api)
-        status, first = await api.client.list(rb_path(), limit="2")
-        assert status == 200
-        for replicas in (2, 3, 4):
-            assert (await api.client.patch(rb_path("c"), {"spec": {"replicas": replicas}}))[0] == 200
-
-        status, body = await api.client.list(rb_path(), limit="2", **{"continue": first["metadata"]["continue"]})
-
-    assert (status, body["reason"]) == (410, "Expired")
-    assert body["message"].startswith("The provided continue parameter is too old")
-
-
-async def test_later_pages_select_among_the_objects_as_they_were_when_the_list_began() -> None:
-    async with DevCluster() as api:
-        await _labelled(api)  # a and b have an env label, c has none
-        status, first = await api.client.list(rb_path(), limit="1", labelSelector="env")
-        assert [i["metadata"]["name"] for i in first["items"]] == ["a"]
-        assert (await api.client.patch(rb_path("b"), {"metadata": {"labels": {"env": None}}}))[0] == 200
-        assert (await api.client.patch(rb_path("c"), {"metadata": {"labels": {"env": "prod"}}}))[0] == 200
-        later = rb_body("bb")
-        later["metadata"]["labels"] = {"env": "prod"}
-        assert (await api.client.create(rb_path(), later))[0] == 201
-
-        status, second = await api.client.list(rb_path(), limit="1", labelSelector="env",
-                                               **{"continue": first["metadata"]["continue"]})
-
-    assert status == 200
-    assert [(i["metadata"]["name"], i["metadata"]["labels"]) for i in second["items"]] == [
-        ("b", {"env": "dev", "tier": "3"})]
-    assert (second["metadata"]["resourceVersion"], second["metadata"]["continue"]) == (
-        first["metadata"]["resourceVersion"], "")
 
 
 async def test_create_of_an_existing_name_is_409_already_exists(api: DevCluster, rb1: dict[str, Any]) -> None:
@@ -261,15 +141,6 @@ async def test_json_patch_replacing_the_version_is_a_precondition(api: DevCluste
     status, body = await api.client.patch(rb_path("rb1"), [
         {"op": "replace", "path": "/metadata/resourceVersion", "value": "1"}], kind="json")
     assert (status, body) == (409, CONFLICT)
-
-
-async def test_strategic_merge_patch_on_a_custom_resource_is_415(api: DevCluster, rb1: dict[str, Any]) -> None:
-    status, body = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}}, kind="strategic")
-    assert status == 415
-    assert body == status_of(
-        415, "UnsupportedMediaType",
-        "the body of the request was in an unknown format - accepted media types include: "
-        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 
 
 async def test_a_body_that_is_not_json_is_400(api: DevCluster, rb1: dict[str, Any]) -> None:

@@ -76,6 +76,7 @@ def check_wheel_contents(wheel: Path) -> None:
     assert {f"binding_scheduler/examples/{name}" for name in BUNDLED} <= set(names)
     crds = {Path(n).name for n in names if n.startswith("binding_scheduler/devcluster/crds/")}
     assert crds == {p.name for p in (ROOT / "crds").glob("*.yaml")}
+    assert "binding_scheduler/devcluster/kubectl/openapi-builtins.yaml" in names  # kubectl's OpenAPI documents
     assert "binding_scheduler/py.typed" in names
 
 

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+# The media types of PATCH bodies (the last two are the kubectl package's to apply).
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+
 
 class PatchError(Exception):
     """The patch cannot be applied (the server answers 422)."""

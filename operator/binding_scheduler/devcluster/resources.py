@@ -13,7 +13,6 @@ import yaml
 
 from .schema import Schema
 from .selectors import DEFAULT_FIELDS, EVENT_FIELDS, FieldLabels
-from .tables import BUILTIN_PRINTERS, DEFAULT_PRINTER, Printer, crd_printer
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 SUBRESOURCE_VERBS = ("get", "patch", "update")
@@ -39,7 +38,8 @@ class ResourceType:
     schema: Schema | None = field(default=None, compare=False, hash=False, repr=False)
     custom: bool = False  # served from a CRD (its lists always carry `metadata.continue`, "" on the last page)
     fields: FieldLabels = field(default=DEFAULT_FIELDS, compare=False, hash=False, repr=False)  # fieldSelector
-    printer: Printer | None = field(default=None, compare=False, hash=False, repr=False)  # None: built-in's own
+    # a CRD version's `additionalPrinterColumns` (the columns of `kubectl get`)
+    printer_columns: tuple[Mapping[str, Any], ...] = field(default=(), compare=False, hash=False, repr=False)
     review: bool = False  # create-only and never stored: answered from the request (SelfSubjectAccessReview...)
 
     @property
@@ -58,13 +58,6 @@ class ResourceType:
     @property
     def qualified(self) -> str:
         return f"{self.plural}.{self.group}" if self.group else self.plural
-
-    @property
-    def table_printer(self) -> Printer:
-        """The columns of `kubectl get` (the Table kube-apiserver answers for this type)."""
-        if self.printer is not None:
-            return self.printer
-        return BUILTIN_PRINTERS.get(self.storage_key, DEFAULT_PRINTER)
 
     def base_path(self, namespace: str | None = None) -> str:
         root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
@@ -123,7 +116,7 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
                 schema=Schema.of_version(version),
                 custom=True,
                 fields=fields,
-                printer=crd_printer(version.get("additionalPrinterColumns") or ()),
+                printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
             )
         )
     return result

@@ -1,29 +1,31 @@
-"""The HTTP layer: one catch-all aiohttp handler that routes like kube-apiserver."""
+"""The HTTP layer: one catch-all aiohttp handler that routes like kube-apiserver, journals every request and
+applies the faults. What only kubectl asks (Tables, OpenAPI, protobuf bodies, field managers and validation, the
+review kinds) it hands to the kubectl package."""
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import discovery, errors, fieldvalidation, openapi, protobuf, reviews
-from .errors import ApiError, bad_request, expired, invalid_options
+from . import discovery, errors, kubectl
+from .bodies import Undecoded, parse_body
+from .errors import ApiError, bad_request, invalid_options
 from .faults import Fault, Faults
-from .fieldvalidation import FieldValidation
 from .journal import Journal, JournalEntry
+from .kubectl import Representation
+from .lists import delete_collection, list_page
+from .patch import APPLY_PATCH, MERGE_PATCH
 from .resources import Registry, ResourceType
 from .selectors import make_matcher
-from .store import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Store
-from .tables import JSON, Representation, negotiate, partial, table
+from .store import Store
 from .watch import Watch, expired_event, parse_rv
 
 _JSON = "application/json"
@@ -31,6 +33,7 @@ _NOT_FOUND = "the server could not find the requested resource"
 
 
 _REP = web.RequestKey("rep", Representation)  # the representation the Accept header asked for
+_JSON_REP = Representation()
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
@@ -39,6 +42,10 @@ def _dumps(value: Any) -> bytes:
 
 
 Headers = Mapping[str, str] | Sequence[tuple[str, str]] | None
+
+
+def _event_line(event: dict[str, Any]) -> bytes:
+    return _dumps(event) + b"\n"
 
 
 def _json_response(status: int, body: Any, headers: Headers = None) -> web.Response:
@@ -88,8 +95,7 @@ class ApiServer:
         self.bookmark_interval = bookmark_interval
         self.closing = False
         self.server_address = "127.0.0.1:0"
-        self._openapi_docs: openapi.OpenAPI | None = None
-        self._openapi_generation = -1
+        self.openapi = kubectl.OpenAPIEndpoint(self.registry)
 
     def make_server(self) -> web.Server:
         """A low-level aiohttp server: every request goes to `handle` (no router, no middlewares)."""
@@ -100,22 +106,22 @@ class ApiServer:
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         raw = await request.read() if request.can_read_body else b""
         content_type = request.content_type if "Content-Type" in request.headers else ""
-        body, body_error, duplicates = _parse_body(raw, content_type)
+        body, body_error = parse_body(raw, content_type)
         query = dict(request.query)
         entry = self.journal.record(
             JournalEntry(time.monotonic(), request.method, request.path, query,
-                         None if isinstance(body, _Undecoded) else body,
+                         None if isinstance(body, Undecoded) else body,
                          user_agent=request.headers.get("User-Agent", ""))
         )
         try:
-            response = await self._handle(request, entry, body, body_error, duplicates)
+            response = await self._handle(request, entry, body, body_error, raw)
         except _Dropped:
             entry.status = 0
             entry.finished = time.monotonic()
             self.journal.notify()
             raise asyncio.CancelledError from None
         except ApiError as exc:
-            response = _response(request.get(_REP, JSON), exc.code, exc.body, exc.headers)
+            response = _response(request.get(_REP, _JSON_REP), exc.code, exc.body, exc.headers)
         if not entry.status:
             entry.status = response.status
         entry.finished = time.monotonic()
@@ -123,8 +129,7 @@ class ApiServer:
         return response
 
     async def _handle(
-        self, request: web.BaseRequest, entry: JournalEntry, body: Any, body_error: str | None,
-        duplicates: list[str],
+        self, request: web.BaseRequest, entry: JournalEntry, body: Any, body_error: str | None, raw: bytes,
     ) -> web.StreamResponse:
         fault = self.faults.take(request.method, request.path, request.query_string, entry.is_watch)
         if fault is not None:
@@ -146,14 +151,14 @@ class ApiServer:
         if discovered is not None:
             return _json_response(200, discovered)
         if path == "/openapi/v2" or path.startswith("/openapi/v3"):
-            return self._openapi(request)
+            return self.openapi.answer(request)
         route = self._route(path)
         if route is None:
             return self._not_found(path)
-        rep = negotiate(request.headers.get("Accept"), watch=entry.is_watch and request.method == "GET",
-                        builtin=not route.rtype.custom)
+        rep = kubectl.negotiate(request.headers.get("Accept"), watch=entry.is_watch and request.method == "GET",
+                                builtin=not route.rtype.custom)
         request[_REP] = rep
-        response = await self._dispatch(request, entry, route, body, fault, rep, duplicates)
+        response = await self._dispatch(request, entry, route, body, fault, rep, raw)
         if fault is not None and fault.lose_answer:
             _drop(request)  # the request took effect; its answer never arrives
         return response
@@ -176,38 +181,6 @@ class ApiServer:
             case ["apis", group, version]:
                 return discovery.api_resource_list(self.registry, group, version)
         return None
-
-    def _openapi(self, request: web.BaseRequest) -> web.Response:
-        """`/openapi/v2` (JSON; 406 with no body for any other media type, protobuf included) and `/openapi/v3`
-        (the index, then one document per group/version, immutable when asked by its hash)."""
-        if self._openapi_docs is None or self._openapi_generation != self.registry.generation:
-            self._openapi_docs = openapi.OpenAPI(self.registry)
-            self._openapi_generation = self.registry.generation
-        docs = self._openapi_docs
-        path = request.path.rstrip("/")
-        if path == "/openapi/v2":
-            accept = request.headers.get("Accept", "")
-            if accept and not any(media.split(";")[0].strip() in openapi.V2_ACCEPT for media in accept.split(",")):
-                return web.Response(status=406)
-            return web.Response(body=docs.v2(), content_type=_JSON)
-        if path == "/openapi/v3":
-            return _json_response(200, docs.index())
-        key = path.removeprefix("/openapi/v3/")
-        body = docs.v3(key)
-        if body is None:
-            return web.Response(status=404)
-        etag = openapi.digest(body)
-        headers = {"Etag": f'"{etag}"'}
-        wanted = request.query.get("hash")
-        if wanted:
-            if wanted != etag:
-                return web.Response(status=301, headers={"Location": f"/openapi/v3/{key}?hash={etag}"})
-            expires = datetime.now(UTC) + timedelta(days=365)
-            headers.update({"Vary": "Accept", "Cache-Control": "public, immutable",
-                            "Expires": expires.strftime("%a, %d %b %Y %H:%M:%S UTC")})
-        else:
-            headers["Cache-Control"] = "no-cache, private"
-        return web.Response(body=body, content_type=_JSON, headers=headers)
 
     def _route(self, path: str) -> Route | None:
         segments = [s for s in path.split("/") if s]
@@ -247,111 +220,100 @@ class ApiServer:
 
     # ---- verbs ------------------------------------------------------------------------------------
 
-    async def _dispatch(
-        self, request: web.BaseRequest, entry: JournalEntry, route: Route, body: Any, fault: Fault | None,
-        rep: Representation, duplicates: list[str] | None = None,
-    ) -> web.StreamResponse:
-        rt, ns, name, sub = route.rtype, route.namespace, route.name, route.subresource
-        method = request.method
-        store = self.store
-        if sub is not None and not (sub == "status" and rt.has_status):
+    def _refusal(self, request: web.BaseRequest, route: Route, is_watch: bool) -> web.Response | None:
+        """What kube-apiserver answers to a verb the route does not take (raised, or the plain 404 returned);
+        None when it takes it."""
+        rt, name, method = route.rtype, route.name, request.method
+        if route.subresource is not None and not (route.subresource == "status" and rt.has_status):
             if rt.custom:  # (kube's custom resource handler says the object is not found)
                 raise errors.not_found(rt.plural, rt.group, name or "")
             raise ApiError(404, _NOT_FOUND, "NotFound", {})
         if rt.review and name is not None:
             raise ApiError(404, _NOT_FOUND, "NotFound", {})
-        verb = _verb(method, name, entry.is_watch)
         if name is None and method in ("PUT", "PATCH") and rt.custom:
             raise bad_request("name must be provided")
-        if name is None and method == "POST" and rt.namespaced and ns is None and rt.custom:
+        unnamespaced_create = name is None and method == "POST" and rt.namespaced and route.namespace is None
+        if unnamespaced_create and rt.custom:
             return self._not_found(request.path)
-        if verb not in rt.verbs or (name is None and method == "POST" and rt.namespaced and ns is None):
-            raise ApiError(405, "the server does not allow this method on the requested resource",
-                           "MethodNotAllowed", {})
-        if isinstance(body, _Undecoded):
-            body = entry.body = _decode_undecoded(body, rt, method)
+        if _verb(method, name, is_watch) not in rt.verbs or unnamespaced_create:
+            raise _not_allowed()
+        return None
+
+    async def _dispatch(
+        self, request: web.BaseRequest, entry: JournalEntry, route: Route, body: Any, fault: Fault | None,
+        rep: Representation, raw: bytes = b"",
+    ) -> web.StreamResponse:
+        refused = self._refusal(request, route, entry.is_watch)
+        if refused is not None:
+            return refused
+        rt, method = route.rtype, request.method
+        if isinstance(body, Undecoded):
+            body = entry.body = kubectl.decode_body(body.content_type, body.raw, rt, method)
         dry_run = _dry_run(request, body) if method in _OPTIONS_KINDS else False
         if rt.review:
-            return _response(rep, 201, reviews.answer(rt, body))
-        fv = FieldValidation.of(request.query.get("fieldValidation"), _OPTIONS_KINDS.get(method, ""),
-                                duplicates or []) if method in ("POST", "PUT", "PATCH") else FieldValidation()
-        if method in ("POST", "PUT") and isinstance(body, Mapping):
-            fv.check(rt, body)
-        manager = _manager(request, rt) if method in ("POST", "PUT", "PATCH") else ""
-        if name is None:
-            if method == "GET":
-                if entry.is_watch:
-                    return await self._watch(request, entry, route, fault, rep)
-                return _response(rep, 200, _shaped_list(rt, self._list(route, request), rep, request))
-            if method == "POST":
-                return _response(rep, 201, store.create(rt, body, ns, dry_run=dry_run, manager=manager),
-                                 fv.headers())
-            if method == "DELETE":
-                return _response(rep, 200, self._delete_collection(route, request, dry_run))
-        else:
-            if method == "GET":
-                return _response(rep, 200, _shaped_object(rt, store.get(rt, name, ns), rep, request))
-            if method == "PUT":
-                return _response(rep, 200, store.update(rt, name, body, namespace=ns, subresource=sub,
-                                                       dry_run=dry_run, manager=manager), fv.headers())
-            if method == "PATCH":
-                content_type = request.content_type or MERGE_PATCH
-                if content_type == APPLY_PATCH:
-                    obj, created = store.apply(rt, name, body, namespace=ns, subresource=sub, manager=manager,
-                                               force=_force(request), dry_run=dry_run)
-                    return _response(rep, 201 if created else 200, obj, fv.headers())
-                return _response(rep, 200, store.patch(rt, name, body, namespace=ns, subresource=sub,
-                                                      content_type=content_type, dry_run=dry_run,
-                                                      field_validation=fv, manager=manager), fv.headers())
-            if method == "DELETE" and sub is None:
-                preconditions = (body or {}).get("preconditions") if isinstance(body, dict) else None
-                obj, gone = store.delete_outcome(rt, name, ns, preconditions, dry_run=dry_run)
-                return _response(rep, 200, _deleted_status(rt, obj) if gone else obj)
-        raise ApiError(405, "the server does not allow this method on the requested resource", "MethodNotAllowed",
-                       {})
+            return _response(rep, 201, kubectl.answer_review(rt, body))
+        if method in ("POST", "PUT", "PATCH"):
+            return self._write(request, route, body, rep, dry_run, kubectl.WriteOptions.read(request, rt, body, raw))
+        if route.name is None:
+            return await self._collection(request, entry, route, fault, rep, dry_run)
+        return self._item(request, route, route.name, body, rep, dry_run)
 
-    def _list(self, route: Route, request: web.BaseRequest) -> dict[str, Any]:
-        query = request.query
-        parse_rv(query.get("resourceVersion"))
-        matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"), route.rtype.fields)
-        token = query.get("continue")
-        if token:
-            listed_at, after = _read_continue(token)
-            try:
-                items = self.store.list_at(route.rtype, listed_at, route.namespace, matcher)
-            except ApiError as error:
-                if error.code != 410:
-                    raise
-                raise expired(CONTINUE_EXPIRED) from None
-            items = [obj for obj in items if _sort_key(obj) > after]
-        else:
-            listed_at = self.store.resource_version
-            items = self.store.list(route.rtype, route.namespace, matcher)
-        metadata: dict[str, Any] = {"resourceVersion": str(listed_at)}
-        limit = int(query.get("limit") or 0)
-        if limit > 0 and len(items) > limit:
-            metadata["continue"] = _continue_token(listed_at, _sort_key(items[limit - 1]))
-            metadata["remainingItemCount"] = len(items) - limit
-            items = items[:limit]
-        elif route.rtype.custom:
-            metadata["continue"] = ""
-        return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
-                "metadata": metadata, "items": items}
+    async def _collection(
+        self, request: web.BaseRequest, entry: JournalEntry, route: Route, fault: Fault | None,
+        rep: Representation, dry_run: bool,
+    ) -> web.StreamResponse:
+        """A watch, list or deletecollection."""
+        rt, namespace, query = route.rtype, route.namespace, request.query
+        if request.method == "GET" and entry.is_watch:
+            return await self._watch(request, entry, route, fault, rep)
+        if request.method == "GET":
+            listing = list_page(self.store, rt, namespace, query)
+            return _response(rep, 200, rep.of_list(rt, listing, _include_object(request)))
+        if request.method == "DELETE":
+            return _response(rep, 200, delete_collection(self.store, rt, namespace, query, dry_run))
+        raise _not_allowed()
 
-    def _delete_collection(self, route: Route, request: web.BaseRequest, dry_run: bool) -> dict[str, Any]:
-        matcher = make_matcher(request.query.get("labelSelector"), request.query.get("fieldSelector"),
-                               route.rtype.fields)
-        deleted = [
-            self.store.delete(route.rtype, obj["metadata"]["name"], obj["metadata"].get("namespace"),
-                              dry_run=dry_run)
-            for obj in self.store.list(route.rtype, route.namespace, matcher)
-        ]
-        return {"kind": route.rtype.list_kind, "apiVersion": route.rtype.api_version,
-                "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": deleted}
+    def _item(
+        self, request: web.BaseRequest, route: Route, name: str, body: Any, rep: Representation, dry_run: bool,
+    ) -> web.Response:
+        """A get or delete of one object."""
+        rt = route.rtype
+        if request.method == "GET":
+            return _response(rep, 200, rep.of_object(rt, self.store.get(rt, name, route.namespace),
+                                                     _include_object(request)))
+        if request.method == "DELETE" and route.subresource is None:
+            preconditions = body.get("preconditions") if isinstance(body, dict) else None
+            obj, gone = self.store.delete_outcome(rt, name, route.namespace, preconditions, dry_run=dry_run)
+            return _response(rep, 200, _deleted_status(rt, obj) if gone else obj)
+        raise _not_allowed()
+
+    def _write(
+        self, request: web.BaseRequest, route: Route, body: Any, rep: Representation, dry_run: bool,
+        options: kubectl.WriteOptions,
+    ) -> web.Response:
+        """A create (POST), update (PUT) or patch (PATCH, server-side applies included)."""
+        rt, ns, name, sub = route.rtype, route.namespace, route.name, route.subresource
+        store, method, headers = self.store, request.method, options.headers
+        if name is None and method == "POST":
+            obj = store.create(rt, body, ns, dry_run=dry_run, manager=options.manager)
+            return _response(rep, 201, obj, headers())
+        if name is None or method == "POST":
+            raise _not_allowed()
+        if method == "PUT":
+            obj = store.update(rt, name, body, namespace=ns, subresource=sub, dry_run=dry_run, manager=options.manager)
+            return _response(rep, 200, obj, headers())
+        content_type = request.content_type or MERGE_PATCH
+        if content_type == APPLY_PATCH:
+            obj, created = store.apply(rt, name, body, namespace=ns, subresource=sub, manager=options.manager,
+                                       force=options.force, dry_run=dry_run)
+            return _response(rep, 201 if created else 200, obj, headers())
+        obj = store.patch(rt, name, body, namespace=ns, subresource=sub, content_type=content_type, dry_run=dry_run,
+                          field_validation=options.validation, manager=options.manager)
+        return _response(rep, 200, obj, headers())
 
     async def _watch(
         self, request: web.BaseRequest, entry: JournalEntry, route: Route, fault: Fault | None,
-        rep: Representation = JSON,
+        rep: Representation = _JSON_REP,
     ) -> web.StreamResponse:
         query = request.query
         matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"), route.rtype.fields)
@@ -360,7 +322,7 @@ class ApiServer:
         bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
         send_initial = query.get("sendInitialEvents") in ("true", "1")
         watch = Watch(self.store, route.rtype, route.namespace, matcher, since, bookmarks, send_initial)
-        encode = _event_encoder(route.rtype, rep, request.query.get("includeObject", "Metadata"))
+        encode = rep.watch_encoder(route.rtype, _include_object(request)) or _event_line
         response = web.StreamResponse(status=200, headers={"Content-Type": _JSON})
         entry.status = 200
         try:
@@ -448,73 +410,13 @@ class ApiServer:
 _OPTIONS_KINDS = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
 
 
-class _Undecoded:
-    """A body whose decoding waits for the route: protobuf (decoded for built-in kinds) or a media type devcluster
-    does not read (415, worded by verb and kind as kube-apiserver words it)."""
-
-    def __init__(self, content_type: str, raw: bytes) -> None:
-        self.content_type, self.raw = content_type, raw
+def _include_object(request: web.BaseRequest) -> str:
+    """What the rows of a Table carry (`includeObject`: None, Metadata or Object)."""
+    return request.query.get("includeObject", "Metadata")
 
 
-_JSON_BODIES = ("", "application/json", MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH)
-
-
-def _parse_body(raw: bytes, content_type: str) -> tuple[Any, str | None, list[str]]:
-    """The request body as JSON values (YAML for `application/yaml` and apply patches) and the paths of its
-    duplicate fields, or why it is not one."""
-    if not raw:
-        return None, None, []
-    if content_type not in (*_JSON_BODIES, "application/yaml", APPLY_PATCH):
-        return _Undecoded(content_type, raw), None, []
-    try:
-        body, duplicates = fieldvalidation.loads(raw)
-        return body, None, duplicates
-    except ValueError as exc:
-        if content_type not in ("application/yaml", APPLY_PATCH):
-            return None, f"the body of the request could not be decoded as JSON: {exc}", []
-    except RecursionError:  # kube-apiserver limits nesting too, and answers 400
-        return None, "the body of the request could not be decoded as JSON: nested too deeply", []
-    try:
-        return yaml.safe_load(raw), None, []
-    except yaml.YAMLError as exc:
-        return None, f"the body of the request could not be decoded as YAML: {exc}", []
-
-
-def _summary(data: bytes, limit: int = 30) -> str:
-    """apiserver's summarizeData: a body in an error message."""
-    if not data:
-        return "<empty>"
-    if data[:1] == b"{":
-        return data[:limit].decode(errors="replace") + (" ..." if len(data) > limit else "")
-    return data[:limit].hex() + (" ..." if len(data) > limit else "")
-
-
-def _decode_undecoded(body: _Undecoded, rt: ResourceType, method: str) -> Any:
-    """A protobuf body of a built-in kind as JSON; anything else devcluster cannot read: 415 as kube answers."""
-    if method == "PATCH":
-        if rt.custom:
-            raise ApiError(415, "the body of the request was in an unknown format - accepted media types include: "
-                                f"{JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}", "UnsupportedMediaType")
-        raise ApiError(415, "415: Unsupported Media Type", "UnsupportedMediaType", {})
-    if body.content_type != protobuf.CONTENT_TYPE or rt.custom:
-        # (kube-apiserver 1.35 panics on a protobuf body for a custom resource and drops the connection)
-        raise ApiError(415, "the body of the request was in an unknown format - accepted media types include: "
-                            "application/json, application/yaml, application/vnd.kubernetes.protobuf",
-                       "UnsupportedMediaType")
-    try:
-        decoded = protobuf.decode(body.raw)
-    except protobuf.ProtobufError as exc:
-        raise bad_request(f"the object provided is unrecognized (must be of type {rt.kind}): {exc} "
-                          f"({_summary(body.raw)})") from None
-    expected = {rt.kind, "DeleteOptions"} if method == "DELETE" else {rt.kind}
-    if decoded["kind"] not in expected:
-        version = decoded["apiVersion"].rpartition("/")[2]
-        raise bad_request(f'{decoded["kind"]} in version "{version}" cannot be handled as a {rt.kind}: no '
-                          "conversion between these kinds")
-    return decoded
-
-
-_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+def _not_allowed() -> ApiError:
+    return ApiError(405, "the server does not allow this method on the requested resource", "MethodNotAllowed", {})
 
 
 def _verb(method: str, name: str | None, watch: bool) -> str:
@@ -523,28 +425,6 @@ def _verb(method: str, name: str | None, watch: bool) -> str:
         return {"GET": "watch" if watch else "list", "POST": "create", "DELETE": "deletecollection"}.get(
             method, method.lower())
     return {"GET": "get", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method, method.lower())
-
-
-def _manager(request: web.BaseRequest, rt: ResourceType) -> str:
-    """The field manager of a write: `fieldManager`, else the User-Agent up to its first `/` (printable
-    characters, at most 128), as kube-apiserver names it. An apply must name one; only an apply may `force`."""
-    given = request.query.get("fieldManager")
-    is_apply = request.method == "PATCH" and request.content_type == APPLY_PATCH
-    if is_apply and not given:
-        raise invalid_options("PatchOptions", [{"reason": "FieldValueRequired", "field": "fieldManager",
-                                                "message": "Required value: is required for apply patch"}])
-    if request.method == "PATCH" and not is_apply and "force" in request.query:
-        raise invalid_options("PatchOptions", [{"reason": "FieldValueForbidden", "field": "force",
-                                                "message": "Forbidden: may not be specified for non-apply patch"}])
-    if given:
-        return given
-    agent = request.headers.get("User-Agent", "").split("/")[0]
-    name = "".join(char for char in agent if char.isprintable())[:128]
-    return name or "unknown"
-
-
-def _force(request: web.BaseRequest) -> bool:
-    return request.query.get("force", "") in _TRUE
 
 
 def _dry_run(request: web.BaseRequest, body: Any = None) -> bool:
@@ -573,76 +453,3 @@ def _deleted_status(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
-def _shaped_object(rt: ResourceType, obj: dict[str, Any], rep: Representation,
-                   request: web.BaseRequest) -> dict[str, Any]:
-    """A GET's object as the Accept header asked: itself, its Table, or its PartialObjectMetadata."""
-    if rep.form == "Table":
-        return table(rt.table_printer, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
-                     version=rep.version, include_object=request.query.get("includeObject", "Metadata"))
-    if rep.form.startswith("PartialObjectMetadata"):
-        return partial(obj, rep.version)
-    return obj
-
-
-def _shaped_list(rt: ResourceType, listing: dict[str, Any], rep: Representation,
-                 request: web.BaseRequest) -> dict[str, Any]:
-    """A list as the Accept header asked: itself, a Table, or a PartialObjectMetadataList."""
-    if rep.form == "object":
-        return listing
-    metadata = {key: value for key, value in listing["metadata"].items() if value not in ("", None)}
-    if rep.form == "Table":
-        return table(rt.table_printer, listing["items"], metadata, version=rep.version,
-                     include_object=request.query.get("includeObject", "Metadata"))
-    return {"kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{rep.version}", "metadata": metadata,
-            "items": [partial(obj, rep.version) for obj in listing["items"]]}
-
-
-def _event_encoder(rt: ResourceType, rep: Representation, include_object: str) -> Callable[[dict[str, Any]], bytes]:
-    """Watch events as lines; for a Table watch (kubectl get -w) as kube-apiserver sends them: each object a
-    one-row Table, the first with the column definitions, the later ones with `columnDefinitions: null`; ERROR
-    and BOOKMARK events unchanged."""
-    if rep.form != "Table":
-        return lambda event: _dumps(event) + b"\n"
-    first = [True]
-
-    def encode(event: dict[str, Any]) -> bytes:
-        if event.get("type") in ("ERROR", "BOOKMARK"):
-            return _dumps(event) + b"\n"
-        obj = event["object"]
-        converted = table(rt.table_printer, [obj], {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
-                          version=rep.version, include_object=include_object, headers=first[0])
-        first[0] = False
-        return _dumps({"type": event["type"], "object": converted}) + b"\n"
-
-    return encode
-
-
-CONTINUE_EXPIRED = (
-    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
-    "without the continue parameter."
-)
-
-
-def _continue_token(listed_at: int, after: tuple[str, str]) -> str:
-    """What the next page needs, as kube-apiserver's token holds it: the list's version and the last key."""
-    return base64.urlsafe_b64encode(_dumps({"v": "meta.k8s.io/v1", "rv": listed_at, "start": list(after)})).decode()
-
-
-def _read_continue(token: str) -> tuple[int, tuple[str, str]]:
-    try:
-        decoded = json.loads(base64.urlsafe_b64decode(token.encode()))
-        listed_at, (namespace, name) = int(decoded["rv"]), decoded["start"]
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
-        raise bad_request(f"invalid continue token: continue key is not valid: {error}") from None
-    if decoded.get("v") != "meta.k8s.io/v1":
-        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start resourceVersion "
-                          "(version meta.k8s.io/v1 required)")
-    if listed_at <= 0:
-        raise bad_request("invalid continue token: continue key is not valid: incorrect encoded start "
-                          "resourceVersion (version meta.k8s.io/v1)")
-    return listed_at, (str(namespace), str(name))
-
-
-def _sort_key(obj: dict[str, Any]) -> tuple[str, str]:
-    metadata = obj["metadata"]
-    return (metadata.get("namespace") or "", metadata["name"])

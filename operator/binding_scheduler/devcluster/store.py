@@ -1,90 +1,43 @@
-"""The object store: one global resourceVersion, object semantics, and the event history for watches.
+"""The object store: one global resourceVersion, the verbs' object semantics, and the event history for watches.
 
 Every method runs synchronously inside the event loop, so each write is atomic. Stored objects are never
 mutated in place (writes replace them), so the dicts handed out are consistent snapshots: treat them as
 read-only and `copy_json()` them before changing anything.
+
+A write goes: the object it asks for (created, replaced, patched or applied), what of the stored object it keeps
+(`objects.py`), the schema (`validation.py`), the managedFields (the kubectl package's), then `_commit` (no-op,
+generation, dry run, the last finalizer).
 """
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import json
-import random
-import re
-import time
-import uuid
-from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import errors, managed, openapi
+from . import errors, kubectl, objects
 from .errors import ApiError
-from .patch import PatchError, copy_json, json_patch, merge_patch
+from .history import Event, History, Obj, StorageKey, Subscriber
+from .objects import CRDS, NAMESPACES, now_rfc3339
+from .patch import (
+    APPLY_PATCH,
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_PATCH,
+    PatchError,
+    copy_json,
+    json_patch,
+    merge_patch,
+)
 from .resources import Registry, ResourceType, types_from_crd
-from .schema import prune_unknown
 from .selectors import Matcher
-from .strategic import strategic_merge
+from .validation import normalized, pruned_copy
 
-if TYPE_CHECKING:
-    from .fieldvalidation import FieldValidation
-
-Obj = dict[str, Any]
-StorageKey = tuple[str, str]
+__all__ = ["DEFAULT_MANAGER", "Event", "Obj", "Store", "Subscriber"]
 
 DEFAULT_MANAGER = "devcluster"  # who writes through the in-process Store API
-MERGE_PATCH = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-STRATEGIC_PATCH = "application/strategic-merge-patch+json"
-APPLY_PATCH = "application/apply-patch+yaml"
 
-_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the same alphabet kube-apiserver uses
-_IMMUTABLE_META = ("name", "namespace", "uid", "creationTimestamp", "generateName")
-_NAMESPACES = ("", "namespaces")
-_CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
-_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-
-
-_NOW: list[Any] = [0, ""]  # (second, its RFC 3339 text): formatting costs more than the rest of a small write
-
-
-def now_rfc3339() -> str:
-    second = int(time.time())
-    if second != _NOW[0]:
-        _NOW[0], _NOW[1] = second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return str(_NOW[1])
-
-
-@dataclass(frozen=True)
-class Event:
-    """One write as watchers see it. `old` is the previous object of a MODIFIED/DELETED event."""
-
-    rv: int
-    type: str  # ADDED | MODIFIED | DELETED
-    key: StorageKey
-    namespace: str | None
-    obj: Obj
-    old: Obj | None = None
-
-
-@dataclass(eq=False)
-class Subscriber:
-    """A live watch: receives every new event of one storage key (and namespace, if given)."""
-
-    key: StorageKey
-    namespace: str | None
-    queue: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
-
-    def poke(self) -> None:
-        """Wake the watch up without an event (to re-check faults or the server stopping)."""
-        self.queue.put_nowait(None)
-
-
-def _spec_part(obj: Mapping[str, Any], has_status: bool) -> dict[str, Any]:
-    skip = ("metadata", "status") if has_status else ("metadata",)
-    return {k: v for k, v in obj.items() if k not in skip}
+_REJECTED_PATCH = "the server rejected our request due to an error in our request"  # all kube says of a bad patch
 
 
 class Store:
@@ -94,12 +47,7 @@ class Store:
         self.registry = registry
         self._objects: dict[StorageKey, dict[tuple[str, str], Obj]] = {}
         self._rv = 0
-        self._history: deque[Event] = deque(maxlen=max(history, 0))
-        self._evicted_rv = 0
-        # The version at which a custom resource type began to be served: a watch from an older version is
-        # 410 Expired, as kube-apiserver's watch cache of the type starts there.
-        self._origins: dict[StorageKey, int] = {}
-        self._subscribers: set[Subscriber] = set()
+        self._history = History(history)
 
     # ---- introspection ----------------------------------------------------------------------------
 
@@ -111,7 +59,7 @@ class Store:
     @property
     def oldest_watchable_rv(self) -> int:
         """A watch from a version older than this gets `410 Gone` (its events are no longer retained)."""
-        return self._evicted_rv
+        return self._history.oldest_watchable_rv
 
     def _type(self, rtype: ResourceType | str) -> ResourceType:
         return rtype if isinstance(rtype, ResourceType) else self.registry.resolve(rtype)
@@ -138,14 +86,7 @@ class Store:
     ) -> builtins.list[Obj]:
         """Objects sorted by (namespace, name); all namespaces when `namespace` is None."""
         rt = self._type(rtype)
-        bucket = self._objects.get(rt.storage_key, {})
-        result = []
-        for (ns, _), obj in sorted(bucket.items(), key=lambda item: item[0]):
-            if rt.namespaced and namespace is not None and ns != namespace:
-                continue
-            if matcher is None or matcher(obj):
-                result.append(obj)
-        return result
+        return _selected(rt, self._objects.get(rt.storage_key, {}), namespace, matcher)
 
     def list_at(
         self, rtype: ResourceType | str, rv: int, namespace: str | None = None, matcher: Matcher | None = None
@@ -165,84 +106,75 @@ class Store:
                 bucket.pop(at, None)
             else:
                 bucket[at] = event.old
-        return [
-            obj for (ns, _), obj in sorted(bucket.items(), key=lambda item: item[0])
-            if not (rt.namespaced and namespace is not None and ns != namespace) and (matcher is None or matcher(obj))
-        ]
+        return _selected(rt, bucket, namespace, matcher)
 
     def history_since(self, rv: int, key: StorageKey) -> builtins.list[Event]:
         """Retained events of one storage key newer than `rv` (410 `ApiError` if some were dropped, or if the
         type was not served yet at `rv`)."""
-        oldest = max(self._evicted_rv, self._origins.get(key, 0))
-        if rv < oldest:
-            raise errors.expired(f"too old resource version: {rv} ({oldest + 1})")
-        return [event for event in self._history if event.rv > rv and event.key == key]
+        return self._history.since(rv, key)
 
     # ---- subscriptions ----------------------------------------------------------------------------
 
     def subscribe(self, rtype: ResourceType, namespace: str | None) -> Subscriber:
-        subscriber = Subscriber(rtype.storage_key, namespace if rtype.namespaced else None)
-        self._subscribers.add(subscriber)
-        return subscriber
+        return self._history.subscribe(rtype.storage_key, namespace if rtype.namespaced else None)
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
-        self._subscribers.discard(subscriber)
+        self._history.unsubscribe(subscriber)
 
     def poke_all(self) -> None:
-        for subscriber in list(self._subscribers):
-            subscriber.poke()
+        self._history.poke_all()
 
-    # ---- writes -----------------------------------------------------------------------------------
+    # ---- storing ----------------------------------------------------------------------------------
 
     def _next_rv(self) -> int:
         self._rv += 1
         return self._rv
 
-    def _emit(self, event: Event) -> None:
-        history = self._history
-        if history.maxlen == 0:
-            self._evicted_rv = event.rv
-        else:
-            if len(history) == history.maxlen:
-                self._evicted_rv = history[0].rv
-            history.append(event)
-        for subscriber in self._subscribers:
-            if subscriber.key == event.key and subscriber.namespace in (None, event.namespace):
-                subscriber.queue.put_nowait(event)
-
     def _put(self, rt: ResourceType, obj: Obj, event_type: str, old: Obj | None) -> None:
         metadata = obj["metadata"]
         namespace = metadata.get("namespace") if rt.namespaced else None
         self._objects.setdefault(rt.storage_key, {})[(namespace or "", metadata["name"])] = obj
-        self._emit(Event(int(metadata["resourceVersion"]), event_type, rt.storage_key, namespace, obj, old))
-        if rt.storage_key == _CRDS:
+        rv = int(metadata["resourceVersion"])
+        self._history.emit(Event(rv, event_type, rt.storage_key, namespace, obj, old))
+        if rt.storage_key == CRDS:
             served = types_from_crd(obj)
             for served_type in served:
-                if event_type == "ADDED" or served_type.storage_key not in self._origins:
-                    self._origins[served_type.storage_key] = int(metadata["resourceVersion"])
+                self._history.served_from(served_type.storage_key, rv, again=event_type == "ADDED")
             self.registry.add_all(served)
 
     def _drop(self, rt: ResourceType, obj: Obj, old: Obj) -> None:
         metadata = obj["metadata"]
         namespace = metadata.get("namespace") if rt.namespaced else None
         self._objects.get(rt.storage_key, {}).pop((namespace or "", metadata["name"]), None)
-        self._emit(Event(int(metadata["resourceVersion"]), "DELETED", rt.storage_key, namespace, obj, old))
-        if rt.storage_key == _CRDS:
+        self._history.emit(Event(int(metadata["resourceVersion"]), "DELETED", rt.storage_key, namespace, obj, old))
+        if rt.storage_key == CRDS:
             self.registry.remove_crd(obj)
         if namespace:
             self._finish_namespace(namespace)
 
-    def _check_namespace(self, rt: ResourceType, name: str, namespace: str | None) -> str | None:
-        if not rt.namespaced:
-            return None
-        if not namespace:
-            raise errors.bad_request("the server could not find the requested resource (namespace required)")
-        ns = self.find("namespaces", namespace)
-        if ns is None:
-            raise errors.not_found("namespaces", "", namespace)
-        if ns["metadata"].get("deletionTimestamp"):
-            raise errors.namespace_terminating(rt.plural, rt.group, name, namespace)
-        return namespace
+    def _commit(self, rt: ResourceType, old: Obj, result: Obj, dry_run: bool) -> Obj:
+        """Store an update's `result`: nothing when it changes nothing (no new resourceVersion, no event, as
+        kube-apiserver), generation +1 when the spec changed, and the object goes instead when it lost its last
+        finalizer while being deleted."""
+        if result == old:
+            return old
+        objects.bump_generation(rt, old, result)
+        if dry_run:
+            return result
+        metadata = result["metadata"]
+        if metadata.get("deletionTimestamp") and not metadata.get("finalizers") and not (
+            rt.storage_key == NAMESPACES and self._has_content(metadata["name"])
+        ):
+            # As kube-apiserver: the DELETED event carries the last stored object at a new version, the answer
+            # the object as the update left it, at its previous version.
+            gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self._next_rv())}}
+            self._drop(rt, gone, old)
+            return result
+        metadata["resourceVersion"] = str(self._next_rv())
+        self._put(rt, result, "MODIFIED", old)
+        return result
+
+    # ---- create -----------------------------------------------------------------------------------
 
     def create(
         self, rtype: ResourceType | str, body: Mapping[str, Any], namespace: str | None = None, *,
@@ -253,83 +185,54 @@ class Store:
 
         A dry run answers what would be stored, without a resourceVersion, and stores nothing."""
         rt = self._type(rtype)
-        if not isinstance(body, Mapping):
-            raise errors.bad_request("the body of the request must be a JSON object")
-        obj: Obj = copy_json(dict(body))
-        metadata = obj.get("metadata")
-        if not isinstance(metadata, dict):
-            metadata = obj["metadata"] = {}
-        body_ns = metadata.get("namespace")
-        if rt.namespaced:
-            if namespace is not None and body_ns and body_ns != namespace:
-                raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request")
-            namespace = namespace or body_ns
-        name = metadata.get("name")
+        obj, namespace = _requested(rt, body, namespace)
+        metadata = obj["metadata"]
         # kube-apiserver's order: namespace admission (404/403), then validation (422), then existence (409).
-        self._check_namespace(rt, str(name or ""), namespace)
-        if not name:
-            prefix = metadata.get("generateName")
-            if not prefix:
-                raise errors.invalid(rt.group, rt.kind, "", [{
-                    "reason": "FieldValueRequired",
-                    "message": "Required value: name or generateName is required",
-                    "field": "metadata.name"}])
-            bucket = self._objects.get(rt.storage_key, {})
-            while True:
-                name = prefix + "".join(random.choices(_GENERATE_ALPHABET, k=5))
-                if (namespace or "" if rt.namespaced else "", name) not in bucket:
-                    break
-        name = str(name)
-        obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
-        for transient in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
-            metadata.pop(transient, None)
-        metadata["name"] = name
-        if rt.namespaced:
-            metadata["namespace"] = namespace
-        else:
-            metadata.pop("namespace", None)
-        metadata["uid"] = str(uuid.uuid4())
-        metadata["creationTimestamp"] = now_rfc3339()
-        if rt.generation:
-            metadata["generation"] = 1
-        else:
-            metadata.pop("generation", None)
-        if rt.has_status:
-            obj.pop("status", None)
-        sent = None
-        if rt.storage_key == _NAMESPACES:
-            # The name label is a default (its creator owns it); finalizers and phase are the strategy's (nobody's)
-            metadata["labels"] = {**(metadata.get("labels") or {}), _NAMESPACE_NAME_LABEL: name}
-            sent = copy_json(obj)
-            obj["spec"] = {**(obj.get("spec") or {}), "finalizers": ["kubernetes"]}
-            obj["status"] = {"phase": "Active"}
-        causes = _name_causes(rt, name)
-        if rt.schema is not None:
-            rt.schema.normalize(obj)
-            causes += rt.schema.validate(obj)
-        else:
-            _prune_builtin(rt, obj)
+        self._check_namespace(rt, str(metadata.get("name") or ""), namespace)
+        name = metadata.get("name") or self._generated_name(rt, metadata.get("generateName"), namespace)
+        sent = objects.initialize(rt, obj, str(name), namespace)
+        causes = objects.name_causes(rt, str(name)) + normalized(rt, obj)
         if causes:
-            raise errors.invalid(rt.group, rt.kind, name, causes)
-        if self.find(rt, name, namespace) is not None:
-            raise errors.already_exists(rt.plural, rt.group, name)
+            raise errors.invalid(rt.group, rt.kind, str(name), causes)
+        if self.find(rt, str(name), namespace) is not None:
+            raise errors.already_exists(rt.plural, rt.group, str(name))
         if managed_fields is not None:
-            metadata["managedFields"] = managed_fields
-            if not managed_fields:
-                del metadata["managedFields"]
+            _set_managed_fields(obj, managed_fields)
         else:
-            owned = obj if sent is None else _pruned_copy(rt, sent)
-            managed.record_update(rt, None, owned, manager, "", metadata["creationTimestamp"])
-            if owned.get("metadata", {}).get("managedFields"):
-                metadata["managedFields"] = owned["metadata"]["managedFields"]
-            else:
-                metadata.pop("managedFields", None)
+            owned = obj if sent is None else pruned_copy(rt, sent)
+            kubectl.record_update(rt, None, owned, manager, "", metadata["creationTimestamp"])
+            _set_managed_fields(obj, owned["metadata"].get("managedFields"))
         if dry_run:
             return obj
         metadata["resourceVersion"] = str(self._next_rv())
         self._put(rt, obj, "ADDED", None)
         return obj
+
+    def _check_namespace(self, rt: ResourceType, name: str, namespace: str | None) -> None:
+        """A namespaced create needs its namespace to exist (404) and not be terminating (403)."""
+        if not rt.namespaced:
+            return
+        if not namespace:
+            raise errors.bad_request("the server could not find the requested resource (namespace required)")
+        ns = self.find("namespaces", namespace)
+        if ns is None:
+            raise errors.not_found("namespaces", "", namespace)
+        if ns["metadata"].get("deletionTimestamp"):
+            raise errors.namespace_terminating(rt.plural, rt.group, name, namespace)
+
+    def _generated_name(self, rt: ResourceType, prefix: Any, namespace: str | None) -> str:
+        """A name from `generateName` that no object has (422 without a prefix: a create needs one or a name)."""
+        if not prefix:
+            raise errors.invalid(rt.group, rt.kind, "", [{
+                "reason": "FieldValueRequired", "message": "Required value: name or generateName is required",
+                "field": "metadata.name"}])
+        bucket = self._objects.get(rt.storage_key, {})
+        while True:
+            name = objects.generated_name(str(prefix))
+            if (namespace or "" if rt.namespaced else "", name) not in bucket:
+                return name
+
+    # ---- update, patch, apply ---------------------------------------------------------------------
 
     def update(
         self,
@@ -352,8 +255,14 @@ class Store:
         if body_name is not None and body_name != name:
             raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
                                      f"({name})")
-        return self._write(rt, old, copy_json(dict(body)), subresource, dry_run=dry_run, replace=True,
-                           manager=manager)
+        new = copy_json(dict(body))
+        if _version_of(new) is None and not rt.unconditional_update:
+            raise errors.invalid_resource(rt.plural, rt.group, name, [{
+                "reason": "FieldValueInvalid", "message": "Invalid value: 0: must be specified for an update",
+                "field": "metadata.resourceVersion"}])
+        result = self._replacement(rt, old, new, subresource)
+        kubectl.record_update(rt, old, result, manager, subresource or "", now_rfc3339)
+        return self._commit(rt, old, result, dry_run)
 
     def patch(
         self,
@@ -365,38 +274,22 @@ class Store:
         subresource: str | None = None,
         content_type: str = MERGE_PATCH,
         dry_run: bool = False,
-        field_validation: FieldValidation | None = None,
+        field_validation: kubectl.FieldValidation | None = None,
         manager: str = DEFAULT_MANAGER,
     ) -> Obj:
-        """Patch: merge patch or JSON patch. A `metadata.resourceVersion` in the result is a precondition.
-        `field_validation` sees the unknown fields of the patch (a merge patch: only it can add any)."""
+        """Patch: merge patch, JSON patch, or (built-in kinds) strategic merge patch. A
+        `metadata.resourceVersion` in the result is a precondition. `field_validation` sees the unknown fields
+        of the patch (a merge patch: only it can add any)."""
         rt = self._type(rtype)
-        if content_type == STRATEGIC_PATCH and rt.group not in ("", "coordination.k8s.io"):
-            raise ApiError(415, "the body of the request was in an unknown format - accepted media types "
-                                f"include: {JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}", "UnsupportedMediaType")
-        if content_type not in (MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH):
-            raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
-                                f"include: {JSON_PATCH}, {MERGE_PATCH}, {STRATEGIC_PATCH}",
-                           "UnsupportedMediaType")
+        _check_patch_type(rt, content_type)
         old = self.get(rt, name, namespace)
-        try:
-            if content_type == JSON_PATCH:
-                new = json_patch(old, patch)
-            else:
-                if not isinstance(patch, dict):
-                    raise PatchError("a merge patch must be a JSON object")
-                new = (merge_patch(old, patch) if content_type == MERGE_PATCH else
-                       strategic_merge(old, patch, openapi.builtin_schema(rt.group, rt.version, rt.kind)))
-        except PatchError as exc:  # kube-apiserver says no more than this
-            raise errors.ApiError(422, "the server rejected our request due to an error in our request",
-                                  "Invalid", {}) from exc
-        if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
-            raise errors.ApiError(422, "the server rejected our request due to an error in our request",
-                                  "Invalid", {})
+        new = _patched(rt, old, patch, content_type)
+        is_merge = content_type == MERGE_PATCH
         if field_validation is not None:
-            field_validation.check(rt, patch if content_type == MERGE_PATCH else new, patched=new)
-        return self._write(rt, old, new, subresource, dry_run=dry_run, manager=manager,
-                           touched=patch if content_type == MERGE_PATCH else None)
+            field_validation.check(rt, patch if is_merge else new, patched=new)
+        result = self._replacement(rt, old, new, subresource)
+        kubectl.record_update(rt, old, result, manager, subresource or "", now_rfc3339, patch if is_merge else None)
+        return self._commit(rt, old, result, dry_run)
 
     def apply(
         self,
@@ -412,127 +305,28 @@ class Store:
     ) -> tuple[Obj, bool]:
         """Server-side apply (create or update): the object, and whether it was created. 409 on conflicts with
         other managers unless `force`."""
-        rt = self._type(rtype)
-        if not isinstance(config, Mapping):
-            raise errors.bad_request("invalid object type: /, Kind=")
-        group, _, version = str(config.get("apiVersion") or "").rpartition("/")
-        if (config.get("apiVersion"), config.get("kind")) != (rt.api_version, rt.kind):
-            raise errors.bad_request(f"invalid object type: {group}/{version}, Kind={config.get('kind') or ''}")
-        body_name = (config.get("metadata") or {}).get("name")
-        if body_name is not None and body_name != name:
-            raise errors.bad_request(f"the name of the object ({body_name}) does not match the name on the URL "
-                                     f"({name})")
-        unknown = rt.schema.unknown_fields(config) if rt.schema is not None else []
-        if unknown:
-            where = f"{(config.get('metadata') or {}).get('namespace') or ''}/{name}; {rt.group}/{rt.version}, " \
-                    f"Kind={rt.kind}"
-            problems = [f".{path}: field not declared in schema" for path in unknown]
-            detail = problems[0] if len(problems) == 1 else "\n".join(["errors:", *(f"  {p}" for p in problems)])
-            raise ApiError(500, f"failed to create typed patch object ({where}): {detail}", "InternalError")
-        old = self.find(rt, name, namespace)
-        now = now_rfc3339()
-        if old is None:
-            if subresource is not None:
-                raise errors.not_found(rt.plural, rt.group, name)
-            new = managed.apply(rt, None, config, manager, "", force, now)
-            new.setdefault("metadata", {})["name"] = name
-            owned = new["metadata"].pop("managedFields", [])
-            return self.create(rt, new, namespace, dry_run=dry_run, managed_fields=owned), True
-        new = managed.apply(rt, old, config, manager, subresource or "", force, now)
-        return self._write(rt, old, new, subresource, dry_run=dry_run, applied=True), False
+        return kubectl.apply(self, self._type(rtype), name, config, namespace=namespace, subresource=subresource,
+                             manager=manager, force=force, dry_run=dry_run)
 
-    def _write(
-        self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None, *, dry_run: bool = False,
-        replace: bool = False, manager: str = DEFAULT_MANAGER, applied: bool = False, touched: Any = None,
-    ) -> Obj:
-        old_meta = old["metadata"]
-        new_meta = new.get("metadata")
-        if not isinstance(new_meta, dict):
-            new_meta = {}
-        wanted_rv = new_meta.get("resourceVersion")
-        if replace and wanted_rv in (None, "") and not rt.unconditional_update:
-            raise errors.invalid_resource(rt.plural, rt.group, old_meta["name"], [{
-                "reason": "FieldValueInvalid", "message": "Invalid value: 0: must be specified for an update",
-                "field": "metadata.resourceVersion"}])
-        if wanted_rv not in (None, "") and str(wanted_rv) != old_meta["resourceVersion"]:
-            raise errors.conflict(rt.plural, rt.group, old_meta["name"])
-        if subresource == "status":
-            result = {k: v for k, v in old.items() if k != "status"}
-            if "status" in new:
-                result["status"] = new["status"]
-            metadata = dict(old_meta)
-        elif subresource is not None:
-            raise errors.not_found(f"{rt.plural}/{subresource}", rt.group, old_meta["name"])
-        else:
-            result = {k: v for k, v in new.items() if k != "status"}
-            if rt.has_status:
-                if "status" in old:
-                    result["status"] = old["status"]
-            elif "status" in new:
-                result["status"] = new["status"]
-            metadata = dict(new_meta)
-            for key in (*_IMMUTABLE_META, "generation", "deletionTimestamp", "deletionGracePeriodSeconds"):
-                if key in old_meta:
-                    metadata[key] = old_meta[key]
-                else:
-                    metadata.pop(key, None)
-            if old_meta.get("deletionTimestamp"):
-                added = [f for f in metadata.get("finalizers") or () if f not in (old_meta.get("finalizers") or ())]
-                if added:
-                    found = ", ".join(json.dumps(f) for f in added)
-                    raise errors.invalid(rt.group, rt.kind, old_meta["name"], [{
-                        "reason": "FieldValueForbidden",
-                        "message": "Forbidden: no new finalizers can be added if the object is being deleted, "
-                                   f"found new finalizers []string{{{found}}}",
-                        "field": "metadata.finalizers"}])
-            if not metadata.get("finalizers"):
-                metadata.pop("finalizers", None)
-            if rt.storage_key == _NAMESPACES:
-                result["spec"] = {**(result.get("spec") or {}), "finalizers": (old.get("spec") or {}).get(
-                    "finalizers", ["kubernetes"])}
-                metadata["labels"] = {**(metadata.get("labels") or {}), _NAMESPACE_NAME_LABEL: old_meta["name"]}
-        result["apiVersion"], result["kind"] = old["apiVersion"], old["kind"]
-        metadata["resourceVersion"] = old_meta["resourceVersion"]
-        result["metadata"] = metadata
-        if rt.schema is not None:
-            if subresource == "status":
-                rt.schema.normalize_part(result, "status")
-                causes = rt.schema.validate(result, only="status")
-            else:
-                rt.schema.normalize(result)
-                causes = rt.schema.validate(result)
-            if causes:
-                raise errors.invalid(rt.group, rt.kind, old_meta["name"], causes)
-        else:
-            _prune_builtin(rt, result)
-        if applied:  # a server-side apply set them already
-            metadata["managedFields"] = new_meta.get("managedFields") or []
-            if not metadata["managedFields"]:
-                del metadata["managedFields"]
-        else:
-            if subresource is None and "managedFields" in new_meta:
-                metadata["managedFields"] = new_meta["managedFields"]
-            elif "managedFields" in old_meta:
-                metadata["managedFields"] = old_meta["managedFields"]
-            managed.record_update(rt, old, result, manager, subresource or "", now_rfc3339, touched)
-        if result == old:
-            return old  # a no-op write stores nothing: no new resourceVersion, no event (as kube-apiserver)
-        if rt.generation and _spec_part(result, rt.has_status) != _spec_part(old, rt.has_status):
-            metadata["generation"] = int(old_meta.get("generation") or 0) + 1
-        if dry_run:
-            return result
-        if metadata.get("deletionTimestamp") and not metadata.get("finalizers") and not (
-            rt.storage_key == _NAMESPACES and self._has_content(metadata["name"])
-        ):
-            # The last finalizer went: the update is not stored, the object goes instead. As kube-apiserver:
-            # the DELETED event carries the last stored object at a new version, the answer the object as the
-            # update left it, at its previous version.
-            gone = {**old, "metadata": {**old_meta, "resourceVersion": str(self._next_rv())}}
-            self._drop(rt, gone, old)
-            return result
-        metadata["resourceVersion"] = str(self._next_rv())
-        self._put(rt, result, "MODIFIED", old)
+    def write_applied(self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None, *,
+                      dry_run: bool = False) -> Obj:
+        """Store what a server-side apply made of `old` (its managedFields set by the apply)."""
+        result = self._replacement(rt, old, new, subresource)
+        _set_managed_fields(result, (new.get("metadata") or {}).get("managedFields"))
+        return self._commit(rt, old, result, dry_run)
+
+    def _replacement(self, rt: ResourceType, old: Obj, new: Obj, subresource: str | None) -> Obj:
+        """What an update of `old` to `new` stores, its schema applied; 409 when `new` names another version."""
+        wanted = _version_of(new)
+        if wanted is not None and wanted != old["metadata"]["resourceVersion"]:
+            raise errors.conflict(rt.plural, rt.group, old["metadata"]["name"])
+        result = objects.replacement(rt, old, new, subresource)
+        causes = normalized(rt, result, "status" if subresource == "status" else None)
+        if causes:
+            raise errors.invalid(rt.group, rt.kind, old["metadata"]["name"], causes)
         return result
+
+    # ---- delete -----------------------------------------------------------------------------------
 
     def delete(
         self,
@@ -558,29 +352,15 @@ class Store:
         """`delete`, also saying whether the object is gone (True) or only marked for deletion (False)."""
         rt = self._type(rtype)
         old = self.get(rt, name, namespace)
-        old_meta = old["metadata"]
-        for key, label, why in (("uid", "UID", "replaced"), ("resourceVersion", "ResourceVersion", "modified")):
-            wanted = (preconditions or {}).get(key)
-            if wanted and str(wanted) != old_meta.get(key):
-                raise errors.conflict(rt.kind, rt.group, name, (
-                    f"the {label} in the precondition ({wanted}) does not match the {label} in record "
-                    f"({old_meta.get(key)}). The object might have been {why}"), details_kind=rt.kind)
-        if old_meta.get("deletionTimestamp"):
+        _check_preconditions(rt, old, preconditions or {})
+        if old["metadata"].get("deletionTimestamp"):
             return old, False
-        is_namespace = rt.storage_key == _NAMESPACES
-        if old_meta.get("finalizers") or is_namespace:
-            metadata = dict(old_meta)
-            metadata["deletionTimestamp"] = now_rfc3339()
-            if not is_namespace:
-                metadata["deletionGracePeriodSeconds"] = 0
-            if rt.generation and old_meta.get("generation"):
-                metadata["generation"] = int(old_meta["generation"]) + 1
-            obj = {**old, "metadata": metadata}
-            if is_namespace:
-                obj["status"] = {**(old.get("status") or {}), "phase": "Terminating"}
+        is_namespace = rt.storage_key == NAMESPACES
+        if old["metadata"].get("finalizers") or is_namespace:
+            obj = objects.marked_for_deletion(rt, old)
             if dry_run:
                 return obj, False
-            metadata["resourceVersion"] = str(self._next_rv())
+            obj["metadata"]["resourceVersion"] = str(self._next_rv())
             self._put(rt, obj, "MODIFIED", old)
             if is_namespace:  # answered as Terminating even when it went at once (kube's controller is slower)
                 self._empty_namespace(name)
@@ -588,10 +368,11 @@ class Store:
             return obj, False
         if dry_run:
             return old, True
-        metadata = {**old_meta, "resourceVersion": str(self._next_rv())}
-        obj = {**old, "metadata": metadata}
+        obj = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self._next_rv())}}
         self._drop(rt, obj, old)
         return obj, True
+
+    # ---- namespaces -------------------------------------------------------------------------------
 
     def _empty_namespace(self, namespace: str) -> None:
         for key, bucket in list(self._objects.items()):
@@ -622,45 +403,83 @@ class Store:
                                                                  manager="kube-apiserver")
 
 
-def _prune_builtin(rt: ResourceType, obj: Obj) -> None:
-    """A built-in kind keeps only the fields its kube-apiserver schema knows (as its Go type does)."""
-    root = openapi.builtin_schema(rt.group, rt.version, rt.kind)
-    if root is not None:
-        prune_unknown(obj, root)
+def _selected(
+    rt: ResourceType, bucket: Mapping[tuple[str, str], Obj], namespace: str | None, matcher: Matcher | None
+) -> list[Obj]:
+    """A bucket's objects in (namespace, name) order, of one namespace (None: all) and matching `matcher`."""
+    return [
+        obj for (ns, _), obj in sorted(bucket.items(), key=lambda item: item[0])
+        if not (rt.namespaced and namespace is not None and ns != namespace) and (matcher is None or matcher(obj))
+    ]
+
+
+def _requested(rt: ResourceType, body: Any, namespace: str | None) -> tuple[Obj, str | None]:
+    """A copy of a create's body (with a `metadata`), and the namespace it goes to (the request's and the
+    body's must agree)."""
+    if not isinstance(body, Mapping):
+        raise errors.bad_request("the body of the request must be a JSON object")
+    obj: Obj = copy_json(dict(body))
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = obj["metadata"] = {}
+    if not rt.namespaced:
+        return obj, namespace
+    body_ns = metadata.get("namespace")
+    if namespace is not None and body_ns and body_ns != namespace:
+        raise errors.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request")
+    return obj, namespace or body_ns
+
+
+def _version_of(obj: Mapping[str, Any]) -> str | None:
+    """The `metadata.resourceVersion` a write names (its precondition), if any."""
+    metadata = obj.get("metadata")
+    wanted = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
+    return None if wanted in (None, "") else str(wanted)
+
+
+def _check_patch_type(rt: ResourceType, content_type: str) -> None:
+    """415 for a patch type the kind does not take (strategic merge: only the built-in kinds), worded as kube."""
+    if content_type == STRATEGIC_PATCH and rt.group not in ("", "coordination.k8s.io"):
+        raise ApiError(415, "the body of the request was in an unknown format - accepted media types "
+                            f"include: {JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}", "UnsupportedMediaType")
+    if content_type not in (MERGE_PATCH, JSON_PATCH, STRATEGIC_PATCH):
+        raise ApiError(415, f"the body of the request was in an unknown format - accepted media types "
+                            f"include: {JSON_PATCH}, {MERGE_PATCH}, {STRATEGIC_PATCH}", "UnsupportedMediaType")
+
+
+def _patched(rt: ResourceType, old: Obj, patch: Any, content_type: str) -> Obj:
+    """`old` with `patch` applied (422, as kube-apiserver says no more, for a patch that does not apply)."""
+    try:
+        if content_type == JSON_PATCH:
+            new = json_patch(old, patch)
+        elif not isinstance(patch, dict):
+            raise PatchError("a merge patch must be a JSON object")
+        elif content_type == MERGE_PATCH:
+            new = merge_patch(old, patch)
+        else:
+            new = kubectl.strategic_merge(old, patch, kubectl.builtin_schema(rt.group, rt.version, rt.kind))
+    except PatchError as exc:
+        raise ApiError(422, _REJECTED_PATCH, "Invalid", {}) from exc
+    if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+        raise ApiError(422, _REJECTED_PATCH, "Invalid", {})
+    return new
+
+
+def _check_preconditions(rt: ResourceType, old: Obj, preconditions: Mapping[str, Any]) -> None:
+    """A delete's `preconditions` (uid, resourceVersion) must hold (409)."""
+    old_meta = old["metadata"]
+    for key, label, why in (("uid", "UID", "replaced"), ("resourceVersion", "ResourceVersion", "modified")):
+        wanted = preconditions.get(key)
+        if wanted and str(wanted) != old_meta.get(key):
+            raise errors.conflict(rt.kind, rt.group, old_meta["name"], (
+                f"the {label} in the precondition ({wanted}) does not match the {label} in record "
+                f"({old_meta.get(key)}). The object might have been {why}"), details_kind=rt.kind)
+
+
+def _set_managed_fields(obj: Obj, managed_fields: Any) -> None:
+    """`obj`'s managedFields are these (none when empty)."""
+    if managed_fields:
+        obj["metadata"]["managedFields"] = managed_fields
     else:
-        metadata = obj.get("metadata")
-        if isinstance(metadata, dict):
-            prune_unknown({"metadata": metadata}, {})
-
-
-def _pruned_copy(rt: ResourceType, obj: Obj) -> Obj:
-    copied: Obj = copy_json(obj)
-    _prune_builtin(rt, copied)
-    return copied
-
-
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-
-
-def _name_causes(rt: ResourceType, name: str) -> list[dict[str, str]]:
-    """kube-apiserver's checks of `metadata.name`: a DNS label for namespaces, a DNS subdomain otherwise."""
-    if rt.storage_key == _NAMESPACES:
-        pattern, limit = _DNS_LABEL, 63
-        what = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-                "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-                "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
-    else:
-        pattern, limit = _DNS_SUBDOMAIN, 253
-        what = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-                "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-    causes = []
-    shown = json.dumps(name)
-    if len(name) > limit:
-        causes.append({"reason": "FieldValueInvalid", "field": "metadata.name",
-                       "message": f"Invalid value: {shown}: must be no more than {limit} characters"})
-    if not pattern.fullmatch(name):
-        causes.append({"reason": "FieldValueInvalid", "field": "metadata.name",
-                       "message": f"Invalid value: {shown}: {what}"})
-    return causes
+        obj["metadata"].pop("managedFields", None)

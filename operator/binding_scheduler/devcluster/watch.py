@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ApiError, bad_request
+from .history import Event, Obj, Subscriber
 from .resources import ResourceType
 from .selectors import Matcher
-from .store import Event, Obj, Store, Subscriber
+from .store import Store
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .patch import PatchError, copy_json
+from ..patch import PatchError, copy_json
 
 Schema = Mapping[str, Any] | None
 

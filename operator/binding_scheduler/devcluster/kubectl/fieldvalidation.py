@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import openapi
-from .errors import ApiError, bad_request, invalid_options
-from .resources import ResourceType
-from .schema import unknown_fields
+from ..errors import ApiError, bad_request, invalid_options
+from ..resources import ResourceType
+from ..schema import unknown_fields
+from .builtin_schemas import builtin_schema
 
 MODES = ("", "Ignore", "Strict", "Warn")
 
@@ -30,12 +30,12 @@ class _Duplicates(dict[str, Any]):
 _KEYS = re.compile(rb'"([^"\\]*)"\s*:')
 
 
-def loads(raw: bytes) -> tuple[Any, list[str]]:
-    """Parse JSON, keeping the last of duplicate keys (as kube does) and returning their paths. A body whose
-    keys are all different (most small patches) is parsed at full speed."""
+def duplicate_fields(raw: bytes) -> list[str]:
+    """The paths of the fields a JSON body has more than once (kube keeps the last of them); none for a body
+    that is not JSON (a YAML one). A body whose keys are all different (most small patches) costs one scan."""
     keys = _KEYS.findall(raw)
     if len(keys) == len(set(keys)):
-        return json.loads(raw), []
+        return []
     seen_any = False
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -53,11 +53,14 @@ def loads(raw: bytes) -> tuple[Any, list[str]]:
             seen.add(key)
         return marked
 
-    value = json.loads(raw, object_pairs_hook=pairs)
+    try:
+        value = json.loads(raw, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return []
     found: list[str] = []
     if seen_any:
         _collect(value, "", found)
-    return value, found
+    return found
 
 
 def _collect(value: Any, path: str, found: list[str]) -> None:
@@ -75,7 +78,7 @@ def unknown(rt: ResourceType, obj: Mapping[str, Any]) -> list[str]:
     """The fields of `obj` kube-apiserver would report as unknown for its kind."""
     if rt.schema is not None:
         return rt.schema.unknown_fields(obj)
-    return unknown_fields(obj, openapi.builtin_schema(rt.group, rt.version, rt.kind))
+    return unknown_fields(obj, builtin_schema(rt.group, rt.version, rt.kind))
 
 
 def go_quote(text: str) -> str:

@@ -210,7 +210,7 @@ def test_yaml_kubeconfig_is_what_kubectl_reads(cluster: DevCluster) -> None:
 
 
 def test_the_example_script_loads_the_fleet_with_its_status(kubectl_binary: Path, tmp_path: Path) -> None:
-    script = Path(__file__).resolve().parents[2] / "examples" / "load-with-kubectl.sh"
+    script = Path(__file__).resolve().parents[3] / "examples" / "load-with-kubectl.sh"
     with DevCluster.in_thread() as api:
         result = subprocess.run(
             [str(script), "--bindings"], capture_output=True, text=True, timeout=120, check=False,

@@ -1,87 +1,19 @@
-"""OpenAPI documents: `/openapi/v3` (the index), `/openapi/v3/<group-version>` and `/openapi/v2` (JSON).
-
-Custom resources get the documents kube-apiserver's CRD builder makes (apiextensions-apiserver's
-`controller/openapi/builder`): every route of a served version with kube's operation ids, descriptions, query
-parameters, request bodies and responses, and the CRD's schema with `apiVersion`, `kind` and `metadata` set as
-kube sets them. The built-in kinds devcluster serves have kube-apiserver v1.35.4's own documents, trimmed to what
-devcluster serves (`openapi-builtins.yaml`, written by tests/devcluster/openapi_snapshot.py). kubectl reads v3:
-`kubectl explain`, and `kubectl apply`/`create`, which find `fieldValidation` among the PATCH parameters and so let
-the server validate (devcluster then does, see `fieldvalidation.py`).
-
-`/openapi/v2` is answered in JSON only. kubectl asks it in protobuf
-(`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`); a server that cannot produce an asked media type
-answers 406 with an empty body (as kube-apiserver does for one it does not know), and kubectl carries on without
-v2 everywhere but `kubectl explain --output plaintext-openapiv2`.
-"""
+"""The OpenAPI v3 document of one group/version of custom resources, as kube-apiserver's CRD builder makes it
+(apiextensions-apiserver's `controller/openapi/builder`): every route of a served version with kube's operation
+ids, descriptions, query parameters, request bodies and responses, and the CRD's schema with `apiVersion`, `kind`
+and `metadata` set as kube sets them."""
 
 from __future__ import annotations
 
 import copy
-import functools
-import hashlib
-import json
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
-from .resources import ResourceType
+from ..resources import ResourceType
+from .builtin_schemas import builtins
+from .openapi_v2 import V2_PREFIX, V3_PREFIX, to_v2, v2_schema
 
-DATA_FILE = Path(__file__).resolve().parent / "openapi-builtins.yaml"
-V3_PREFIX = "#/components/schemas/"
-V2_PREFIX = "#/definitions/"
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
-V2_ACCEPT = ("application/json", "*/*", "application/*")
-
-
-@functools.cache
-def builtins() -> dict[str, Any]:
-    """The snapshot of kube-apiserver's documents (JSON after a comment header, so YAML reads it too)."""
-    text = DATA_FILE.read_text(encoding="utf-8")
-    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
-    data: dict[str, Any] = json.loads(body)
-    return data
-
-
-@functools.cache
-def builtin_schema(group: str, version: str, kind: str) -> dict[str, Any] | None:
-    """A built-in kind's schema from kube-apiserver's document, its `$ref`s inlined, for pruning unknown fields
-    (free-form objects, such as FieldsV1, keep everything). None for kinds whose schema refers to itself (the
-    CustomResourceDefinition's JSONSchemaProps) or that the documents lack."""
-    key = f"apis/{group}/{version}" if group else f"api/{version}"
-    document = builtins()["v3"].get(key)
-    if document is None:
-        return None
-    schemas = document["components"]["schemas"]
-    name = next((name for name, schema in schemas.items() if {"group": group, "version": version, "kind": kind}
-                 in schema.get("x-kubernetes-group-version-kind", ())), None)
-    if name is None:
-        return None
-
-    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [resolve(item, seen) for item in node]
-        if not isinstance(node, dict):
-            return node
-        target = node.get("$ref") or next((item["$ref"] for item in node.get("allOf", ()) if "$ref" in item), None)
-        if target is not None:
-            ref = target.rsplit("/", 1)[1]
-            if ref in seen:
-                raise RecursionError(ref)
-            merged = {**resolve(schemas[ref], (*seen, ref)), **{k: v for k, v in node.items()
-                                                                  if k not in ("$ref", "allOf")}}
-            return merged
-        out = {key: (({prop: resolve(sub, seen) for prop, sub in value.items()} if key == "properties" else
-                      resolve(value, seen)) if key in ("properties", "items", "additionalProperties") else value)
-               for key, value in node.items()}
-        if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:
-            out["x-kubernetes-preserve-unknown-fields"] = True
-        return out
-
-    try:
-        resolved: dict[str, Any] = resolve(schemas[name], (name,))
-    except RecursionError:
-        return None
-    return resolved
 
 
 # ---- names, as kube-apiserver forms them ------------------------------------------------------------------------
@@ -282,7 +214,7 @@ def kind_schema(rt: ResourceType, v2: bool = False) -> dict[str, Any]:
     if v2:
         if schema.get("x-kubernetes-preserve-unknown-fields"):
             return {"type": "object", "x-kubernetes-group-version-kind": gvk}
-        schema = _v2_schema(to_v2(schema))
+        schema = v2_schema(to_v2(schema))
         metadata["$ref"] = prefix + META + "ObjectMeta"
     else:
         metadata["allOf"] = [{"$ref": prefix + META + "ObjectMeta"}]
@@ -353,170 +285,3 @@ def crd_document(types: list[ResourceType]) -> dict[str, Any]:
     schemas.update({name: meta[name] for name in needed if name in meta})
     return {"openapi": "3.0.0", "info": dict(crd["info"]), "paths": dict(sorted(paths.items())),
             "components": {"schemas": dict(sorted(schemas.items()))}}
-
-
-# ---- v2 ---------------------------------------------------------------------------------------------------------
-
-
-def to_v2(schema: Any) -> Any:
-    """apiextensions' `ToStructuralOpenAPIV2` (what kubectl's v2 consumers cannot take, removed), for a CRD's
-    structural schema given as JSON."""
-    if isinstance(schema, list):
-        return [to_v2(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {key: to_v2(value) if key in ("properties", "items", "additionalProperties") else value
-           for key, value in schema.items() if key not in ("allOf", "oneOf", "anyOf", "not")}
-    if isinstance(schema.get("properties"), dict):
-        out["properties"] = {key: to_v2(value) for key, value in schema["properties"].items()}
-    if out.pop("nullable", False):
-        out.pop("type", None)
-        out.pop("items", None)
-        out.pop("properties", None)
-    if out.get("x-kubernetes-preserve-unknown-fields"):
-        out.pop("items", None)
-        out.pop("properties", None)
-        if out.get("type") == "object":
-            out.pop("type")
-    if "items" not in out and out.get("type") == "array":
-        out.pop("type")
-    nullable = {key for key, value in (schema.get("properties") or {}).items()
-                if isinstance(value, dict) and value.get("nullable")}
-    if nullable and "required" in out:
-        out["required"] = [key for key in out["required"] if key not in nullable] or None
-        if out["required"] is None:
-            del out["required"]
-    additional = schema.get("additionalProperties")
-    if isinstance(additional, dict) and additional.get("nullable"):
-        out.pop("required", None)
-    return out
-
-
-def _v2_schema(node: Any) -> Any:
-    """A v3 schema as v2 has it: no `default`s, refs to `#/definitions/`, a lone `allOf` ref as a `$ref` beside
-    its siblings."""
-    if isinstance(node, list):
-        return [_v2_schema(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "default":
-            continue
-        if key == "properties" and isinstance(value, dict):
-            out[key] = {name: _v2_schema(sub) for name, sub in value.items()}
-        elif key in ("items", "additionalProperties", "allOf", "anyOf", "oneOf", "not"):
-            out[key] = _v2_schema(value)
-        else:
-            out[key] = value
-    all_of = out.get("allOf")
-    if isinstance(all_of, list) and len(all_of) == 1 and set(all_of[0]) == {"$ref"}:
-        del out["allOf"]
-        out["$ref"] = all_of[0]["$ref"]
-    if isinstance(out.get("$ref"), str):
-        out["$ref"] = out["$ref"].replace(V3_PREFIX, V2_PREFIX)
-    return out
-
-
-def _v2_parameter(parameter: Mapping[str, Any]) -> dict[str, Any]:
-    out = {key: value for key, value in parameter.items() if key != "schema"}
-    out.update(parameter.get("schema") or {})
-    return out
-
-
-def _v2_operation(op: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {key: value for key, value in op.items()
-                           if key not in ("parameters", "requestBody", "responses")}
-    parameters = [_v2_parameter(p) for p in op.get("parameters", ())]
-    body = op.get("requestBody")
-    if body is not None:
-        out["consumes"] = list(body["content"])
-        schema = next(iter(body["content"].values()))["schema"]
-        parameters.insert(0, {"name": "body", "in": "body", "required": bool(body.get("required")),
-                              "schema": _v2_schema(schema)})
-    if parameters:
-        out["parameters"] = parameters
-    produces: list[str] = []
-    responses = {}
-    for code, response in op.get("responses", {}).items():
-        converted = {"description": response.get("description", "")}
-        content = response.get("content") or {}
-        if content:
-            converted["schema"] = _v2_schema(next(iter(content.values()))["schema"])
-            produces += [media for media in content if media not in produces]
-        responses[code] = converted
-    out["responses"] = responses
-    if produces:
-        out["produces"] = produces
-    out["schemes"] = ["https"]
-    return out
-
-
-def v2_document(v3_documents: Iterable[Mapping[str, Any]], crd_types: Iterable[ResourceType]) -> dict[str, Any]:
-    """One v2 document from the group/version documents (custom resources' definitions per
-    `ToStructuralOpenAPIV2`)."""
-    paths: dict[str, Any] = {}
-    definitions: dict[str, Any] = {}
-    for doc in v3_documents:
-        for path, item in doc.get("paths", {}).items():
-            paths[path] = {method: (_v2_operation(op) if method != "parameters" else
-                                    [_v2_parameter(p) for p in op]) for method, op in item.items()}
-        for name, schema in doc.get("components", {}).get("schemas", {}).items():
-            definitions[name] = _v2_schema(schema)
-    for rt in crd_types:
-        definitions[model_name(rt.group, rt.version, rt.kind)] = kind_schema(rt, v2=True)
-        definitions[model_name(rt.group, rt.version, rt.list_kind)] = list_schema(rt, v2=True)
-    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "1.35"},
-            "paths": dict(sorted(paths.items())), "definitions": dict(sorted(definitions.items())),
-            "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey",
-                                                    "name": "authorization", "in": "header"}},
-            "security": [{"BearerToken": []}]}
-
-
-# ---- serving ----------------------------------------------------------------------------------------------------
-
-
-def digest(body: bytes) -> str:
-    return hashlib.sha512(body).hexdigest().upper()
-
-
-class OpenAPI:
-    """The documents of what a registry serves, built when asked and kept until the served types change."""
-
-    def __init__(self, types: Iterable[ResourceType]) -> None:
-        self._types = list(types)
-        self._cache: dict[str, bytes] = {}
-
-    def _crd_groups(self) -> dict[str, list[ResourceType]]:
-        groups: dict[str, list[ResourceType]] = {}
-        for rt in self._types:
-            if rt.custom:
-                groups.setdefault(f"apis/{rt.group}/{rt.version}", []).append(rt)
-        return groups
-
-    def keys(self) -> list[str]:
-        return sorted({*builtins()["v3"], *self._crd_groups()})
-
-    def v3(self, key: str) -> bytes | None:
-        """The document of `key` (`api/v1`, `apis/work.karmada.io/v1alpha2`...), or None."""
-        if key not in self._cache:
-            crd_types = self._crd_groups().get(key)
-            if crd_types is not None:
-                doc = crd_document(crd_types)
-            elif key in builtins()["v3"]:
-                doc = builtins()["v3"][key]
-            else:
-                return None
-            self._cache[key] = json.dumps(doc, separators=(",", ":")).encode()
-        return self._cache[key]
-
-    def index(self) -> dict[str, Any]:
-        return {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={digest(self.v3(key) or b'')}"}
-                          for key in self.keys()}}
-
-    def v2(self) -> bytes:
-        if "v2" not in self._cache:
-            documents = [json.loads(self.v3(key) or b"{}") for key in self.keys()]
-            document = v2_document(documents, [rt for rt in self._types if rt.custom])
-            self._cache["v2"] = json.dumps(document, separators=(",", ":")).encode()
-        return self._cache["v2"]

@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import bad_request
-from .patch import copy_json
-from .resources import ResourceType
-from .store import now_rfc3339
+from ..errors import bad_request
+from ..objects import now_rfc3339
+from ..patch import copy_json
+from ..resources import ResourceType
 
 USER = {"username": "devcluster", "groups": ["system:masters", "system:authenticated"]}
 
 
-def answer(rtype: ResourceType, body: Any) -> dict[str, Any]:
+def answer_review(rtype: ResourceType, body: Any) -> dict[str, Any]:
     """The review `body` with its status filled in, as kube-apiserver answers it (201, nothing stored)."""
     if not isinstance(body, Mapping):
         raise bad_request("the body of the request must be a JSON object")

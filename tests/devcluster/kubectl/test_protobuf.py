@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from binding_scheduler.devcluster import protobuf
+from binding_scheduler.devcluster.kubectl import protobuf
 
 # `kubectl create namespace x` (v1.35.4, -v=8)
 KUBECTL_CREATE_NS = bytes.fromhex(

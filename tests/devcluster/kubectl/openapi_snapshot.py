@@ -4,10 +4,10 @@ devcluster builds the documents of custom resources from their CRDs (as kube-api
 of the built-in kinds it serves (Namespace, Event, Service, Lease, CustomResourceDefinition and the review kinds)
 are kube-apiserver's own, trimmed to what devcluster serves. This module writes them, with the shared pieces the
 CRD documents use (ObjectMeta and friends, the query parameters), to
-`operator/binding_scheduler/devcluster/openapi-builtins.yaml` (JSON, which YAML reads too: the package ships
+`operator/binding_scheduler/devcluster/kubectl/openapi-builtins.yaml` (JSON, which YAML reads too: the package ships
 `*.yaml`). Rewrite it after moving to another Kubernetes release:
 
-    .venv/bin/python -m tests.devcluster.openapi_snapshot      # starts a control plane (tests/realcluster)
+    .venv/bin/python -m tests.devcluster.kubectl.openapi_snapshot      # starts a control plane (tests/realcluster)
 
 `tests/conformance/test_conformance_kubectl.py` compares devcluster's documents with the real server's, so a stale
 file fails there.
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-TARGET = ROOT / "operator" / "binding_scheduler" / "devcluster" / "openapi-builtins.yaml"
+ROOT = Path(__file__).resolve().parents[3]
+TARGET = ROOT / "operator" / "binding_scheduler" / "devcluster" / "kubectl" / "openapi-builtins.yaml"
 
 # group/version -> the plurals devcluster serves there
 SERVED: dict[str, tuple[str, ...]] = {
@@ -118,7 +118,8 @@ def snapshot(fetch: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
 
 
 HEADER = ("# kube-apiserver v1.35.4's OpenAPI v3 documents for the built-in kinds devcluster serves, trimmed to them,\n"
-          "# and the pieces its CRD documents share. Written by tests/devcluster/openapi_snapshot.py: do not edit.\n")
+          "# and the pieces its CRD documents share.\n"
+          "# Written by tests/devcluster/kubectl/openapi_snapshot.py: do not edit.\n")
 
 
 def write(data: dict[str, Any], target: Path = TARGET) -> None:
