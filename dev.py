@@ -103,7 +103,15 @@ def test(args: list[str]) -> None:
     _run([str(BIN / "mypy")])
     _run([str(BIN / "lint-imports"), "--no-cache"])
     _build_go_tools()
-    _run([_python(), "-m", "pytest", *args])
+    _run([_python(), "-m", "pytest", *_parallel(args), *args])
+
+
+def _parallel(args: list[str]) -> list[str]:
+    """One pytest worker per core (pytest-xdist), each file kept on one worker (its module fixtures: a Karmada
+    plane, a devcluster): most tests wait on servers, not on the CPU. Not when the caller chose (-n, -p no:xdist)."""
+    if any(arg.startswith(("-n", "--numprocesses", "--dist")) for arg in args) or "no:xdist" in args:
+        return []
+    return ["-n", "auto", "--dist", "loadfile"]
 
 
 def cluster(args: list[str]) -> None:
