@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from binding_scheduler.devcluster.kubectl.openapi_crd import schema_refs
+
 ROOT = Path(__file__).resolve().parents[3]
 TARGET = ROOT / "operator" / "binding_scheduler" / "devcluster" / "kubectl" / "openapi-builtins.yaml"
 
@@ -51,20 +53,6 @@ def keep_path(gv: str, path: str) -> bool:
     return rest[0] in SERVED[gv] and not any(part in UNSERVED_SUBRESOURCES for part in rest)
 
 
-def refs(node: Any) -> set[str]:
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                found.add(value.rsplit("/", 1)[1])
-            else:
-                found |= refs(value)
-    elif isinstance(node, list):
-        for value in node:
-            found |= refs(value)
-    return found
-
-
 def closure(roots: Iterable[str], table: dict[str, Any]) -> set[str]:
     seen: set[str] = set()
     todo = list(roots)
@@ -72,7 +60,7 @@ def closure(roots: Iterable[str], table: dict[str, Any]) -> set[str]:
         name = todo.pop()
         if name not in seen and name in table:
             seen.add(name)
-            todo.extend(refs(table[name]) - seen)
+            todo.extend(schema_refs(table[name]) - seen)
     return seen
 
 
@@ -80,7 +68,7 @@ def trim(gv: str, doc: dict[str, Any]) -> dict[str, Any]:
     """A group/version document with only the paths devcluster serves and the schemas they use."""
     paths = {path: item for path, item in doc["paths"].items() if keep_path(gv, path)}
     schemas = doc["components"]["schemas"]
-    kept = closure(refs(paths), schemas)
+    kept = closure(schema_refs(paths), schemas)
     return {**doc, "paths": paths, "components": {**doc["components"],
                                                   "schemas": {name: schemas[name] for name in sorted(kept)}}}
 

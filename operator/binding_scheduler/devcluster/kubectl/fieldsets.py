@@ -49,7 +49,8 @@ def _atomic_map(schema: Schema) -> bool:
     return schema is not None and schema.get("x-kubernetes-map-type") == "atomic"
 
 
-def _child(schema: Schema, key: str) -> Schema:
+def child_schema(schema: Schema, key: str) -> Schema:
+    """The schema of `key` under `schema`: a declared property, else `additionalProperties` (None: unknown)."""
     if schema is None:
         return None
     properties = schema.get("properties") or {}
@@ -126,7 +127,7 @@ def _to_set(value: Any, schema: Schema, path: Path, found: FieldSet) -> None:
             return
         for key, item in value.items():
             child = (*path, f"f:{key}")
-            _to_set(item, _child(schema, key), child, found)
+            _to_set(item, child_schema(schema, key), child, found)
             if item is None or item == {} or not _declared(schema, key):
                 found.add(child)
     else:
@@ -171,7 +172,7 @@ def _compare_touched(lhs: Any, rhs: Any, schema: Schema, touched: Mapping[str, A
         right = rhs.get(key, MISSING) if isinstance(rhs, dict) else MISSING
         if left is MISSING and right is MISSING:
             continue
-        sub = _child(schema, key)
+        sub = child_schema(schema, key)
         if (isinstance(below, dict) and isinstance(left, dict) and isinstance(right, dict)
                 and _kind(sub, right) == "map" and not _atomic_map(sub) and left and right):
             _compare_touched(left, right, sub, below, (*path, f"f:{key}"), result)
@@ -199,8 +200,8 @@ def _compare(lhs: Any, rhs: Any, schema: Schema, path: Path, result: Comparison,
         leaf = _atomic_map(schema) or (not left and not right)
         if not leaf:
             for key in dict.fromkeys([*left, *right]):
-                _compare(left.get(key, MISSING), right.get(key, MISSING), _child(schema, key), (*path, f"f:{key}"),
-                         result)
+                _compare(left.get(key, MISSING), right.get(key, MISSING), child_schema(schema, key),
+                         (*path, f"f:{key}"), result)
     if leaf:
         if lhs is MISSING:
             result.added.add(path)
@@ -227,7 +228,7 @@ def merge(lhs: Any, rhs: Any, schema: Schema) -> Any:
     if kind == "map":
         if _atomic_map(schema) or (not lhs and not rhs):
             return copy_json(rhs)
-        return {key: merge(lhs.get(key, MISSING), rhs.get(key, MISSING), _child(schema, key))
+        return {key: merge(lhs.get(key, MISSING), rhs.get(key, MISSING), child_schema(schema, key))
                 for key in dict.fromkeys([*lhs, *rhs])}
     if _list_type(schema)[0] == "atomic" or (not lhs and not rhs):
         return copy_json(rhs)
@@ -301,7 +302,7 @@ def remove_items(value: Any, paths: FieldSet, schema: Schema) -> Any:
             if (pe,) in paths:
                 continue
             below = {p[1:] for p in paths if p[0] == pe and len(p) > 1}
-            out[key] = remove_items(item, below, _child(schema, key)) if below else item
+            out[key] = remove_items(item, below, child_schema(schema, key)) if below else item
         return out or None
     return value
 
@@ -316,7 +317,7 @@ def named_fields_are_members(paths: FieldSet, schema: Schema) -> FieldSet:
                 name = pe[2:]
                 if _declared(node, name):
                     result.add(path[:index + 1])
-                node = _child(node, name)
+                node = child_schema(node, name)
             else:
                 items = node.get("items") if node is not None else None
                 node = items if isinstance(items, dict) else None
@@ -333,7 +334,7 @@ def leaves_of(value: Any, schema: Schema) -> FieldSet:
         kind = _kind(sub, node)
         if kind == "map" and isinstance(node, dict) and not _atomic_map(sub):
             for key, item in node.items():
-                walk(item, _child(sub, key), (*path, f"f:{key}"))
+                walk(item, child_schema(sub, key), (*path, f"f:{key}"))
         elif kind == "list" and isinstance(node, list) and _list_type(sub)[0] != "atomic":
             elements, items = _items(sub, node)
             for pe, item in items:

@@ -251,17 +251,18 @@ def list_schema(rt: ResourceType, v2: bool = False) -> dict[str, Any]:
     }
 
 
-def _refs(node: Any) -> set[str]:
+def schema_refs(node: Any) -> set[str]:
+    """The names of every definition `node` refers to (`$ref: #/definitions/NAME`), at any depth."""
     found: set[str] = set()
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str):
                 found.add(value.rsplit("/", 1)[1])
             else:
-                found |= _refs(value)
+                found |= schema_refs(value)
     elif isinstance(node, list):
         for value in node:
-            found |= _refs(value)
+            found |= schema_refs(value)
     return found
 
 
@@ -275,10 +276,10 @@ def crd_document(types: list[ResourceType]) -> dict[str, Any]:
         schemas[model_name(rt.group, rt.version, rt.kind)] = kind_schema(rt)
         schemas[model_name(rt.group, rt.version, rt.list_kind)] = list_schema(rt)
     paths = _paths(routes)
-    needed = _refs(paths) | _refs(schemas)
+    needed = schema_refs(paths) | schema_refs(schemas)
     meta = crd["schemas"]
     while True:
-        more = set().union(*(_refs(meta[name]) for name in needed if name in meta)) - needed
+        more = set().union(*(schema_refs(meta[name]) for name in needed if name in meta)) - needed
         if not more:
             break
         needed |= more

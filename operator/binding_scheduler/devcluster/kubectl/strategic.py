@@ -10,21 +10,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..patch import PatchError, copy_json
+from .fieldsets import child_schema
 
 Schema = Mapping[str, Any] | None
 
 _ORDER = "$setElementOrder/"
 _DELETE_FROM = "$deleteFromPrimitiveList/"
-
-
-def _child(schema: Schema, key: str) -> Schema:
-    if schema is None:
-        return None
-    properties = schema.get("properties") or {}
-    if key in properties:
-        return properties[key]  # type: ignore[no-any-return]
-    additional = schema.get("additionalProperties")
-    return additional if isinstance(additional, dict) else None
 
 
 def _merge_strategy(schema: Schema) -> tuple[bool, str | None]:
@@ -49,7 +40,7 @@ def strategic_merge(target: Any, patch: Any, schema: Schema) -> Any:
     for key, value in patch.items():
         if key.startswith("$"):
             continue
-        sub = _child(schema, key)
+        sub = child_schema(schema, key)
         if value is None:
             result.pop(key, None)
         elif isinstance(value, dict):
@@ -69,7 +60,7 @@ def strategic_merge(target: Any, patch: Any, schema: Schema) -> Any:
         elif key.startswith(_ORDER) and isinstance(value, list):
             name = key[len(_ORDER):]
             if isinstance(result.get(name), list):
-                result[name] = _order(result[name], value, _merge_strategy(_child(schema, name))[1])
+                result[name] = _order(result[name], value, _merge_strategy(child_schema(schema, name))[1])
     retain = patch.get("$retainKeys")
     if isinstance(retain, list):
         result = {key: value for key, value in result.items() if key in retain}
