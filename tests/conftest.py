@@ -45,9 +45,16 @@ def tier_of(path: Path) -> str:
     raise pytest.UsageError(f"{path}: tests/{folder or relative} has no tier: add it to TIERS in tests/conftest.py")
 
 
+FIRST = ("karmada", "oracle", "packaging", "faults", "realcluster", "operator", "unit")
+"""The order the tiers run in: the few long ones first, so that parallel workers (one file each at a time) end
+together instead of waiting on a Karmada plane started last."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        item.add_marker(getattr(pytest.mark, tier_of(item.path)))
+    tiers = {item: tier_of(item.path) for item in items}
+    for item, tier in tiers.items():
+        item.add_marker(getattr(pytest.mark, tier))
+    items.sort(key=lambda item: FIRST.index(tiers[item]))
 
 
 @pytest.fixture(scope="session")
