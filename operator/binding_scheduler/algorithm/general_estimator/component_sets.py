@@ -53,6 +53,13 @@ def max_available_component_sets(
     sets = cache.component_sets(components)
     if assumed:
         return _sets_with_assumed(cache, profile, sets, assumed, use_resource_models)
+    return _memoised_sets(cache, profile, sets, use_resource_models)
+
+
+def _memoised_sets(
+    cache: EstimatorCache, profile: ClusterProfile, sets: ComponentsProfile, use_resource_models: bool
+) -> int:
+    """Steps 4-8 without assumed workloads, memoised per (cluster, components, gate)."""
     key = sets.key * 2 + int(use_resource_models)
     answer = profile.set_memo.get(key)
     if answer is None:
