@@ -1,5 +1,5 @@
-"""SchedulerConfiguration: defaults, parsing, validation with exact paths, reload semantics, and the CRD,
-the example and the model agreeing with each other."""
+"""SchedulerConfiguration: defaults, parsing, validation with exact paths, and the CRD, the example and the model
+agreeing with each other (what a change needs, restart or not, is in test_config_changes.py)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,6 @@ from binding_scheduler.model.config import (
     config_field_paths,
     overcommit_protected,
     parse_config,
-    restart_required,
-    validity,
 )
 from tests.model.test_fuzz import JSON, mutated
 
@@ -351,92 +349,6 @@ def test_the_object_must_be_a_scheduler_configuration(body: Any, message: str) -
     with pytest.raises(ValidationError) as caught:
         parse_config(body)
     assert str(caught.value) == message
-
-
-# --- reload semantics ------------------------------------------------------------------------------------------
-
-
-RESTART = {
-    "spec.schedulerName": {"schedulerName": "other"},
-    "spec.leaderElection.enabled": {"leaderElection": {"enabled": False}},
-    "spec.leaderElection.leaseName": {"leaderElection": {"leaseName": "other"}},
-    "spec.leaderElection.leaseNamespace": {"leaderElection": {"leaseNamespace": "other"}},
-    "spec.leaderElection.leaseDuration": {"leaderElection": {"leaseDuration": "20s"}},
-    "spec.leaderElection.renewDeadline": {"leaderElection": {"renewDeadline": "5s"}},
-    "spec.leaderElection.retryPeriod": {"leaderElection": {"retryPeriod": "1s"}},
-    "spec.metrics.port": {"metrics": {"port": 9090}},
-    "spec.metrics.healthPort": {"metrics": {"healthPort": 9091}},
-    "spec.metrics.host": {"metrics": {"host": "127.0.0.1"}},
-    "spec.metrics.healthHost": {"metrics": {"healthHost": "127.0.0.1"}},
-    "spec.kubeAPI.qps": {"kubeAPI": {"qps": 5}},
-    "spec.kubeAPI.burst": {"kubeAPI": {"burst": 5}},
-}
-LIVE = {
-    "spec.workers": {"workers": 4},
-    "spec.plugins": {"plugins": ["-TaintToleration"]},
-    "spec.enableEmptyWorkloadPropagation": {"enableEmptyWorkloadPropagation": True},
-    "spec.decisionCPULimit": {"decisionCPULimit": "2s"},
-    "spec.estimator.enabled": {"estimator": {"enabled": True}},
-    "spec.estimator.timeout": {"estimator": {"timeout": "1s"}},
-    "spec.estimator.service.namespace": {"estimator": {"service": {"namespace": "x"}}},
-    "spec.estimator.service.prefix": {"estimator": {"service": {"prefix": "x"}}},
-    "spec.estimator.service.port": {"estimator": {"service": {"port": 1}}},
-    "spec.estimator.endpoints": {"estimator": {"endpoints": {"m1": "h:1"}}},
-    "spec.estimator.tls.caFile": {"estimator": {"tls": {"caFile": "/ca"}}},
-    "spec.estimator.tls.insecureSkipVerify": {"estimator": {"tls": {"insecureSkipVerify": True}}},
-    "spec.estimator.partialFailure": {"estimator": {"partialFailure": "discard"}},
-    "spec.estimator.disableInPullMode": {"estimator": {"disableInPullMode": True}},
-    "spec.queue.initialBackoff": {"queue": {"initialBackoff": "2s"}},
-    "spec.queue.maxBackoff": {"queue": {"maxBackoff": "20s"}},
-    "spec.queue.unschedulableTimeout": {"queue": {"unschedulableTimeout": "1m"}},
-    "spec.shutdown.drainTimeout": {"shutdown": {"drainTimeout": "1s"}},
-    "spec.featureGates.MultiplePodTemplatesScheduling": {"featureGates": {"MultiplePodTemplatesScheduling": True}},
-    "spec.featureGates.SchedulingOvercommitProtection": {"featureGates": {"SchedulingOvercommitProtection": True}},
-    "spec.featureGates.WorkloadAffinity": {"featureGates": {"WorkloadAffinity": True}},
-}
-
-
-@pytest.mark.parametrize("path", sorted(RESTART))
-def test_a_change_set_up_at_start_requires_a_restart(path: str) -> None:
-    assert restart_required(DEFAULT_CONFIG, parse_config(doc(RESTART[path]))) == [path]
-
-
-@pytest.mark.parametrize("path", sorted(LIVE))
-def test_a_change_read_by_each_pass_applies_without_a_restart(path: str) -> None:
-    new = parse_config(doc(LIVE[path]))
-    assert (changed_fields(DEFAULT_CONFIG, new), restart_required(DEFAULT_CONFIG, new)) == ([path], [])
-
-
-def test_every_field_is_classified_as_live_or_restart() -> None:
-    assert sorted(config_field_paths()) == sorted(
-        [*RESTART, *LIVE, "spec.estimator.tls.certFile", "spec.estimator.tls.keyFile"]
-    )
-
-
-def test_restart_required_lists_every_restart_field_in_spec_order() -> None:
-    new = parse_config(doc({"kubeAPI": {"burst": 5}, "workers": 3, "schedulerName": "x",
-                            "metrics": {"port": 1}}))
-    assert restart_required(DEFAULT_CONFIG, new) == ["spec.schedulerName", "spec.metrics.port", "spec.kubeAPI.burst"]
-
-
-def test_an_unchanged_config_needs_nothing() -> None:
-    assert restart_required(DEFAULT_CONFIG, parse_config(doc({"workers": 1}))) == []
-
-
-@pytest.mark.parametrize(
-    ("error", "restart", "expected"),
-    [
-        (None, [], (True, "Valid", "applied")),
-        (None, ["spec.metrics.port", "spec.kubeAPI.qps"],
-         (True, "RestartRequired", "applied except spec.metrics.port, spec.kubeAPI.qps, which take effect at restart")),
-        (ValidationError("spec.workers", "0 is less than 1"), [],
-         (False, "InvalidSpec", "spec.workers: 0 is less than 1; the last valid configuration stays in force")),
-    ],
-)
-def test_the_valid_condition(
-    error: ValidationError | None, restart: list[str], expected: tuple[bool, str, str]
-) -> None:
-    assert validity(error, restart) == expected
 
 
 # --- the CRD, the example and the model agree ------------------------------------------------------------------

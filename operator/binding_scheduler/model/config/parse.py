@@ -1,208 +1,43 @@
-"""SchedulerConfiguration (`config.binding-scheduler.io/v1alpha1`): the scheduler's settings, typed and validated.
-
-What Karmada passes as command-line flags (`cmd/scheduler/app/options/options.go: Options.AddFlags`) is one
-namespaced custom resource here. The defaults are Karmada's; `metrics` and `kubeAPI` are our additions
-(Karmada's `--metrics-bind-address`, `--health-probe-bind-address`, `--kube-api-qps` and `--kube-api-burst`).
-Durations are Go/Kubernetes duration strings in the object and float seconds in the model. Pure: no I/O.
-"""
+"""Reading a SchedulerConfiguration object into a `SchedulerConfig`: a missing field takes its default, anything
+else wrong raises a ValidationError naming its JSON path."""
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
-from .binding import DEFAULT_SCHEDULER_NAME
-from .duration import parse_duration
-from .errors import ValidationError, show
-from .fields import EMPTY_MAP, INT32_MAX, Fields, FrozenMap
+from ..binding import DEFAULT_SCHEDULER_NAME
+from ..duration import parse_duration
+from ..errors import ValidationError, show
+from ..fields import EMPTY_MAP, INT32_MAX, Fields, FrozenMap
+from .sections import (
+    API_VERSION,
+    DEFAULT_CONFIG,
+    KIND,
+    PARTIAL_FAILURE_MODES,
+    EstimatorConfig,
+    EstimatorServiceConfig,
+    EstimatorTLSConfig,
+    FeatureGatesConfig,
+    KubeAPIConfig,
+    LeaderElectionConfig,
+    MetricsConfig,
+    QueueConfig,
+    SchedulerConfig,
+    ShutdownConfig,
+    json_fields,
+)
 
-API_VERSION = "config.binding-scheduler.io/v1alpha1"
-KIND = "SchedulerConfiguration"
-PARTIAL_FAILURE_MODES = ("fallback", "discard")
 MAX_PORT = 65535
 MAX_QPS = 1e6
 LEADER_ELECTION_JITTER = 1.2  # client-go's JitterFactor: renewDeadline must exceed retryPeriod times this
 
-CONDITION_VALID = "Valid"
-REASON_VALID = "Valid"
-REASON_INVALID_SPEC = "InvalidSpec"
-REASON_RESTART_REQUIRED = "RestartRequired"
-
-# Changes under these paths take effect only at the next start: the event filter (schedulerName), the Lease
-# and its identity, the HTTP servers and the API client are all set up once.
-RESTART_REQUIRED_PATHS = ("spec.schedulerName", "spec.leaderElection", "spec.metrics", "spec.kubeAPI")
-
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _HOSTNAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*")
-
-
-def _json(name: str) -> dict[str, str]:
-    return {"json": name}
-
-
-@dataclass(frozen=True, slots=True)
-class EstimatorServiceConfig:
-    """Where the accurate estimator of cluster C is found: service `<prefix>-<C>` in `namespace`, on `port`."""
-
-    namespace: str = field(default="karmada-system", metadata=_json("namespace"))
-    prefix: str = field(default="karmada-scheduler-estimator", metadata=_json("prefix"))
-    port: int = field(default=10352, metadata=_json("port"))
-
-
-@dataclass(frozen=True, slots=True)
-class EstimatorTLSConfig:
-    ca_file: str = field(default="", metadata=_json("caFile"))
-    cert_file: str = field(default="", metadata=_json("certFile"))
-    key_file: str = field(default="", metadata=_json("keyFile"))
-    insecure_skip_verify: bool = field(default=False, metadata=_json("insecureSkipVerify"))
-
-
-@dataclass(frozen=True, slots=True)
-class EstimatorConfig:
-    enabled: bool = field(default=False, metadata=_json("enabled"))
-    timeout: float = field(default=3.0, metadata=_json("timeout"))
-    service: EstimatorServiceConfig = field(default=EstimatorServiceConfig(), metadata=_json("service"))
-    endpoints: Mapping[str, str] = field(default=EMPTY_MAP, metadata=_json("endpoints"))
-    """Static addresses by cluster name (`host:port`); a cluster listed here skips service discovery."""
-    tls: EstimatorTLSConfig = field(default=EstimatorTLSConfig(), metadata=_json("tls"))
-    partial_failure: str = field(default="fallback", metadata=_json("partialFailure"))
-    """`fallback`: a cluster whose estimator failed keeps the general estimate; `discard`: it gets none."""
-    disable_in_pull_mode: bool = field(default=False, metadata=_json("disableInPullMode"))
-
-
-@dataclass(frozen=True, slots=True)
-class QueueConfig:
-    initial_backoff: float = field(default=1.0, metadata=_json("initialBackoff"))
-    max_backoff: float = field(default=10.0, metadata=_json("maxBackoff"))
-    unschedulable_timeout: float = field(default=300.0, metadata=_json("unschedulableTimeout"))
-
-
-@dataclass(frozen=True, slots=True)
-class ShutdownConfig:
-    drain_timeout: float = field(default=5.0, metadata=_json("drainTimeout"))
-
-
-@dataclass(frozen=True, slots=True)
-class LeaderElectionConfig:
-    enabled: bool = field(default=True, metadata=_json("enabled"))
-    lease_name: str = field(default="karmada-scheduler", metadata=_json("leaseName"))
-    lease_namespace: str = field(default="karmada-system", metadata=_json("leaseNamespace"))
-    lease_duration: float = field(default=15.0, metadata=_json("leaseDuration"))
-    renew_deadline: float = field(default=10.0, metadata=_json("renewDeadline"))
-    retry_period: float = field(default=2.0, metadata=_json("retryPeriod"))
-
-
-@dataclass(frozen=True, slots=True)
-class MetricsConfig:
-    """Our addition. A port of 0 disables that server; equal ports mean one server for both (then the hosts
-    must be equal too). A host of "" listens on every interface, as Go's `:8080` does."""
-
-    port: int = field(default=8080, metadata=_json("port"))
-    health_port: int = field(default=10351, metadata=_json("healthPort"))
-    host: str = field(default="", metadata=_json("host"))
-    health_host: str = field(default="", metadata=_json("healthHost"))
-
-
-@dataclass(frozen=True, slots=True)
-class KubeAPIConfig:
-    """Our addition: the client-side rate limit of our API client (Karmada's --kube-api-qps/--kube-api-burst)."""
-
-    qps: float = field(default=40.0, metadata=_json("qps"))
-    burst: int = field(default=60, metadata=_json("burst"))
-
-
-@dataclass(frozen=True, slots=True)
-class FeatureGatesConfig:
-    """Karmada's alpha scheduler gates we implement (off by default, as in Karmada, except overcommit protection:
-    unset, it is on when more than one worker runs passes; see `overcommit_protected`)."""
-
-    multiple_pod_templates_scheduling: bool = field(default=False, metadata=_json("MultiplePodTemplatesScheduling"))
-    scheduling_overcommit_protection: bool | None = field(
-        default=None, metadata=_json("SchedulingOvercommitProtection"))
-    workload_affinity: bool = field(default=False, metadata=_json("WorkloadAffinity"))
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulerConfig:
-    scheduler_name: str = field(default=DEFAULT_SCHEDULER_NAME, metadata=_json("schedulerName"))
-    workers: int = field(default=1, metadata=_json("workers"))
-    plugins: tuple[str, ...] = field(default=("*",), metadata=_json("plugins"))
-    enable_empty_workload_propagation: bool = field(default=False, metadata=_json("enableEmptyWorkloadPropagation"))
-    decision_cpu_limit: float = field(default=10.0, metadata=_json("decisionCPULimit"))
-    estimator: EstimatorConfig = field(default=EstimatorConfig(), metadata=_json("estimator"))
-    queue: QueueConfig = field(default=QueueConfig(), metadata=_json("queue"))
-    shutdown: ShutdownConfig = field(default=ShutdownConfig(), metadata=_json("shutdown"))
-    leader_election: LeaderElectionConfig = field(default=LeaderElectionConfig(), metadata=_json("leaderElection"))
-    metrics: MetricsConfig = field(default=MetricsConfig(), metadata=_json("metrics"))
-    kube_api: KubeAPIConfig = field(default=KubeAPIConfig(), metadata=_json("kubeAPI"))
-    feature_gates: FeatureGatesConfig = field(default=FeatureGatesConfig(), metadata=_json("featureGates"))
-
-
-DEFAULT_CONFIG = SchedulerConfig()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Field paths
-
-
-def _json_fields(cls: type[Any]) -> list[tuple[str, dataclasses.Field[Any]]]:
-    return [(f.metadata["json"], f) for f in dataclasses.fields(cls)]
-
-
-def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
-    if not dataclasses.is_dataclass(value):
-        return [(path, value)]
-    found: list[tuple[str, Any]] = []
-    for name, f in _json_fields(type(value)):
-        found += _leaves(getattr(value, f.name), f"{path}.{name}")
-    return found
-
-
-def config_field_paths() -> list[str]:
-    """Every leaf field of the spec, as JSON paths (`spec.estimator.service.port`), in declaration order.
-
-    `spec.estimator.endpoints` is one leaf (a map of cluster name to address).
-    """
-    return [path for path, _ in _leaves(DEFAULT_CONFIG, "spec")]
-
-
-def changed_fields(old: SchedulerConfig, new: SchedulerConfig) -> list[str]:
-    """The leaf paths whose values differ, in declaration order."""
-    return [path for (path, a), (_, b) in zip(_leaves(old, "spec"), _leaves(new, "spec"), strict=True) if a != b]
-
-
-def restart_required(old: SchedulerConfig, new: SchedulerConfig) -> list[str]:
-    """The changed paths a running scheduler cannot apply (see RESTART_REQUIRED_PATHS); the rest apply to the
-    next pass."""
-    return [
-        path
-        for path in changed_fields(old, new)
-        if any(path == prefix or path.startswith(prefix + ".") for prefix in RESTART_REQUIRED_PATHS)
-    ]
-
-
-def validity(
-    error: ValidationError | None, restart: Sequence[str] = (), *, at_start: bool = False
-) -> tuple[bool, str, str]:
-    """The `Valid` condition's status, reason and message for the outcome of reading a new spec (`at_start`:
-    the first one, so there is no earlier valid configuration to keep)."""
-    if error is not None and at_start:
-        return False, REASON_INVALID_SPEC, f"{error}; the scheduler did not start (no valid configuration yet)"
-    if error is not None:
-        return False, REASON_INVALID_SPEC, f"{error}; the last valid configuration stays in force"
-    if restart:
-        return True, REASON_RESTART_REQUIRED, f"applied except {', '.join(restart)}, which take effect at restart"
-    return True, REASON_VALID, "applied"
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Parsing
 
 
 def parse_config(data: Any) -> SchedulerConfig:
@@ -243,7 +78,7 @@ def _expect(root: Fields, key: str, wanted: str) -> None:
 
 
 def _reject_unknown(fields: Fields, cls: type[Any]) -> None:
-    known = {name for name, _ in _json_fields(cls)}
+    known = {name for name, _ in json_fields(cls)}
     for key in fields.data:
         if key not in known:
             raise ValidationError(fields.at(str(key)), "unknown field")
@@ -500,10 +335,3 @@ def _feature_gates(fields: Fields | None) -> FeatureGatesConfig:
         scheduling_overcommit_protection=None if overcommit is None else gates.flag("SchedulingOvercommitProtection"),
         workload_affinity=gates.flag("WorkloadAffinity"),
     )
-
-
-def overcommit_protected(config: SchedulerConfig) -> bool:
-    """`SchedulingOvercommitProtection` as set, or, unset, on exactly when passes run concurrently (workers > 1):
-    one pass at a time decides from summaries its own earlier decisions are not in yet, as Karmada does."""
-    gate = config.feature_gates.scheduling_overcommit_protection
-    return config.workers > 1 if gate is None else gate
