@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
-from binding_scheduler.operator.runner import _until_kopf_ends
+from binding_scheduler.operator.app import OperatorApp
+from binding_scheduler.operator.runner import _until_kopf_ends, _without_the_failed_start_again
 
 
 async def test_after_a_failed_start_kopf_is_not_waited_for() -> None:
@@ -24,3 +25,27 @@ async def test_before_a_start_fails_kopf_is_awaited() -> None:
     app: Any = SimpleNamespace(service=None, start_error=None)
     await _until_kopf_ends(kopf, app, asyncio.Event())
     assert kopf.done() and not kopf.cancelled()
+
+
+class ActivityError(Exception):
+    """Named as Kopf's own (kopf._core.engines.activities), which its failed startup task holds."""
+
+
+def handled(start_error: str | None, context: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contexts the loop's handler passes on to asyncio's default handler."""
+    passed: list[dict[str, Any]] = []
+    loop: Any = SimpleNamespace(default_exception_handler=passed.append)
+    _without_the_failed_start_again(cast(OperatorApp, SimpleNamespace(start_error=start_error)))(loop, context)
+    return passed
+
+
+def test_after_a_failed_start_kopfs_unretrieved_activity_error_is_not_logged_again() -> None:
+    context = {"message": "Task exception was never retrieved", "exception": ActivityError("failed")}
+    assert handled("kubeconfig /x does not exist", context) == []
+
+
+def test_any_other_loop_error_and_any_before_a_failed_start_reach_asyncios_handler() -> None:
+    other = {"message": "Task exception was never retrieved", "exception": RuntimeError("boom")}
+    activity = {"message": "Task exception was never retrieved", "exception": ActivityError("failed")}
+    assert handled("kubeconfig /x does not exist", other) == [other]
+    assert handled(None, activity) == [activity]
