@@ -36,17 +36,17 @@ def test_a_refusal_has_no_trigger_or_duration_in_its_line() -> None:
 
 def test_the_json_form_carries_the_lines_facts_as_keys(caplog: pytest.LogCaptureFixture) -> None:
     record = DecisionRecord("shop/web", "ResourceBinding", "NoClusterFit", "0/2 clusters are available",
-                            trigger="FreshSchedule", seconds=0.0125, attempt=2)
+                            trigger="ReconcileSchedule", seconds=0.0125, attempt=2)
     with caplog.at_level(logging.INFO, logger=PASSES):
         log_decision(record)
     (logged,) = caplog.records
     entry = json.loads(JsonFormatter().format(logged))
     assert entry["level"] == "warning"
     assert entry["msg"] == ("binding shop/web (ResourceBinding): not scheduled: NoClusterFit: 0/2 clusters are "
-                            "available (FreshSchedule, 12 ms, attempt 2)")
+                            "available (ReconcileSchedule, 12 ms, attempt 2)")
     assert {key: value for key, value in entry.items() if key not in ("ts", "level", "logger", "msg")} == {
         "binding": "shop/web", "kind": "ResourceBinding", "scheduled": False, "reason": "NoClusterFit",
-        "message": "0/2 clusters are available", "clusters": [], "trigger": "FreshSchedule", "duration_ms": 12.5,
+        "message": "0/2 clusters are available", "clusters": [], "trigger": "ReconcileSchedule", "duration_ms": 12.5,
         "attempt": 2,
     }
 

@@ -40,6 +40,7 @@ from binding_scheduler.scheduling.passes import (
     binding_ref,
     framework_decides,
     involved_binding,
+    run_pass,
 )
 from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
 from tests.builders import binding, make_binding, placement, snapshot
@@ -125,6 +126,42 @@ async def test_the_decision_line_names_the_binding_its_scope_its_clusters_the_tr
 
     assert caplog.messages == [
         "binding default/web (ResourceBinding): scheduled to m1:2,m2 (ScaleSchedule, 2000 ms, attempt 3)"]
+
+
+async def test_a_scheduled_decision_carries_no_message_in_its_fields(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger=PASSES):
+        _log_decision(make_binding(replicas=1, placement=placement()), SUCCESS,
+                      Decision((TargetCluster("m1", 1),), None, None), ScheduleType.RECONCILE, 0.01, 1)
+
+    (record,) = caplog.records
+    fields = record.__dict__["fields"]
+    assert (fields["reason"], fields["message"], fields["clusters"]) == (
+        "Success", "", [{"name": "m1", "replicas": 1}])
+
+
+async def test_a_refusal_names_the_attempt_it_was_in(caplog: pytest.LogCaptureFixture) -> None:
+    run = at_now(Run(binding(replicas=1), ScriptedClient()))
+    tracker = PassTracker("default/web")
+    tracker.attempt = 3
+
+    with caplog.at_level(logging.INFO, logger=PASSES):
+        await run_pass("default/web", run.ctx, run.settings, tracker)
+
+    assert [r.getMessage() for r in caplog.records] == [
+        f"binding default/web (ResourceBinding): not scheduled: SchedulerError: {NO_PLACEMENT} (attempt 3)"]
+
+
+async def test_an_unreadable_object_names_the_attempt_it_was_in(caplog: pytest.LogCaptureFixture) -> None:
+    body = binding(replicas=1, placement=placement())
+    body["kind"] = "Deployment"
+    run = Run(body, ScriptedClient())
+    tracker = PassTracker("default/web")
+    tracker.attempt = 2
+
+    with caplog.at_level(logging.INFO, logger=PASSES):
+        await run_pass("default/web", run.ctx, run.settings, tracker)
+
+    assert [r.getMessage()[-11:] for r in caplog.records] == ["(attempt 2)"]
 
 
 async def test_a_decision_placing_on_no_cluster_is_logged_as_scheduled_to_a_dash(
