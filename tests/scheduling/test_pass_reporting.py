@@ -164,6 +164,17 @@ async def test_an_unreadable_object_names_the_attempt_it_was_in(caplog: pytest.L
     assert [r.getMessage()[-11:] for r in caplog.records] == ["(attempt 2)"]
 
 
+async def test_an_object_without_kind_or_name_is_named_by_question_marks(caplog: pytest.LogCaptureFixture) -> None:
+    body = binding(replicas=1, placement=placement())
+    del body["kind"], body["metadata"]["name"], body["metadata"]["namespace"]
+    run = Run(body, ScriptedClient())
+
+    with caplog.at_level(logging.INFO, logger=PASSES):
+        await run.pass_("")
+
+    assert [r.getMessage().split(": not scheduled: ")[0] for r in caplog.records] == ["binding ? (?)"]
+
+
 async def test_a_decision_placing_on_no_cluster_is_logged_as_scheduled_to_a_dash(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
