@@ -17,11 +17,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..kube import ConfigError, KubeError
 from .example_apply import ApplyError, apply_examples
-from .inputs import SUFFIXES
+from .inputs import SUFFIXES, documents
 
 
 def bundled_examples() -> list[Traversable]:
@@ -48,7 +46,7 @@ def write_examples(folder: Path, *, force: bool = False) -> list[Path]:
 
 def bundled_documents() -> list[dict[str, Any]]:
     """Every object of the bundled examples, in file order (clusters before bindings)."""
-    return [doc for item in bundled_examples() for doc in yaml.safe_load_all(item.read_text("utf-8")) if doc]
+    return [document for item in bundled_examples() for document in documents(item)]
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -147,7 +147,7 @@ async def guarded_continuous_watch(
             yield event
         return
     plural = str(getattr(resource, "plural", resource))
-    listed: list[Mapping[str, Any]] | None = [] if listener is not None else None
+    listed: list[Mapping[str, Any]] | None = []
     route: Route | None = (getattr(settings, ROUTES_ATTRIBUTE, None) or {}).get(plural)
     routed = 0
     failures: dict[str, int] = getattr(settings, FAILURES_ATTRIBUTE, None) or {}
@@ -159,7 +159,7 @@ async def guarded_continuous_watch(
         ):
             if event is watching.Bookmark.LISTED:
                 failures.pop(plural, None)
-                if listener is not None and listed is not None:
+                if listed is not None:
                     await listener(plural, listed)
                 listed = None
             elif isinstance(event, Mapping):

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-logger = logging.getLogger("binding_scheduler.scheduling.passes")
+logger = logging.getLogger("binding_scheduler.scheduling.passes")  # the lines' logger before they moved here
 
 SUCCESS_REASON = "Success"
 UNREADABLE_REASON = "Unreadable"
@@ -78,7 +78,7 @@ class DecisionRecord:
             "kind": self.kind,
             "scheduled": self.scheduled,
             "reason": self.reason,
-            "message": self.message,
+            "message": "" if self.scheduled else self.message,
             "clusters": [{"name": name, "replicas": replicas} for name, replicas in self.clusters],
             "trigger": self.trigger,
             "duration_ms": round(self.seconds * 1000, 3) if self.seconds is not None else None,

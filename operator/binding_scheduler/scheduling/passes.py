@@ -327,8 +327,7 @@ def _log_decision(
     """The one line of a pass that decided: which binding, the result, how long, which try."""
     clusters = [(target.name, target.replicas) for target in decision.clusters or ()]
     log_decision(DecisionRecord(
-        binding.key, binding.scope.value, verdict.reason, verdict.message if verdict.reason != "Success" else "",
-        clusters, trigger.value, seconds, attempt,
+        binding.key, binding.scope.value, verdict.reason, verdict.message, clusters, trigger.value, seconds, attempt,
     ))
 
 
