@@ -17,7 +17,7 @@ from binding_scheduler.algorithm.filters import (
     SpreadConstraintFilter,
     TaintToleration,
 )
-from binding_scheduler.algorithm.plugins import FilterContext
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.model import Binding, Cluster, ClusterAffinity
 from binding_scheduler.model.fields import Fields
@@ -39,7 +39,7 @@ Plugin = APIEnablement | TaintToleration | ClusterAffinityFilter | SpreadConstra
 
 def verdict(plugin: Plugin, rb: Binding, cluster: Cluster) -> str | None:
     """The plugin's reason for `cluster` (None: passes), checked to be the same one at a time and in bulk."""
-    ctx = FilterContext.of(rb, snapshot(cluster))
+    ctx = AttemptContext.of(rb, snapshot(cluster))
     one = plugin.filter(ctx, cluster)
     many = plugin.filter_many(ctx, [cluster]).get(cluster.name)
     assert one == many, "filter and filter_many disagree"
@@ -137,7 +137,7 @@ def with_affinity(affinity: dict[str, Any]) -> Binding:
 
 
 def test_cluster_affinity_scores_every_cluster_zero() -> None:
-    ctx = FilterContext.of(with_affinity({"clusterNames": ["m1"]}), snapshot("m1", "m2"))
+    ctx = AttemptContext.of(with_affinity({"clusterNames": ["m1"]}), snapshot("m1", "m2"))
     assert [ClusterAffinityFilter().score(ctx, c) for c in ctx.snapshot.clusters] == [0, 0]
     assert ClusterAffinityFilter().score_many(ctx, ctx.snapshot.clusters) == {}
 
@@ -145,8 +145,8 @@ def test_cluster_affinity_scores_every_cluster_zero() -> None:
 def test_cluster_affinity_in_bulk_keeps_each_bindings_affinity_apart_on_one_snapshot() -> None:
     fleet = snapshot("m1", "m2")
     plugin = ClusterAffinityFilter()
-    first = plugin.filter_many(FilterContext.of(with_affinity({"clusterNames": ["m1"]}), fleet), fleet.clusters)
-    second = plugin.filter_many(FilterContext.of(with_affinity({"clusterNames": ["m2"]}), fleet), fleet.clusters)
+    first = plugin.filter_many(AttemptContext.of(with_affinity({"clusterNames": ["m1"]}), fleet), fleet.clusters)
+    second = plugin.filter_many(AttemptContext.of(with_affinity({"clusterNames": ["m2"]}), fleet), fleet.clusters)
     assert (sorted(first), sorted(second)) == (["m2"], ["m1"])
 
 
@@ -277,7 +277,7 @@ def test_filters_run_in_the_fixed_order_and_stop_at_the_first_failure() -> None:
     assert [p.name for p in plugins.filters] == [
         "APIEnablement", "TaintToleration", "ClusterAffinity", "SpreadConstraint", "ClusterEviction",
     ]
-    feasible, diagnosis = Framework(plugins).filter_clusters(FilterContext.of(rb, snapshot(*clusters)))
+    feasible, diagnosis = Framework(plugins).filter_clusters(AttemptContext.of(rb, snapshot(*clusters)))
     assert feasible == []
     assert diagnosis == {
         "all-wrong": "cluster(s) did not have the API resource",

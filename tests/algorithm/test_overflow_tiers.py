@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from binding_scheduler.algorithm.plugins import FilterContext
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.schedule import UNMATCHED_OVERFLOW_ORDER, candidates_of, overflow_order
 from binding_scheduler.model import parse_binding
 from tests.builders import binding, make_cluster, snapshot, term
@@ -18,7 +18,7 @@ def test_each_cluster_gets_the_first_tier_that_matches_it() -> None:
     fleet = snapshot("m1", "m2", "m3", "m4", "m5")
     stranger = make_cluster("m3")  # not the snapshot's own object: matched without the snapshot's memo
 
-    candidates = candidates_of(web, FilterContext.of(web, fleet, None), [*fleet.clusters, stranger], {}, {})
+    candidates = candidates_of(web, AttemptContext.of(web, fleet, None), [*fleet.clusters, stranger], {}, {})
 
     orders = [(d.cluster.name, d.overflow_order) for d in candidates.details]
     assert orders == [("m1", 0), ("m2", 0), ("m3", 1), ("m4", 2), ("m5", UNMATCHED_OVERFLOW_ORDER), ("m3", 1)]

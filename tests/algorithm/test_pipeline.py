@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.algorithm.errors import FitError
-from binding_scheduler.algorithm.plugins import FilterContext
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.model import Binding, Cluster, TargetCluster
@@ -85,7 +85,7 @@ class OnlyEurope:
 
     name = "OnlyEurope"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         return None if cluster.region.startswith("eu-") else "cluster(s) are outside Europe"
 
 

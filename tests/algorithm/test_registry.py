@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from binding_scheduler.algorithm.plugins import FilterContext, PluginError
+from binding_scheduler.algorithm.plugins import AttemptContext, PluginError
 from binding_scheduler.algorithm.registry import build_plugins, enabled_names, registry
 from binding_scheduler.model import Cluster
 
@@ -51,7 +51,7 @@ def test_a_lone_removal_leaves_no_plugins() -> None:
 class OnlyEurope:
     name = "OnlyEurope"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         return None if cluster.region.startswith("eu-") else "cluster(s) are outside Europe"
 
 
@@ -69,7 +69,7 @@ def test_a_duplicate_name_is_an_error() -> None:
     class Impostor:
         name = "TaintToleration"
 
-        def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
             return None
 
     with pytest.raises(PluginError) as caught:
@@ -79,7 +79,7 @@ def test_a_duplicate_name_is_an_error() -> None:
 
 def test_a_plugin_needs_a_name() -> None:
     class Nameless:
-        def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
             return None
 
     with pytest.raises(PluginError, match="has no name"):

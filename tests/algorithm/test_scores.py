@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.filters import ClusterAffinityFilter
-from binding_scheduler.algorithm.plugins import FilterContext
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.scores import ClusterLocality
 from binding_scheduler.model import Binding, Cluster
@@ -14,8 +14,8 @@ from tests.builders import make_binding, make_cluster, placement, snapshot
 M1, M2 = make_cluster("m1"), make_cluster("m2")
 
 
-def context(rb: Binding) -> FilterContext:
-    return FilterContext.of(rb, snapshot(M1, M2))
+def context(rb: Binding) -> AttemptContext:
+    return AttemptContext.of(rb, snapshot(M1, M2))
 
 
 def locality(rb: Binding, cluster: Cluster) -> int:
@@ -46,7 +46,7 @@ def test_scores_are_summed_over_plugins() -> None:
     class Bonus:
         name = "Bonus"
 
-        def score(self, ctx: FilterContext, cluster: Cluster) -> int:
+        def score(self, ctx: AttemptContext, cluster: Cluster) -> int:
             return 7 if cluster.name == "m1" else 0
 
     rb = make_binding(clusters=["m1", "m2"])
@@ -57,7 +57,7 @@ def test_a_failing_score_plugin_names_itself() -> None:
     class Broken:
         name = "Broken"
 
-        def score(self, ctx: FilterContext, cluster: Cluster) -> int:
+        def score(self, ctx: AttemptContext, cluster: Cluster) -> int:
             raise RuntimeError("boom")
 
     try:

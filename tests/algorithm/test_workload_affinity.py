@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.algorithm.errors import FitError
-from binding_scheduler.algorithm.plugins import FilterContext, GroupMember
+from binding_scheduler.algorithm.plugins import AttemptContext, GroupMember
 from binding_scheduler.algorithm.registry import build_plugins, in_tree_plugins, plugin_name
 from binding_scheduler.algorithm.workload_affinity import (
     AFFINITY_REASON,
@@ -62,7 +62,7 @@ def grouped(name: str = "web", *, affinity: str = "", anti: str = "", **kwargs: 
 
 def failures(plugin: WorkloadAffinityFilter | WorkloadAntiAffinityFilter, rb: Binding,
              groups: Groups | None) -> dict[str, str]:
-    return dict(plugin.filter_many(FilterContext.of(rb, FLEET, groups), FLEET.clusters))
+    return dict(plugin.filter_many(AttemptContext.of(rb, FLEET, groups), FLEET.clusters))
 
 
 # --- WorkloadAffinity -------------------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def test_a_binding_without_an_anti_affinity_group_passes_everywhere() -> None:
 def test_one_cluster_at_a_time_gives_the_same_verdicts() -> None:
     rb = grouped("web-deployment", affinity="g", anti="x")
     groups = Groups(member("a", "m1", "m2"), anti_member("b", "m2", group="x"))
-    ctx = FilterContext.of(rb, FLEET, groups)
+    ctx = AttemptContext.of(rb, FLEET, groups)
     for plugin in (AFFINITY, ANTI):
         assert {c.name: r for c in FLEET.clusters if (r := plugin.filter(ctx, c))} == dict(
             plugin.filter_many(ctx, FLEET.clusters))

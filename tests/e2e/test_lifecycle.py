@@ -30,7 +30,7 @@ from tests.operator.harness import binding_doc, cluster_doc, config_spec, wait_u
 from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane
 from tests.realcluster.kube import KubeClient
 from tests.realcluster.webhook import Fault, admission_faults
-from tests.shutdown.helpers import HeldDecider, stubs_in_thread
+from tests.shutdown.helpers import HeldPasses, stubs_in_thread
 
 KOPF = shutil.which("kopf", path=str(Path(sys.executable).parent))
 
@@ -156,12 +156,12 @@ def test_a_decision_from_a_stale_read_is_refused_with_409_and_the_newer_spec_is_
     member: str, scheduler_name: str, tmp_path: Path,
 ) -> None:
     objects.create(binding("web", namespace, scheduler_name, member, replicas=2))
-    decider = HeldDecider()
-    operator = start_operator(control_plane, e2e_config(tmp_path / "config.yaml", scheduler_name), decider=decider)
+    held = HeldPasses()
+    operator = start_operator(control_plane, e2e_config(tmp_path / "config.yaml", scheduler_name), plugins=[held])
     try:
-        decider.wait_entered()
+        held.wait_entered()
         kube.patch("ResourceBinding", "web", {"spec": {"replicas": 5}}, namespace)
-        decider.release()
+        held.release()
         body = wait_until(lambda: placed(kube, "web", namespace, [{"name": member, "replicas": 5}]),
                           what="the newer spec to be scheduled")
     finally:

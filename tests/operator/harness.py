@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -26,7 +26,6 @@ from binding_scheduler.model.overrides import NO_OVERRIDES, SpecOverrides
 from binding_scheduler.operator.app import OperatorApp
 from binding_scheduler.operator.options import LaunchOptions
 from binding_scheduler.operator.runner import run_operator
-from binding_scheduler.scheduling.passes import Decider
 from binding_scheduler.scheduling.stores import binding_key
 
 T = TypeVar("T")
@@ -121,7 +120,7 @@ class OperatorThread:
         config_file: Path | None = None,
         *,
         identity: str | None = None,
-        decider: Decider | None = None,
+        plugins: Sequence[object] = (),
         namespace: str = "karmada-system",
         config_name: str | None = None,
         overrides: SpecOverrides = NO_OVERRIDES,
@@ -136,7 +135,7 @@ class OperatorThread:
             identity=identity,
             overrides=overrides,
         )
-        self.app = OperatorApp(options, decider=decider)
+        self.app = OperatorApp(options, plugins=plugins)
         self.exit_code: int | None = None
         self.stopped_at: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -29,7 +29,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.strategies import SearchStrategy
 
 from binding_scheduler.algorithm.errors import fit_error_message
-from binding_scheduler.algorithm.plugins import FilterContext, WorkloadGroups
+from binding_scheduler.algorithm.plugins import AttemptContext, WorkloadGroups
 from binding_scheduler.algorithm.registry import PluginSet
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import attempts
@@ -285,7 +285,7 @@ def allowed_fit_messages(
     one whose FitError Karmada reports): each cluster counts under the first filter, in that order, that
     rejects it."""
     first = attempts(binding)[0].binding
-    ctx = FilterContext.of(first, snapshot, groups)
+    ctx = AttemptContext.of(first, snapshot, groups)
     verdicts = {c.name: {p.name: p.filter(ctx, c) for p in plugins.filters} for c in snapshot.live}
     messages = set()
     for order in itertools.permutations([p.name for p in plugins.filters]):
@@ -448,7 +448,7 @@ def compare(case: Case, ours: Ours, theirs: Theirs) -> list[Verdict]:
 
         def candidates(binding: Binding = binding, snapshot: Snapshot = ours.snapshot,
                        plugins: PluginSet = ours.plugins, groups: WorkloadGroups | None = ours.groups) -> list[str]:
-            feasible, _ = Framework(plugins).filter_clusters(FilterContext.of(binding, snapshot, groups))
+            feasible, _ = Framework(plugins).filter_clusters(AttemptContext.of(binding, snapshot, groups))
             return [c.name for c in feasible]
 
         verdict, note = classify(document, result, karmada, variants, allowed, candidates)

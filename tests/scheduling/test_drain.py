@@ -8,17 +8,15 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.algorithm.walk import Decision
-from binding_scheduler.model import Binding, parse_cluster
-from binding_scheduler.scheduling.framework import CycleState, Framework
+from binding_scheduler.algorithm.plugins import AttemptContext
+from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import Decider, PassContext, PassSettings, Phase, framework_decides
+from binding_scheduler.scheduling.passes import PassContext, PassSettings, Phase
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
+from tests.pass_plugins import During, plugins_with
 
 KEY = "default/web"
 SPEC = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings/web"
@@ -57,13 +55,12 @@ class Events:
         return None
 
 
-def make_scheduler(client: HeldWrites, decider: Decider = framework_decides) -> Scheduler:
+def make_scheduler(client: HeldWrites, during: During | None = None) -> Scheduler:
     clusters = ClusterStore()
     clusters.upsert(parse_cluster(cluster("m1")))
     metrics = SchedulerMetrics()
-    ctx = PassContext(client=client, events=Events(), bindings=BindingStore(), clusters=clusters, metrics=metrics,
-                      decider=decider)
-    scheduler = Scheduler(ctx, PassSettings(scheduler_name="default-scheduler", plugins=build_plugins()),
+    ctx = PassContext(client=client, events=Events(), bindings=BindingStore(), clusters=clusters, metrics=metrics)
+    scheduler = Scheduler(ctx, PassSettings(scheduler_name="default-scheduler", plugins=plugins_with(during)),
                           queue=SchedulingQueue(), metrics=metrics)
     body = binding(replicas=1, placement=placement())
     body["metadata"]["labels"] = {"propagationpolicy.karmada.io/permanent-id": "p"}
@@ -122,18 +119,17 @@ async def test_a_commit_that_ends_within_the_deadline_is_drained_with_both_write
 
 async def test_a_pass_that_swallows_its_cancellation_and_reaches_its_commit_point_after_the_stop_writes_nothing(
 ) -> None:
-    """A decider (or a plugin) that catches CancelledError and returns a decision anyway: the commit point
-    refuses it (StoppingError), so the stop still means no write."""
+    """A plugin that catches CancelledError and lets the decision go on anyway: the commit point refuses it
+    (StoppingError), so the stop still means no write."""
     entered = asyncio.Event()
     swallowed: list[str] = []
 
-    async def swallowing(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
+    async def swallowing(ctx: AttemptContext) -> None:
         entered.set()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
-            swallowed.append(binding.key)
-        return await framework.decide(binding, snapshot, state)
+            swallowed.append(ctx.binding.key)
 
     client = HeldWrites(held=False)
     scheduler = make_scheduler(client, swallowing)
@@ -154,7 +150,7 @@ async def test_a_pass_slow_to_unwind_its_cancellation_is_counted_once_however_of
     its cancellation (an estimator call's cancellation on its way to the server) is one cancelled pass."""
     entered, unwound = asyncio.Event(), asyncio.Event()
 
-    async def slow_to_unwind(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
+    async def slow_to_unwind(ctx: AttemptContext) -> None:
         entered.set()
         try:
             await asyncio.Event().wait()

@@ -1,5 +1,6 @@
-"""The framework's `decide`: the affinity walk over attempts, with the accurate estimator asked between filtering
-and selection (reference 1.6, 2.1, 2.5)."""
+"""The framework: `decide`'s affinity walk over attempts (Karmada's pkg/scheduler/scheduler.go:
+scheduleResourceBindingWithClusterAffinities), the accurate estimator asked between filtering and selection, Reserve
+and its assumptions, and the one runner every extension point's plugins go through."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 import pytest
 
 from binding_scheduler.algorithm.candidates import ClusterDetail
+from binding_scheduler.algorithm.errors import SchedulingError, UnschedulableError
 from binding_scheduler.algorithm.general_estimator import AssumedWorkload
-from binding_scheduler.algorithm.plugins import FilterContext, PluginError
+from binding_scheduler.algorithm.plugins import AttemptContext, CycleState, PluginError
 from binding_scheduler.algorithm.registry import PluginSet, build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
@@ -24,7 +26,8 @@ from binding_scheduler.model import (
     parse_cluster,
 )
 from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.framework import CycleState, Framework, FrameworkHook
+from binding_scheduler.scheduling.framework import ExtensionPoint, Framework, FrameworkHook
+from binding_scheduler.scheduling.labels import PluginResult
 from binding_scheduler.scheduling.record import AttemptRecord, AttemptRecorder
 from tests.builders import AGGREGATED, DUPLICATED, cluster, make_binding, make_cluster, placement, snapshot, term
 
@@ -232,7 +235,7 @@ class ReservingElsewhere:
         self.cache = cache
         self.calls = 0
 
-    async def estimate(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+    async def estimate(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         self.calls += 1
         if self.calls == 1:
             self.cache.assume(aggregated("other", 2), [TargetCluster("m1", 2)], multi_template=False)
@@ -305,7 +308,7 @@ async def test_reserve_unreserve_and_bind_plugins_are_told_in_order() -> None:
 class HalfOfM1:
     name = "HalfOfM1"
 
-    async def estimate(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+    async def estimate(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         return {"m1": 2, "m2": -1}
 
 
@@ -319,10 +322,10 @@ class LastCluster:
 
     name = "LastCluster"
 
-    def select(self, ctx: FilterContext, candidates: Sequence[ClusterDetail], need: int) -> Sequence[ClusterDetail]:
+    def select(self, ctx: AttemptContext, candidates: Sequence[ClusterDetail], need: int) -> Sequence[ClusterDetail]:
         return [candidates[-1]]
 
-    def assign(self, ctx: FilterContext, selected: Sequence[ClusterDetail]) -> Sequence[TargetCluster]:
+    def assign(self, ctx: AttemptContext, selected: Sequence[ClusterDetail]) -> Sequence[TargetCluster]:
         return [TargetCluster(selected[0].name, ctx.binding.replicas)]
 
 
@@ -343,8 +346,93 @@ async def test_a_failing_estimate_plugin_fails_the_attempt_naming_it() -> None:
     class Broken:
         name = "Broken"
 
-        async def estimate(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        async def estimate(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
             raise RuntimeError("no data")
 
     decision = await decide_binding(aggregated("a", 1), tight_fleet(), build_plugins(extra=[Broken()]))
     assert str(decision.error) == 'failed to estimate available replicas: plugin "Broken" failed with: no data'
+
+
+class Told(FrameworkHook):
+    """Writes down every point and plugin the framework tells of, with its result."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[str, str]] = []
+        self.plugins: list[tuple[str, str, str]] = []
+
+    def step(self, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
+        self.steps.append((point.value, result.value))
+
+    def plugin(self, plugin: str, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
+        self.plugins.append((plugin, point.value, result.value))
+
+
+async def test_every_extension_point_is_told_to_the_hooks_once_with_its_result() -> None:
+    told, journal = Told(), Journal()
+    framework = Framework(build_plugins(extra=[journal, HalfOfM1()]), hooks=[told])
+    binding, state = aggregated("a", 1), CycleState()
+
+    reservation = framework.reserve(binding, await framework.decide(binding, tight_fleet(), state), state)
+    assert reservation is not None
+    framework.bound(reservation)
+
+    assert told.steps == [("Filter", "Success"), ("Score", "Success"), ("Estimate", "Success"), ("Select", "Success"),
+                          ("Assign", "Success"), ("Reserve", "Success"), ("Bind", "Success")]
+    assert [(name, point) for name, point, _ in told.plugins if name in ("Journal", "HalfOfM1")] == [
+        ("HalfOfM1", "Estimate"), ("Journal", "Reserve"), ("Journal", "Bind")]
+
+
+class Refusing:
+    """A filter plugin that fails the attempt with its own verdict (a SchedulingError) or with a bug."""
+
+    name = "Refusing"
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
+        raise self.error
+
+
+async def test_a_plugins_own_scheduling_error_keeps_its_kind_and_message_behind_the_points_words() -> None:
+    told = Told()
+    decision = await decide_binding(aggregated("a", 1), tight_fleet(),
+                                    build_plugins(extra=[Refusing(UnschedulableError("no room in the quota"))]),
+                                    hooks=[told])
+
+    assert isinstance(decision.error, UnschedulableError)
+    assert str(decision.error) == "failed to filter clusters: no room in the quota"
+    assert ("Refusing", "Filter", "Error") in told.plugins
+    assert told.steps == [("Filter", "Error")]
+
+
+async def test_any_other_exception_from_a_plugin_is_its_bug_and_the_error_names_it() -> None:
+    decision = await decide_binding(aggregated("a", 1), tight_fleet(),
+                                    build_plugins(extra=[Refusing(KeyError("zone"))]))
+
+    assert type(decision.error) is SchedulingError
+    assert str(decision.error) == "failed to filter clusters: plugin \"Refusing\" failed with: 'zone'"
+
+
+class FullReserve:
+    name = "FullReserve"
+
+    def reserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        raise RuntimeError("the ledger is full")
+
+    def unreserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        raise AssertionError("a plugin whose reserve failed is not unreserved")
+
+
+async def test_a_failing_reserve_plugin_undoes_the_reserve_plugins_before_it_and_the_assumption() -> None:
+    cache, journal = AssumptionCache(), Journal()
+    framework = Framework(build_plugins(extra=[journal, FullReserve()]), assumptions=cache)
+    binding, state = aggregated("a", 2), CycleState()
+    decision = await framework.decide(binding, tight_fleet(), state)
+
+    with pytest.raises(SchedulingError) as raised:
+        framework.reserve(binding, decision, state)
+
+    assert str(raised.value) == 'failed to reserve the decision: plugin "FullReserve" failed with: the ledger is full'
+    assert journal.told == ["reserve a ['m1']", "unreserve a"]
+    assert not cache.holds("shop/a")

@@ -7,24 +7,23 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions
-from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.kube.errors import Forbidden, NotFound, ServerError
 from binding_scheduler.kube.gate import WriteGateClosed
 from binding_scheduler.model import Binding, TargetCluster, parse_cluster
 from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.cpu import OverCpuLimit
-from binding_scheduler.scheduling.framework import CycleState, Framework
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
 from binding_scheduler.scheduling.passes import PassSettings, PassTracker, Phase, run_pass
 from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
 from tests.builders import binding, cluster, names, placement, term
+from tests.pass_plugins import During, plugins_with
 from tests.scheduling.test_pass_writes import CONFLICT, DIVIDED, Run, ScriptedClient, placed_body, written
 
 PASSES = "binding_scheduler.scheduling.passes"
@@ -84,18 +83,28 @@ async def test_a_cluster_resource_binding_without_placement_is_refused_naming_it
     assert client.sent[0][1] == "/apis/work.karmada.io/v1alpha2/clusterresourcebindings/role/status"
 
 
-async def test_a_decision_over_its_cpu_limit_is_refused_as_unschedulable_with_the_limit_in_the_condition() -> None:
-    async def over_limit(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
-        raise OverCpuLimit(0.5)
+WIDE = [f"wide-{i:02d}" for i in range(26)]
+EXPONENTIAL = placement(
+    affinity=names(*WIDE),
+    spread=[{"spreadByField": "region", "minGroups": 1, "maxGroups": 26},
+            {"spreadByField": "cluster", "minGroups": 13, "maxGroups": 26}],
+    scheduling={"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
+)
+"""Karmada's region search over 26 one-cluster regions, 13 to 26 of them: exponential, seconds of CPU."""
 
+
+async def test_a_decision_over_its_cpu_limit_is_refused_as_unschedulable_with_the_limit_in_the_condition() -> None:
     client = ScriptedClient()
-    run = Run(binding(replicas=1, placement=placement()), client)
-    run.ctx.decider = over_limit
+    run = Run(binding(replicas=26, placement=EXPONENTIAL), client)
+    for i, name in enumerate(WIDE):
+        run.ctx.clusters.upsert(parse_cluster(cluster(name, region=f"wide-region-{i:02d}")))
+    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(),
+                                options=ScheduleOptions(cpu_limit=0.01))
 
     outcome = await run.pass_()
 
     assert outcome is PassOutcome.UNSCHEDULABLE
-    message = "the decision needed more than 0.5s of CPU (decisionCPULimit 0.5s)"
+    message = "the decision needed more than 0.01s of CPU (decisionCPULimit 0.01s)"
     assert condition_of(client) == ("False", "SchedulerError", message)
     assert [(t, r, m) for _, t, r, m in run.events.recorded] == [("Warning", "ScheduleBindingFailed", message)]
 
@@ -150,11 +159,11 @@ async def test_a_generation_without_its_condition_whose_new_decision_would_move_
 # -- reservations ---------------------------------------------------------------------------------------------
 
 
-def protected(body: dict[str, Any], client: ScriptedClient, *clusters: str) -> Run:
+def protected(body: dict[str, Any], client: ScriptedClient, *clusters: str, during: During | None = None) -> Run:
     """A run with overcommit protection on: the passes reserve their decisions in an assumption cache."""
     run = Run(body, client, *clusters)
     run.ctx.assumptions = AssumptionCache()
-    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(),
+    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=plugins_with(during),
                                 assumptions=run.ctx.assumptions)
     return run
 
@@ -188,18 +197,39 @@ async def test_a_placement_whose_spec_write_failed_is_assumed_nowhere() -> None:
     assert not run.ctx.assumptions.holds("default/web")
 
 
+class FullLedger:
+    name = "FullLedger"
+
+    def reserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        raise RuntimeError("the ledger is full")
+
+    def unreserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        return None
+
+
+async def test_a_reserve_plugins_failure_writes_no_placement_and_gives_a_condition_naming_the_plugin() -> None:
+    client = ScriptedClient()
+    run = protected(binding(replicas=2, placement=placement()), client)
+    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(extra=[FullLedger()]),
+                                assumptions=run.ctx.assumptions)
+
+    assert await run.pass_() is PassOutcome.ERROR
+    message = 'failed to reserve the decision: plugin "FullLedger" failed with: the ledger is full'
+    assert [kind for kind, _, _ in client.sent] == ["status"]
+    assert condition_of(client) == ("False", "SchedulerError", message)
+    assert not run.ctx.assumptions.holds("default/web")
+    assert [(t, r, m) for _, t, r, m in run.events.recorded][-1] == ("Warning", "ScheduleBindingFailed", message)
+
+
 async def test_a_decision_whose_clusters_other_passes_reserved_meanwhile_is_made_again_on_a_fresh_snapshot() -> None:
-    run = protected(binding(replicas=2, placement=DIVIDED), ScriptedClient(spec=[written(2, "8")]))
     decided: list[int] = []
 
-    async def racing(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
-        decision = await framework.decide(binding, snapshot, state)
-        decided.append(len(snapshot.clusters))
-        if len(decided) == 1:  # another pass reserves on m1 while this one decides
+    async def racing(ctx: AttemptContext) -> None:
+        decided.append(len(ctx.snapshot.clusters))
+        if len(decided) == 1:  # another pass reserves on m1 while this one awaits its estimates
             run.ctx.assumptions.assume(other("rival"), (TargetCluster("m1", 1),), False)
-        return decision
 
-    run.ctx.decider = racing
+    run = protected(binding(replicas=2, placement=DIVIDED), ScriptedClient(spec=[written(2, "8")]), during=racing)
 
     assert await run.pass_() is PassOutcome.SCHEDULED
     assert decided == [1, 1]
@@ -209,16 +239,13 @@ async def test_a_decision_beaten_to_its_clusters_three_times_in_a_row_is_requeue
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient()
-    run = protected(binding(replicas=2, placement=DIVIDED), client)
     decided: list[int] = []
 
-    async def always_beaten(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
-        decision = await framework.decide(binding, snapshot, state)
-        decided.append(len(snapshot.clusters))
+    async def always_beaten(ctx: AttemptContext) -> None:
+        decided.append(len(ctx.snapshot.clusters))
         run.ctx.assumptions.assume(other(f"rival-{len(decided)}"), (TargetCluster("m1", 1),), False)
-        return decision
 
-    run.ctx.decider = always_beaten
+    run = protected(binding(replicas=2, placement=DIVIDED), client, during=always_beaten)
     with caplog.at_level(logging.INFO, logger=PASSES):
         outcome = await run.pass_()
 

@@ -7,13 +7,14 @@ scoped binding, and the framework and context a pass is built from."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
 import pytest
 
 from binding_scheduler.algorithm.errors import ConditionVerdict, FitError, SchedulingError, condition_for
+from binding_scheduler.algorithm.plugins import AttemptContext, CycleState
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.algorithm.triggers import ScheduleType
@@ -21,30 +22,27 @@ from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.kube.bindings import BindingRef
 from binding_scheduler.kube.errors import Forbidden, ServerError, TransportError
 from binding_scheduler.kube.gate import WriteGateClosed
-from binding_scheduler.model import Binding, TargetCluster, parse_binding
+from binding_scheduler.model import Binding, Cluster, TargetCluster, parse_binding
 from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.framework import CycleState, Framework, FrameworkHook, ReplicaEstimator, Reservation
+from binding_scheduler.scheduling.framework import Framework, FrameworkHook, ReplicaEstimator
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
 from binding_scheduler.scheduling.passes import (
     GROUP_VERSION,
     PassContext,
     PassSettings,
     PassTracker,
-    _Landed,
     _log_decision,
     _outcome_of,
     _refuse,
-    _settle,
     _with_write_error,
     _write_status,
     binding_ref,
-    framework_decides,
     involved_binding,
     run_pass,
 )
 from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
 from tests.builders import binding, make_binding, placement, snapshot
-from tests.scheduling.test_pass_writes import CONFLICT, DIVIDED, Run, ScriptedClient, placed_body
+from tests.scheduling.test_pass_writes import CONFLICT, DIVIDED, Run, ScriptedClient, placed_body, written
 
 PASSES = "binding_scheduler.scheduling.passes"
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -84,17 +82,29 @@ class GateClosedClient(ScriptedClient):
         raise WriteGateClosed("leadership lost")
 
 
-class RecordingFramework:
-    """Records which of Bind (`bound`) or Unreserve a reservation was settled with."""
+class Settling:
+    """A Reserve and Bind plugin: records what it was told, with the clusters of each decision."""
+
+    name = "Settling"
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, Reservation]] = []
+        self.calls: list[tuple[str, str, tuple[str, ...]]] = []
 
-    def bound(self, reservation: Reservation) -> None:
-        self.calls.append(("bound", reservation))
+    def reserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        self.calls.append(("reserve", binding.key, tuple(t.name for t in result)))
 
-    def unreserve(self, reservation: Reservation) -> None:
-        self.calls.append(("unreserve", reservation))
+    def unreserve(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        self.calls.append(("unreserve", binding.key, tuple(t.name for t in result)))
+
+    def bound(self, binding: Binding, result: Sequence[TargetCluster]) -> None:
+        self.calls.append(("bound", binding.key, tuple(t.name for t in result)))
+
+
+def settling(client: ScriptedClient) -> tuple[Run, Settling]:
+    plugin = Settling()
+    run = Run(binding(replicas=1, placement=placement()), client)
+    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(extra=[plugin]))
+    return run, plugin
 
 
 async def write_status(
@@ -439,24 +449,61 @@ async def test_a_cluster_resource_binding_is_referenced_by_its_kind_and_name_onl
     assert ref.path() == "/apis/work.karmada.io/v1alpha2/clusterresourcebindings/role"
 
 
-async def test_a_reservation_whose_placement_landed_is_told_bound_with_that_reservation() -> None:
-    framework = RecordingFramework()
-    reservation = Reservation(make_binding(placement=placement()), (TargetCluster("m1", 1),), None, False)
+async def test_a_decision_whose_placement_landed_is_told_to_the_bind_plugins_after_its_reserve() -> None:
+    run, plugin = settling(ScriptedClient(spec=[written(2, "8")]))
 
-    _settle(cast(Framework, framework), reservation, _Landed(spec=True))
-
-    assert framework.calls == [("bound", reservation)]
+    assert await run.pass_() is PassOutcome.SCHEDULED
+    assert plugin.calls == [("reserve", "default/web", ("m1",)), ("bound", "default/web", ("m1",))]
 
 
-async def test_the_default_decider_decides_within_the_passes_cycle_state() -> None:
-    framework = Framework(build_plugins(), assumptions=AssumptionCache())
+async def test_a_decision_whose_spec_write_failed_is_unreserved_and_never_told_bound() -> None:
+    run, plugin = settling(ScriptedClient(spec=[ServerError(500, "InternalError", "etcd is unhappy")]))
+
+    assert await run.pass_() is PassOutcome.ERROR
+    assert plugin.calls == [("reserve", "default/web", ("m1",)), ("unreserve", "default/web", ("m1",))]
+
+
+async def test_a_decision_refused_with_a_409_on_its_spec_write_is_unreserved() -> None:
+    run, plugin = settling(ScriptedClient(spec=[CONFLICT]))
+
+    assert await run.pass_() is PassOutcome.CONFLICT
+    assert [call for call, _, _ in plugin.calls] == ["reserve", "unreserve"]
+
+
+async def test_a_decision_whose_spec_write_raised_is_unreserved_before_the_error_goes_on() -> None:
+    run, plugin = settling(ScriptedClient(spec=[WriteGateClosed("the write gate is closed")]))
+
+    with pytest.raises(WriteGateClosed):
+        await run.pass_()
+    assert [call for call, _, _ in plugin.calls] == ["reserve", "unreserve"]
+
+
+async def test_every_plugin_of_a_pass_sees_its_cycle_state_and_may_keep_data_there() -> None:
+    seen: list[object] = []
+
+    class Counting:
+        name = "Counting"
+
+        def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
+            ctx.state.data["Counting"] = ctx.state.data.get("Counting", 0) + 1
+            return None
+
+        def score(self, ctx: AttemptContext, cluster: Cluster) -> int:
+            seen.append(ctx.state.data["Counting"])
+            return 0
+
+        async def estimate(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+            seen.append(ctx.state)
+            return {}
+
+    framework = Framework(build_plugins(extra=[Counting()]), assumptions=AssumptionCache())
     state = CycleState()
 
-    decision = await framework_decides(framework, make_binding(replicas=1, placement=placement()), snapshot("m1"),
-                                       state)
+    decision = await framework.decide(make_binding(replicas=1, placement=placement()), snapshot("m1", "m2"), state)
 
-    assert decision.clusters == (TargetCluster("m1", 1),)
-    assert state.versions == {"m1": 0}
+    assert decision.clusters == (TargetCluster("m1", 1), TargetCluster("m2", 1))
+    assert seen == [2, 2, state]
+    assert state.versions == {"m1": 0, "m2": 0}
 
 
 async def test_the_framework_of_a_pass_is_built_from_its_settings() -> None:

@@ -7,7 +7,7 @@ from importlib.metadata import EntryPoint
 import pytest
 
 from binding_scheduler.algorithm.errors import FitError, SchedulingError, condition_for
-from binding_scheduler.algorithm.plugins import FilterContext, PluginError
+from binding_scheduler.algorithm.plugins import AttemptContext, PluginError
 from binding_scheduler.model import Cluster
 from binding_scheduler.scheduling import plugins as plugin_loader
 from binding_scheduler.scheduling.plugins import ENTRY_POINT_GROUP, discover_plugins, load_plugins, parse_plugin_spec
@@ -17,21 +17,21 @@ from tests.builders import make_binding, make_cluster, placement, schedule, snap
 class OnlyEurope:
     name = "OnlyEurope"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         return None if cluster.region.startswith("eu-") else "cluster(s) are outside Europe"
 
 
 class NamedLikeInTree:
     name = "ClusterAffinity"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         return None
 
 
 class Broken:
     name = "Broken"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         raise KeyError("region-table")
 
 

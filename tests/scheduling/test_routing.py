@@ -10,18 +10,16 @@ from typing import Any
 
 import pytest
 
-from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.kube.errors import ServerError
-from binding_scheduler.model import Binding, parse_cluster
-from binding_scheduler.scheduling.framework import CycleState, Framework
+from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import Decider, PassContext, PassSettings, framework_decides
+from binding_scheduler.scheduling.passes import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
 from tests.builders import DYNAMIC_WEIGHT, binding, cluster, placement
+from tests.pass_plugins import During, plugins_with
 
 KEY = "default/web"
 
@@ -46,13 +44,12 @@ class Events:
         return None
 
 
-def make_scheduler(client: Client, decider: Decider = framework_decides, *, pods: int = 100) -> Scheduler:
+def make_scheduler(client: Client, during: During | None = None, *, pods: int = 100) -> Scheduler:
     fleet = ClusterStore()
     fleet.upsert(parse_cluster(cluster("m1", allocatable={"pods": str(pods)})))
     metrics = SchedulerMetrics()
-    ctx = PassContext(client=client, events=Events(), bindings=BindingStore(), clusters=fleet, metrics=metrics,
-                      decider=decider)
-    scheduler = Scheduler(ctx, PassSettings(scheduler_name="default-scheduler", plugins=build_plugins()),
+    ctx = PassContext(client=client, events=Events(), bindings=BindingStore(), clusters=fleet, metrics=metrics)
+    scheduler = Scheduler(ctx, PassSettings(scheduler_name="default-scheduler", plugins=plugins_with(during)),
                           queue=SchedulingQueue(), metrics=metrics)
     body = binding(replicas=3, placement=placement(scheduling=DYNAMIC_WEIGHT))
     body["metadata"]["labels"] = {"propagationpolicy.karmada.io/permanent-id": "p"}
@@ -97,14 +94,11 @@ async def test_a_failed_status_write_backs_off_and_logs_one_line(caplog: pytest.
 async def test_an_unexpected_error_in_a_pass_is_logged_with_its_traceback_and_backs_off(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def broken(*_: Any, **__: Any) -> Decision:
-        raise RuntimeError("a plugin bug")
-
-    scheduler = make_scheduler(Client(), broken)
+    scheduler = make_scheduler(Client(spec_error=RuntimeError("a client bug")))
     await run_once(scheduler)
     assert scheduler.queue.where(KEY) == "backoff"
     (record,) = [r for r in caplog.records if r.name == "binding_scheduler.scheduling.runtime"]
-    assert (record.levelno, record.getMessage()) == (logging.ERROR, "pass for default/web failed: a plugin bug")
+    assert (record.levelno, record.getMessage()) == (logging.ERROR, "pass for default/web failed: a client bug")
     assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 
 
@@ -145,11 +139,10 @@ async def test_a_worker_hands_each_key_back_to_the_queue_after_its_pass_and_take
     passes: list[str] = []
     second = asyncio.Event()
 
-    async def counting(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
-        passes.append(binding.key)
+    async def counting(ctx: AttemptContext) -> None:
+        passes.append(ctx.binding.key)
         if len(passes) == 2:
             second.set()
-        return await framework.decide(binding, snapshot, state)
 
     scheduler = make_scheduler(Client(), counting)
     scheduler.start()

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import TargetCluster, parse_binding, parse_cluster
 from binding_scheduler.scheduling import runtime
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import PassContext, PassSettings, framework_decides
+from binding_scheduler.scheduling.passes import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
+from tests.pass_plugins import During, plugins_with
 
 
 class Events:
@@ -26,14 +26,14 @@ class Events:
         return None
 
 
-def make_scheduler(decider: Any, workers: int = 1) -> Scheduler:
+def make_scheduler(during: During | None = None, workers: int = 1) -> Scheduler:
     clusters = ClusterStore()
     clusters.upsert(parse_cluster(cluster("m1")))
     metrics = SchedulerMetrics()
     ctx = PassContext(
-        client=None, events=Events(), bindings=BindingStore(), clusters=clusters, metrics=metrics, decider=decider
+        client=None, events=Events(), bindings=BindingStore(), clusters=clusters, metrics=metrics
     )
-    settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins())
+    settings = PassSettings(scheduler_name="default-scheduler", plugins=plugins_with(during))
     return Scheduler(ctx, settings, queue=SchedulingQueue(), metrics=metrics, workers=workers)
 
 
@@ -42,7 +42,7 @@ def worker_names(scheduler: Scheduler) -> list[str]:
 
 
 async def test_growing_shrinking_and_growing_the_workers_keeps_one_task_per_index() -> None:
-    scheduler = make_scheduler(decider=None, workers=2)
+    scheduler = make_scheduler(workers=2)
     scheduler.start()
     scheduler.set_workers(4)
     scheduler.set_workers(1)
@@ -59,7 +59,7 @@ async def test_a_pass_that_swallows_its_cancellation_cannot_hold_the_stop(monkey
     monkeypatch.setattr(runtime, "STRAGGLER_GRACE", 0.1)
     entered, finish = asyncio.Event(), asyncio.Event()
 
-    async def stubborn(*_: Any, **__: Any) -> Decision:
+    async def stubborn(ctx: AttemptContext) -> None:
         entered.set()
         try:
             await asyncio.Event().wait()
@@ -100,7 +100,7 @@ def with_generation(body: dict[str, Any], generation: int, clusters: list[str]) 
 
 
 def test_bindings_placed_on_a_removed_cluster_are_scheduled_again() -> None:
-    scheduler = make_scheduler(decider=None)
+    scheduler = make_scheduler()
     scheduler.ctx.clusters.upsert(parse_cluster(cluster("m2")))
     body = binding(replicas=1, placement=placement())
     scheduler.on_binding(with_generation(body, 1, ["m1"]))
@@ -114,7 +114,7 @@ def test_bindings_placed_on_a_removed_cluster_are_scheduled_again() -> None:
 
 def test_our_own_write_onto_a_cluster_removed_since_is_scheduled_again() -> None:
     """The removal reached us first (a relist after a watch gap), then the event of our own earlier write."""
-    scheduler = make_scheduler(decider=None)
+    scheduler = make_scheduler()
     body = binding(replicas=1, placement=placement())
     scheduler.on_binding(with_generation(body, 1, []))
     queued(scheduler)
@@ -146,10 +146,9 @@ async def test_a_409_on_the_spec_write_requeues_the_key_without_backoff_as_soon_
     """Karmada's handleErr for a conflict is an immediate requeue; ours waits only for the write that beat ours to
     reach the cache. So the key is never in backoff, and the first newer version (here a status change by someone
     else, which changes no generation and so enqueues nothing by itself) puts it in the active queue at once."""
-    scheduler = make_scheduler(decider=None)
+    scheduler = make_scheduler()
     client = ConflictingSpecWrites()
     scheduler.ctx.client = client
-    scheduler.ctx.decider = framework_decides
     body = with_generation(binding(replicas=1, placement=placement()), 1, [])
     scheduler.on_binding(body)
     info = scheduler.queue.pop_nowait()
@@ -169,7 +168,7 @@ async def test_a_409_on_the_spec_write_requeues_the_key_without_backoff_as_soon_
 
 
 def test_a_workload_turning_healthy_on_a_cluster_releases_its_assumption_there_and_a_deletion_all() -> None:
-    scheduler = make_scheduler(decider=None)
+    scheduler = make_scheduler()
     body = binding(replicas=4, requests={"cpu": "1"}, placement=placement())
     scheduler.on_binding(body)
     assumptions = scheduler.ctx.assumptions

@@ -15,19 +15,17 @@ from typing import Any
 
 import pytest
 
-from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.kube.errors import ServerError
-from binding_scheduler.model import Binding, parse_cluster
+from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling import runtime
-from binding_scheduler.scheduling.framework import CycleState, Framework
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import Decider, PassContext, PassSettings, Phase, framework_decides
+from binding_scheduler.scheduling.passes import PassContext, PassSettings, Phase
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import DrainReport, Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
+from tests.pass_plugins import During, plugins_with
 from tests.scheduling.test_drain import HeldWrites
 from tests.scheduling.test_drain import make_scheduler as make_drain_scheduler
 from tests.scheduling.test_intake import Events, events_counted, queued
@@ -48,15 +46,14 @@ def labelled(name: str = "web", *, generation: int = 1, version: str = "1") -> d
     return body
 
 
-def fleet_scheduler(client: Any, *clusters: dict[str, Any], decider: Decider = framework_decides,
+def fleet_scheduler(client: Any, *clusters: dict[str, Any], during: During | None = None,
                     workers: int = 1) -> Scheduler:
     fleet = ClusterStore()
     for body in clusters:
         fleet.upsert(parse_cluster(body))
     metrics = SchedulerMetrics()
-    ctx = PassContext(client=client, events=Events(), bindings=BindingStore(), clusters=fleet, metrics=metrics,
-                      decider=decider)
-    return Scheduler(ctx, PassSettings(scheduler_name="default-scheduler", plugins=build_plugins()),
+    ctx = PassContext(client=client, events=Events(), bindings=BindingStore(), clusters=fleet, metrics=metrics)
+    return Scheduler(ctx, PassSettings(scheduler_name="default-scheduler", plugins=plugins_with(during)),
                      queue=SchedulingQueue(), metrics=metrics, workers=workers)
 
 
@@ -107,11 +104,10 @@ async def test_a_pass_after_a_failed_one_logs_that_it_is_the_second_try(caplog: 
 async def test_a_pass_refused_at_its_commit_point_after_the_stop_names_its_binding_in_the_refusal() -> None:
     entered = asyncio.Event()
 
-    async def swallowing(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
+    async def swallowing(ctx: AttemptContext) -> None:
         entered.set()
         with contextlib.suppress(asyncio.CancelledError):  # a plugin that swallows its cancellation, decides anyway
             await asyncio.Event().wait()
-        return await framework.decide(binding, snapshot, state)
 
     client = HeldWrites(held=False)
     scheduler = make_drain_scheduler(client, swallowing)
@@ -225,12 +221,11 @@ async def test_a_stop_asked_as_one_pass_ends_still_cancels_the_passes_deciding_a
     entered: dict[str, asyncio.Event] = {"default/a": asyncio.Event(), "default/b": asyncio.Event()}
     go = asyncio.Event()
 
-    async def deciding(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
-        entered[binding.key].set()
-        await (go if binding.key == "default/a" else asyncio.Event()).wait()
-        return await framework.decide(binding, snapshot, state)
+    async def deciding(ctx: AttemptContext) -> None:
+        entered[ctx.binding.key].set()
+        await (go if ctx.binding.key == "default/a" else asyncio.Event()).wait()
 
-    scheduler = fleet_scheduler(Client(), cluster("m1"), decider=deciding, workers=2)
+    scheduler = fleet_scheduler(Client(), cluster("m1"), during=deciding, workers=2)
     scheduler.on_binding(labelled("a"))
     scheduler.on_binding(labelled("b"))
     scheduler.start()
@@ -274,15 +269,15 @@ async def test_passes_that_ignore_their_cancellation_are_named_in_one_error_line
     entered: dict[str, asyncio.Event] = {"default/a": asyncio.Event(), "default/b": asyncio.Event()}
     finish = asyncio.Event()
 
-    async def stubborn(framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
-        entered[binding.key].set()
+    async def stubborn(ctx: AttemptContext) -> None:
+        entered[ctx.binding.key].set()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
             await finish.wait()  # ignores its cancellation until the test lets it go
         raise asyncio.CancelledError
 
-    scheduler = fleet_scheduler(Client(), cluster("m1"), decider=stubborn, workers=2)
+    scheduler = fleet_scheduler(Client(), cluster("m1"), during=stubborn, workers=2)
     scheduler.on_binding(labelled("b"))
     scheduler.on_binding(labelled("a"))
     scheduler.start()

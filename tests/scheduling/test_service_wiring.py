@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation import AccurateEstimator
@@ -25,9 +27,9 @@ from binding_scheduler.model.config import (
     SchedulerConfig,
 )
 from binding_scheduler.scheduling.metrics import MetricsHook, SchedulerMetrics
-from binding_scheduler.scheduling.passes import framework_decides
 from binding_scheduler.scheduling.service import LEASE_BURST, LEASE_QPS, SchedulerService
 from tests.builders import binding, placement
+from tests.pass_plugins import AtEstimate
 
 SERVICE = "binding_scheduler.scheduling.service"
 ELECTION = LeaderElectionConfig(lease_name="sched", lease_namespace="ops", lease_duration=30.0, renew_deadline=20.0,
@@ -38,14 +40,9 @@ CONFIG = SchedulerConfig(
 )
 
 
-async def decide_nothing(*_: object) -> None:
-    raise AssertionError("no pass runs here")
-
-
 @pytest.fixture
 async def service() -> AsyncIterator[SchedulerService]:
-    built = SchedulerService(Connection(server="http://127.0.0.1:9"), CONFIG, identity="pod-a_1",
-                             decider=decide_nothing)  # type: ignore[arg-type]
+    built = SchedulerService(Connection(server="http://127.0.0.1:9"), CONFIG, identity="pod-a_1")
     try:
         yield built
     finally:
@@ -111,21 +108,33 @@ def test_events_are_posted_in_the_background_by_the_scheduler_name_through_the_a
     assert service.context.events is service.background_events
 
 
-def test_the_passes_share_the_client_metrics_queue_and_decider_given(service: SchedulerService) -> None:
+def test_the_passes_share_the_client_metrics_and_queue(service: SchedulerService) -> None:
     assert service.context.client is service.client
     assert service.context.metrics is service.metrics is service.scheduler.metrics
     assert service.scheduler.queue is service.queue
-    assert service.context.decider is decide_nothing
 
 
-async def test_without_a_decider_the_passes_use_the_framework_and_the_metrics_are_the_services_own() -> None:
+async def test_the_metrics_given_are_used_and_without_them_the_service_has_its_own() -> None:
     metrics = SchedulerMetrics()
     given = await offline(SchedulerConfig(), metrics=metrics)
     own = await offline(SchedulerConfig())
 
     assert given.metrics is metrics
     assert isinstance(own.metrics, SchedulerMetrics) and own.metrics is not metrics
-    assert own.context.decider is framework_decides
+
+
+async def test_plugins_given_in_code_run_in_the_passes_when_the_configuration_enables_them() -> None:
+    async def nothing(ctx: AttemptContext) -> None:
+        return None
+
+    plugin = AtEstimate(nothing)
+
+    enabled = await offline(SchedulerConfig(), plugins=[plugin])
+    left_out = await offline(replace(SchedulerConfig(), plugins=("*", "-TestAtEstimate")), plugins=[plugin])
+
+    assert enabled.scheduler.settings.plugins.estimators == (plugin,)
+    assert left_out.scheduler.settings.plugins.estimators == ()
+    assert left_out.scheduler.settings.plugins.unknown == ()
 
 
 def test_the_health_servers_listen_where_configured_and_answer_ready_from_the_probe(

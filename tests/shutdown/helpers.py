@@ -1,46 +1,47 @@
-"""Shared pieces of the shutdown tests: a decider that holds passes (the port of Karmada's mockAlgorithm), and
-estimator stubs served from their own thread."""
+"""Shared pieces of the shutdown tests: a plugin that holds passes where an estimator call would hold them (the
+port of Karmada's mockAlgorithm), and estimator stubs served from their own thread."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.algorithm.plugins import AttemptContext, EstimatePlugin
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
-from binding_scheduler.model import Binding
-from binding_scheduler.scheduling.framework import CycleState, Framework
+from binding_scheduler.model import Cluster
 
 
-class HeldDecider:
-    """Every pass enters, is counted, and waits until `release()`; a cancelled wait is recorded."""
+class HeldPasses(EstimatePlugin):
+    """An Estimate plugin: every pass enters, is counted, and waits until `release()`; a cancelled wait is
+    recorded. Installed with `OperatorThread(..., plugins=[held])`."""
+
+    name = "TestHeldPasses"
 
     def __init__(self) -> None:
         self.entered: list[str] = []
         self.cancelled: list[str] = []
-        self.finished: list[str] = []
         self._changed = threading.Condition()
         self._release: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def __call__(self, framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
+    async def estimate(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        await self.hold(ctx.binding.key)
+        return {}
+
+    async def hold(self, key: str) -> None:
         if self._release is None:
             self._release, self._loop = asyncio.Event(), asyncio.get_running_loop()
-        self._note(self.entered, binding.key)
+        self._note(self.entered, key)
         try:
             await self._release.wait()
         except asyncio.CancelledError:
-            self._note(self.cancelled, binding.key)
+            self._note(self.cancelled, key)
             raise
-        decision = await framework.decide(binding, snapshot, state)
-        self._note(self.finished, binding.key)
-        return decision
 
     def _note(self, where: list[str], key: str) -> None:
         with self._changed:

@@ -3,13 +3,12 @@ and a stale decision loses to a newer one whoever sends it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.algorithm.plugins import AttemptContext, EstimatePlugin
 from binding_scheduler.devcluster import DevCluster
-from binding_scheduler.model import Binding
-from binding_scheduler.scheduling.framework import CycleState, Framework
+from binding_scheduler.model import Cluster
 from tests.operator.harness import (
     OperatorThread,
     apply,
@@ -21,7 +20,7 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.shutdown.helpers import HeldDecider, binding_writes, lease_held_elsewhere, writes_after
+from tests.shutdown.helpers import HeldPasses, binding_writes, lease_held_elsewhere, writes_after
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 LEASE = r"/leases/karmada-scheduler$"
@@ -29,9 +28,9 @@ LEASE = r"/leases/karmada-scheduler$"
 
 def test_losing_the_lease_mid_pass_stops_every_write_and_exits_non_zero(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web"))
-    decider = HeldDecider()
-    operator = OperatorThread(api, config_file, decider=decider).start()
-    decider.wait_entered()
+    held = HeldPasses()
+    operator = OperatorThread(api, config_file, plugins=[held]).start()
+    held.wait_entered()
 
     api.faults.add(method="PUT", path=LEASE, status=500)
     wait_until(lambda: not operator.alive, timeout=30, what="the operator to exit after losing the lease")
@@ -39,7 +38,7 @@ def test_losing_the_lease_mid_pass_stops_every_write_and_exits_non_zero(api: Dev
     assert operator.exit_code == 1
     service = operator.app.service
     assert service is not None and service.lost_at is not None
-    assert decider.cancelled == ["default/web"]
+    assert held.cancelled == ["default/web"]
     assert writes_after(api, service.lost_at) == []
     assert binding_writes(api, "web") == []
 
@@ -66,9 +65,9 @@ def test_a_rolling_restart_hands_over_and_the_successor_schedules_everything(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), *(binding_doc(f"web-{i}") for i in range(4)))
-    decider = HeldDecider()
-    old = OperatorThread(api, config_file, identity="old", decider=decider).start()
-    decider.wait_entered()
+    held = HeldPasses()
+    old = OperatorThread(api, config_file, identity="old", plugins=[held]).start()
+    held.wait_entered()
     new = OperatorThread(api, config_file, identity="new").start(wait_leading=False)
 
     assert old.stop() == 0
@@ -81,33 +80,34 @@ def test_a_rolling_restart_hands_over_and_the_successor_schedules_everything(
     assert lease is not None
     assert lease["spec"]["holderIdentity"] == ""
     assert lease["spec"]["leaseTransitions"] >= 1
-    assert decider.cancelled == ["default/web-0"]
+    assert held.cancelled == ["default/web-0"]
     for i in range(4):
         body = scheduled(api, f"web-{i}")
         assert body is not None and body["spec"]["clusters"] == [{"name": "m1", "replicas": 1}]
 
 
-class StaleDecider:
-    """Decides at once from the snapshot it is given, then holds the decision until released: an old
-    instance whose write arrives late."""
+class StalePass(EstimatePlugin):
+    """The first pass decides from the snapshot it started with, and is held before its commit point until
+    released: an old instance whose write arrives late (the snapshot of a pass never changes)."""
+
+    name = "TestStalePass"
 
     def __init__(self) -> None:
-        self.held = HeldDecider()
+        self.held = HeldPasses()
 
-    async def __call__(self, framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
-        decision = await framework.decide(binding, snapshot, state)
+    async def estimate(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         if not self.held.entered:
-            await self.held(framework, binding, snapshot, state)
-        return decision
+            await self.held.hold(ctx.binding.key)
+        return {}
 
 
 def test_a_stale_decision_arriving_after_a_newer_one_is_refused_and_the_newer_one_stays(
     api: DevCluster, tmp_path: Path
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=3, placement=DUPLICATED))
-    stale = StaleDecider()
+    stale = StalePass()
     old_config = write_config(tmp_path / "old.yaml", config_spec(leaderElection={"leaseName": "old-scheduler"}))
-    old = OperatorThread(api, old_config, identity="old", decider=stale).start()
+    old = OperatorThread(api, old_config, identity="old", plugins=[stale]).start()
     stale.held.wait_entered()
 
     apply(api, cluster_doc("m2"))

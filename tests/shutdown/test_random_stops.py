@@ -7,13 +7,12 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.algorithm.walk import Decision
+from binding_scheduler.algorithm.plugins import AttemptContext, EstimatePlugin
 from binding_scheduler.devcluster import DevCluster
-from binding_scheduler.model import Binding
-from binding_scheduler.scheduling.framework import CycleState, Framework
+from binding_scheduler.model import Cluster
 from tests.operator.harness import (
     OperatorThread,
     apply,
@@ -32,15 +31,17 @@ DIVIDED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDiv
                                  "weightPreference": {"dynamicWeight": "AvailableReplicas"}}}
 
 
-class SlowDecider:
+class SlowPasses(EstimatePlugin):
     """The real algorithm behind a random estimator-like latency, so stops land in every phase."""
+
+    name = "TestSlowPasses"
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
 
-    async def __call__(self, framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
+    async def estimate(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         await asyncio.sleep(self.rng.uniform(0, 0.05))
-        return await framework.decide(binding, snapshot, state)
+        return {}
 
 
 def consistent(api: DevCluster, name: str) -> bool:
@@ -69,7 +70,7 @@ def test_fifty_random_stop_points(api: DevCluster, tmp_path: Path) -> None:
         for i in rng.sample(range(BINDINGS), 3):
             scale = {"spec": {"replicas": rng.randint(1, 30)}}
             api.store.patch("resourcebindings", f"web-{i}", scale, namespace="default")
-        operator = OperatorThread(api, config, identity=f"instance-{round_}", decider=SlowDecider(rng)).start()
+        operator = OperatorThread(api, config, identity=f"instance-{round_}", plugins=[SlowPasses(rng)]).start()
         time.sleep(rng.uniform(0, 0.3))
         assert operator.stop() == 0
         service = operator.app.service

@@ -21,7 +21,7 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.shutdown.helpers import HeldDecider, binding_writes, stubs_in_thread, writes_after
+from tests.shutdown.helpers import HeldPasses, binding_writes, stubs_in_thread, writes_after
 
 
 def report_of(operator: OperatorThread) -> tuple[int, int, int]:
@@ -42,13 +42,13 @@ def test_a_pass_held_in_the_algorithm_is_cancelled_and_nothing_is_written_after_
 ) -> None:
     placement = {"clusterAffinity": {"clusterNames": ["cluster1"]}}
     apply(api, cluster_doc("cluster1"), binding_doc("test-binding", placement=placement))
-    decider = HeldDecider()
-    operator = OperatorThread(api, config_file, decider=decider).start()
-    decider.wait_entered()
+    held = HeldPasses()
+    operator = OperatorThread(api, config_file, plugins=[held]).start()
+    held.wait_entered()
 
     assert operator.stop() == 0
 
-    assert decider.cancelled == ["default/test-binding"]
+    assert held.cancelled == ["default/test-binding"]
     assert report_of(operator) == (1, 0, 0)
     assert writes_after(api, finished_at(operator)) == []
     assert binding_writes(api, "test-binding") == []
@@ -135,13 +135,13 @@ def test_a_pass_held_between_its_spec_and_status_writes_is_drained(api: DevClust
 
 def test_thirty_two_passes_in_flight_are_all_cancelled(api: DevCluster, tmp_path: Path) -> None:
     apply(api, cluster_doc("m1"), *(binding_doc(f"web-{i}") for i in range(32)))
-    decider = HeldDecider()
-    operator = OperatorThread(api, write_config(tmp_path / "c.yaml", config_spec(workers=32)), decider=decider).start()
-    decider.wait_entered(32)
+    held = HeldPasses()
+    operator = OperatorThread(api, write_config(tmp_path / "c.yaml", config_spec(workers=32)), plugins=[held]).start()
+    held.wait_entered(32)
 
     assert operator.stop() == 0
 
-    assert sorted(decider.cancelled) == sorted(f"default/web-{i}" for i in range(32))
+    assert sorted(held.cancelled) == sorted(f"default/web-{i}" for i in range(32))
     assert report_of(operator) == (32, 0, 0)
     assert writes_after(api, finished_at(operator)) == []
     assert [w for i in range(32) for w in binding_writes(api, f"web-{i}")] == []

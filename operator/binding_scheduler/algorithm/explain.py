@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..model import Cluster, TargetCluster
 from .candidates import ClusterDetail
-from .plugins import FilterContext
+from .plugins import AttemptContext
 from .registry import PluginSet
 
 
@@ -31,7 +31,7 @@ class ClusterVerdicts:
         return not self.cluster.deleting and all(reason is None for _, reason in self.filters)
 
 
-def all_filter_verdicts(ctx: FilterContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, str | None]]:
+def all_filter_verdicts(ctx: AttemptContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, str | None]]:
     """Run every filter (no short circuit); a plugin that raises is reported with its error."""
     verdicts: list[tuple[str, str | None]] = []
     for plugin in plugins.filters:
@@ -42,7 +42,7 @@ def all_filter_verdicts(ctx: FilterContext, plugins: PluginSet, cluster: Cluster
     return verdicts
 
 
-def all_scores(ctx: FilterContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, int | str]]:
+def all_scores(ctx: AttemptContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, int | str]]:
     """Every score; a plugin that raises is reported with its error (the pass itself fails on it)."""
     scores: list[tuple[str, int | str]] = []
     for plugin in plugins.scores:
@@ -53,7 +53,7 @@ def all_scores(ctx: FilterContext, plugins: PluginSet, cluster: Cluster) -> list
     return scores
 
 
-def cluster_verdicts(ctx: FilterContext, plugins: PluginSet) -> list[ClusterVerdicts]:
+def cluster_verdicts(ctx: AttemptContext, plugins: PluginSet) -> list[ClusterVerdicts]:
     """Verdicts for every cluster of the snapshot, in name order."""
     verdicts = []
     for cluster in sorted(ctx.snapshot.clusters, key=lambda c: c.name):

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from ..model import Cluster
 from .affinity import cluster_matches
-from .plugins import FilterContext
+from .plugins import AttemptContext, BatchFilter, BatchScore, FilterPlugin, ScorePlugin
 
 API_REASON = "cluster(s) did not have the API resource"
 AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
@@ -25,20 +25,20 @@ SPREAD_REASONS: Mapping[str, str] = MappingProxyType({
 })
 
 
-class APIEnablement:
+class APIEnablement(FilterPlugin, BatchFilter):
     """The cluster serves the resource's group/version and kind (already-targeted clusters pass).
 
     `pkg/scheduler/framework/plugins/apienablement/api_enablement.go: APIEnablement.Filter`."""
 
     name = "APIEnablement"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         if cluster.name in ctx.targets:
             return None
         resource = ctx.binding.resource
         return None if cluster.api_enabled(resource.api_version, resource.kind) else API_REASON
 
-    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         resource = ctx.binding.resource
         enabled = ctx.snapshot.api_index.get((resource.api_version, resource.kind), frozenset())
         return {
@@ -46,14 +46,14 @@ class APIEnablement:
         }
 
 
-class TaintToleration:
+class TaintToleration(FilterPlugin, BatchFilter):
     """The first NoSchedule/NoExecute taint no placement toleration tolerates fails the cluster.
 
     `pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go: TaintToleration.Filter`."""
 
     name = "TaintToleration"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         if cluster.name in ctx.targets:
             return None
         placement = ctx.binding.placement
@@ -65,7 +65,7 @@ class TaintToleration:
                 return f"cluster(s) had untolerated taint {{{taint}}}"
         return None
 
-    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         tainted = ctx.snapshot.hard_tainted
         failures: dict[str, str] = {}
         for cluster in clusters:
@@ -74,45 +74,45 @@ class TaintToleration:
         return failures
 
 
-class ClusterAffinityFilter:
+class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchFilter, BatchScore):
     """The cluster matches clusterAffinity, or the observed term's affinity or overflow affinities.
 
     `pkg/scheduler/framework/plugins/clusteraffinity/cluster_affinity.go: ClusterAffinity.Filter`."""
 
     name = "ClusterAffinity"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         if not ctx.affinities:
             return None
         return None if any(ctx.snapshot.matches(cluster, a) for a in ctx.affinities) else AFFINITY_REASON
 
-    def score(self, ctx: FilterContext, cluster: Cluster) -> int:
+    def score(self, ctx: AttemptContext, cluster: Cluster) -> int:
         return 0
 
-    def score_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+    def score_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         return {}
 
-    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         if not ctx.affinities:
             return {}
         matching = ctx.snapshot.memo(("affinity", ctx.affinities), lambda: self._matching(ctx))
         return {c.name: AFFINITY_REASON for c in clusters if c.name not in matching}
 
     @staticmethod
-    def _matching(ctx: FilterContext) -> frozenset[str]:
+    def _matching(ctx: AttemptContext) -> frozenset[str]:
         return frozenset(
             c.name for c in ctx.snapshot.clusters if any(cluster_matches(c, a) for a in ctx.affinities)
         )
 
 
-class SpreadConstraintFilter:
+class SpreadConstraintFilter(FilterPlugin, BatchFilter):
     """A spread by provider, region or zone needs the cluster to have that property.
 
     `pkg/scheduler/framework/plugins/spreadconstraint/spread_constraint.go: SpreadConstraint.Filter`."""
 
     name = "SpreadConstraint"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         placement = ctx.binding.placement
         if placement is None:
             return None
@@ -122,7 +122,7 @@ class SpreadConstraintFilter:
                 return SPREAD_REASONS[field]
         return None
 
-    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         placement = ctx.binding.placement
         if placement is None:
             return {}
@@ -140,17 +140,17 @@ class SpreadConstraintFilter:
         return failures
 
 
-class ClusterEviction:
+class ClusterEviction(FilterPlugin, BatchFilter):
     """A cluster the binding is being evicted from is not a candidate (targeted or not).
 
     `pkg/scheduler/framework/plugins/clustereviction/cluster_eviction.go: ClusterEviction.Filter`."""
 
     name = "ClusterEviction"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         return EVICTION_REASON if cluster.name in ctx.binding.eviction_clusters else None
 
-    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         evicted = ctx.binding.eviction_clusters
         if not evicted:
             return {}

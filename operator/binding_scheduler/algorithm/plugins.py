@@ -1,11 +1,11 @@
-"""What a scheduling plugin is, and the per-pass context plugins see.
+"""What a scheduling plugin is, and what the framework hands it.
 
 A plugin is a small object with a `name` and one method per extension point of the framework it implements
 (see `scheduling.framework`): Filter, Score, Estimate, Select, Assign, Reserve (with Unreserve) and Bind:
 
     class OnlyEurope:
         name = "OnlyEurope"
-        def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+        def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
             return None if cluster.region.startswith("eu-") else "cluster(s) are outside Europe"
 
 `filter` returns None when the cluster passes and the unschedulable reason otherwise; `score` returns an
@@ -14,17 +14,23 @@ merged with the estimators' answers by minimum (-1: no answer for that cluster);
 Karmada's spread selection / replica assignment (one plugin each at most); `reserve` / `unreserve` are told
 of a decision before its writes and when they did not land; `bound` once they landed. In-tree plugins may also
 offer `filter_many` / `score_many`, which answer for many clusters at once from the snapshot's indexes (same
-verdicts, faster).
+verdicts, faster). Raising `SchedulingError` is a plugin's way to fail the attempt with its own message; any
+other exception is a bug in it. Either way the binding's condition names the plugin.
+
+Every decide-time point gets the same `AttemptContext`: one attempt of one binding (the affinity term under
+trial set in its status) over one snapshot, and the pass's `CycleState`, whose `data` is the plugins' scratch
+space for the pass (what a Filter computed, a Score may read).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..model import Binding, Cluster, ClusterAffinity, TargetCluster
 from .candidates import ClusterDetail
+from .general_estimator import AssumedLoad
 from .snapshot import Snapshot
 
 
@@ -54,25 +60,45 @@ class WorkloadGroups(Protocol):
         """Every ResourceBinding whose stored `antiAffinityGroup` is `group`, in any namespace."""
 
 
+@dataclass(slots=True)
+class CycleState:
+    """What one pass learns on its way through the framework (kube-scheduler's CycleState): the assumptions it
+    estimated with and their versions per cluster (which Reserve checks), and `data`, the plugins' scratch space
+    for the pass (key it by the plugin's name)."""
+
+    assumed: Mapping[str, AssumedLoad] = field(default_factory=dict)
+    versions: Mapping[str, int] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
-class FilterContext:
-    """The binding being scheduled (with the affinity term under trial set in its status) and the snapshot, and
-    the workload groups view (None unless gate `WorkloadAffinity` is on)."""
+class AttemptContext:
+    """What every plugin of one attempt sees: the binding being scheduled (with the affinity term under trial set
+    in its status), the snapshot, the target names and affinities derived from the binding once, the workload
+    groups view (None unless gate `WorkloadAffinity` is on) and the pass's cycle state."""
 
     binding: Binding
     snapshot: Snapshot
     targets: frozenset[str]
     affinities: tuple[ClusterAffinity, ...]
     workload_groups: WorkloadGroups | None = None
+    state: CycleState = field(default_factory=CycleState)
 
     @classmethod
-    def of(cls, binding: Binding, snapshot: Snapshot, workload_groups: WorkloadGroups | None = None) -> FilterContext:
+    def of(
+        cls,
+        binding: Binding,
+        snapshot: Snapshot,
+        workload_groups: WorkloadGroups | None = None,
+        state: CycleState | None = None,
+    ) -> AttemptContext:
         return cls(
             binding=binding,
             snapshot=snapshot,
             targets=binding.target_names,
             affinities=collect_affinities(binding),
             workload_groups=workload_groups,
+            state=state if state is not None else CycleState(),
         )
 
 
@@ -95,25 +121,25 @@ def collect_affinities(binding: Binding) -> tuple[ClusterAffinity, ...]:
 class FilterPlugin(Protocol):
     name: str
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None: ...
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None: ...
 
 
 @runtime_checkable
 class ScorePlugin(Protocol):
     name: str
 
-    def score(self, ctx: FilterContext, cluster: Cluster) -> int: ...
+    def score(self, ctx: AttemptContext, cluster: Cluster) -> int: ...
 
 
 @runtime_checkable
 class BatchFilter(Protocol):
-    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         """The failing clusters among `clusters`, by name, with their reasons."""
 
 
 @runtime_checkable
 class BatchScore(Protocol):
-    def score_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+    def score_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         """The non-zero scores among `clusters`, by name."""
 
 
@@ -121,7 +147,7 @@ class BatchScore(Protocol):
 class EstimatePlugin(Protocol):
     name: str
 
-    async def estimate(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+    async def estimate(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         """Replicas each cluster still takes (-1 or absent: no answer); merged with the others by minimum."""
 
 
@@ -129,7 +155,7 @@ class EstimatePlugin(Protocol):
 class SelectPlugin(Protocol):
     name: str
 
-    def select(self, ctx: FilterContext, candidates: Sequence[ClusterDetail], need: int) -> Sequence[ClusterDetail]:
+    def select(self, ctx: AttemptContext, candidates: Sequence[ClusterDetail], need: int) -> Sequence[ClusterDetail]:
         """The clusters to place on, among the scored and estimated candidates (raise SchedulingError to fail)."""
 
 
@@ -137,7 +163,7 @@ class SelectPlugin(Protocol):
 class AssignPlugin(Protocol):
     name: str
 
-    def assign(self, ctx: FilterContext, selected: Sequence[ClusterDetail]) -> Sequence[TargetCluster]:
+    def assign(self, ctx: AttemptContext, selected: Sequence[ClusterDetail]) -> Sequence[TargetCluster]:
         """The replicas per selected cluster (raise SchedulingError to fail)."""
 
 

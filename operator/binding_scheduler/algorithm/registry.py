@@ -15,11 +15,11 @@ from .filters import APIEnablement, ClusterAffinityFilter, ClusterEviction, Spre
 from .plugins import (
     EXTENSION_METHODS,
     AssignPlugin,
+    AttemptContext,
     BatchFilter,
     BatchScore,
     BindPlugin,
     EstimatePlugin,
-    FilterContext,
     FilterPlugin,
     PluginError,
     ReservePlugin,
@@ -29,11 +29,15 @@ from .plugins import (
 from .scores import ClusterLocality
 from .workload_affinity import WorkloadAffinityFilter, WorkloadAntiAffinityFilter
 
+InTreePlugin = FilterPlugin | ScorePlugin
+"""Karmada's in-tree plugins filter, score, or both; each class declares the Protocols it implements, so the
+type checker holds it to their signatures (Karmada asserts `var _ framework.FilterPlugin = &APIEnablement{}`)."""
 
-def in_tree_plugins(*, workload_affinity: bool = False) -> list[object]:
+
+def in_tree_plugins(*, workload_affinity: bool = False) -> list[InTreePlugin]:
     """Karmada's in-tree plugins, in the fixed order their filters run; with gate `WorkloadAffinity`, also its
     two filters (Karmada registers them only then)."""
-    plugins: list[object] = [
+    plugins: list[InTreePlugin] = [
         APIEnablement(),
         TaintToleration(),
         ClusterAffinityFilter(),
@@ -46,15 +50,15 @@ def in_tree_plugins(*, workload_affinity: bool = False) -> list[object]:
     return plugins
 
 
-FilterRunner = Callable[[FilterContext, Sequence[Cluster]], Mapping[str, str]]
-ScoreRunner = Callable[[FilterContext, Sequence[Cluster]], Mapping[str, int]]
+FilterRunner = Callable[[AttemptContext, Sequence[Cluster]], Mapping[str, str]]
+ScoreRunner = Callable[[AttemptContext, Sequence[Cluster]], Mapping[str, int]]
 
 
 def _filter_runner(plugin: FilterPlugin) -> FilterRunner:
     if isinstance(plugin, BatchFilter):
         return plugin.filter_many
 
-    def run(ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def run(ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         return {c.name: reason for c in clusters if (reason := plugin.filter(ctx, c)) is not None}
 
     return run
@@ -64,7 +68,7 @@ def _score_runner(plugin: ScorePlugin) -> ScoreRunner:
     if isinstance(plugin, BatchScore):
         return plugin.score_many
 
-    def run(ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+    def run(ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         return {c.name: plugin.score(ctx, c) for c in clusters}
 
     return run

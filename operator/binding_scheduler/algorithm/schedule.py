@@ -18,7 +18,7 @@ from .errors import SchedulingError, no_checkpoint
 from .estimates import merge_estimates
 from .general_estimator import AssumedWorkload, estimate_component_sets, estimate_replicas
 from .multi_template import multi_template_applicable
-from .plugins import FilterContext
+from .plugins import AttemptContext
 from .snapshot import Snapshot
 from .spread import select_best_clusters
 from .static_weight import rule_weights
@@ -43,7 +43,7 @@ class Candidates:
     """The clusters that passed every filter, scored, in snapshot order; estimates not yet applied."""
 
     binding: Binding
-    context: FilterContext
+    context: AttemptContext
     details: list[ClusterDetail]
     diagnosis: dict[str, str] = field(default_factory=dict)
 
@@ -94,7 +94,7 @@ def _has_overflow_tiers(binding: Binding) -> bool:
 
 
 def candidates_of(
-    binding: Binding, ctx: FilterContext, feasible: Sequence[Cluster], scores: Mapping[str, int],
+    binding: Binding, ctx: AttemptContext, feasible: Sequence[Cluster], scores: Mapping[str, int],
     diagnosis: dict[str, str],
 ) -> Candidates:
     """The feasible clusters as candidates: their scores, and for a ClusterAffinities term with overflow

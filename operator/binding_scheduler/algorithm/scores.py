@@ -9,20 +9,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..model import Cluster
-from .plugins import FilterContext
+from .plugins import AttemptContext, BatchScore, ScorePlugin
 
 MAX_CLUSTER_SCORE = 100
 
 
-class ClusterLocality:
+class ClusterLocality(ScorePlugin, BatchScore):
     """100 for a cluster the binding already targets: stickiness to current placements."""
 
     name = "ClusterLocality"
 
-    def score(self, ctx: FilterContext, cluster: Cluster) -> int:
+    def score(self, ctx: AttemptContext, cluster: Cluster) -> int:
         return MAX_CLUSTER_SCORE if cluster.name in ctx.targets else 0
 
-    def score_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+    def score_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         if not ctx.targets:
             return {}
         return {c.name: MAX_CLUSTER_SCORE for c in clusters if c.name in ctx.targets}

@@ -7,7 +7,7 @@
 - `pkg/scheduler/framework/plugins/workloadantiaffinity/workload_anti_affinity.go: WorkloadAntiAffinity`
   (its `FilterWithContext`, with `obeyAntiAffinityGroup`).
 
-Both read the group members from `FilterContext.workload_groups` (the scheduling layer keeps that view) and, as
+Both read the group members from `AttemptContext.workload_groups` (the scheduling layer keeps that view) and, as
 Karmada's, let every cluster the binding already targets pass, so they never take a placement away. A binding is
 recognised as itself only by Karmada's generated name (`pkg/util/names/names.go: GenerateBindingName`): a member
 named `<resource name>-<kind>` (lower case, `:` written `.`) is skipped, whatever the binding's own name.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ..model import Cluster
-from .plugins import FilterContext, GroupMember
+from .plugins import AttemptContext, BatchFilter, FilterPlugin, GroupMember
 
 AFFINITY_REASON = "ResourceBinding with the same affinity group does not target this cluster"
 ANTI_AFFINITY_REASON = "cluster already has workload with the same anti-affinity group"
@@ -31,16 +31,16 @@ def generated_binding_name(kind: str, name: str) -> str:
     return f"{name.replace(':', '.')}-{kind}".lower()
 
 
-class WorkloadAffinityFilter:
+class WorkloadAffinityFilter(FilterPlugin, BatchFilter):
     """A cluster must be targeted by every other member of the binding's affinity group that targets any; the
     first member of a group goes anywhere."""
 
     name = "WorkloadAffinity"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         return self.filter_many(ctx, (cluster,)).get(cluster.name)
 
-    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         group = ctx.binding.affinity_group
         pending = [c.name for c in clusters if c.name not in ctx.targets] if group else []
         if not pending:
@@ -59,15 +59,15 @@ class WorkloadAffinityFilter:
                          lambda member, name: name not in member.clusters, AFFINITY_REASON)
 
 
-class WorkloadAntiAffinityFilter:
+class WorkloadAntiAffinityFilter(FilterPlugin, BatchFilter):
     """A cluster another member of the binding's anti-affinity group targets is not a candidate."""
 
     name = "WorkloadAntiAffinity"
 
-    def filter(self, ctx: FilterContext, cluster: Cluster) -> str | None:
+    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         return self.filter_many(ctx, (cluster,)).get(cluster.name)
 
-    def filter_many(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         group = ctx.binding.anti_affinity_group
         pending = [c.name for c in clusters if c.name not in ctx.targets] if group else []
         if not pending:

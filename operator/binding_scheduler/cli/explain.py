@@ -11,7 +11,7 @@ from typing import Any
 from ..algorithm.errors import SchedulingError, condition_for
 from ..algorithm.events import clusters_text
 from ..algorithm.explain import ClusterVerdicts, cluster_verdicts, mark_result
-from ..algorithm.plugins import FilterContext, WorkloadGroups
+from ..algorithm.plugins import AttemptContext, WorkloadGroups
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
@@ -54,7 +54,7 @@ def find_binding(inputs: Inputs, reference: str) -> Binding:
 def attempt_verdicts(
     record: AttemptRecord, snapshot: Snapshot, plugins: PluginSet, groups: WorkloadGroups | None = None
 ) -> list[ClusterVerdicts]:
-    verdicts = cluster_verdicts(FilterContext.of(record.binding, snapshot, groups), plugins)
+    verdicts = cluster_verdicts(AttemptContext.of(record.binding, snapshot, groups), plugins)
     details = {d.name: d for d in record.candidates.details} if record.candidates is not None else {}
     for entry in verdicts:
         entry.detail = details.get(entry.name)

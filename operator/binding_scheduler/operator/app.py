@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
@@ -30,7 +30,6 @@ from ..model.config import (
     validity,
 )
 from ..scheduling.health import ServeError
-from ..scheduling.passes import Decider
 from ..scheduling.service import SchedulerService, ShutdownReport
 from .config_file import load_config_file
 from .options import DEFAULT_NAMESPACE, LaunchOptions
@@ -46,9 +45,10 @@ class StartError(Exception):
 
 
 class OperatorApp:
-    def __init__(self, options: LaunchOptions, *, decider: Decider | None = None) -> None:
+    def __init__(self, options: LaunchOptions, *, plugins: Sequence[object] = ()) -> None:
         self.options = options
-        self.decider = decider
+        self.plugins = tuple(plugins)
+        """Out-of-tree plugins given in code (`SchedulerService.plugins`)."""
         self.connection: Connection | None = None
         self.namespace = "default"
         self.service: SchedulerService | None = None
@@ -80,7 +80,7 @@ class OperatorApp:
                 self.connection,
                 config,
                 identity=self.options.identity,
-                decider=self.decider,
+                plugins=self.plugins,
                 config_source=self._config_source(),
             )
         except TlsFileError as error:

@@ -12,10 +12,13 @@ bind:    the fenced writes, done by the caller (`scheduling.passes`) -> `bound`,
 The walk over the affinity terms is Karmada's
 `pkg/scheduler/scheduler.go: scheduleResourceBindingWithClusterAffinities`, and one attempt its
 `pkg/scheduler/core/generic_scheduler.go: genericScheduler.Schedule`. Each extension point runs the enabled
-plugins for it (`algorithm.plugins`); Select and Assign are Karmada's own unless one plugin implements them. What
-a pass learns on the way lives in its `CycleState`, never in globals; what is memoised per snapshot lives on the
-snapshot. Hooks (`FrameworkHook`) are told how long each point and plugin took and what each attempt saw: the
-scheduler's metrics and `explain`'s record are hooks, the algorithm does not know about them.
+plugins for it (`algorithm.plugins`); Select and Assign are Karmada's own unless one plugin implements them.
+Every point goes through one runner: `_step` times the point and tells the hooks how it ended, `_call` times
+each plugin, tells the hooks, and turns its failure into the attempt's error in one shape (`plugin_failure`).
+Every decide-time plugin gets the attempt's `AttemptContext`, which carries the pass's `CycleState`: what a pass
+learns on the way lives there, never in globals; what is memoised per snapshot lives on the snapshot. Hooks
+(`FrameworkHook`) are told how long each point and plugin took and what each attempt saw: the scheduler's
+metrics and `explain`'s record are hooks, the algorithm does not know about them.
 
 Reserve and concurrent passes: with an `AssumptionCache`, the general estimator deducts the footprints other
 passes reserved, the accurate estimators are sent them, and `reserve` refuses a decision when a cluster it
@@ -26,17 +29,19 @@ the caller decides again on fresh data). So capacity is never handed out twice, 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import Protocol, TypeVar
 
 from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import FitError, SchedulingError
-from ..algorithm.general_estimator import AssumedLoad, AssumedWorkload
+from ..algorithm.general_estimator import AssumedWorkload
 from ..algorithm.multi_template import multi_template_applicable
-from ..algorithm.plugins import FilterContext, WorkloadGroups
+from ..algorithm.plugins import AttemptContext, CycleState, ReservePlugin, WorkloadGroups
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
     DEFAULT_OPTIONS,
@@ -57,6 +62,8 @@ from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequire
 from .assumptions import AssumptionCache, Footprint
 from .cpu import compute
 from .labels import PluginResult
+
+T = TypeVar("T")
 
 
 class ExtensionPoint(StrEnum):
@@ -131,16 +138,6 @@ class FrameworkHook:
         """The attempt's result or its error."""
 
 
-@dataclass(slots=True)
-class CycleState:
-    """What one pass learns on its way through the framework (kube-scheduler's CycleState): the assumptions it
-    estimated with, their versions per cluster, and a scratch space for plugins."""
-
-    assumed: Mapping[str, AssumedLoad] = field(default_factory=dict)
-    versions: Mapping[str, int] = field(default_factory=dict)
-    data: dict[str, Any] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, slots=True)
 class Reservation:
     """A decision reserved: what it assumed (to undo on Unreserve) and the plugins to tell."""
@@ -150,6 +147,38 @@ class Reservation:
     previous: Footprint | None
     """The binding's assumptions before this one (restored by Unreserve); None when nothing was assumed."""
     assumed: bool
+
+
+class _Step:
+    """How one extension point ended for one attempt (told to the hooks once, at its end)."""
+
+    __slots__ = ("result",)
+
+    def __init__(self) -> None:
+        self.result = PluginResult.SUCCESS
+
+
+_FAILURES: Mapping[ExtensionPoint, str] = MappingProxyType({
+    ExtensionPoint.FILTER: "failed to filter clusters",
+    ExtensionPoint.SCORE: "failed to prioritize clusters",
+    ExtensionPoint.ESTIMATE: "failed to estimate available replicas",
+    ExtensionPoint.SELECT: "failed to select clusters",
+    ExtensionPoint.ASSIGN: "failed to assign replicas",
+    ExtensionPoint.RESERVE: "failed to reserve the decision",
+    ExtensionPoint.UNRESERVE: "failed to unreserve the decision",
+    ExtensionPoint.BIND: "failed to tell the bind plugins",
+})
+"""What a plugin's failure at each point means for the attempt: the first words of its error (Karmada's own
+wording for the points Karmada has)."""
+
+
+def plugin_failure(point: ExtensionPoint, plugin: str, error: Exception) -> SchedulingError:
+    """A plugin's failure as the attempt's error, in one shape: a SchedulingError the plugin raised keeps its
+    kind and message behind the point's words; any other exception is the plugin's bug and says so."""
+    failure = _FAILURES[point]
+    if isinstance(error, SchedulingError):
+        return error.wrapped(failure)
+    return SchedulingError(f'{failure}: plugin "{plugin}" failed with: {error}')
 
 
 class Framework:
@@ -173,6 +202,54 @@ class Framework:
         self.assumptions = assumptions
         self.workload_groups = workload_groups
         """Which bindings are in which workload (anti-)affinity group (gate `WorkloadAffinity`), for the filters."""
+
+    # -- the runner every extension point goes through -----------------------------------------------------------
+
+    @contextmanager
+    def _step(self, point: ExtensionPoint) -> Iterator[_Step]:
+        """Time one extension point and tell the hooks how it ended: ERROR when it raised the attempt's
+        SchedulingError, else what the point set (SUCCESS unless it says UNSCHEDULABLE). A cancellation or an
+        abandoned computation is no result of the point: nothing is told."""
+        started = time.perf_counter()
+        step = _Step()
+        try:
+            yield step
+        except SchedulingError:
+            self._tell_step(point, PluginResult.ERROR, started)
+            raise
+        self._tell_step(point, step.result, started)
+
+    def _call(self, point: ExtensionPoint, plugin: str, run: Callable[[], T]) -> T:
+        """One plugin at one point: timed, the hooks told, its failure made a `plugin_failure`."""
+        started = time.perf_counter()
+        try:
+            value = run()
+        except Exception as error:
+            self._tell_plugin(plugin, point, PluginResult.ERROR, started)
+            raise plugin_failure(point, plugin, error) from error
+        self._tell_plugin(plugin, point, _plugin_result(point, value), started)
+        return value
+
+    async def _call_async(self, point: ExtensionPoint, plugin: str, run: Callable[[], Awaitable[T]]) -> T:
+        """`_call` for a plugin that awaits (Estimate): cancelled with the pass."""
+        started = time.perf_counter()
+        try:
+            value = await run()
+        except Exception as error:
+            self._tell_plugin(plugin, point, PluginResult.ERROR, started)
+            raise plugin_failure(point, plugin, error) from error
+        self._tell_plugin(plugin, point, _plugin_result(point, value), started)
+        return value
+
+    def _tell_plugin(self, plugin: str, point: ExtensionPoint, result: PluginResult, started: float) -> None:
+        seconds = time.perf_counter() - started
+        for hook in self.hooks:
+            hook.plugin(plugin, point, result, seconds)
+
+    def _tell_step(self, point: ExtensionPoint, result: PluginResult, started: float) -> None:
+        seconds = time.perf_counter() - started
+        for hook in self.hooks:
+            hook.step(point, result, seconds)
 
     # -- decide ------------------------------------------------------------------------------------------------
 
@@ -199,8 +276,9 @@ class Framework:
         SchedulingError that ends it."""
         for hook in self.hooks:
             hook.attempt_started(binding)
+        ctx = AttemptContext.of(binding, snapshot, self.workload_groups, state)
         try:
-            result = await self._attempt(binding, snapshot, state if state is not None else CycleState())
+            result = await self._attempt(ctx)
         except SchedulingError as error:
             for hook in self.hooks:
                 hook.attempt_ended(error)
@@ -209,109 +287,68 @@ class Framework:
             hook.attempt_ended(result)
         return result
 
-    async def _attempt(self, binding: Binding, snapshot: Snapshot, state: CycleState) -> list[TargetCluster]:
-        ctx = FilterContext.of(binding, snapshot, self.workload_groups)
+    async def _attempt(self, ctx: AttemptContext) -> list[TargetCluster]:
         feasible, diagnosis = self.filter_clusters(ctx)
         if not feasible:
-            raise FitError(len(snapshot), diagnosis)
+            raise FitError(len(ctx.snapshot), diagnosis)
         scores = self.score_clusters(ctx, feasible)
-        candidates = candidates_of(binding, ctx, feasible, scores, diagnosis)
-        await self._estimate(candidates, state)
+        candidates = candidates_of(ctx.binding, ctx, feasible, scores, diagnosis)
+        await self._estimate(candidates)
         return await compute(lambda checkpoint: self._select_and_assign(candidates, checkpoint),
                              self.options.cpu_limit)
 
-    def _timed(self, plugin: str, point: ExtensionPoint, run: Callable[[], Any]) -> Any:
-        started = time.perf_counter()
-        try:
-            value = run()
-        except Exception:
-            self._tell_plugin(plugin, point, PluginResult.ERROR, time.perf_counter() - started)
-            raise
-        result = PluginResult.UNSCHEDULABLE if point is ExtensionPoint.FILTER and value else PluginResult.SUCCESS
-        self._tell_plugin(plugin, point, result, time.perf_counter() - started)
-        return value
-
-    def _tell_plugin(self, plugin: str, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
-        for hook in self.hooks:
-            hook.plugin(plugin, point, result, seconds)
-
-    def _tell_step(self, point: ExtensionPoint, result: PluginResult, started: float) -> None:
-        seconds = time.perf_counter() - started
-        for hook in self.hooks:
-            hook.step(point, result, seconds)
-
-    def filter_clusters(self, ctx: FilterContext) -> tuple[list[Cluster], dict[str, str]]:
+    def filter_clusters(self, ctx: AttemptContext) -> tuple[list[Cluster], dict[str, str]]:
         """Every live cluster through the filters in order; a cluster stops at its first failure."""
-        started = time.perf_counter()
         remaining: list[Cluster] = list(ctx.snapshot.live)
         diagnosis: dict[str, str] = {}
-        for name, run_filter in self.plugins.filter_runners:
+        with self._step(ExtensionPoint.FILTER) as step:
+            for name, run_filter in self.plugins.filter_runners:
+                if not remaining:
+                    break
+                failures = self._call(ExtensionPoint.FILTER, name, partial(run_filter, ctx, remaining))
+                if failures:
+                    diagnosis.update(failures)
+                    remaining = [c for c in remaining if c.name not in failures]
             if not remaining:
-                break
-            clusters = remaining
-            try:
-                failures = self._timed(name, ExtensionPoint.FILTER, partial(run_filter, ctx, clusters))
-            except Exception as error:  # a Python plugin's bug: the binding says which plugin
-                self._tell_step(ExtensionPoint.FILTER, PluginResult.ERROR, started)
-                raise SchedulingError(f'failed to filter clusters: plugin "{name}" failed with: {error}') from error
-            if failures:
-                diagnosis.update(failures)
-                remaining = [c for c in remaining if c.name not in failures]
-        result = PluginResult.SUCCESS if remaining else PluginResult.UNSCHEDULABLE
-        self._tell_step(ExtensionPoint.FILTER, result, started)
+                step.result = PluginResult.UNSCHEDULABLE
         return remaining, diagnosis
 
-    def score_clusters(self, ctx: FilterContext, clusters: Sequence[Cluster]) -> dict[str, int]:
-        started = time.perf_counter()
+    def score_clusters(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> dict[str, int]:
         totals: dict[str, int] = {}
-        for name, run_score in self.plugins.score_runners:
-            try:
-                scores = self._timed(name, ExtensionPoint.SCORE, partial(run_score, ctx, clusters))
-            except Exception as error:
-                self._tell_step(ExtensionPoint.SCORE, PluginResult.ERROR, started)
-                message = f'failed to prioritize clusters: plugin "{name}" failed with: {error}'
-                raise SchedulingError(message) from error
-            for cluster, score in scores.items():
-                if score:
-                    totals[cluster] = totals.get(cluster, 0) + score
-        self._tell_step(ExtensionPoint.SCORE, PluginResult.SUCCESS, started)
+        with self._step(ExtensionPoint.SCORE):
+            for name, run_score in self.plugins.score_runners:
+                for cluster, score in self._call(ExtensionPoint.SCORE, name, partial(run_score, ctx, clusters)).items():
+                    if score:
+                        totals[cluster] = totals.get(cluster, 0) + score
         return totals
 
-    async def _estimate(self, candidates: Candidates, state: CycleState) -> None:
+    async def _estimate(self, candidates: Candidates) -> None:
         """The general estimator, the accurate estimators and the estimate plugins, merged as Karmada's
         `pkg/scheduler/core/util.go: calAvailableReplicas` merges its estimators.
         The assumptions read here are the ones `reserve` checks are still current."""
-        binding = candidates.binding
+        ctx = candidates.context
+        binding, state = ctx.binding, ctx.state
         general: Mapping[str, int] = {}
         accurate: Mapping[str, int] = {}
         failures: Mapping[str, str] = {}
         answers: list[Mapping[str, int]] = []
         if needs_estimates(binding):
-            started = time.perf_counter()
             clusters = candidates.clusters
-            if self.assumptions is not None:
-                state.assumed, state.versions = self.assumptions.others(
-                    binding, [c.name for c in clusters], workloads=self._listed_workloads(clusters)
-                )
-            general = general_estimates(binding, clusters, candidates.context.snapshot, self.options, state.assumed)
-            answers.append(general)
-            if self.estimator is not None:
-                answer = await self._ask_estimator(binding, clusters, state)
-                accurate, failures = answer.replicas, answer.failures
-                answers.append(accurate)
-            for plugin in self.plugins.estimators:
-                plugin_started = time.perf_counter()
-                try:
-                    answers.append(await plugin.estimate(candidates.context, clusters))
-                except Exception as error:
-                    self._tell_plugin(plugin.name, ExtensionPoint.ESTIMATE, PluginResult.ERROR,
-                                      time.perf_counter() - plugin_started)
-                    raise SchedulingError(
-                        f'failed to estimate available replicas: plugin "{plugin.name}" failed with: {error}'
-                    ) from error
-                self._tell_plugin(plugin.name, ExtensionPoint.ESTIMATE, PluginResult.SUCCESS,
-                                  time.perf_counter() - plugin_started)
-            self._tell_step(ExtensionPoint.ESTIMATE, PluginResult.SUCCESS, started)
+            with self._step(ExtensionPoint.ESTIMATE):
+                if self.assumptions is not None:
+                    state.assumed, state.versions = self.assumptions.others(
+                        binding, [c.name for c in clusters], workloads=self._listed_workloads(clusters)
+                    )
+                general = general_estimates(binding, clusters, ctx.snapshot, self.options, state.assumed)
+                answers.append(general)
+                if self.estimator is not None:
+                    answer = await self._ask_estimator(binding, clusters, state)
+                    accurate, failures = answer.replicas, answer.failures
+                    answers.append(accurate)
+                for plugin in self.plugins.estimators:
+                    answers.append(await self._call_async(
+                        ExtensionPoint.ESTIMATE, plugin.name, partial(plugin.estimate, ctx, clusters)
+                    ))
         apply_estimates(candidates, answers)
         for hook in self.hooks:
             hook.estimated(candidates, general, accurate, failures)
@@ -341,55 +378,36 @@ class Framework:
 
     def _select_and_assign(self, candidates: Candidates, checkpoint: Callable[[], None]) -> list[TargetCluster]:
         """Pure: may run twice (moved off the event loop when long), so it reports to the hooks at its end."""
+        selected = self._select(candidates, checkpoint)
+        with self._step(ExtensionPoint.ASSIGN):
+            assigner = self.plugins.assigner
+            if assigner is None:
+                return assign(candidates, selected, self.options)
+            assigned = self._call(ExtensionPoint.ASSIGN, assigner.name,
+                                  partial(assigner.assign, candidates.context, selected))
+            return with_empty_workloads(list(assigned), selected, self.options)
+
+    def _select(self, candidates: Candidates, checkpoint: Callable[[], None]) -> list[ClusterDetail]:
         trace: list[str] = []
         wants_trace = any(hook.wants_trace for hook in self.hooks)
-        started = time.perf_counter()
-        selector = self.plugins.selector
-        try:
+        with self._step(ExtensionPoint.SELECT):
+            selector = self.plugins.selector
             if selector is None:
                 selected = select(candidates, trace if wants_trace else None, self.options, checkpoint)
             else:
                 need = needed_replicas(candidates.binding, self.options)
-                selected = list(self._plugin_step(
-                    selector.name, ExtensionPoint.SELECT, "failed to select clusters",
-                    lambda: selector.select(candidates.context, candidates.details, need),
-                ))
-        except SchedulingError:
-            self._tell_step(ExtensionPoint.SELECT, PluginResult.ERROR, started)
-            raise
-        self._tell_step(ExtensionPoint.SELECT, PluginResult.SUCCESS, started)
+                selected = list(self._call(ExtensionPoint.SELECT, selector.name,
+                                           partial(selector.select, candidates.context, candidates.details, need)))
         for hook in self.hooks:
             hook.selected(selected, trace)
-        started = time.perf_counter()
-        assigner = self.plugins.assigner
-        try:
-            if assigner is None:
-                result = assign(candidates, selected, self.options)
-            else:
-                assigned = self._plugin_step(
-                    assigner.name, ExtensionPoint.ASSIGN, "failed to assign replicas",
-                    lambda: assigner.assign(candidates.context, selected),
-                )
-                result = with_empty_workloads(list(assigned), selected, self.options)
-        except SchedulingError:
-            self._tell_step(ExtensionPoint.ASSIGN, PluginResult.ERROR, started)
-            raise
-        self._tell_step(ExtensionPoint.ASSIGN, PluginResult.SUCCESS, started)
-        return result
-
-    def _plugin_step(self, name: str, point: ExtensionPoint, failure: str, run: Callable[[], Any]) -> Any:
-        try:
-            return self._timed(name, point, run)
-        except SchedulingError as error:
-            raise error.wrapped(failure) from error
-        except Exception as error:
-            raise SchedulingError(f'{failure}: plugin "{name}" failed with: {error}') from error
+        return selected
 
     # -- reserve / unreserve / bound ---------------------------------------------------------------------------
 
     def reserve(self, binding: Binding, decision: Decision, state: CycleState) -> Reservation | None:
         """Reserve the decision's clusters before its writes. None: a cluster it places replicas on had its
-        assumptions changed since the pass estimated (decide again)."""
+        assumptions changed since the pass estimated (decide again). A Reserve plugin's failure undoes what was
+        reserved and raises its `plugin_failure`."""
         result = tuple(decision.clusters or ())
         previous: Footprint | None = None
         assumed = False
@@ -399,12 +417,13 @@ class Framework:
             multi = multi_template_applicable(binding, self.options.multiple_pod_templates)
             previous = self.assumptions.assume(binding, result, multi)
             assumed = True
-        reserved: list[Any] = []
+        reserved: list[ReservePlugin] = []
         try:
-            for plugin in self.plugins.reservers:
-                self._timed(plugin.name, ExtensionPoint.RESERVE, partial(plugin.reserve, binding, result))
-                reserved.append(plugin)
-        except Exception:
+            with self._step(ExtensionPoint.RESERVE):
+                for plugin in self.plugins.reservers:
+                    self._call(ExtensionPoint.RESERVE, plugin.name, partial(plugin.reserve, binding, result))
+                    reserved.append(plugin)
+        except SchedulingError:
             for plugin in reversed(reserved):
                 plugin.unreserve(binding, result)
             if assumed and self.assumptions is not None:
@@ -414,19 +433,24 @@ class Framework:
 
     def unreserve(self, reservation: Reservation) -> None:
         """The reserved decision did not land: the assumptions and every Reserve plugin are undone."""
-        started = time.perf_counter()
-        for plugin in reversed(self.plugins.reservers):
-            self._timed(plugin.name, ExtensionPoint.UNRESERVE,
-                        partial(plugin.unreserve, reservation.binding, reservation.result))
-        if reservation.assumed and self.assumptions is not None:
-            self.assumptions.restore(reservation.binding, reservation.previous)
-        self._tell_step(ExtensionPoint.UNRESERVE, PluginResult.SUCCESS, started)
+        with self._step(ExtensionPoint.UNRESERVE):
+            for plugin in reversed(self.plugins.reservers):
+                self._call(ExtensionPoint.UNRESERVE, plugin.name,
+                           partial(plugin.unreserve, reservation.binding, reservation.result))
+            if reservation.assumed and self.assumptions is not None:
+                self.assumptions.restore(reservation.binding, reservation.previous)
 
     def bound(self, reservation: Reservation) -> None:
-        """The decision's writes landed."""
-        for plugin in self.plugins.binders:
-            self._timed(plugin.name, ExtensionPoint.BIND,
-                        partial(plugin.bound, reservation.binding, reservation.result))
+        """The decision's placement landed in the binding's `spec.clusters`."""
+        with self._step(ExtensionPoint.BIND):
+            for plugin in self.plugins.binders:
+                self._call(ExtensionPoint.BIND, plugin.name,
+                           partial(plugin.bound, reservation.binding, reservation.result))
+
+
+def _plugin_result(point: ExtensionPoint, value: object) -> PluginResult:
+    """A filter that failed some clusters was Unschedulable for them (Karmada's plugin result label)."""
+    return PluginResult.UNSCHEDULABLE if point is ExtensionPoint.FILTER and value else PluginResult.SUCCESS
 
 
 def _describe(binding: Binding) -> str:

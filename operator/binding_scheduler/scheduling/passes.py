@@ -18,14 +18,15 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import InitVar, dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import InitVar, dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from ..algorithm.errors import ConditionVerdict, FitError, SchedulingError, UnschedulableError, condition_for
 from ..algorithm.events import FAILED_REASON, SUCCEED_REASON, deleting_message
+from ..algorithm.plugins import CycleState
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
 from ..algorithm.snapshot import Snapshot
@@ -40,7 +41,7 @@ from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, TargetCluster,
 from .assumptions import AssumptionCache
 from .cpu import OverCpuLimit
 from .decision_log import UNREADABLE_REASON, DecisionRecord, log_decision
-from .framework import CycleState, Framework, FrameworkHook, ReplicaEstimator, Reservation
+from .framework import Framework, FrameworkHook, ReplicaEstimator, Reservation
 from .labels import AttemptResult, PassOutcome, WriteKind, WriteResult
 from .metrics import SchedulerMetrics
 from .stores import BindingStore, ClusterStore, binding_key
@@ -65,20 +66,6 @@ EventType = Literal["Normal", "Warning"]
 
 class EventSink(Protocol):
     async def record(self, involved: Mapping[str, str], type: EventType, reason: str, message: str) -> None: ...
-
-
-class Decider(Protocol):
-    """How a pass has the framework decide (the framework's own `decide`, unless a caller wraps it)."""
-
-    def __call__(
-        self, framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState
-    ) -> Awaitable[Decision]: ...
-
-
-def framework_decides(
-    framework: Framework, binding: Binding, snapshot: Snapshot, state: CycleState
-) -> Awaitable[Decision]:
-    return framework.decide(binding, snapshot, state)
 
 
 @dataclass(slots=True)
@@ -129,7 +116,6 @@ class PassContext:
         bindings: BindingStore,
         clusters: ClusterStore,
         metrics: SchedulerMetrics,
-        decider: Decider = framework_decides,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         assumptions: AssumptionCache | None = None,
         workload_groups: WorkloadGroupIndex | None = None,
@@ -139,7 +125,6 @@ class PassContext:
         self.bindings = bindings
         self.clusters = clusters
         self.metrics = metrics
-        self.decider = decider
         self.now = now
         self.assumptions = assumptions if assumptions is not None else AssumptionCache()
         """Overcommit protection's assumptions: the passes' Reserve step fills them while the gate is on; the
@@ -204,102 +189,155 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
     if trigger is None:
         return await _observe_generation(binding, ctx, tracker)
     started = time.perf_counter()
+    reserved = await _decide_and_reserve(body, binding, snapshot, ctx, settings, tracker, owed=owed)
+    if isinstance(reserved, PassOutcome):
+        return reserved
+    decision, reservation = reserved
+    tracker.enter_commit()
+    return await _bind(binding, body, decision, ctx, settings.framework, reservation, trigger=trigger,
+                       started=started, attempt=tracker.attempt)
+
+
+async def _decide_and_reserve(
+    body: Mapping[str, Any],
+    binding: Binding,
+    snapshot: Snapshot,
+    ctx: PassContext,
+    settings: PassSettings,
+    tracker: PassTracker,
+    *,
+    owed: bool,
+) -> PassOutcome | tuple[Decision, Reservation | None]:
+    """Decide, then Reserve: the decision and its reservation, or the outcome that ends the pass before its commit
+    point. Decided again on a fresh snapshot when other passes reserved on its clusters meanwhile (RESERVE_TRIES
+    times). A Reserve plugin's failure becomes the decision's error, with nothing reserved: its condition names
+    the plugin, as any plugin's failure does."""
     framework = settings.framework
     for _ in range(RESERVE_TRIES):
         state = CycleState()
         try:
-            decision = await ctx.decider(framework, binding, snapshot, state)
+            decision = await framework.decide(binding, snapshot, state)
         except OverCpuLimit as error:
             # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
             return await _refuse(body, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
         if owed and _placements(decision.clusters or ()) != _placements(binding.clusters):
             # Deciding again only recovers a lost condition: it never moves a binding Karmada would leave alone.
             logger.info("binding %s: deciding again would change its clusters, which no rule asks for: left as it "
-                        "is, generation %d recorded without a condition (as Karmada does)", key, binding.generation)
+                        "is, generation %d recorded without a condition (as Karmada does)", binding.key,
+                        binding.generation)
             return await _observe_generation(binding, ctx, tracker)
-        reservation = framework.reserve(binding, decision, state)
+        try:
+            reservation = framework.reserve(binding, decision, state)
+        except SchedulingError as error:
+            return Decision(None, decision.affinity_name, error, decision.warnings, decision.term_index), None
         if reservation is not None:
-            break
+            return decision, reservation
         snapshot = ctx.clusters.snapshot()
-    else:
-        logger.info("binding %s: other passes reserved capacity on its clusters while it decided, %d times: requeued",
-                    key, RESERVE_TRIES)
-        return PassOutcome.CONFLICT
-    tracker.enter_commit()
-    landed = _Landed()
-    try:
-        return await _commit(binding, body, decision, ctx, trigger=trigger, started=started,
-                             attempt=tracker.attempt, landed=landed)
-    finally:
-        _settle(framework, reservation, landed)
+    logger.info("binding %s: other passes reserved capacity on its clusters while it decided, %d times: requeued",
+                binding.key, RESERVE_TRIES)
+    return PassOutcome.CONFLICT
 
 
-@dataclass(slots=True)
-class _Landed:
-    """Whether the decision's `spec.clusters` is in the binding now (written by this pass, or already there)."""
+@dataclass(frozen=True, slots=True)
+class SpecWrite:
+    """What the spec write of a pass did. `landed`: the decision's `spec.clusters` is in the binding now (written
+    by this pass, or there already). `version`/`generation`: what the status write goes against. `error` and
+    `verdict`: the decision's, or the aggregate with the write's error. `ended`: the outcome that ends the pass
+    here (a 409, a 404, a terminating namespace), or None."""
 
-    spec: bool = False
+    landed: bool
+    version: str
+    generation: int
+    error: BaseException | None
+    verdict: ConditionVerdict
+    ended: PassOutcome | None = None
 
 
-def _settle(framework: Framework, reservation: Reservation, landed: _Landed) -> None:
-    """After Bind: the reservation stands when the placement landed, and is undone when it did not."""
-    if landed.spec:
-        framework.bound(reservation)
-    else:
-        framework.unreserve(reservation)
-
-
-async def _commit(
+async def _bind(
     binding: Binding,
     body: Mapping[str, Any],
     decision: Decision,
     ctx: PassContext,
+    framework: Framework,
+    reservation: Reservation | None,
     *,
     trigger: ScheduleType,
     started: float,
-    attempt: int = 1,
-    landed: _Landed | None = None,
+    attempt: int,
 ) -> PassOutcome:
-    landed = landed if landed is not None else _Landed()
-    ref = binding_ref(binding)
+    """Bind: the spec write, then the reservation settled (it stands when the placement landed, and is undone
+    when it did not or the write was cut), then the condition, the decision line and the events."""
+    try:
+        spec = await _write_spec(binding, body, decision, ctx)
+    except BaseException:
+        if reservation is not None:
+            framework.unreserve(reservation)
+        raise
+    if reservation is not None:
+        (framework.bound if spec.landed else framework.unreserve)(reservation)
+    if spec.ended is not None:
+        return spec.ended
+    return await _report(binding, body, decision, spec, ctx, trigger=trigger, started=started, attempt=attempt)
+
+
+async def _write_spec(binding: Binding, body: Mapping[str, Any], decision: Decision, ctx: PassContext) -> SpecWrite:
+    """The fenced spec write (resourceVersion precondition), skipped when the binding holds the result already
+    (Karmada sends no empty diff). A write error other than 409/404 joins the decision's error."""
     version, generation = binding.resource_version, binding.generation
-    error: BaseException | None = decision.error
     verdict = condition_for(decision.error)
+    unwritten = SpecWrite(False, version, generation, decision.error, verdict)
+    if decision.clusters is None:
+        return unwritten
     placement_json = json.dumps(binding.placement.to_dict() if binding.placement else {}, separators=(",", ":"))
-    clusters = [t.to_dict() for t in decision.clusters] if decision.clusters is not None else None
-    if clusters is not None and _result_unchanged(body, placement_json, clusters):
-        landed.spec = True
-    elif clusters is not None:
-        try:
-            written = await patch_schedule_result(ctx.client, ref, version, placement_json, clusters)
-            ctx.metrics.write(WriteKind.SPEC, WriteResult.OK)
-        except Conflict:
-            ctx.metrics.write(WriteKind.SPEC, WriteResult.CONFLICT)
-            logger.info("binding %s changed after our read (409): decision dropped, requeued", binding.key)
-            return PassOutcome.CONFLICT
-        except WriteGateClosed:
-            ctx.metrics.write(WriteKind.SPEC, WriteResult.GATE_CLOSED)
-            raise
-        except NotFound:
-            ctx.metrics.write(WriteKind.SPEC, WriteResult.ERROR)
-            logger.info("binding %s was deleted after our read (404): forgotten", binding.key)
-            return PassOutcome.FORGOTTEN
-        except KubeError as patch_error:
-            ctx.metrics.write(WriteKind.SPEC, WriteResult.ERROR)
-            if isinstance(patch_error, Forbidden) and patch_error.namespace_terminating:
-                return PassOutcome.FORGOTTEN
-            error, verdict = _with_write_error(decision.error, patch_error)
-        else:
-            metadata = written.get("metadata") or {}
-            version = str(metadata.get("resourceVersion") or version)
-            generation = int(metadata.get("generation") or generation)
-            ctx.bindings.wrote(binding.key, generation)
-            if ctx.workload_groups is not None:
-                ctx.workload_groups.assigned(written)
-            landed.spec = True
+    clusters = [t.to_dict() for t in decision.clusters]
+    if _result_unchanged(body, placement_json, clusters):
+        return SpecWrite(True, version, generation, decision.error, verdict)
+    try:
+        written = await patch_schedule_result(ctx.client, binding_ref(binding), version, placement_json, clusters)
+    except Conflict:
+        ctx.metrics.write(WriteKind.SPEC, WriteResult.CONFLICT)
+        logger.info("binding %s changed after our read (409): decision dropped, requeued", binding.key)
+        return replace(unwritten, ended=PassOutcome.CONFLICT)
+    except WriteGateClosed:
+        ctx.metrics.write(WriteKind.SPEC, WriteResult.GATE_CLOSED)
+        raise
+    except NotFound:
+        ctx.metrics.write(WriteKind.SPEC, WriteResult.ERROR)
+        logger.info("binding %s was deleted after our read (404): forgotten", binding.key)
+        return replace(unwritten, ended=PassOutcome.FORGOTTEN)
+    except KubeError as patch_error:
+        ctx.metrics.write(WriteKind.SPEC, WriteResult.ERROR)
+        if isinstance(patch_error, Forbidden) and patch_error.namespace_terminating:
+            return replace(unwritten, ended=PassOutcome.FORGOTTEN)
+        error, verdict = _with_write_error(decision.error, patch_error)
+        return replace(unwritten, error=error, verdict=verdict)
+    ctx.metrics.write(WriteKind.SPEC, WriteResult.OK)
+    metadata = written.get("metadata") or {}
+    version = str(metadata.get("resourceVersion") or version)
+    generation = int(metadata.get("generation") or generation)
+    ctx.bindings.wrote(binding.key, generation)
+    if ctx.workload_groups is not None:
+        ctx.workload_groups.assigned(written)
+    return SpecWrite(True, version, generation, decision.error, verdict)
+
+
+async def _report(
+    binding: Binding,
+    body: Mapping[str, Any],
+    decision: Decision,
+    spec: SpecWrite,
+    ctx: PassContext,
+    *,
+    trigger: ScheduleType,
+    started: float,
+    attempt: int,
+) -> PassOutcome:
+    """After the spec write: the condition (one status write), the attempt's metric, the decision line, and
+    the events on the binding and its resource template."""
+    error, verdict = spec.error, spec.verdict
     outcome = await _write_status(
-        binding, ref, verdict, ctx, version=version, generation=generation, affinity_name=decision.affinity_name,
-        after_spec_write=version != binding.resource_version,
+        binding, binding_ref(binding), verdict, ctx, version=spec.version, generation=spec.generation,
+        affinity_name=decision.affinity_name, after_spec_write=spec.version != binding.resource_version,
     )
     if outcome is not None:
         return outcome

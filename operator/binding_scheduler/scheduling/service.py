@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,7 +34,7 @@ from ..model.config import SchedulerConfig, overcommit_protected
 from .event_sender import BackgroundEvents
 from .health import HealthServer
 from .metrics import MetricsHook, SchedulerMetrics
-from .passes import Decider, PassContext, PassSettings
+from .passes import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
 from .queue import SchedulingQueue
 from .runtime import DrainReport, Scheduler
@@ -96,11 +96,14 @@ class SchedulerService:
         *,
         metrics: SchedulerMetrics | None = None,
         identity: str | None = None,
-        decider: Decider | None = None,
+        plugins: Sequence[object] = (),
         config_source: str = "from the defaults",
     ) -> None:
         self.config = config
         self.connection = connection
+        self.plugins = tuple(plugins)
+        """Out-of-tree plugins given in code (Karmada's `app.WithPlugin`): registered beside the entry points'
+        and enabled by `spec.plugins` like every other plugin."""
         self.config_source = config_source
         """Where the configuration came from, for the startup line (`from file F`, `from SchedulerConfiguration
         NS/NAME`, `from the defaults`, each `and flags ...` when flags override it)."""
@@ -119,14 +122,12 @@ class SchedulerService:
             max_backoff=config.queue.max_backoff,
             unschedulable_timeout=config.queue.unschedulable_timeout,
         )
-        context_options: dict[str, Any] = {} if decider is None else {"decider": decider}
         self.context = PassContext(
             client=self.client,
             events=self.background_events,
             bindings=BindingStore(),
             clusters=ClusterStore(),
             metrics=self.metrics,
-            **context_options,
         )
         self.scheduler = Scheduler(
             self.context, self._pass_settings(config), queue=self.queue, metrics=self.metrics, workers=config.workers
@@ -189,7 +190,7 @@ class SchedulerService:
 
     def _pass_settings(self, config: SchedulerConfig) -> PassSettings:
         workload_affinity = config.feature_gates.workload_affinity
-        plugins = load_plugins(config.plugins, workload_affinity=workload_affinity)
+        plugins = load_plugins(config.plugins, self.plugins, workload_affinity=workload_affinity)
         for line in plugin_warnings("spec.plugins", plugins):
             logger.warning("%s; running: %s", line, ", ".join(plugins.names) or "none")
         return PassSettings(
