@@ -1,6 +1,6 @@
 """Scale: one scheduler instance over a fleet's worth of bindings, from a cold start through churn.
 
-    .venv/bin/python benchmarks/scale.py [--clusters 1000] [--bindings 50000] [--workers 8] [--soak 600]
+    .venv/bin/python -m benchmarks.scale [--clusters 1000] [--bindings 50000] [--workers 8] [--soak 600]
 
 devcluster runs in its own process (as in `benchmarks/e2e.py`, whose objects this uses: 10 regions, 3 providers,
 env/tier labels, taints, summaries; Duplicated, dynamic, Aggregated, static-weight, spread and multi-affinity
@@ -39,9 +39,8 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from e2e import ROOT, DevclusterHost, binding_doc, cluster_doc, proc_cpu, proc_hwm_mib
+from benchmarks.e2e import DevclusterHost, binding_doc, cluster_doc, proc_cpu, proc_hwm_mib
+from scripts import ROOT
 
 QUEUE_DEPTH = "binding_scheduler_queue_depth"
 IN_FLIGHT = "binding_scheduler_passes_in_flight"
