@@ -1,4 +1,4 @@
-"""Run `binding-scheduler` with the garbage collector timed: `python benchmarks/gc_timing.py FILE ARGS...`.
+"""Run `binding-scheduler` with the garbage collector timed: `python -m benchmarks.gc_timing FILE ARGS...`.
 
 Each full (generation 2) collection appends a line to FILE: when, how long it took, and the totals so far over
 every collection. A collection's time is charged by a sampling profiler to whatever allocation set it off, so

@@ -145,7 +145,7 @@ def main() -> None:
             with log.open("w") as stderr:
                 main_module = ["-m", "binding_scheduler.cli.main"]
                 if args.gc_stats is not None:
-                    main_module = [str(Path(__file__).resolve().parent / "gc_timing.py"), str(args.gc_stats)]
+                    main_module = ["-m", "benchmarks.gc_timing", str(args.gc_stats)]
                 proc = subprocess.Popen(
                     [sys.executable, *main_module, "run", "--kubeconfig", str(host.kubeconfig),
                      "--namespace", "karmada-system", "--config-file", str(config)],
