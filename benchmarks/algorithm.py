@@ -1,6 +1,6 @@
 """Scheduling decisions per second on one core, by fleet size and strategy.
 
-    .venv/bin/python benchmarks/algorithm.py [--sizes 10,100,1000,5000] [--seconds 2]
+    .venv/bin/python -m benchmarks.algorithm [--sizes 10,100,1000,5000] [--seconds 2]
 
 A decision is one whole attempt (filter, score, general estimate, select, assign) for one binding against a
 snapshot built once, as the operator does between cluster changes. The bindings differ (name, uid, replicas,

@@ -1,6 +1,6 @@
 """Replica assignment throughput: assignments per second for 10/100/1,000/5,000 clusters on one core.
 
-Run: .venv/bin/python benchmarks/assign.py
+Run: .venv/bin/python -m benchmarks.assign
 The scheduler targets >= 300 whole decisions/s at 1,000 clusters, so assignment should stay well under 1 ms there.
 """
 

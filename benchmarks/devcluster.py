@@ -1,6 +1,6 @@
 """devcluster throughput: merge patches per second served on loopback by a server pinned to one core.
 
-    .venv/bin/python benchmarks/devcluster.py [--seconds 5] [--concurrency 32] [--objects 100] [--watchers 1]
+    .venv/bin/python -m benchmarks.devcluster [--seconds 5] [--concurrency 32] [--objects 100] [--watchers 1]
 
 The server runs as `binding-scheduler devcluster` in a subprocess pinned to CPU 0 (when the machine has more
 than one CPU the load generator is pinned to the others, so it does not steal the server's core). Each

@@ -1,6 +1,6 @@
 """End to end: bindings per second of `binding-scheduler run` against an API server in its own process.
 
-    .venv/bin/python benchmarks/e2e.py [--clusters 100] [--bindings 4000] [--workers 1,8] [--rounds 2]
+    .venv/bin/python -m benchmarks.e2e [--clusters 100] [--bindings 4000] [--workers 1,8] [--rounds 2]
         [--estimators 20ms --estimator-clusters 10] [--tree NAME=PATH ...] [--profile DIR] [--pin] [--real]
 
 Each trial starts a fresh API server holding `--clusters` Clusters (10 regions, 3 providers, env/tier labels,
@@ -20,7 +20,7 @@ when every binding has its Scheduled condition. Measured:
   py-spy is an optional tool: `pip install py-spy`, found on PATH or with `--py-spy`).
 
 The API server is devcluster (the same server `binding-scheduler devcluster` runs) in a child process of this
-script that also counts requests per user agent and notes when each binding first shows a Scheduled
+benchmark that also counts requests per user agent and notes when each binding first shows a Scheduled
 condition; `--real` uses the real control plane of tests/realcluster (etcd + kube-apiserver, built with Go)
 instead, requests then counted from its audit log and conditions from a watch.
 
@@ -53,7 +53,9 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts import ROOT
+from tests.realcluster import controlplane
+
 REGIONS = [f"region-{i}" for i in range(10)]
 PROVIDERS = ["aws", "gcp", "azure"]
 API_ENABLEMENTS = [
@@ -273,8 +275,8 @@ class DevclusterHost:
 
     def __init__(self, cpu: int | None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve-devcluster"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            text=True, cwd=ROOT,
+            [sys.executable, "-m", "benchmarks.e2e", "--serve-devcluster"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True, cwd=ROOT,
         )
         if cpu is not None:
             os.sched_setaffinity(self.proc.pid, {cpu})
@@ -309,10 +311,6 @@ class RealHost:
     """The real control plane of tests/realcluster (etcd + kube-apiserver); requests from its audit log."""
 
     def __init__(self, folder: Path) -> None:
-        sys.path.insert(0, str(ROOT))
-        from tests.realcluster import controlplane
-
-        self.controlplane = controlplane
         self.state = folder / "plane"
         self.plane = controlplane.start(self.state, tie_to_parent=True)
         self.kubeconfig = self.plane.kubeconfig_path
@@ -357,7 +355,7 @@ class RealHost:
                 "requests": dict(requests)}
 
     def close(self) -> None:
-        self.controlplane.stop(self.state)
+        controlplane.stop(self.state)
 
 
 def _wall_to_monotonic(stamp: str) -> float:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One accurate-estimator fan-out over many clusters whose estimators are slow: concurrent, not serial.
 
-    .venv/bin/python benchmarks/estimator.py [--clusters 100] [--latency 0.020] [--rounds 20]
+    .venv/bin/python -m benchmarks.estimator [--clusters 100] [--latency 0.020] [--rounds 20]
 
 Starts one estimator stub per cluster on loopback (each answers after --latency seconds), warms the channels up
 with one fan-out, then times --rounds fan-outs. Prints the median and best wall time and their ratio to the

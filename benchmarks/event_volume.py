@@ -1,6 +1,6 @@
 """Event writes for one binding that fails in a loop, per simulated hour: with client-go's correlation, and as before.
 
-    .venv/bin/python benchmarks/event_volume.py [--hours 2] [--interval 5]
+    .venv/bin/python -m benchmarks.event_volume [--hours 2] [--interval 5]
 
 Each failed pass records the same Warning `ScheduleBindingFailed` Event on the binding and on its resource
 template (the pair the issue saw, 37 + 37 Events in a few minutes). The failures follow a schedule on a fake

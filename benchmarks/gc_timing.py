@@ -1,8 +1,8 @@
-"""Run `binding-scheduler` with the garbage collector timed: `python benchmarks/gc_timing.py FILE ARGS...`.
+"""Run `binding-scheduler` with the garbage collector timed: `python -m benchmarks.gc_timing FILE ARGS...`.
 
 Each full (generation 2) collection appends a line to FILE: when, how long it took, and the totals so far over
 every collection. A collection's time is charged by a sampling profiler to whatever allocation set it off, so
-this is how `benchmarks/scale.py --gc-stats` tells the collector's share from the code's.
+this is how `python -m benchmarks.scale --gc-stats` tells the collector's share from the code's.
 """
 
 from __future__ import annotations

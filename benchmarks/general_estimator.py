@@ -1,6 +1,6 @@
 """Micro-benchmark of the general estimator: clusters estimated per second on one core.
 
-Run: `.venv/bin/python benchmarks/general_estimator.py [clusters] [decisions]`. Rates are per CPU second of
+Run: `.venv/bin/python -m benchmarks.general_estimator [clusters] [decisions]`. Rates are per CPU second of
 this process (`time.process_time`), so a busy machine skews them less.
 
 Scenarios, each over the same snapshot of clusters (a third of them with resource models):

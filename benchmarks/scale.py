@@ -1,6 +1,6 @@
 """Scale: one scheduler instance over a fleet's worth of bindings, from a cold start through churn.
 
-    .venv/bin/python benchmarks/scale.py [--clusters 1000] [--bindings 50000] [--workers 8] [--soak 600]
+    .venv/bin/python -m benchmarks.scale [--clusters 1000] [--bindings 50000] [--workers 8] [--soak 600]
 
 devcluster runs in its own process (as in `benchmarks/e2e.py`, whose objects this uses: 10 regions, 3 providers,
 env/tier labels, taints, summaries; Duplicated, dynamic, Aggregated, static-weight, spread and multi-affinity
@@ -39,9 +39,8 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from e2e import ROOT, DevclusterHost, binding_doc, cluster_doc, proc_cpu, proc_hwm_mib
+from benchmarks.e2e import DevclusterHost, binding_doc, cluster_doc, proc_cpu, proc_hwm_mib
+from scripts import ROOT
 
 QUEUE_DEPTH = "binding_scheduler_queue_depth"
 IN_FLIGHT = "binding_scheduler_passes_in_flight"
@@ -146,7 +145,7 @@ def main() -> None:
             with log.open("w") as stderr:
                 main_module = ["-m", "binding_scheduler.cli.main"]
                 if args.gc_stats is not None:
-                    main_module = [str(Path(__file__).resolve().parent / "gc_timing.py"), str(args.gc_stats)]
+                    main_module = ["-m", "benchmarks.gc_timing", str(args.gc_stats)]
                 proc = subprocess.Popen(
                     [sys.executable, *main_module, "run", "--kubeconfig", str(host.kubeconfig),
                      "--namespace", "karmada-system", "--config-file", str(config)],

@@ -1,6 +1,6 @@
 """Time from SIGTERM to process exit for `binding-scheduler run`.
 
-    .venv/bin/python benchmarks/shutdown.py [--counts 0,8,64] [--rounds 3]
+    .venv/bin/python -m benchmarks.shutdown [--counts 0,8,64] [--rounds 3]
 
 For each count N, N bindings have their passes blocked in accurate-estimator calls that never answer (a
 stub in hang mode); the process gets SIGTERM and the time until it has exited is measured (the target is

@@ -1,6 +1,6 @@
 """Speed side by side: Karmada's own karmada-scheduler v1.18.2 and `binding-scheduler run` on one real control plane.
 
-    .venv/bin/python benchmarks/side_by_side.py [--sizes 100,1000] [--bindings 2000] [--qps default,unlimited]
+    .venv/bin/python -m benchmarks.side_by_side [--sizes 100,1000] [--bindings 2000] [--qps default,unlimited]
         [--rounds 1] [--seed 1] [--tree PATH] [--quiet 3] [--timeout 1800] [--json FILE] [--keep DIR] [--py-spy]
         [--schedulers karmada,ours]
 
@@ -70,10 +70,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from scripts.side_by_side import (  # noqa: E402
+from scripts import ROOT
+from scripts.side_by_side import (
     Copy,
     Generated,
     compare,
@@ -83,7 +81,7 @@ from scripts.side_by_side import (  # noqa: E402
     settled,
     wait_leading,
 )
-from tests.realcluster.controlplane import (  # noqa: E402
+from tests.realcluster.controlplane import (
     SCHEDULER_NAMESPACE,
     ControlPlane,
     ControlPlaneError,
@@ -91,8 +89,8 @@ from tests.realcluster.controlplane import (  # noqa: E402
     start,
     stop,
 )
-from tests.realcluster.karmada import Process, karmada_scheduler  # noqa: E402
-from tests.realcluster.kube import KubeClient, path_of  # noqa: E402
+from tests.realcluster.karmada import Process, karmada_scheduler
+from tests.realcluster.kube import KubeClient, path_of
 
 SETTINGS: dict[str, tuple[float, int]] = {"default": (40, 60), "unlimited": (100_000, 100_000)}
 SKIPPED_KINDS = ("steady", "steady-stale")  # no decision to make: Karmada records only the generation

@@ -1,6 +1,6 @@
 """Spread selection throughput: selections per second for 10/100/1,000/5,000 clusters on one core.
 
-Run: .venv/bin/python benchmarks/spread.py
+Run: .venv/bin/python -m benchmarks.spread
 The scheduler targets >= 300 whole decisions/s at 1,000 clusters, so one selection should stay well under
 1 ms there. Scenarios: 10 regions (region min 2 max 3, cluster min 2 max 6); a lone cluster spread whose
 first choices lack capacity (the swap path); and no constraints (sorting only). Candidates arrive shuffled,

@@ -1,6 +1,6 @@
 """A bounded chaos soak (minutes; not part of the test command).
 
-    .venv/bin/python scripts/chaos_soak.py --minutes 10 [--bindings 2000] [--clusters 50] [--seed 1]
+    .venv/bin/python -m scripts.chaos_soak --minutes 10 [--bindings 2000] [--clusters 50] [--seed 1]
 
 devcluster runs in this process; two `binding-scheduler run` processes compete for the Lease. For the whole
 run, at random: API faults (5xx, 429 with Retry-After, latency, cut connections, lost answers, watch ERROR
@@ -36,14 +36,11 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from binding_scheduler.algorithm.schedule import ScheduleOptions  # noqa: E402
-from binding_scheduler.devcluster import DevCluster  # noqa: E402
-from binding_scheduler.model import ValidationError, parse_binding, parse_cluster  # noqa: E402
-from tests.faults.harness import expected_at_rest, non_leader_writes, placement_of  # noqa: E402
-from tests.operator.harness import (  # noqa: E402
+from binding_scheduler.algorithm.schedule import ScheduleOptions
+from binding_scheduler.devcluster import DevCluster
+from binding_scheduler.model import ValidationError, parse_binding, parse_cluster
+from tests.faults.harness import expected_at_rest, non_leader_writes, placement_of
+from tests.operator.harness import (
     apply,
     binding_doc,
     cluster_doc,

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """The long differential run: `simulate` against Karmada v1.18.2's scheduler (karmada-oracle) on many cases.
 
-    .venv/bin/python scripts/differential.py --cases 20000 --seed 1 [--batch 500] [--out DIR] [--parallel 16]
+    .venv/bin/python -m scripts.differential --cases 20000 --seed 1 [--batch 500] [--out DIR] [--parallel 16]
                                              [--workload-affinity]
 
 The same generator (tests/oracle/strategies.py) and the same comparison, with its allowances, as
@@ -21,11 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "operator")]
-
-from tests.oracle import differential  # noqa: E402
-from tests.oracle.strategies import DIRECT_EDGES, known_cases, workload_affinity_cases  # noqa: E402
+from tests.oracle import differential
+from tests.oracle.strategies import DIRECT_EDGES, known_cases, workload_affinity_cases
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Generate the Python code of the estimator protocol from proto/ with grpcio-tools.
 
-    .venv/bin/python scripts/gen_proto.py           # regenerate operator/binding_scheduler/estimation/pb/
-    .venv/bin/python scripts/gen_proto.py --check   # exit 1 when the checked-in code is out of date
+    .venv/bin/python -m scripts.gen_proto           # regenerate operator/binding_scheduler/estimation/pb/
+    .venv/bin/python -m scripts.gen_proto --check   # exit 1 when the checked-in code is out of date
 
 The .proto files live under proto/ at the path of the Python package they generate into
 (proto/binding_scheduler/estimation/pb/*.proto), so the generated imports are absolute package imports.
@@ -60,7 +60,7 @@ def check() -> int:
         stale.extend(sorted(f"{name} (not generated from proto/)" for name in extra))
     if stale:
         print("generated estimator protocol code is out of date: " + ", ".join(stale), file=sys.stderr)
-        print("run: .venv/bin/python scripts/gen_proto.py", file=sys.stderr)
+        print("run: .venv/bin/python -m scripts.gen_proto", file=sys.stderr)
         return 1
     print("generated estimator protocol code is up to date")
     return 0

@@ -9,10 +9,10 @@ outside this tree: `src/binding_scheduler` (a copy of operator/binding_scheduler
 The files come from the committed tree (HEAD, or `--source REV`; `--source worktree` takes the files as they
 are), so other people's uncommitted edits in a shared working tree stay out. This working tree is never touched.
 
-    .venv/bin/python scripts/mutation.py                       # every module, then the table
-    .venv/bin/python scripts/mutation.py kube/gate.py          # one module
-    .venv/bin/python scripts/mutation.py --list                # modules and their tests
-    .venv/bin/python scripts/mutation.py kube/gate.py --show   # also print the diff of every survivor
+    .venv/bin/python -m scripts.mutation                       # every module, then the table
+    .venv/bin/python -m scripts.mutation kube/gate.py          # one module
+    .venv/bin/python -m scripts.mutation --list                # modules and their tests
+    .venv/bin/python -m scripts.mutation kube/gate.py --show   # also print the diff of every survivor
 
 The workspace is kept in `--workdir` (default: $BINDING_SCHEDULER_CACHE or ~/.cache/binding-scheduler, under
 mutation/), so `cd` there and `.venv/bin/mutmut show NAME` / `mutmut browse` work on the last run.

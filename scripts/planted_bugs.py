@@ -10,10 +10,10 @@ code. For each bug only the few test files that guard it run, so the whole scrip
 A bug counts as caught only when a test *fails*; a test that fails by running into the pytest-timeout (a hang)
 is reported as "hang", which is not good enough: a planted bug must fail within its test's own waits.
 
-    .venv/bin/python scripts/planted_bugs.py                 # every bug, then the table
-    .venv/bin/python scripts/planted_bugs.py --list          # the bugs and their tests
-    .venv/bin/python scripts/planted_bugs.py gate-never-raises drain-overruns-deadline
-    .venv/bin/python scripts/planted_bugs.py --baseline      # first: the same tests pass without any bug
+    .venv/bin/python -m scripts.planted_bugs                 # every bug, then the table
+    .venv/bin/python -m scripts.planted_bugs --list          # the bugs and their tests
+    .venv/bin/python -m scripts.planted_bugs gate-never-raises drain-overruns-deadline
+    .venv/bin/python -m scripts.planted_bugs --baseline      # first: the same tests pass without any bug
 
 Exit status 0 when every bug run was caught (and the baseline, if asked, passed).
 """

@@ -1,13 +1,13 @@
-#!/usr/bin/env python3
 """The golden file of `simulate` on examples/ (tests/cli/golden/examples-simulate.json) is written only by this
 command, never by a test: a change of decisions shows up as a diff to review, not as a silently updated file.
 
-    python3 scripts/regen_golden.py          # rewrite it from `binding-scheduler simulate -f examples/ -o json`
-    python3 scripts/regen_golden.py --check  # exit 1 (with a diff) when it differs from what simulate prints now
+    .venv/bin/python -m scripts.regen_golden          # rewrite it: `binding-scheduler simulate -f examples/ -o json`
+    .venv/bin/python -m scripts.regen_golden --check  # exit 1 (with a diff) when it is not what simulate prints
 
-Run it with the project's interpreter (`.venv/bin/python`, or any Python where binding_scheduler imports). Before
-committing a rewrite, run `pytest tests/cli/test_golden_oracle.py`: it holds the file against Karmada's own
-scheduler (tools/karmada-oracle), allowing only the differences docs/compatibility.md lists.
+Run it from the repository root with the project's interpreter (`.venv/bin/python`, or any Python where
+binding_scheduler imports: scripts/__init__.py says which one that is). Before committing a rewrite, run
+`pytest tests/cli/test_golden_oracle.py`: it holds the file against Karmada's own scheduler
+(tools/karmada-oracle), allowing only the differences docs/compatibility.md lists.
 """
 
 from __future__ import annotations
@@ -16,20 +16,18 @@ import contextlib
 import difflib
 import io
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from binding_scheduler.cli.main import main as binding_scheduler
+from scripts import ROOT
+
 GOLDEN = ROOT / "tests" / "cli" / "golden" / "examples-simulate.json"
 EXAMPLES = ROOT / "examples"
 
 
 def simulated() -> str:
-    sys.path.insert(0, str(ROOT / "operator"))
-    from binding_scheduler.cli.main import main
-
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["simulate", "-f", str(EXAMPLES), "-o", "json"])
+        code = binding_scheduler(["simulate", "-f", str(EXAMPLES), "-o", "json"])
     if code != 0:
         sys.exit(f"regen_golden: simulate exited {code}:\n{err.getvalue()}")
     return out.getvalue()

@@ -1,6 +1,6 @@
 """Karmada's own scheduler and ours, side by side on one real control plane, over a generated fleet.
 
-    .venv/bin/python scripts/side_by_side.py [--clusters 30] [--bindings 200] [--seed 1] [--quiet 5] [--keep DIR]
+    .venv/bin/python -m scripts.side_by_side [--clusters 30] [--bindings 200] [--seed 1] [--quiet 5] [--keep DIR]
                                              [--show]
 
 It starts a real kube-apiserver + etcd (tests/realcluster), creates a fleet of Clusters (regions, zones,
@@ -39,16 +39,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.realcluster.controlplane import (  # noqa: E402
+from tests.realcluster.controlplane import (
     SCHEDULER_NAMESPACE,
     ControlPlane,
     free_port,
 )
-from tests.realcluster.karmada import Process, karmada_scheduler  # noqa: E402
-from tests.realcluster.kube import KubeClient  # noqa: E402
+from tests.realcluster.karmada import Process, karmada_scheduler
+from tests.realcluster.kube import KubeClient
 
 PERMANENT_ID = "propagationpolicy.karmada.io/permanent-id"
 CLUSTER_PERMANENT_ID = "clusterpropagationpolicy.karmada.io/permanent-id"

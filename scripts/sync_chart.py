@@ -6,8 +6,8 @@
 - `charts/binding-scheduler/values.schema.json`: the values' schema, whose `config` is the CRD's `spec` schema,
   so a value the scheduler would reject is rejected by `helm install` already.
 
-    python3 scripts/sync_chart.py          # rewrite both
-    python3 scripts/sync_chart.py --check  # exit 1 when either is stale (the tests run this)
+    python3 -m scripts.sync_chart          # rewrite both
+    python3 -m scripts.sync_chart --check  # exit 1 when either is stale (the tests run this)
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def main(argv: list[str]) -> int:
     stale = [path for path, text in rendered().items() if not path.exists() or path.read_text() != text]
     if argv == ["--check"]:
         for path in stale:
-            print(f"{path.relative_to(ROOT)} is stale: run python3 scripts/sync_chart.py", file=sys.stderr)
+            print(f"{path.relative_to(ROOT)} is stale: run python3 -m scripts.sync_chart", file=sys.stderr)
         return 1 if stale else 0
     for path, text in rendered().items():
         path.parent.mkdir(parents=True, exist_ok=True)

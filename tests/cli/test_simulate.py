@@ -60,8 +60,8 @@ def test_examples_match_the_golden_results(capsys: pytest.CaptureFixture[str]) -
     code, out, _ = run(capsys, "-f", str(ROOT / "examples"), "-o", "json")
     assert code == 0
     assert json.loads(out) == json.loads(GOLDEN.read_text()), (
-        "simulate's decisions for examples/ changed: review the diff of `python3 scripts/regen_golden.py`, which "
-        "rewrites the golden file, and check it against Karmada with `pytest tests/cli/test_golden_oracle.py`"
+        "simulate's decisions for examples/ changed: review the diff of `.venv/bin/python -m scripts.regen_golden`, "
+        "which rewrites the golden file, and check it against Karmada with `pytest tests/cli/test_golden_oracle.py`"
     )
 
 
