@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.devcluster import DevCluster
@@ -43,6 +44,7 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
+from tests.operator.test_metrics_endpoints import fetch, free_port
 from tests.shutdown.helpers import stubs_in_thread
 
 Inject = Callable[[DevCluster, OperatorThread], None]
@@ -69,8 +71,17 @@ def failing_writes(
 
 
 def latency(api: DevCluster, operator: OperatorThread) -> None:
+    """Every request answered 0.2 s late while the fleet is scheduled: the fault lasts until every binding carries
+    its outcome and it has delayed at least two requests per binding (the fleet's writes and Events, the Lease's
+    renewals)."""
     fault = api.faults.add(delay=0.2)
-    time.sleep(3.0)
+    bindings = [b for plural in ("resourcebindings", "clusterresourcebindings") for b in api.store.list(plural)]
+
+    def slowed() -> bool:
+        stored = [b for plural in ("resourcebindings", "clusterresourcebindings") for b in api.store.list(plural)]
+        return fault.hits >= 2 * len(bindings) and all(settled_condition(b) for b in stored)
+
+    wait_until(slowed, 30, "the fleet to be scheduled through the latency")
     api.faults.discard(fault)
 
 
@@ -80,29 +91,54 @@ def dropped_connections(api: DevCluster, operator: OperatorThread) -> None:
 
 
 def watch_outage(api: DevCluster, operator: OperatorThread) -> None:
-    """Every watch and list answered 503 for 10 s, longer than Kopf's own retries (1 + 2 + 4 s), so the watch
-    guard takes over (open streams are cut first); a cluster changes meanwhile."""
+    """Every watch and list answered 503 until Kopf's own retries (1 + 2 + 4 s) give up and the watch guard takes
+    over (open streams are cut first); a cluster changes meanwhile, and reaches the operator by the guard's relist
+    once the API answers again."""
     cut_at = time.monotonic()
     down = api.faults.add(method="GET", path=r"/(clusters|resourcebindings|clusterresourcebindings)$", status=503)
     cut = api.faults.add(method="GET", query=WATCH, end_watch=True)
 
-    def refused(path: str) -> bool:
-        return any(e.time > cut_at and e.path.endswith(path) and e.status == 503 for e in api.journal)
+    def refused(path: str) -> int:
+        return sum(1 for e in api.journal if e.time > cut_at and e.path.endswith(path) and e.status == 503)
 
     wait_until(lambda: refused("/clusters") and refused("/resourcebindings"), what="the watches to be refused")
     api.faults.discard(cut)
     patch(api, cluster_path("gcp-usw1"), {"metadata": {"labels": {"maintenance": "soon"}}})
-    time.sleep(10.0)
+    # Kopf makes 4 attempts per request, then fails the stream; a 5th list comes only from the watch guard, which
+    # ended that stream (Kopf would have ended the operator) so that Kopf's loop lists again.
+    wait_until(lambda: refused("/clusters") >= 5 and refused("/resourcebindings") >= 5, 30,
+               "a list after Kopf's retries gave up (the watch guard's)")
     api.faults.discard(down)
+    wait_until(lambda: maintenance_seen(operator), 30, "the guard's relist to bring the cluster's change")
+
+
+def maintenance_seen(operator: OperatorThread) -> bool:
+    """The operator's snapshot holds gcp-usw1 with the label the faults put on it."""
+    service = operator.app.service
+    assert service is not None
+
+    def seen() -> bool:
+        cluster = service.scheduler.ctx.clusters.get("gcp-usw1")
+        return cluster is not None and cluster.labels.get("maintenance") == "soon"
+
+    return operator.call(seen)
 
 
 def broken_watches(**kind: Any) -> Inject:
-    """Every watch stream broken the same way for 6 s (Kopf would end the operator); a cluster changes."""
+    """Every watch stream broken the same way (Kopf would end the operator), until each watched resource's stream
+    has been broken and listed again three times (by the watch guard) after the fault began; a cluster changes
+    meanwhile."""
     def inject(api: DevCluster, operator: OperatorThread) -> None:
+        since = time.monotonic()
         fault = api.faults.add(method="GET", query=WATCH, **kind)
         patch(api, cluster_path("gcp-usw1"), {"metadata": {"labels": {"maintenance": "soon"}}})
-        wait_until(lambda: fault.hits >= 3, 30, "the broken streams")
-        time.sleep(6.0)
+
+        def broken(path: str) -> int:
+            return sum(1 for e in api.journal
+                       if e.is_watch and e.time > since and e.path.endswith(path) and e.finished is not None)
+
+        wait_until(lambda: all(broken(p) >= 3 for p in ("/clusters", "/resourcebindings", "/clusterresourcebindings"))
+                   and maintenance_seen(operator), 30, "every watch broken three times, and the change relisted")
         api.faults.discard(fault)
     return inject
 
@@ -224,11 +260,14 @@ def test_the_invariants_hold_through_estimator_faults(tmp_path: Path) -> None:
 
 
 class Process:
-    """`binding-scheduler run` as a process of its own, logging to a file."""
+    """`binding-scheduler run` as a process of its own, logging to a file, serving /metrics on a port of its own."""
 
-    def __init__(self, api: DevCluster, config: Path, identity: str, log: Path) -> None:
-        self.identity, self.log = identity, log
-        with log.open("wb") as output:
+    def __init__(self, api: DevCluster, tmp_path: Path, identity: str) -> None:
+        self.identity, self.log = identity, tmp_path / f"{identity}.log"
+        self.metrics_port = free_port()
+        spec = config_spec(workers=4, metrics={"port": self.metrics_port})
+        config = write_config(tmp_path / f"{identity}.yaml", spec)
+        with self.log.open("wb") as output:
             self.popen = subprocess.Popen(
                 [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
                  "--namespace", "karmada-system", "--config-file", str(config), "--identity", identity],
@@ -241,15 +280,22 @@ class Process:
     def wait(self) -> int:
         return self.popen.wait(timeout=60)
 
+    def idle(self) -> bool:
+        """By its /metrics: no pass runs and none is queued, so none of its writes is on its way (keys backing off
+        after an error may wait: their retries write nothing new)."""
+        try:
+            text = fetch(self.metrics_port, "/metrics")[1]
+        except OSError:  # not serving yet
+            return False
+        samples = {(s.name, s.labels.get("queue")): s.value
+                   for family in text_string_to_metric_families(text) for s in family.samples}
+        return (samples.get(("binding_scheduler_passes_in_flight", None)) == 0
+                and samples.get(("binding_scheduler_queue_depth", "active")) == 0)
+
 
 def lease_holder(api: DevCluster) -> str:
     lease = api.store.find("leases", "karmada-scheduler", "karmada-system")
     return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
-
-
-def quiet(api: DevCluster, seconds: float = 2.0) -> bool:
-    writes = [e.time for e in api.journal.writes() if "/leases/" not in e.path]
-    return time.monotonic() - max(writes, default=0.0) >= seconds
 
 
 @pytest.mark.parametrize("fault", ["kill-9", "sigstop-past-the-lease"])
@@ -257,11 +303,10 @@ def test_the_invariants_hold_when_the_leader_fails(fault: str, tmp_path: Path) -
     with DevCluster.in_thread() as api:
         namespaces(api, "default", "karmada-system")
         load_examples(api)
-        config = write_config(tmp_path / "config.yaml", config_spec(workers=4))
-        first = Process(api, config, "first", tmp_path / "first.log")
+        first = Process(api, tmp_path, "first")
         try:
             wait_until(lambda: lease_holder(api) == "first", 30, "the first process to lead")
-            second = Process(api, config, "second", tmp_path / "second.log")
+            second = Process(api, tmp_path, "second")
             wait_until(lambda: _observed(api, "checkout-deployment"), 30, "the first pass")
             patch(api, rb_path("checkout-deployment", "shop"), {"spec": {"replicas": 18}})
             if fault == "kill-9":
@@ -269,14 +314,14 @@ def test_the_invariants_hold_when_the_leader_fails(fault: str, tmp_path: Path) -
             else:
                 # Stopped between writes: a process stopped after its last check but before its write leaves
                 # the socket can still land that one write (docs/reliability.md: the one window left).
-                wait_until(lambda: _observed(api, "checkout-deployment") and quiet(api, 0.5), 30, "an idle leader")
+                wait_until(lambda: _observed(api, "checkout-deployment") and first.idle(), 30, "an idle leader")
                 first.signal(signal.SIGSTOP)
             wait_until(lambda: lease_holder(api) == "second", 30, "the second process to take the Lease")
             patch(api, rb_path("search-deployment", "shop"), {"spec": {"replicas": 5}})
             if fault != "kill-9":
                 first.signal(signal.SIGCONT)  # it finds its Lease gone: exits 1, writing nothing that lands
             wait_until(lambda: _observed(api, "search-deployment") and _observed(api, "checkout-deployment")
-                       and all(settled_condition(b) for b in stored_bindings(api)) and quiet(api),
+                       and all(settled_condition(b) for b in stored_bindings(api)) and second.idle(),
                        60, "the fleet to settle under the second process")
             second.signal(signal.SIGTERM)
             assert second.wait() == 0
@@ -288,7 +333,7 @@ def test_the_invariants_hold_when_the_leader_fails(fault: str, tmp_path: Path) -
         first_code = first.wait()
         assert first_code == (-signal.SIGKILL if fault == "kill-9" else 1)
         if fault != "kill-9":
-            assert "lost the lease" in (tmp_path / "first.log").read_text()
+            assert "lost the lease" in first.log.read_text()
         expected = simulated_clusters(api, ScheduleOptions())
         for body in stored_bindings(api):
             key = f"{body['metadata'].get('namespace')}/{body['metadata']['name']}".lstrip("/")

@@ -22,6 +22,8 @@ import yaml
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.devcluster.faults import Fault
 from binding_scheduler.devcluster.journal import JournalEntry
+from binding_scheduler.model import Cluster, parse_cluster
+from binding_scheduler.model.errors import ValidationError
 from binding_scheduler.model.overrides import NO_OVERRIDES, SpecOverrides
 from binding_scheduler.operator.app import OperatorApp
 from binding_scheduler.operator.options import LaunchOptions
@@ -336,21 +338,12 @@ def condition(body: Mapping[str, Any], type_: str = "Scheduled") -> dict[str, An
     return None
 
 
-def settled(api: DevCluster, quiet: float = 0.5, timeout: float = 20.0) -> None:
-    """Wait until the journal has seen no write but Lease renewals for `quiet` seconds (the operator has
-    nothing left to do)."""
-    def calm() -> bool:
-        writes = [e for e in api.journal.writes() if "/leases/" not in e.path]
-        last = max((e.time for e in writes), default=0.0)
-        return time.monotonic() - last >= quiet
-    wait_until(calm, timeout, "the writes to settle")
-
-
 def at_rest(api: DevCluster, operator: OperatorThread, timeout: float = 20.0) -> None:
     """Wait until the operator has nothing left to do, judged by its own state instead of a quiet period: its
-    cache holds every binding at the version the API server holds (so every write of ours, and anyone else's, has
-    reached intake), and no key waits in the active or backoff queue or after a 409, and no pass runs. Keys parked
-    as unschedulable are at rest."""
+    cache holds every binding at the version the API server holds, and every cluster as the server holds it (so
+    every write of ours, and anyone else's, has reached intake, and whatever it requeues is queued), no key waits
+    in the active or backoff queue or after a 409, no pass runs and no Event waits to be posted. Keys parked as
+    unschedulable are at rest."""
     service = operator.app.service
     assert service is not None
 
@@ -361,16 +354,30 @@ def at_rest(api: DevCluster, operator: OperatorThread, timeout: float = 20.0) ->
             for obj in api.store.list(plural)
         }
 
-    def idle(server: dict[str, str]) -> bool:
+    def server_clusters() -> dict[str, Cluster | None]:
+        """Each cluster as the operator's store holds it once it has seen the server's version (None: invalid)."""
+        parsed: dict[str, Cluster | None] = {}
+        for obj in api.store.list("clusters"):
+            try:
+                parsed[str(obj["metadata"]["name"])] = parse_cluster(obj)
+            except ValidationError:
+                parsed[str(obj["metadata"]["name"])] = None
+        return parsed
+
+    def idle(server: dict[str, str], clusters: dict[str, Cluster | None]) -> bool:
         cached = {key: str(((service.context.bindings.body(key) or {}).get("metadata") or {}).get("resourceVersion"))
                   for key in server}
+        store = service.context.clusters
+        known = {name: store.get(name) for name in store.names()}
         depth = service.queue.depth()
         return (
-            cached == server and depth.active == 0 and depth.backoff == 0
+            cached == server and known == clusters and depth.active == 0 and depth.backoff == 0
             and not service.queue._conflicted and not service.queue._processing and not service.scheduler.in_flight
+            and service.background_events.pending == 0
         )
 
-    wait_until(lambda: operator.call(lambda: idle(server_versions())), timeout, "the operator to be at rest")
+    wait_until(lambda: operator.call(lambda: idle(server_versions(), server_clusters())), timeout,
+               "the operator to be at rest")
 
 
 CRB_POLICY_LABEL = "clusterpropagationpolicy.karmada.io/permanent-id"

@@ -9,6 +9,7 @@ from binding_scheduler.devcluster import DevCluster
 from tests.operator.harness import (
     OperatorThread,
     apply,
+    at_rest,
     binding_doc,
     binding_writes,
     cluster_doc,
@@ -18,7 +19,6 @@ from tests.operator.harness import (
     patch,
     rb_path,
     scheduled,
-    settled,
     wait_until,
 )
 
@@ -45,7 +45,7 @@ def test_the_first_term_fails_so_the_second_is_used_and_named_in_the_status_writ
     operator = OperatorThread(api, config_file).start()
     try:
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     spec_write, status_write = binding_writes(api, "web")
@@ -79,12 +79,12 @@ def test_a_later_pass_resumes_from_the_observed_term(api: DevCluster, config_fil
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
         patch(api, cluster_path("m1"), {"spec": {"taints": None}})
-        settled(api)
+        at_rest(api, operator)
         patch(api, rb_path("web"), {"spec": {"replicas": 4}})
         wait_until(lambda: len(binding_writes(api, "web")) >= 4, what="the scale pass")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
@@ -99,12 +99,12 @@ def test_an_explicit_reschedule_restarts_at_the_first_term(api: DevCluster, conf
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
         patch(api, cluster_path("m1"), {"spec": {"taints": None}})
-        settled(api)  # the operator has seen m1 untainted (observing "backup", the change requeues nothing)
+        at_rest(api, operator)  # the operator has seen m1 untainted (observing "backup", the change requeues nothing)
         patch(api, rb_path("web"), {"spec": {"rescheduleTriggeredAt": "2999-01-01T00:00:00Z"}})
         wait_until(lambda: len(binding_writes(api, "web")) >= 4, what="the rescheduling pass")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
@@ -122,7 +122,7 @@ def test_every_term_failing_clears_the_clusters_and_keeps_the_observed_name(
     operator = OperatorThread(api, config_file).start()
     try:
         body = wait_until(lambda: scheduled(api, "web"), what="web to get a condition")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     spec_write, status_write = binding_writes(api, "web")

@@ -10,6 +10,7 @@ from tests.operator.harness import (
     DUPLICATED,
     OperatorThread,
     apply,
+    at_rest,
     binding_doc,
     binding_writes,
     cluster_doc,
@@ -19,7 +20,6 @@ from tests.operator.harness import (
     patch,
     request,
     scheduled,
-    settled,
     wait_until,
 )
 
@@ -37,12 +37,12 @@ def test_a_cluster_label_change_requeues_the_bindings_it_now_matches(api: DevClu
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
         assert clusters_of(api, "web") == [{"name": "m1", "replicas": 2}]
         patch(api, cluster_path("m2"), {"metadata": {"labels": {"env": "prod"}}})
         wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}],
                    what="the requeued binding to take m2")
-        settled(api)
+        at_rest(api, operator)
         requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
     finally:
         assert operator.stop() == 0
@@ -56,11 +56,11 @@ def test_a_cluster_label_change_does_not_move_a_divided_binding(api: DevCluster,
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
         patch(api, cluster_path("m2"), {"metadata": {"labels": {"env": "prod"}}})
         wait_until(lambda: metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged"),
                    what="the requeue")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     assert len(binding_writes(api, "web")) == 2
@@ -71,9 +71,9 @@ def test_a_status_only_cluster_change_requeues_nothing(api: DevCluster, config_f
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
         patch(api, cluster_path("m2") + "/status", {"status": {"resourceSummary": {"allocatable": {"pods": "7"}}}})
-        settled(api, quiet=1.0)
+        at_rest(api, operator)
         requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
     finally:
         assert operator.stop() == 0
@@ -90,11 +90,11 @@ def test_a_terminating_target_cluster_moves_a_divided_binding_off_it(api: DevClu
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         assert [c["name"] for c in clusters_of(api, "web")] == ["m1", "m2"]  # type: ignore[attr-defined]
-        settled(api)
+        at_rest(api, operator)
         status, _ = request(api, "DELETE", cluster_path("m2"))
         assert status == 200
         wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 3}], what="web to leave m2")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
@@ -135,7 +135,7 @@ def test_a_status_change_without_a_new_api_does_not_requeue_a_binding_that_fit_n
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to fit nowhere")
         patch(api, cluster_path("m1") + "/status", {"status": {"resourceSummary": {"allocatable": {"pods": "7"}}}})
-        settled(api, quiet=1.0)
+        at_rest(api, operator)
         requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
     finally:
         assert operator.stop() == 0

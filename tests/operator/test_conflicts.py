@@ -55,11 +55,12 @@ def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff
 
 def test_a_concurrent_write_between_read_and_write_fences_the_decision(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
-    api.faults.add(method="PATCH", path=SPEC_PATH, delay=1.0, times=1)
+    held = api.faults.add(method="PATCH", path=SPEC_PATH, hang=True, times=1)
     operator = OperatorThread(api, config_file).start()
     try:
-        wait_until(lambda: binding_writes(api, "web"), what="the spec write to arrive")
-        patch(api, rb_path("web"), {"spec": {"replicas": 4}})  # lands while our write waits
+        wait_until(lambda: held.hits, what="the spec write to be held")
+        patch(api, rb_path("web"), {"spec": {"replicas": 4}})  # lands while our write is held
+        held.release()
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
     finally:

@@ -9,13 +9,13 @@ from binding_scheduler.estimation.stub import EstimatorStub
 from tests.operator.harness import (
     OperatorThread,
     apply,
+    at_rest,
     binding_doc,
     cluster_doc,
     cluster_path,
     config_spec,
     request,
     scheduled,
-    settled,
     wait_until,
     write_config,
 )
@@ -41,7 +41,7 @@ def test_an_accurate_answer_steers_the_pass_and_a_deleted_cluster_loses_its_chan
             assert estimator is not None
             assert set(operator.call(lambda: dict(estimator.connected))) == {"m1", "m2"}  # type: ignore[attr-defined]
 
-            settled(api)
+            at_rest(api, operator)
             status, _ = request(api, "DELETE", cluster_path("m1"))
             assert status == 200
             wait_until(

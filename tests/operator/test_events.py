@@ -8,13 +8,13 @@ from binding_scheduler.devcluster import DevCluster
 from tests.operator.harness import (
     OperatorThread,
     apply,
+    at_rest,
     binding_doc,
     cluster_doc,
     crb_doc,
     crb_scheduled,
     events,
     scheduled,
-    settled,
     wait_until,
 )
 
@@ -36,7 +36,7 @@ def test_success_is_recorded_on_the_binding_and_the_template_with_the_result(
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         wait_until(lambda: len(events(api, name="web")) >= 2, what="the events")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     recorded = events(api, name="web")
@@ -57,7 +57,7 @@ def test_a_cluster_resource_binding_success_message_has_no_colon(api: DevCluster
     try:
         wait_until(lambda: crb_scheduled(api, "role"), what="the CRB to be scheduled")
         wait_until(lambda: len(events(api, name="role")) >= 2, what="the events")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     message = f"{SUCCESS} Result {{m1:0, m2:0}}"
@@ -75,7 +75,7 @@ def test_a_failure_is_recorded_as_a_warning_with_the_condition_message(api: DevC
     try:
         body = wait_until(lambda: scheduled(api, "web"), what="web to get its condition")
         wait_until(lambda: len(events(api, name="web")) >= 2, what="the events")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     condition = body["status"]["conditions"][0]

@@ -11,12 +11,12 @@ from tests.operator.harness import (
     DUPLICATED,
     OperatorThread,
     apply,
+    at_rest,
     binding_doc,
     cluster_doc,
     crb_doc,
     crb_scheduled,
     scheduled,
-    settled,
     wait_until,
 )
 
@@ -35,7 +35,7 @@ def test_every_write_is_a_lease_a_fenced_binding_write_or_our_event(api: DevClus
     try:
         wait_until(lambda: scheduled(api, "web") and scheduled(api, "dup") and crb_scheduled(api, "role"),
                    what="every binding to be scheduled")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = api.journal.writes()

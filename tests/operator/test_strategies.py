@@ -11,13 +11,13 @@ from binding_scheduler.devcluster import DevCluster
 from tests.operator.harness import (
     OperatorThread,
     apply,
+    at_rest,
     binding_writes,
     cluster_doc,
     crb_doc,
     crb_scheduled,
     our_writes,
     scheduled,
-    settled,
     wait_until,
 )
 from tests.operator.harness import binding_doc as rb_doc
@@ -28,7 +28,7 @@ def schedule_one(api: DevCluster, config_file: Path, *docs: Mapping[str, Any], n
     operator = OperatorThread(api, config_file).start()
     try:
         body = wait_until(lambda: scheduled(api, name), what=f"{name} to be scheduled")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     return body
@@ -103,7 +103,7 @@ def test_a_cluster_resource_binding_is_scheduled_with_two_fenced_writes(api: Dev
     operator = OperatorThread(api, config_file).start()
     try:
         body = wait_until(lambda: crb_scheduled(api, "role"), what="the CRB to be scheduled")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = our_writes(api, r"/clusterresourcebindings/role")

@@ -8,6 +8,7 @@ from binding_scheduler.devcluster import DevCluster
 from tests.operator.harness import (
     OperatorThread,
     apply,
+    at_rest,
     binding_doc,
     binding_writes,
     cluster_doc,
@@ -15,7 +16,6 @@ from tests.operator.harness import (
     patch,
     rb_path,
     scheduled,
-    settled,
     wait_until,
 )
 
@@ -33,7 +33,7 @@ def test_scaling_up_reschedules_with_a_scale_write(api: DevCluster, config_file:
         patch(api, rb_path("web"), {"spec": {"replicas": 6}})
         wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}],
                    what="the scale-up")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
@@ -52,7 +52,7 @@ def test_scaling_down_reschedules(api: DevCluster, config_file: Path) -> None:
         patch(api, rb_path("web"), {"spec": {"replicas": 1}})
         wait_until(lambda: sum(int(c.get("replicas", 0)) for c in clusters_of(api, "web") or []) == 1,  # type: ignore[call-overload]
                    what="the scale-down")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     assert len(clusters_of(api, "web") or []) == 1
@@ -64,10 +64,10 @@ def test_a_status_only_change_of_the_binding_starts_no_pass(api: DevCluster, con
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-        settled(api)
+        at_rest(api, operator)
         patch(api, rb_path("web", subresource="status"), {"status": {"aggregatedStatus": [{"clusterName": "m1"}]}})
         patch(api, rb_path("web"), {"metadata": {"labels": {"extra": "yes"}}})
-        settled(api, quiet=1.0)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     assert len(binding_writes(api, "web")) == 2
@@ -83,7 +83,7 @@ def test_an_explicit_reschedule_after_the_last_schedule_reschedules_a_divided_bi
         last = body["status"]["lastScheduledTime"]
         patch(api, rb_path("web"), {"spec": {"rescheduleTriggeredAt": "2999-01-01T00:00:00Z"}})
         wait_until(lambda: len(binding_writes(api, "web")) >= 3, what="the reschedule")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
@@ -101,7 +101,7 @@ def test_an_explicit_reschedule_older_than_the_last_schedule_does_nothing(api: D
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         patch(api, rb_path("web"), {"spec": {"rescheduleTriggeredAt": "2000-01-01T00:00:00Z"}})
         wait_until(lambda: len(binding_writes(api, "web")) >= 3, what="the observed generation")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     writes = binding_writes(api, "web")
@@ -116,7 +116,7 @@ def test_a_binding_of_another_scheduler_is_never_written(api: DevCluster, config
     try:
         wait_until(lambda: scheduled(api, "mine"), what="our binding to be scheduled")
         patch(api, rb_path("other"), {"spec": {"replicas": 5}})
-        settled(api, quiet=1.0)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     assert binding_writes(api, "other") == []
@@ -128,7 +128,7 @@ def test_a_binding_without_a_policy_label_is_never_written(api: DevCluster, conf
     operator = OperatorThread(api, config_file).start()
     try:
         wait_until(lambda: scheduled(api, "mine"), what="our binding to be scheduled")
-        settled(api)
+        at_rest(api, operator)
     finally:
         assert operator.stop() == 0
     assert binding_writes(api, "orphan") == []
@@ -140,7 +140,7 @@ def test_unsuspending_a_binding_schedules_it(api: DevCluster, config_file: Path)
     apply(api, cluster_doc("m1"), doc)
     operator = OperatorThread(api, config_file).start()
     try:
-        settled(api)
+        at_rest(api, operator)
         assert binding_writes(api, "web") == []
         patch(api, rb_path("web"), {"spec": {"suspension": {"scheduling": False}}})
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled once unsuspended")
