@@ -104,6 +104,40 @@ async def test_consecutive_failures_back_off_exponentially_and_a_good_list_reset
     assert sleeps == [0.01, 0.02, 0.04, 0.01]
 
 
+async def test_a_stream_failing_while_other_streams_are_open_is_reported_failing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each watch of the operator shares one record of failures: a stream started after another, while none had
+    failed yet, must not replace the record the first one writes into."""
+    settings = FakeSettings()
+    fail_clusters, end = asyncio.Event(), asyncio.Event()
+
+    async def original(*, resource: str, **_: Any) -> AsyncIterator[Any]:
+        yield watching.Bookmark.LISTED
+        await (fail_clusters if resource == "clusters" else end).wait()
+        if resource == "clusters":
+            raise watching.WatchingError("boom")
+
+    async def watch(resource: str) -> None:
+        async for _ in watch_guard.guarded_continuous_watch(
+            settings=settings, resource=resource, namespace=None, operator_pause_waiter=None
+        ):
+            pass
+
+    monkeypatch.setitem(watch_guard._wrapped, "continuous_watch", original)
+    monkeypatch.setattr(watch_guard, "BACKOFF_INITIAL", 0.01)
+    clusters = asyncio.create_task(watch("clusters"))
+    await asyncio.sleep(0)
+    bindings = asyncio.create_task(watch("resourcebindings"))
+    await asyncio.sleep(0)
+    fail_clusters.set()
+    await clusters
+
+    assert watch_guard.failing_watches(settings) == {"clusters": 1}
+    end.set()
+    await bindings
+
+
 async def test_cancellation_is_not_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
     watching = asyncio.Event()
 

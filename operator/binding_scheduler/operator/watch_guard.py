@@ -150,9 +150,11 @@ async def guarded_continuous_watch(
     listed: list[Mapping[str, Any]] | None = []
     route: Route | None = (getattr(settings, ROUTES_ATTRIBUTE, None) or {}).get(plural)
     routed = 0
-    failures: dict[str, int] = getattr(settings, FAILURES_ATTRIBUTE, None) or {}
-    with contextlib.suppress(AttributeError, TypeError):
-        setattr(settings, FAILURES_ATTRIBUTE, failures)
+    failures: dict[str, int] | None = getattr(settings, FAILURES_ATTRIBUTE, None)
+    if failures is None:  # the first stream: every other one shares its record, empty or not
+        failures = {}
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(settings, FAILURES_ATTRIBUTE, failures)
     try:
         async for event in _wrapped["continuous_watch"](
             settings=settings, resource=resource, namespace=namespace, operator_pause_waiter=operator_pause_waiter
