@@ -84,8 +84,8 @@ def test_the_lease_is_renewed_during_a_long_decision_and_a_stop_abandons_it_at_o
     wait_until(lambda: len(renewals_since(api, since)) >= RENEWALS_PAST_THE_LEASE, timeout=30,
                what="the Lease to be renewed for longer than its duration during the decision")
     assert service.ready and "default/hard" in operator.call(lambda: dict(service.scheduler.in_flight))
-    asked = time.monotonic()
     assert operator.stop() == 0
-    assert time.monotonic() - asked < 2.0
-    assert service.report is not None and service.report.cancelled == 1
+    report = service.report
+    assert report is not None
+    assert (report.cancelled, report.drained, report.cut) == (1, 0, 0)  # ended on its cancellation, not the deadline
     assert binding_writes(api, "hard") == []
