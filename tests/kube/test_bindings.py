@@ -43,7 +43,7 @@ def test_a_cluster_resource_binding_ref_is_read_with_no_namespace() -> None:
     ("obj", "error"),
     [
         ({"kind": "Deployment", "metadata": {"name": "web", "namespace": "x"}}, "not a binding kind: 'Deployment'"),
-        ({"metadata": {"name": "web"}}, "not a binding kind: None"),
+        ({"metadata": {"name": "web"}}, "not a binding: the object has no kind"),
         ({"kind": "ResourceBinding", "metadata": {"namespace": "default"}}, "a binding reference needs a name"),
         ({"kind": "ClusterResourceBinding", "metadata": {}}, "a binding reference needs a name"),
         ({"kind": "ResourceBinding", "metadata": {"name": "rb1"}}, "ResourceBinding 'rb1' needs a namespace"),

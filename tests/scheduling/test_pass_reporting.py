@@ -22,7 +22,7 @@ from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.kube.bindings import BindingRef
 from binding_scheduler.kube.errors import Forbidden, ServerError, TransportError
 from binding_scheduler.kube.gate import WriteGateClosed
-from binding_scheduler.model import Binding, Cluster, TargetCluster, parse_binding
+from binding_scheduler.model import Binding, Cluster, ObjectMeta, StoredBinding, TargetCluster, parse_binding
 from binding_scheduler.scheduling.assumptions import AssumptionCache
 from binding_scheduler.scheduling.framework import Framework, FrameworkHook, ReplicaEstimator
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
@@ -409,7 +409,7 @@ async def test_a_refusal_of_a_binding_read_without_a_resource_version_is_never_s
     del body["metadata"]["resourceVersion"]
 
     with pytest.raises(ValueError, match="a fenced write needs the resourceVersion"):
-        await _refuse(body, NO_PLACEMENT, run.ctx, PassTracker("default/web"))
+        await _refuse(StoredBinding(body, ObjectMeta.of(body)), NO_PLACEMENT, run.ctx, PassTracker("default/web"))
 
     assert client.sent == []
 
@@ -431,12 +431,13 @@ async def test_each_event_pair_counts_one_event_write() -> None:
 async def test_an_event_on_a_cluster_resource_binding_names_no_namespace() -> None:
     body = binding("role", cluster_scoped=True, uid="")
 
-    assert involved_binding(body) == {
+    assert involved_binding(ObjectMeta.of(body)) == {
         "apiVersion": GROUP_VERSION, "kind": "ClusterResourceBinding", "namespace": "", "name": "role", "uid": ""}
 
 
 async def test_an_event_on_a_binding_body_missing_its_kind_and_metadata_names_them_empty() -> None:
-    assert involved_binding({}) == {"apiVersion": GROUP_VERSION, "kind": "", "namespace": "", "name": "", "uid": ""}
+    empty = {"apiVersion": GROUP_VERSION, "kind": "", "namespace": "", "name": "", "uid": ""}
+    assert involved_binding(ObjectMeta.of({})) == empty
 
 
 # -- references, settlement, the framework and the context -------------------------------------------------------

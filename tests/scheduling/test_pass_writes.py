@@ -133,6 +133,21 @@ async def test_a_decision_the_binding_already_holds_writes_only_its_status_fence
     assert client.sent[0][2]["status"]["schedulerObservedGeneration"] == 2
 
 
+async def test_a_result_held_with_its_zero_replicas_spelled_out_is_not_written_again() -> None:
+    """Karmada compares the decoded objects, where `{"name": "m1", "replicas": 0}` and `{"name": "m1"}` are one
+    target (Go's `omitempty`): no spec write for a result the binding holds in either spelling."""
+    body = placed_body()
+    body["spec"].pop("replicas", None)
+    body["spec"]["clusters"] = [{"name": "m1", "replicas": 0}]
+    client = ScriptedClient()
+    run = Run(body, client)
+
+    outcome = await run.pass_()
+
+    assert outcome is PassOutcome.SCHEDULED
+    assert client.versions() == [("status", "7")]
+
+
 async def test_a_409_on_the_status_write_after_our_spec_write_is_sent_again_against_a_fresh_read_of_that_generation(
 ) -> None:
     fresh = {"metadata": {"resourceVersion": "9", "generation": 2}, "status": {}}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..kube import ApiClient, ApiError, NotFound, WriteGate, load_connection, resource_path
+from ..model import ObjectMeta
 
 FIELD_MANAGER = "binding-scheduler-examples"
 
@@ -46,25 +47,26 @@ class ApplyError(Exception):
 
 def namespace_documents(documents: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """A Namespace for every namespace the documents' objects live in, sorted by name."""
-    names = sorted({str(d["metadata"]["namespace"]) for d in documents if d["metadata"].get("namespace")})
+    names = sorted({meta.namespace for d in documents if (meta := ObjectMeta.of(d)).namespace})
     return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}} for name in names]
 
 
 def object_path(document: Mapping[str, Any], subresource: str | None = None) -> str:
-    kind = KINDS.get(str(document.get("kind")))
+    meta = ObjectMeta.of(document)
+    kind = KINDS.get(meta.kind)
     if kind is None:
-        raise ApplyError(f"{document.get('kind')} {document['metadata']['name']}: not a kind the examples hold")
-    namespace = document["metadata"].get("namespace") if kind.namespaced else None
-    return resource_path(kind.group, kind.version, kind.plural, namespace, document["metadata"]["name"], subresource)
+        raise ApplyError(f"{meta.kind or '(no kind)'} {meta.name}: not a kind the examples hold")
+    namespace = meta.namespace if kind.namespaced and meta.namespace else None
+    return resource_path(kind.group, kind.version, kind.plural, namespace, meta.name, subresource)
 
 
 def describe(document: Mapping[str, Any]) -> str:
     """`kubectl`'s `kind.group/name` form, with the namespace in front when there is one."""
-    kind = KINDS[str(document["kind"])]
+    meta = ObjectMeta.of(document)
+    kind = KINDS[meta.kind]
     qualified = f"{kind.plural.removesuffix('s')}.{kind.group}" if kind.group else kind.plural.removesuffix("s")
-    namespace = document["metadata"].get("namespace")
-    prefix = f"{namespace}/" if namespace and kind.namespaced else ""
-    return f"{prefix}{qualified}/{document['metadata']['name']}"
+    prefix = f"{meta.namespace}/" if meta.namespace and kind.namespaced else ""
+    return f"{prefix}{qualified}/{meta.name}"
 
 
 async def apply_documents(

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..model.meta import ObjectMeta
 from .client import ApiClient, resource_path
 
 GROUP, VERSION = "work.karmada.io", "v1alpha2"
@@ -55,13 +56,15 @@ class BindingRef:
     @classmethod
     def of(cls, obj: Mapping[str, Any]) -> BindingRef:
         """The reference of a binding object (its `kind` and `metadata`)."""
-        metadata = obj.get("metadata") or {}
-        kind = obj.get("kind")
-        if kind == "ResourceBinding":
-            return cls("ResourceBinding", str(metadata.get("name", "")), str(metadata.get("namespace") or ""))
-        if kind == "ClusterResourceBinding":
-            return cls("ClusterResourceBinding", str(metadata.get("name", "")), str(metadata.get("namespace") or ""))
-        raise ValueError(f"not a binding kind: {kind!r}")
+        return cls.of_meta(ObjectMeta.of(obj))
+
+    @classmethod
+    def of_meta(cls, meta: ObjectMeta) -> BindingRef:
+        if meta.kind == "ResourceBinding":
+            return cls("ResourceBinding", meta.name, meta.namespace)
+        if meta.kind == "ClusterResourceBinding":
+            return cls("ClusterResourceBinding", meta.name, meta.namespace)
+        raise ValueError(f"not a binding kind: {meta.kind!r}" if meta.kind else "not a binding: the object has no kind")
 
 
 def target_clusters(clusters: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:

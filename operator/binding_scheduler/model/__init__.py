@@ -19,6 +19,7 @@ from .binding import (
 )
 from .cluster import Cluster, ResourceModel, ResourceSummary, parse_cluster
 from .errors import ValidationError
+from .meta import InvalidBinding, ObjectMeta, ParsedBinding, StoredBinding
 from .placement import (
     ClusterAffinity,
     ClusterAffinityTerm,
@@ -46,9 +47,12 @@ __all__ = [
     "Component",
     "Condition",
     "DivisionPreference",
+    "InvalidBinding",
     "LabelSelector",
     "NodeClaim",
+    "ObjectMeta",
     "ObjectReference",
+    "ParsedBinding",
     "Placement",
     "Quantity",
     "ReplicaRequirements",
@@ -62,6 +66,7 @@ __all__ = [
     "SpreadConstraint",
     "SpreadField",
     "StaticClusterWeight",
+    "StoredBinding",
     "Taint",
     "TargetCluster",
     "TargetComponent",

@@ -20,7 +20,7 @@ from ..kube.client import ApiClient
 from ..kube.connection import ConfigError, Connection, load_connection
 from ..kube.errors import Conflict, KubeError, NotFound
 from ..kube.gate import WriteGate, WriteGateClosed
-from ..model import ValidationError
+from ..model import ObjectMeta, ValidationError
 from ..model.config import (
     API_VERSION,
     CONDITION_VALID,
@@ -203,12 +203,9 @@ class OperatorApp:
         return f"{path}/{subresource}" if subresource else path
 
     def watches_config(self, body: Mapping[str, Any]) -> bool:
-        metadata = body.get("metadata") or {}
-        return (
-            bool(self.options.config_name)
-            and metadata.get("name") == self.options.config_name
-            and metadata.get("namespace") == self.namespace
-        )
+        meta = ObjectMeta.of(body)
+        wanted = (self.options.config_name, self.namespace)
+        return bool(self.options.config_name) and (meta.name, meta.namespace) == wanted
 
     async def config_event(self, event: Mapping[str, Any]) -> None:
         """A change of our SchedulerConfiguration: apply it to the next passes, or keep the last valid one
@@ -217,7 +214,7 @@ class OperatorApp:
         service = self.service
         if service is None or event.get("type") == "DELETED" or not self.watches_config(body):
             return
-        generation = (body.get("metadata") or {}).get("generation")
+        generation = ObjectMeta.of(body).generation
         first_look = generation != self._config_logged  # its status write brings it back: say things once
         self._config_logged = generation
         try:
@@ -268,14 +265,14 @@ class OperatorApp:
     async def _write_config_status(
         self, client: ApiClient, body: Mapping[str, Any], valid: bool, reason: str, message: str
     ) -> None:
-        metadata = body.get("metadata") or {}
+        meta = ObjectMeta.of(body)
         status = body.get("status") or {}
         condition = {
             "type": CONDITION_VALID,
             "status": "True" if valid else "False",
             "reason": reason,
             "message": message,
-            "observedGeneration": metadata.get("generation") or 0,
+            "observedGeneration": meta.generation,
         }
         current = [c for c in status.get("conditions") or [] if c.get("type") == CONDITION_VALID]
         if current and all(current[0].get(k) == v for k, v in condition.items()):
@@ -283,8 +280,8 @@ class OperatorApp:
         condition["lastTransitionTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         others = [c for c in status.get("conditions") or [] if c.get("type") != CONDITION_VALID]
         patch = {
-            "metadata": {"resourceVersion": metadata.get("resourceVersion")},
-            "status": {"conditions": [*others, condition], "observedGeneration": metadata.get("generation") or 0},
+            "metadata": {"resourceVersion": meta.resource_version or None},
+            "status": {"conditions": [*others, condition], "observedGeneration": meta.generation},
         }
         try:
             await client.patch_merge(self._config_path("status"), patch)

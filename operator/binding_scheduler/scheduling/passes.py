@@ -37,14 +37,14 @@ from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
 from ..kube.client import ApiClient
 from ..kube.errors import ApiError, Conflict, Forbidden, KubeError, NotFound
 from ..kube.gate import WriteGateClosed
-from ..model import APPLIED_PLACEMENT_ANNOTATION, Binding, Scope, TargetCluster, ValidationError
+from ..model import Binding, InvalidBinding, ObjectMeta, ParsedBinding, Scope, StoredBinding, TargetCluster
 from .assumptions import AssumptionCache
 from .cpu import OverCpuLimit
 from .decision_log import UNREADABLE_REASON, DecisionRecord, log_decision
 from .framework import Framework, FrameworkHook, ReplicaEstimator, Reservation
 from .labels import AttemptResult, PassOutcome, WriteKind, WriteResult
 from .metrics import SchedulerMetrics
-from .stores import BindingStore, ClusterStore, binding_key
+from .stores import BindingStore, ClusterStore
 from .workload_groups import WorkloadGroupIndex
 
 logger = logging.getLogger(__name__)
@@ -135,20 +135,12 @@ class PassContext:
 
 
 def binding_ref(binding: Binding) -> BindingRef:
-    if binding.scope is Scope.CLUSTER:
-        return BindingRef(kind="ClusterResourceBinding", name=binding.name)
-    return BindingRef(kind="ResourceBinding", name=binding.name, namespace=binding.namespace)
+    return BindingRef.of_meta(ObjectMeta.of_binding(binding))
 
 
-def involved_binding(body: Mapping[str, Any]) -> dict[str, str]:
-    metadata = body.get("metadata") or {}
-    return {
-        "apiVersion": GROUP_VERSION,
-        "kind": str(body.get("kind") or ""),
-        "namespace": str(metadata.get("namespace") or ""),
-        "name": str(metadata.get("name") or ""),
-        "uid": str(metadata.get("uid") or ""),
-    }
+def involved_binding(meta: ObjectMeta) -> dict[str, str]:
+    return {"apiVersion": GROUP_VERSION, "kind": meta.kind, "namespace": meta.namespace, "name": meta.name,
+            "uid": meta.uid}
 
 
 def involved_resource(binding: Binding) -> dict[str, str]:
@@ -164,20 +156,19 @@ def involved_resource(binding: Binding) -> dict[str, str]:
 
 async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: PassTracker) -> PassOutcome:
     """Schedule the binding at `key` once. Cancellation before the commit point leaves no trace."""
-    body = ctx.bindings.body(key)
-    parsed = ctx.bindings.parsed(key)
-    if body is None or parsed is None:
+    entry = ctx.bindings.entry(key)
+    if entry is None:
         return PassOutcome.FORGOTTEN
-    if isinstance(parsed, ValidationError):
-        return await _reject_invalid(body, parsed, ctx, tracker)
-    binding = parsed
+    if isinstance(entry, InvalidBinding):
+        return await _reject_invalid(entry, ctx, tracker)
+    binding = entry.binding
     if binding.deletion_timestamp is not None:
         tracker.enter_commit()
-        await _event_pair(ctx, body, binding, "Warning", FAILED_REASON, deleting_message(binding))
+        await _event_pair(ctx, entry, "Warning", FAILED_REASON, deleting_message(binding))
         return PassOutcome.SKIPPED
     if binding.placement is None:
         scope = "resourceBinding" if binding.scope is Scope.NAMESPACED else "clusterResourceBinding"
-        return await _refuse(body, f"failed to get placement from {scope}({binding.key})", ctx, tracker)
+        return await _refuse(entry, f"failed to get placement from {scope}({binding.key})", ctx, tracker)
     snapshot = ctx.clusters.snapshot()
     trigger = schedule_trigger(
         binding, snapshot.by_name, multiple_pod_templates=settings.options.multiple_pod_templates
@@ -189,18 +180,17 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
     if trigger is None:
         return await _observe_generation(binding, ctx, tracker)
     started = time.perf_counter()
-    reserved = await _decide_and_reserve(body, binding, snapshot, ctx, settings, tracker, owed=owed)
+    reserved = await _decide_and_reserve(entry, snapshot, ctx, settings, tracker, owed=owed)
     if isinstance(reserved, PassOutcome):
         return reserved
     decision, reservation = reserved
     tracker.enter_commit()
-    return await _bind(binding, body, decision, ctx, settings.framework, reservation, trigger=trigger,
-                       started=started, attempt=tracker.attempt)
+    return await _bind(entry, decision, ctx, settings.framework, reservation, trigger=trigger, started=started,
+                       attempt=tracker.attempt)
 
 
 async def _decide_and_reserve(
-    body: Mapping[str, Any],
-    binding: Binding,
+    entry: ParsedBinding,
     snapshot: Snapshot,
     ctx: PassContext,
     settings: PassSettings,
@@ -212,14 +202,14 @@ async def _decide_and_reserve(
     point. Decided again on a fresh snapshot when other passes reserved on its clusters meanwhile (RESERVE_TRIES
     times). A Reserve plugin's failure becomes the decision's error, with nothing reserved: its condition names
     the plugin, as any plugin's failure does."""
-    framework = settings.framework
+    framework, binding = settings.framework, entry.binding
     for _ in range(RESERVE_TRIES):
         state = CycleState()
         try:
             decision = await framework.decide(binding, snapshot, state)
         except OverCpuLimit as error:
             # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
-            return await _refuse(body, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
+            return await _refuse(entry, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)
         if owed and _placements(decision.clusters or ()) != _placements(binding.clusters):
             # Deciding again only recovers a lost condition: it never moves a binding Karmada would leave alone.
             logger.info("binding %s: deciding again would change its clusters, which no rule asks for: left as it "
@@ -254,8 +244,7 @@ class SpecWrite:
 
 
 async def _bind(
-    binding: Binding,
-    body: Mapping[str, Any],
+    entry: ParsedBinding,
     decision: Decision,
     ctx: PassContext,
     framework: Framework,
@@ -268,7 +257,7 @@ async def _bind(
     """Bind: the spec write, then the reservation settled (it stands when the placement landed, and is undone
     when it did not or the write was cut), then the condition, the decision line and the events."""
     try:
-        spec = await _write_spec(binding, body, decision, ctx)
+        spec = await _write_spec(entry.binding, decision, ctx)
     except BaseException:
         if reservation is not None:
             framework.unreserve(reservation)
@@ -277,10 +266,10 @@ async def _bind(
         (framework.bound if spec.landed else framework.unreserve)(reservation)
     if spec.ended is not None:
         return spec.ended
-    return await _report(binding, body, decision, spec, ctx, trigger=trigger, started=started, attempt=attempt)
+    return await _report(entry, decision, spec, ctx, trigger=trigger, started=started, attempt=attempt)
 
 
-async def _write_spec(binding: Binding, body: Mapping[str, Any], decision: Decision, ctx: PassContext) -> SpecWrite:
+async def _write_spec(binding: Binding, decision: Decision, ctx: PassContext) -> SpecWrite:
     """The fenced spec write (resourceVersion precondition), skipped when the binding holds the result already
     (Karmada sends no empty diff). A write error other than 409/404 joins the decision's error."""
     version, generation = binding.resource_version, binding.generation
@@ -289,9 +278,9 @@ async def _write_spec(binding: Binding, body: Mapping[str, Any], decision: Decis
     if decision.clusters is None:
         return unwritten
     placement_json = json.dumps(binding.placement.to_dict() if binding.placement else {}, separators=(",", ":"))
-    clusters = [t.to_dict() for t in decision.clusters]
-    if _result_unchanged(body, placement_json, clusters):
+    if binding.applied_placement == placement_json and binding.clusters == decision.clusters:
         return SpecWrite(True, version, generation, decision.error, verdict)
+    clusters = [t.to_dict() for t in decision.clusters]
     try:
         written = await patch_schedule_result(ctx.client, binding_ref(binding), version, placement_json, clusters)
     except Conflict:
@@ -312,9 +301,8 @@ async def _write_spec(binding: Binding, body: Mapping[str, Any], decision: Decis
         error, verdict = _with_write_error(decision.error, patch_error)
         return replace(unwritten, error=error, verdict=verdict)
     ctx.metrics.write(WriteKind.SPEC, WriteResult.OK)
-    metadata = written.get("metadata") or {}
-    version = str(metadata.get("resourceVersion") or version)
-    generation = int(metadata.get("generation") or generation)
+    landed = ObjectMeta.of(written)
+    version, generation = landed.resource_version or version, landed.generation or generation
     ctx.bindings.wrote(binding.key, generation)
     if ctx.workload_groups is not None:
         ctx.workload_groups.assigned(written)
@@ -322,8 +310,7 @@ async def _write_spec(binding: Binding, body: Mapping[str, Any], decision: Decis
 
 
 async def _report(
-    binding: Binding,
-    body: Mapping[str, Any],
+    entry: ParsedBinding,
     decision: Decision,
     spec: SpecWrite,
     ctx: PassContext,
@@ -334,6 +321,7 @@ async def _report(
 ) -> PassOutcome:
     """After the spec write: the condition (one status write), the attempt's metric, the decision line, and
     the events on the binding and its resource template."""
+    binding = entry.binding
     error, verdict = spec.error, spec.verdict
     outcome = await _write_status(
         binding, binding_ref(binding), verdict, ctx, version=spec.version, generation=spec.generation,
@@ -348,13 +336,13 @@ async def _report(
     )
     _log_decision(binding, verdict, decision, trigger, seconds, attempt)
     for warning in decision.warnings:
-        await _event_pair(ctx, body, binding, "Warning", FAILED_REASON, warning)
+        await _event_pair(ctx, entry, "Warning", FAILED_REASON, warning)
     kind, message = decision.event(binding)
     event_type: EventType = "Normal" if kind == "Normal" else "Warning"
     if error is not decision.error:
         event_type, message = "Warning", verdict.message
     reason = SUCCEED_REASON if event_type == "Normal" else FAILED_REASON
-    await _event_pair(ctx, body, binding, event_type, reason, message)
+    await _event_pair(ctx, entry, event_type, reason, message)
     return _outcome_of(error, verdict)
 
 
@@ -374,13 +362,6 @@ def _placements(clusters: Iterable[TargetCluster]) -> set[tuple[str, int]]:
     (`spec.clusters[].components`, karmada-io/karmada #7837) are derived from `spec.components`, and a Karmada
     v1.18 API server prunes them: two decisions that differ only there are one decision."""
     return {(target.name, target.replicas) for target in clusters}
-
-
-def _result_unchanged(body: Mapping[str, Any], placement_json: str, clusters: list[dict[str, Any]]) -> bool:
-    """Karmada sends no empty diff: skip the spec write when annotation and clusters already hold the result."""
-    annotations = (body.get("metadata") or {}).get("annotations") or {}
-    current = (body.get("spec") or {}).get("clusters") or []
-    return annotations.get(APPLIED_PLACEMENT_ANNOTATION) == placement_json and current == clusters
 
 
 def _with_write_error(
@@ -416,8 +397,8 @@ async def _write_status(
     no later pass would write its condition (the result matches, so nothing triggers one). So when the spec is
     still at the generation we wrote (only status or metadata changed meanwhile), the status write is sent once
     more against a fresh read; otherwise the key is requeued for the newer spec."""
-    body = ctx.bindings.body(binding.key) or {}
-    status = body.get("status") or {}
+    latest = ctx.bindings.entry(binding.key)
+    status = latest.status if latest is not None else {}
     for attempt in range(2 if after_spec_write else 1):
         patch = status_patch(status, verdict, ctx.now(), observed_generation=generation, affinity_name=affinity_name)
         if patch is None:
@@ -427,9 +408,9 @@ async def _write_status(
             return ended
         if attempt == 0 and after_spec_write:
             fresh = await ctx.client.get(ref.path())
-            metadata = fresh.get("metadata") or {}
-            if metadata.get("generation") == generation:
-                version, status = str(metadata.get("resourceVersion") or ""), fresh.get("status") or {}
+            current = StoredBinding(fresh, ObjectMeta.of(fresh))
+            if current.meta.generation == generation:
+                version, status = current.meta.resource_version, current.status
                 continue
         logger.info("binding %s changed before its status write (409): requeued", binding.key)
         return PassOutcome.CONFLICT
@@ -482,22 +463,19 @@ async def _counted_status_write(
     return None
 
 
-async def _reject_invalid(
-    body: Mapping[str, Any], error: ValidationError, ctx: PassContext, tracker: PassTracker
-) -> PassOutcome:
+async def _reject_invalid(entry: InvalidBinding, ctx: PassContext, tracker: PassTracker) -> PassOutcome:
     """A binding the model rejects: refused with its field path. Every other binding keeps flowing."""
-    metadata = body.get("metadata") or {}
-    kind, name = str(body.get("kind") or ""), str(metadata.get("name") or "")
-    if kind not in (Scope.NAMESPACED.value, Scope.CLUSTER.value) or not name:
+    meta = entry.meta
+    if meta.kind not in (Scope.NAMESPACED.value, Scope.CLUSTER.value) or not meta.name:
         # No condition can be written to it: an ERROR line, not the owner's WARNING, is all that tells.
-        log_decision(DecisionRecord(binding_key(body) or "?", kind or "?", UNREADABLE_REASON, f"ignored: {error}",
+        log_decision(DecisionRecord(meta.key or "?", meta.kind or "?", UNREADABLE_REASON, f"ignored: {entry.error}",
                                     attempt=tracker.attempt))
         return PassOutcome.ERROR
-    return await _refuse(body, f"invalid binding: {error}", ctx, tracker)
+    return await _refuse(entry, f"invalid binding: {entry.error}", ctx, tracker)
 
 
 async def _refuse(
-    body: Mapping[str, Any],
+    entry: StoredBinding,
     message: str,
     ctx: PassContext,
     tracker: PassTracker,
@@ -508,26 +486,23 @@ async def _refuse(
     Scheduled=False/SchedulerError with `message`, one Warning event when the condition changes, and a retry
     (`outcome` says how). Karmada only retries a binding without placement; the condition says why."""
     verdict = ConditionVerdict("False", "SchedulerError", message, retry=True)
-    log_decision(DecisionRecord(binding_key(body), str(body.get("kind") or ""), verdict.reason, message,
-                                attempt=tracker.attempt, refused=True))
-    patch = status_patch(body.get("status") or {}, verdict, ctx.now(), observed_generation=0)
+    meta = entry.meta
+    log_decision(DecisionRecord(meta.key, meta.kind, verdict.reason, message, attempt=tracker.attempt, refused=True))
+    patch = status_patch(entry.status, verdict, ctx.now(), observed_generation=0)
     if patch is None:
         return outcome
     tracker.enter_commit()
-    version = str((body.get("metadata") or {}).get("resourceVersion") or "")
-    ended = await _counted_status_write(ctx, BindingRef.of(body), version, patch)
+    ended = await _counted_status_write(ctx, BindingRef.of_meta(meta), meta.resource_version, patch)
     if ended is not None:
         return ended
-    await ctx.events.record(involved_binding(body), "Warning", FAILED_REASON, message)
+    await ctx.events.record(involved_binding(meta), "Warning", FAILED_REASON, message)
     ctx.metrics.write(WriteKind.EVENT, WriteResult.OK)
     return outcome
 
 
-async def _event_pair(
-    ctx: PassContext, body: Mapping[str, Any], binding: Binding, type_: EventType, reason: str, message: str
-) -> None:
+async def _event_pair(ctx: PassContext, entry: ParsedBinding, type_: EventType, reason: str, message: str) -> None:
     """The same event on the binding and on its resource template (Karmada's
     `pkg/scheduler/scheduler.go: recordScheduleResultEventForResourceBinding`)."""
-    await ctx.events.record(involved_binding(body), type_, reason, message)
-    await ctx.events.record(involved_resource(binding), type_, reason, message)
+    await ctx.events.record(involved_binding(entry.meta), type_, reason, message)
+    await ctx.events.record(involved_resource(entry.binding), type_, reason, message)
     ctx.metrics.write(WriteKind.EVENT, WriteResult.OK)

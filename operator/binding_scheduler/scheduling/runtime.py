@@ -26,7 +26,7 @@ from ..algorithm.requeue import (
 )
 from ..kube.errors import KubeError
 from ..kube.gate import WriteGateClosed
-from ..model import Binding, Cluster, ValidationError, parse_cluster
+from ..model import Binding, Cluster, ObjectMeta, ValidationError, parse_cluster
 from .labels import BindingEvent, PassOutcome
 from .metrics import SchedulerMetrics
 from .passes import PassContext, PassSettings, PassTracker, Phase, run_pass
@@ -167,7 +167,7 @@ class Scheduler:
     def on_clusters_relisted(self, bodies: Iterable[Mapping[str, Any]], *, keep: Collection[str] = ()) -> list[str]:
         """A complete list of Clusters: every stored cluster missing from it (but those in `keep`) leaves the
         snapshot."""
-        listed = {str((body.get("metadata") or {}).get("name") or "") for body in bodies}
+        listed = {ObjectMeta.of(body).name for body in bodies}
         gone = [name for name in self.ctx.clusters.names() if name not in listed and name not in keep]
         for name in gone:
             self._cluster_gone(name)
@@ -175,7 +175,7 @@ class Scheduler:
 
     def on_cluster(self, body: Mapping[str, Any]) -> None:
         """An ADDED/MODIFIED (or listed) cluster body: update the snapshot, requeue affected bindings."""
-        name = str((body.get("metadata") or {}).get("name") or "")
+        name = ObjectMeta.of(body).name
         try:
             cluster = parse_cluster(body)
         except ValidationError as error:
@@ -189,7 +189,7 @@ class Scheduler:
             self._requeue_affected(cluster, only=self._waits_for_an_api)
 
     def on_cluster_deleted(self, body: Mapping[str, Any]) -> None:
-        self._cluster_gone(str((body.get("metadata") or {}).get("name") or ""))
+        self._cluster_gone(ObjectMeta.of(body).name)
 
     def _cluster_gone(self, name: str) -> None:
         """Out of the snapshot; the bindings placed on it are scheduled again. Karmada relies on seeing the
@@ -416,10 +416,8 @@ class Scheduler:
         )
 
 
-def _generation(body: Mapping[str, Any] | None) -> Any:
-    if body is None:
-        return None
-    return (body.get("metadata") or {}).get("generation")
+def _generation(body: Mapping[str, Any] | None) -> int | None:
+    return ObjectMeta.of(body).generation if body is not None else None
 
 
 def _target_names(body: Mapping[str, Any]) -> list[str]:
@@ -429,7 +427,7 @@ def _target_names(body: Mapping[str, Any]) -> list[str]:
 
 
 def _version(body: Mapping[str, Any]) -> str:
-    return str((body.get("metadata") or {}).get("resourceVersion") or "")
+    return ObjectMeta.of(body).resource_version
 
 
 def _healthy_clusters(body: Mapping[str, Any] | None) -> set[str]:

@@ -30,6 +30,7 @@ from ..kube.errors import KubeError, NotFound, ServerError, TooManyRequests, Tra
 from ..kube.events import EventRecorder
 from ..kube.gate import WriteGate
 from ..kube.lease import LeaseElector, default_identity
+from ..model import ObjectMeta
 from ..model.config import SchedulerConfig, overcommit_protected
 from .event_sender import BackgroundEvents
 from .health import HealthServer
@@ -272,7 +273,7 @@ class SchedulerService:
     async def cluster_deleted(self, body: Mapping[str, Any]) -> None:
         """A Cluster is gone: out of the snapshot, and its estimator channels closed (as Karmada does)."""
         self.scheduler.on_cluster_deleted(body)
-        await self._forget_estimator_channels(str((body.get("metadata") or {}).get("name") or ""))
+        await self._forget_estimator_channels(ObjectMeta.of(body).name)
 
     async def _forget_estimator_channels(self, name: str) -> None:
         for estimator in self._estimators:

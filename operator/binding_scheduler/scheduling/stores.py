@@ -14,14 +14,22 @@ from typing import Any
 
 from ..algorithm.general_estimator import EstimatorCache
 from ..algorithm.snapshot import HARD_TAINT_EFFECTS, Snapshot
-from ..model import Binding, Cluster, TargetCluster, ValidationError, parse_binding, parse_target_clusters
+from ..model import (
+    Binding,
+    Cluster,
+    InvalidBinding,
+    ObjectMeta,
+    ParsedBinding,
+    TargetCluster,
+    ValidationError,
+    parse_binding,
+    parse_target_clusters,
+)
 from ..model.fields import INT32_MAX
 
 
 def binding_key(body: Mapping[str, Any]) -> str:
-    metadata = body.get("metadata") or {}
-    namespace, name = metadata.get("namespace") or "", metadata.get("name") or ""
-    return f"{namespace}/{name}" if namespace else name
+    return ObjectMeta.of(body).key
 
 
 _NO_REPLICAS = -1
@@ -165,8 +173,8 @@ class BindingStore:
         status write, and no new pass is needed. Compared by generation, not resourceVersion, because Kopf
         batches a burst of events into the latest one (our status write usually follows in the same burst).
         Only intake uses this: forgetting it costs one needless pass, never a missed one."""
-        generation = (body.get("metadata") or {}).get("generation")
-        return isinstance(generation, int) and self._own_generations.get(binding_key(body)) == generation
+        meta = ObjectMeta.of(body)
+        return meta.generation > 0 and self._own_generations.get(meta.key) == meta.generation
 
     def remove(self, key: str) -> Mapping[str, Any] | None:
         self._own_generations.pop(key, None)
@@ -176,12 +184,25 @@ class BindingStore:
     def body(self, key: str) -> Mapping[str, Any] | None:
         return self._bodies.get(key)
 
+    def entry(self, key: str) -> ParsedBinding | InvalidBinding | None:
+        """The stored binding as one object (its body, metadata view and parse); None when unknown."""
+        body = self._bodies.get(key)
+        if body is None:
+            return None
+        meta = ObjectMeta.of(body)
+        parsed = self._parse_cached(key, body, meta.resource_version)
+        if isinstance(parsed, ValidationError):
+            return InvalidBinding(body, meta, parsed)
+        return ParsedBinding(body, meta, parsed)
+
     def parsed(self, key: str) -> Binding | ValidationError | None:
         """The parsed binding, or the validation error its body raises; None when unknown."""
         body = self._bodies.get(key)
         if body is None:
             return None
-        version = str((body.get("metadata") or {}).get("resourceVersion") or "")
+        return self._parse_cached(key, body, ObjectMeta.of(body).resource_version)
+
+    def _parse_cached(self, key: str, body: Mapping[str, Any], version: str) -> Binding | ValidationError:
         cached = self._parsed.get(key)
         if cached is not None and cached[0] == version and version:
             return cached[1]

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..algorithm.plugins import GroupMember
-from ..model import Binding, Scope
+from ..model import Binding, ObjectMeta, Scope
 from .stores import BindingStore, binding_key
 
 logger = logging.getLogger(__name__)
@@ -169,8 +169,8 @@ def _well_formed(version: str) -> bool:
 def _member(body: Mapping[str, Any]) -> GroupMember | None:
     """A ResourceBinding body as a group member; None for anything else (ClusterResourceBindings are in no group).
     A field of the wrong type counts as absent: the API server's schema keeps them out."""
-    metadata = body.get("metadata")
-    if body.get("kind") != Scope.NAMESPACED.value or not isinstance(metadata, Mapping):
+    meta = ObjectMeta.of(body)
+    if meta.kind != Scope.NAMESPACED.value or not isinstance(body.get("metadata"), Mapping):
         return None
     spec = body.get("spec")
     spec = spec if isinstance(spec, Mapping) else {}
@@ -181,8 +181,8 @@ def _member(body: Mapping[str, Any]) -> GroupMember | None:
         name for target in (targets if isinstance(targets, list) else ())
         if isinstance(target, Mapping) and isinstance(name := target.get("name"), str)
     )
-    return GroupMember(_text(metadata, "namespace"), _text(metadata, "name"), _text(groups, "affinityGroup"),
-                       _text(groups, "antiAffinityGroup"), clusters)
+    return GroupMember(meta.namespace, meta.name, _text(groups, "affinityGroup"), _text(groups, "antiAffinityGroup"),
+                       clusters)
 
 
 def _text(data: Mapping[str, Any], key: str) -> str:
@@ -191,7 +191,7 @@ def _text(data: Mapping[str, Any], key: str) -> str:
 
 
 def _version(body: Mapping[str, Any]) -> str:
-    return _text(body.get("metadata") or {}, "resourceVersion")
+    return ObjectMeta.of(body).resource_version
 
 
 def _fully_applied(body: Mapping[str, Any]) -> bool:

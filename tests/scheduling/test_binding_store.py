@@ -1,0 +1,30 @@
+"""The binding store hands each binding out as one object: its body as it arrived, its metadata view, and its parse
+(or the error its parse raised)."""
+
+from __future__ import annotations
+
+from binding_scheduler.model import InvalidBinding, ParsedBinding, ValidationError
+from binding_scheduler.scheduling.stores import BindingStore
+from tests.builders import binding, placement
+
+
+def test_the_store_hands_a_binding_out_as_one_object_with_its_parse() -> None:
+    store = BindingStore()
+    body = binding("web", replicas=1, placement=placement())
+    body["status"] = {"conditions": []}
+    store.upsert(body)
+
+    entry = store.entry("default/web")
+
+    assert isinstance(entry, ParsedBinding)
+    assert (entry.meta.key, entry.binding.key, entry.status) == ("default/web", "default/web", {"conditions": []})
+
+
+def test_the_store_hands_an_invalid_binding_out_with_its_error_and_its_view() -> None:
+    store = BindingStore()
+    store.upsert(binding("web", replicas=-1, placement=placement()))
+
+    entry = store.entry("default/web")
+
+    assert isinstance(entry, InvalidBinding) and isinstance(entry.error, ValidationError)
+    assert (entry.meta.key, str(entry.error), entry.status) == ("default/web", "spec.replicas: -1 is less than 0", {})
