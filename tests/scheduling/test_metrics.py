@@ -90,7 +90,8 @@ EXPECTED_FAMILIES = {
     "karmada_scheduler_queue_incoming_bindings": ("counter", {"event"}),
     "karmada_scheduler_framework_extension_point_duration_seconds": ("histogram", {"extension_point", "result"}),
     "karmada_scheduler_plugin_execution_duration_seconds": ("histogram", {"plugin", "extension_point", "result"}),
-    "karmada_build_info": ("gauge", {"git_version", "python_version", "platform"}),
+    "karmada_build_info": ("gauge", {"git_version", "git_commit", "git_short_commit", "git_tree_state", "build_date",
+                                     "go_version", "compiler", "platform", "python_version"}),
     "binding_scheduler_queue_depth": ("gauge", {"queue"}),
     "binding_scheduler_passes_in_flight": ("gauge", set()),
     "binding_scheduler_pass_outcomes": ("counter", {"outcome"}),
@@ -153,10 +154,12 @@ def test_exponential_buckets() -> None:
             exponential_buckets(*bad)
 
 
-def test_build_info() -> None:
+def test_build_info_carries_karmadas_labels_with_what_a_python_package_knows() -> None:
     m = SchedulerMetrics()
-    assert value(m, "karmada_build_info", git_version=__version__, python_version=platform.python_version(),
-                 platform=f"{platform.system().lower()}/{platform.machine().lower()}") == 1
+    assert value(m, "karmada_build_info", git_version=__version__, git_commit="", git_short_commit="",
+                 git_tree_state="", build_date="", go_version="", compiler=platform.python_implementation().lower(),
+                 platform=f"{platform.system().lower()}/{platform.machine().lower()}",
+                 python_version=platform.python_version()) == 1
 
 
 def test_instances_do_not_collide() -> None:

@@ -288,7 +288,18 @@ def parse_binding(
         raise ValidationError("metadata.namespace", "is required for a ResourceBinding")
     if scope is Scope.CLUSTER and namespace:
         raise ValidationError("metadata.namespace", f"must be empty for a ClusterResourceBinding, got {namespace!r}")
-    identity: dict[str, Any] = {
+    identity = _parse_identity(meta, namespace)
+    if same_spec is not None and same_spec.scope is scope:
+        if clusters is not None:
+            identity["clusters"] = clusters
+        return replace(same_spec, **identity, status=_parse_status(root.obj("status")))
+    return Binding(scope=scope, **identity, **_parse_spec(root.required_obj("spec")),
+                   status=_parse_status(root.obj("status")))
+
+
+def _parse_identity(meta: Fields, namespace: str) -> dict[str, Any]:
+    """The metadata fields a `Binding` keeps, by field name."""
+    return {
         "name": meta.required_str("name"),
         "namespace": namespace,
         "uid": meta.text("uid"),
@@ -298,31 +309,21 @@ def parse_binding(
         "annotations": meta.string_map("annotations"),
         "deletion_timestamp": meta.time("deletionTimestamp"),
     }
-    if same_spec is not None and same_spec.scope is scope:
-        if clusters is not None:
-            identity["clusters"] = clusters
-        return replace(same_spec, **identity, status=_parse_status(root.obj("status")))
-    spec = root.required_obj("spec")
+
+
+def _parse_spec(spec: Fields) -> dict[str, Any]:
+    """The `spec` fields a `Binding` keeps, by field name (read in the order their errors are reported)."""
     resource = spec.required_obj("resource")
     placement = spec.obj("placement")
     requirements = spec.obj("replicaRequirements")
     suspension = spec.obj("suspension")
     priority = spec.obj("schedulePriority")
     groups = spec.obj("workloadAffinityGroups")
-    return Binding(
-        scope=scope,
-        **identity,
-        resource=ObjectReference(
-            api_version=resource.required_str("apiVersion"),
-            kind=resource.required_str("kind"),
-            name=resource.required_str("name"),
-            namespace=resource.text("namespace"),
-            uid=resource.text("uid"),
-            resource_version=resource.text("resourceVersion"),
-        ),
-        replicas=spec.integer("replicas", minimum=0, maximum=INT32_MAX),
-        replica_requirements=_parse_requirements(requirements) if requirements is not None else None,
-        components=tuple(
+    return {
+        "resource": _parse_resource(resource),
+        "replicas": spec.integer("replicas", minimum=0, maximum=INT32_MAX),
+        "replica_requirements": _parse_requirements(requirements) if requirements is not None else None,
+        "components": tuple(
             Component(
                 name=c.required_str("name"),
                 replicas=c.integer("replicas", minimum=0, maximum=INT32_MAX),
@@ -330,14 +331,24 @@ def parse_binding(
             )
             for c in spec.objects("components")
         ),
-        clusters=_parse_target_clusters(spec),
-        placement=parse_placement(placement) if placement is not None else None,
-        eviction_clusters=frozenset(t.required_str("fromCluster") for t in spec.objects("gracefulEvictionTasks")),
-        scheduler_name=spec.text("schedulerName") or DEFAULT_SCHEDULER_NAME,
-        reschedule_triggered_at=spec.time("rescheduleTriggeredAt"),
-        suspend_scheduling=suspension.flag("scheduling") if suspension is not None else False,
-        schedule_priority=priority.integer("priority", minimum=-(2**31), maximum=INT32_MAX) if priority else 0,
-        affinity_group=groups.text("affinityGroup") if groups is not None else "",
-        anti_affinity_group=groups.text("antiAffinityGroup") if groups is not None else "",
-        status=_parse_status(root.obj("status")),
+        "clusters": _parse_target_clusters(spec),
+        "placement": parse_placement(placement) if placement is not None else None,
+        "eviction_clusters": frozenset(t.required_str("fromCluster") for t in spec.objects("gracefulEvictionTasks")),
+        "scheduler_name": spec.text("schedulerName") or DEFAULT_SCHEDULER_NAME,
+        "reschedule_triggered_at": spec.time("rescheduleTriggeredAt"),
+        "suspend_scheduling": suspension.flag("scheduling") if suspension is not None else False,
+        "schedule_priority": priority.integer("priority", minimum=-(2**31), maximum=INT32_MAX) if priority else 0,
+        "affinity_group": groups.text("affinityGroup") if groups is not None else "",
+        "anti_affinity_group": groups.text("antiAffinityGroup") if groups is not None else "",
+    }
+
+
+def _parse_resource(resource: Fields) -> ObjectReference:
+    return ObjectReference(
+        api_version=resource.required_str("apiVersion"),
+        kind=resource.required_str("kind"),
+        name=resource.required_str("name"),
+        namespace=resource.text("namespace"),
+        uid=resource.text("uid"),
+        resource_version=resource.text("resourceVersion"),
     )

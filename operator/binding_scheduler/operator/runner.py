@@ -19,6 +19,34 @@ from .options import LaunchOptions
 logger = logging.getLogger(__name__)
 
 
+class _StopSignals:
+    """SIGTERM and SIGINT ask the app to stop. Ours from the first moment (a container's PID 1 ignores a SIGTERM
+    it has no handler for), and again once Kopf has put its own in place: a stop must reach the passes at once,
+    and a stop while waiting for the Lease must not wait for Kopf's 5 s wind-down. Only on the main thread (a
+    test runs the operator in another)."""
+
+    def __init__(self, app: OperatorApp, stop_flag: asyncio.Event, loop: asyncio.AbstractEventLoop) -> None:
+        self.app, self.stop_flag, self.loop = app, stop_flag, loop
+        self.received: list[int] = []
+        self.main_thread = threading.current_thread() is threading.main_thread()
+
+    def _on_signal(self, signum: int) -> None:
+        logger.info("received %s: stopping", signal.Signals(signum).name)
+        self.received.append(signum)
+        self.app.request_stop()
+        self.stop_flag.set()
+
+    def take(self) -> None:
+        if self.main_thread:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self.loop.add_signal_handler(signum, self._on_signal, signum)
+
+    def release(self) -> None:
+        if self.main_thread:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self.loop.remove_signal_handler(signum)
+
+
 async def run_operator(
     app: OperatorApp, *, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None
 ) -> int:
@@ -30,32 +58,16 @@ async def run_operator(
     app.stop_flag = stop_flag
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_without_the_failed_start_again(app))
-    signalled: list[int] = []
-
-    def on_signal(signum: int) -> None:
-        logger.info("received %s: stopping", signal.Signals(signum).name)
-        signalled.append(signum)
-        app.request_stop()
-        stop_flag.set()
-
-    main_thread = threading.current_thread() is threading.main_thread()
-
-    def take_signals() -> None:
-        """Ours from the first moment (a container's PID 1 ignores a SIGTERM it has no handler for), and again
-        once Kopf has put its own in place: a stop must reach the passes at once, and a stop while waiting
-        for the Lease must not wait for Kopf's 5 s wind-down."""
-        if main_thread:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signum, on_signal, signum)
+    signals = _StopSignals(app, stop_flag, loop)
 
     @kopf.on.startup(registry=registry)
     async def signals_to_us(**_: Any) -> None:
         # Registered first, so it runs before the app's startup (which may wait long for the Lease). Kopf
         # puts its handlers in place right after its first startup step: ours go back a moment later.
-        loop.call_later(KOPF_SIGNALS_SETTLE, take_signals)
+        loop.call_later(KOPF_SIGNALS_SETTLE, signals.take)
 
     register(registry, app)
-    take_signals()
+    signals.take()
     operator = asyncio.create_task(
         kopf.operator(registry=registry, clusterwide=True, standalone=True, stop_flag=stop_flag, ready_flag=ready_flag),
         name="kopf-operator",
@@ -68,14 +80,12 @@ async def run_operator(
         await app.shutdown()  # a start that failed after acquiring the Lease releases it
         return 1
     finally:
-        if main_thread:
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(signum)
+        signals.release()
     if app.start_error is not None:
         await app.shutdown()
         return 1
     if app.service is None:
-        return 0 if signalled else 1  # stopped before it could start
+        return 0 if signals.received else 1  # stopped before it could start
     logger.debug("kopf stopped")
     await app.shutdown()  # a no-op after Kopf's cleanup ran it; a stop during startup skips that cleanup
     return app.exit_code

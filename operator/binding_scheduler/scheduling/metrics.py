@@ -101,15 +101,36 @@ class _WithoutCreated(Collector):
             yield trimmed
 
 
+BUILD_INFO = ("git_version", "git_commit", "git_short_commit", "git_tree_state", "build_date", "go_version",
+              "compiler", "platform")
+"""Karmada's `karmada_build_info` labels (`pkg/metrics/version.go: NewBuildInfoCollector`), in its order."""
+
+
+def build_info_labels() -> dict[str, str]:
+    """Karmada's build labels as a Python package has them: the version, no commit or build date (a wheel
+    carries none), no Go; `compiler` the Python implementation, and `python_version` beside them."""
+    labels = dict.fromkeys(BUILD_INFO, "")
+    labels.update(
+        git_version=__version__,
+        compiler=platform.python_implementation().lower(),
+        platform=f"{platform.system().lower()}/{platform.machine().lower()}",
+        python_version=platform.python_version(),
+    )
+    return labels
+
+
 class SchedulerMetrics:
     """Every metric the scheduler exports, registered in `registry` (a fresh `CollectorRegistry` by default)."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry: CollectorRegistry = registry if registry is not None else CollectorRegistry()
-        r = self.registry
+        self._register_karmadas(self.registry)
+        self._register_ours(self.registry)
+        self._zero_our_series()
 
-        # Karmada's (`pkg/scheduler/metrics/metrics.go`). prometheus_client appends `_total` to counter names on
-        # exposition.
+    def _register_karmadas(self, r: CollectorRegistry) -> None:
+        """Karmada's (`pkg/scheduler/metrics/metrics.go`, `pkg/metrics/version.go`). prometheus_client appends
+        `_total` to counter names on exposition."""
         self._attempts = Counter(
             "karmada_scheduler_schedule_attempts",
             "Number of attempts to schedule a binding, by result and schedule type.",
@@ -137,14 +158,10 @@ class SchedulerMetrics:
         self._build_info = Gauge(
             "karmada_build_info",
             "Build information of the running scheduler; the value is always 1.",
-            ["git_version", "python_version", "platform"], registry=r)
-        self._build_info.labels(
-            git_version=__version__,
-            python_version=platform.python_version(),
-            platform=f"{platform.system().lower()}/{platform.machine().lower()}",
-        ).set(1)
+            [*BUILD_INFO, "python_version"], registry=r)
+        self._build_info.labels(**build_info_labels()).set(1)
 
-        # Ours.
+    def _register_ours(self, r: CollectorRegistry) -> None:
         self._queue_depth = Gauge(
             "binding_scheduler_queue_depth",
             "Number of binding keys waiting in each sub-queue.",
@@ -177,7 +194,8 @@ class SchedulerMetrics:
             "1 when the last SchedulerConfiguration seen was valid, 0 when the last good one is kept in force.",
             registry=r)
 
-        # Our own series exist from the start (zero), so rate() and alerts see them before the first event.
+    def _zero_our_series(self) -> None:
+        """Our own series exist from the start (zero), so rate() and alerts see them before the first event."""
         for queue in QUEUES:
             self._queue_depth.labels(queue=queue).set(0)
         for outcome in PASS_OUTCOMES:

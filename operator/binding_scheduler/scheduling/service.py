@@ -123,39 +123,24 @@ class SchedulerService:
             max_backoff=config.queue.max_backoff,
             unschedulable_timeout=config.queue.unschedulable_timeout,
         )
-        self.context = PassContext(
-            client=self.client,
-            events=self.background_events,
-            bindings=BindingStore(),
-            clusters=ClusterStore(),
-            metrics=self.metrics,
-        )
+        self.context = PassContext(client=self.client, events=self.background_events, bindings=BindingStore(),
+                                   clusters=ClusterStore(), metrics=self.metrics)
         self.scheduler = Scheduler(
             self.context, self._pass_settings(config), queue=self.queue, metrics=self.metrics, workers=config.workers
         )
-        election = config.leader_election
-        self.lease: LeaseElector | None = None
         # Leader election has a client (and rate limiter) of its own, as Karmada's does: renewals never queue
         # behind the passes' requests. It shares the write gate, so a closed gate stops Lease writes too.
         self.lease_client = ApiClient(connection, self.gate, qps=LEASE_QPS, burst=LEASE_BURST, user_agent=agent)
-        if election.enabled:
-            self.lease = LeaseElector(
-                self.lease_client,
-                name=election.lease_name,
-                namespace=election.lease_namespace,
-                identity=self.identity,
-                lease_duration=election.lease_duration,
-                renew_deadline=election.renew_deadline,
-                retry_period=election.retry_period,
-            )
+        self.lease = self._lease_elector(config)
         self.health = HealthServer(
-            self.metrics,
-            metrics_host=config.metrics.host,
-            metrics_port=config.metrics.port or None,
-            health_host=config.metrics.health_host,
-            health_port=config.metrics.health_port or None,
+            self.metrics, metrics_host=config.metrics.host, metrics_port=config.metrics.port or None,
+            health_host=config.metrics.health_host, health_port=config.metrics.health_port or None,
             ready=lambda: self.probe_ready,
         )
+        self._init_lifecycle()
+
+    def _init_lifecycle(self) -> None:
+        """Where the service is in its life: readiness, leadership, the shutdown's tasks and report."""
         self.exit_code = 0
         self.on_fatal: Callable[[], None] | None = None
         self.resync_every: float | None = None
@@ -170,9 +155,23 @@ class SchedulerService:
         self._shutdown: asyncio.Task[ShutdownReport] | None = None
         self._stop_requested_at: float | None = None
         self.finished_at: float | None = None
+        """`time.monotonic()` when shutdown finished: nothing of ours writes after it."""
         self.lost_at: float | None = None
         self.report: ShutdownReport | None = None
-        """`time.monotonic()` when shutdown finished: nothing of ours writes after it."""
+
+    def _lease_elector(self, config: SchedulerConfig) -> LeaseElector | None:
+        election = config.leader_election
+        if not election.enabled:
+            return None
+        return LeaseElector(
+            self.lease_client,
+            name=election.lease_name,
+            namespace=election.lease_namespace,
+            identity=self.identity,
+            lease_duration=election.lease_duration,
+            renew_deadline=election.renew_deadline,
+            retry_period=election.retry_period,
+        )
 
     # -- configuration ------------------------------------------------------------------------------------
 
