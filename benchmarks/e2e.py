@@ -53,7 +53,7 @@ from typing import Any
 
 import yaml
 
-from scripts import ROOT
+from benchmarks import ROOT
 from tests.realcluster import controlplane
 
 REGIONS = [f"region-{i}" for i in range(10)]

@@ -39,8 +39,8 @@ from typing import Any
 
 import yaml
 
+from benchmarks import ROOT
 from benchmarks.e2e import DevclusterHost, binding_doc, cluster_doc, proc_cpu, proc_hwm_mib
-from scripts import ROOT
 
 QUEUE_DEPTH = "binding_scheduler_queue_depth"
 IN_FLIGHT = "binding_scheduler_passes_in_flight"

@@ -5,7 +5,7 @@
         [--schedulers karmada,ours]
 
 One real control plane (tests/realcluster: etcd + kube-apiserver built from their Go modules, with an audit log)
-serves the whole run. For each size, a fleet of that many Clusters (scripts/side_by_side.py's generator:
+serves the whole run. For each size, a fleet of that many Clusters (tests/realcluster/side_by_side.py's generator:
 regions, zones, providers, labels, taints, API enablements, resource summaries and models; shared by both
 schedulers) and `--bindings` bindings of mixed kinds (the same generator's kinds: Duplicated, static weights by
 name and by label, dynamic and aggregated division, spread by cluster and by region, clusterAffinities with
@@ -35,7 +35,7 @@ is the admin with user agent karmada-scheduler/...):
   Lease), also by resource;
 - peak RSS (VmHWM from /proc/PID/status just before the stop) and CPU ms per binding (utime + stime).
 
-The two copies of each (size, setting, round) are compared as scripts/side_by_side.py does (spec.clusters, the
+The two copies of each (size, setting, round) are compared as tests/realcluster/side_by_side.py does (spec.clusters, the
 Scheduled condition's status, reason and message, schedulerObservingAffinityName); differences are counted by
 kind and printed.
 
@@ -70,27 +70,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from scripts import ROOT
-from scripts.side_by_side import (
-    Copy,
-    Generated,
-    compare,
-    generate_bindings,
-    generate_clusters,
-    read_copy,
-    settled,
-    wait_leading,
-)
+from benchmarks import ROOT
 from tests.realcluster.controlplane import (
-    SCHEDULER_NAMESPACE,
     ControlPlane,
     ControlPlaneError,
-    free_port,
     start,
     stop,
 )
 from tests.realcluster.karmada import Process, karmada_scheduler
 from tests.realcluster.kube import KubeClient, path_of
+from tests.realcluster.side_by_side import (
+    Copy,
+    Generated,
+    compare,
+    generate_bindings,
+    generate_clusters,
+    our_scheduler,
+    read_copy,
+    settled,
+    wait_leading,
+)
 
 SETTINGS: dict[str, tuple[float, int]] = {"default": (40, 60), "unlimited": (100_000, 100_000)}
 SKIPPED_KINDS = ("steady", "steady-stale")  # no decision to make: Karmada records only the generation
@@ -222,24 +221,6 @@ def proc_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def our_scheduler(plane: ControlPlane, tree: Path, scheduler_name: str, log: Path, *extra: str) -> Process:
-    """`binding-scheduler run` from `tree`'s operator/ folder, as its ServiceAccount, with karmada_scheduler's
-    flags."""
-    command = [
-        sys.executable, "-m", "binding_scheduler.cli.main", "run",
-        f"--kubeconfig={plane.operator_kubeconfig_path}", f"--namespace={SCHEDULER_NAMESPACE}",
-        f"--scheduler-name={scheduler_name}",
-        f"--leader-elect-resource-name={scheduler_name}",
-        f"--leader-elect-resource-namespace={SCHEDULER_NAMESPACE}",
-        f"--metrics-bind-address=127.0.0.1:{free_port()}",
-        f"--health-probe-bind-address=127.0.0.1:{free_port()}",
-        "--enable-scheduler-estimator=false",
-        *extra,
-    ]
-    path = os.pathsep.join(p for p in (str(tree / "operator"), os.environ.get("PYTHONPATH")) if p)
-    return Process(command, log, env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path})
-
-
 def create_all(kube: KubeClient, documents: Sequence[Mapping[str, Any]], threads: int = 6) -> None:
     with concurrent.futures.ThreadPoolExecutor(threads) as pool:
         for _ in pool.map(kube.create, documents):
@@ -285,7 +266,7 @@ class Bench:
         if scheduler == "karmada":
             process = karmada_scheduler(self.plane, copy.scheduler_name, log, *flags)
         else:
-            process = our_scheduler(self.plane, self.args.tree, copy.scheduler_name, log, *flags)
+            process = our_scheduler(self.plane, copy.scheduler_name, log, *flags, tree=self.args.tree)
         profiler = self._profile(process, tag) if scheduler == "ours" and self.args.py_spy else None
         last_write: dict[str, float] = {}
         decided: dict[str, float] = {}

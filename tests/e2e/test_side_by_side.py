@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from scripts.side_by_side import (
+from tests.e2e.harness import Journal, Objects
+from tests.realcluster.controlplane import ControlPlane, go_available
+from tests.realcluster.karmada import KarmadaError, binaries
+from tests.realcluster.side_by_side import (
     FILTER_ORDER,
     KINDS,
     NO_LOST_CONDITION,
@@ -26,9 +29,6 @@ from scripts.side_by_side import (
     explained_by_filter_order,
     run,
 )
-from tests.e2e.harness import Journal, Objects
-from tests.realcluster.controlplane import ControlPlane, go_available
-from tests.realcluster.karmada import KarmadaError, binaries
 
 CLUSTERS = 8
 BINDINGS = len(KINDS) + 2  # every kind once, the first two twice
@@ -40,13 +40,14 @@ ALLOWED: dict[str, str] = {
     # Karmada runs its filter plugins in a map's order, random per process, and a FitError message names each
     # cluster's first failing filter; ours run in one fixed order. Allowed: a binding whose only difference is
     # the NoClusterFit message, when our own verdicts for every filter and cluster (binding-scheduler explain)
-    # give Karmada's very message under some order of the filters (scripts/side_by_side.explained_by_filter_order).
+    # give Karmada's very message under some order of the filters
+    # (tests/realcluster/side_by_side.py: explained_by_filter_order).
     FILTER_ORDER: "a FitError message that Karmada's random filter order explains",
     # A binding placed with its current placement and not scaled, but without a Scheduled condition (a lost
     # status write): Karmada only records the generation, so the condition stays missing; we decide again and
     # write it. Allowed (the `steady` kind): only the condition differs, Karmada's copy has none and its
     # generation recorded, ours has Success for its generation, and both keep the placement they were given
-    # (scripts/side_by_side.explained_by_no_lost_condition).
+    # (tests/realcluster/side_by_side.py: explained_by_no_lost_condition).
     NO_LOST_CONDITION: "no Scheduled condition in Karmada's copy of a binding that needed no scheduling",
 }
 
