@@ -14,7 +14,7 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.model import ValidationError, parse_cluster
 from binding_scheduler.scheduling.labels import PassOutcome
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import PassContext, PassSettings
+from binding_scheduler.scheduling.pass_context import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import DrainReport, Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore

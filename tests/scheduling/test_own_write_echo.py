@@ -11,7 +11,7 @@ from typing import Any
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import PassContext, PassSettings
+from binding_scheduler.scheduling.pass_context import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore

@@ -20,7 +20,8 @@ from binding_scheduler.kube.gate import WriteGateClosed
 from binding_scheduler.model import Binding, TargetCluster, parse_cluster
 from binding_scheduler.scheduling.assumptions import AssumptionCache
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
-from binding_scheduler.scheduling.passes import PassSettings, PassTracker, Phase, run_pass
+from binding_scheduler.scheduling.pass_context import PassSettings, PassTracker, Phase
+from binding_scheduler.scheduling.passes import run_pass
 from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
 from tests.builders import binding, cluster, names, placement, term
 from tests.pass_plugins import During, plugins_with

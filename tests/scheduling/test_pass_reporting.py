@@ -26,11 +26,9 @@ from binding_scheduler.model import Binding, Cluster, ObjectMeta, StoredBinding,
 from binding_scheduler.scheduling.assumptions import AssumptionCache
 from binding_scheduler.scheduling.framework import Framework, FrameworkHook, ReplicaEstimator
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
+from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker
 from binding_scheduler.scheduling.passes import (
     GROUP_VERSION,
-    PassContext,
-    PassSettings,
-    PassTracker,
     _log_decision,
     _outcome_of,
     _refuse,

@@ -13,7 +13,8 @@ from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_binding, parse_cluster
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import PassContext, PassSettings, PassTracker, run_pass
+from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker
+from binding_scheduler.scheduling.passes import run_pass
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
 

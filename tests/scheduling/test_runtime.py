@@ -13,7 +13,7 @@ from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import TargetCluster, parse_binding, parse_cluster
 from binding_scheduler.scheduling import runtime
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import PassContext, PassSettings
+from binding_scheduler.scheduling.pass_context import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore

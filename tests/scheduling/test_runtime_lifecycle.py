@@ -20,7 +20,7 @@ from binding_scheduler.kube.errors import ServerError
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling import runtime
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import PassContext, PassSettings, Phase
+from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, Phase
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import DrainReport, Scheduler
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore

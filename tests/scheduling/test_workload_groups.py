@@ -16,7 +16,8 @@ from binding_scheduler.kube.connection import Connection
 from binding_scheduler.model import parse_binding, parse_cluster
 from binding_scheduler.model.config import FeatureGatesConfig, SchedulerConfig
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.passes import PassContext, PassOutcome, PassSettings, PassTracker, run_pass
+from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker
+from binding_scheduler.scheduling.passes import PassOutcome, run_pass
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from binding_scheduler.scheduling.service import SchedulerService

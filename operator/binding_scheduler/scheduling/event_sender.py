@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..kube.gate import WriteGateClosed
-from .passes import EventSink, EventType
+from .pass_context import EventSink, EventType
 
 logger = logging.getLogger(__name__)
 

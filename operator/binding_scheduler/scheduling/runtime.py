@@ -29,7 +29,8 @@ from ..kube.gate import WriteGateClosed
 from ..model import Binding, Cluster, ObjectMeta, ValidationError, parse_cluster
 from .labels import BindingEvent, PassOutcome
 from .metrics import SchedulerMetrics
-from .passes import PassContext, PassSettings, PassTracker, Phase, run_pass
+from .pass_context import PassContext, PassSettings, PassTracker, Phase
+from .passes import run_pass
 from .queue import QueuedBinding, SchedulingQueue
 from .stores import binding_key
 

@@ -35,7 +35,7 @@ from ..model.config import SchedulerConfig, overcommit_protected
 from .event_sender import BackgroundEvents
 from .health import HealthServer
 from .metrics import MetricsHook, SchedulerMetrics
-from .passes import PassContext, PassSettings
+from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
 from .queue import SchedulingQueue
 from .runtime import DrainReport, Scheduler

@@ -1,0 +1,99 @@
+"""What every scheduling pass is given: the settings in force when it starts (with the framework built from
+them), the scheduler-wide collaborators, and the tracker the runtime reads to tell a pass deciding (cancelled at
+a stop) from one committing (drained)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import InitVar, dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Literal, Protocol
+
+from ..algorithm.registry import PluginSet
+from ..algorithm.schedule import ScheduleOptions
+from ..kube.client import ApiClient
+from .assumptions import AssumptionCache
+from .framework import Framework, FrameworkHook, ReplicaEstimator
+from .metrics import SchedulerMetrics
+from .stores import BindingStore, ClusterStore
+from .workload_groups import WorkloadGroupIndex
+
+
+class Phase(StrEnum):
+    DECIDING = "deciding"
+    COMMITTING = "committing"
+    DONE = "done"
+
+
+EventType = Literal["Normal", "Warning"]
+
+
+class EventSink(Protocol):
+    async def record(self, involved: Mapping[str, str], type: EventType, reason: str, message: str) -> None: ...
+
+
+@dataclass(slots=True)
+class PassSettings:
+    """What a pass needs from the configuration in force when it starts: the framework built from it."""
+
+    scheduler_name: str
+    plugins: PluginSet
+    options: ScheduleOptions = field(default_factory=ScheduleOptions)
+    estimator: ReplicaEstimator | None = None
+    hooks: InitVar[tuple[FrameworkHook, ...]] = ()
+    assumptions: AssumptionCache | None = None
+    workload_groups: WorkloadGroupIndex | None = None
+    framework: Framework = field(init=False)
+
+    def __post_init__(self, hooks: tuple[FrameworkHook, ...]) -> None:
+        self.framework = Framework(
+            self.plugins, estimator=self.estimator, options=self.options, hooks=hooks, assumptions=self.assumptions,
+            workload_groups=self.workload_groups,
+        )
+
+
+@dataclass(slots=True)
+class PassTracker:
+    """Where a pass is (the runtime reads it to decide cancel vs drain at shutdown)."""
+
+    key: str
+    phase: Phase = Phase.DECIDING
+    on_commit: Callable[[PassTracker], None] | None = None
+    attempt: int = 1
+    """Which try of this binding in a row this pass is (1, then 2 after a failure or a conflict, ...)."""
+
+    def enter_commit(self) -> None:
+        """The commit point: from here the pass is drained, not cancelled, at a stop."""
+        if self.on_commit is not None:
+            self.on_commit(self)
+        self.phase = Phase.COMMITTING
+
+
+class PassContext:
+    """The scheduler-wide collaborators of every pass."""
+
+    def __init__(
+        self,
+        *,
+        client: ApiClient,
+        events: EventSink,
+        bindings: BindingStore,
+        clusters: ClusterStore,
+        metrics: SchedulerMetrics,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        assumptions: AssumptionCache | None = None,
+        workload_groups: WorkloadGroupIndex | None = None,
+    ) -> None:
+        self.client = client
+        self.events = events
+        self.bindings = bindings
+        self.clusters = clusters
+        self.metrics = metrics
+        self.now = now
+        self.assumptions = assumptions if assumptions is not None else AssumptionCache()
+        """Overcommit protection's assumptions: the passes' Reserve step fills them while the gate is on; the
+        runtime releases them (a workload reported Healthy, a binding deleted) whatever the gate."""
+        self.workload_groups = workload_groups
+        """The workload groups index while gate `WorkloadAffinity` is on (None otherwise): the runtime feeds it
+        every binding event, and each pass its own spec write."""
