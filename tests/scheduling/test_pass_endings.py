@@ -5,9 +5,10 @@ skipped affinity terms, and the reservation kept only when the placement landed.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.kube.errors import Forbidden, NotFound, ServerError
 from binding_scheduler.kube.gate import WriteGateClosed
-from binding_scheduler.model import Binding, TargetCluster, parse_cluster
+from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster
 from binding_scheduler.scheduling.assumptions import AssumptionCache
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
 from binding_scheduler.scheduling.pass_context import PassSettings, PassTracker, Phase
@@ -220,6 +221,58 @@ async def test_a_reserve_plugins_failure_writes_no_placement_and_gives_a_conditi
     assert condition_of(client) == ("False", "SchedulerError", message)
     assert not run.ctx.assumptions.holds("default/web")
     assert [(t, r, m) for _, t, r, m in run.events.recorded][-1] == ("Warning", "ScheduleBindingFailed", message)
+
+
+async def test_a_reserve_plugins_failure_leaves_the_observed_affinity_term_as_it_was() -> None:
+    client = ScriptedClient()
+    run = Run(binding(replicas=2, placement=placement(affinities=[term("primary", "m1")])), client)
+    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(extra=[FullLedger()]))
+
+    assert await run.pass_() is PassOutcome.ERROR
+    assert "schedulerObservingAffinityName" not in status_of(client)
+
+
+async def test_every_term_failing_on_a_binding_already_placed_nowhere_is_still_no_cluster_fit() -> None:
+    """The decision (no clusters, and the error) equals what the binding holds: no spec write, and the outcome is
+    the error's, not a success."""
+    chosen = placement(affinities=[term("a", "gone-1"), term("b", "gone-2")])
+    body = binding(replicas=1, placement=chosen, clusters=[])
+    applied = parse_binding(body).placement
+    assert applied is not None
+    body["metadata"]["annotations"] = {
+        "policy.karmada.io/applied-placement": json.dumps(applied.to_dict(), separators=(",", ":"))}
+    client = ScriptedClient()
+    run = Run(body, client)
+
+    outcome = await run.pass_()
+
+    assert outcome is PassOutcome.NO_CLUSTER_FIT
+    assert [kind for kind, _, _ in client.sent] == ["status"]
+    assert condition_of(client)[:2] == ("False", "NoClusterFit")
+    assert attempts(run, "scheduled", "ReconcileSchedule") + attempts(run, "error", "ReconcileSchedule") == 1
+
+
+class ForgettingClient(ScriptedClient):
+    """Its spec write answers, and meanwhile the binding's delete event empties the store."""
+
+    def __init__(self, store: Any) -> None:
+        super().__init__(spec=[written(2, "8")])
+        self.store = store
+
+    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        if not path.endswith("/status"):
+            self.store.remove("default/web")
+        return await super().patch_merge(path, body)
+
+
+async def test_a_binding_deleted_while_its_spec_write_was_in_flight_still_gets_its_status_write() -> None:
+    """The status write is fenced with the version the spec write returned; the API server answers for a
+    binding that is gone. The pass does not stumble over the store having forgotten it."""
+    run = Run(binding(replicas=1, placement=placement()), ScriptedClient())
+    run.ctx.client = ForgettingClient(run.store)
+
+    assert await run.pass_() is PassOutcome.SCHEDULED
+    assert [kind for kind, _, _ in run.ctx.client.sent] == ["spec", "status"]
 
 
 async def test_a_decision_whose_clusters_other_passes_reserved_meanwhile_is_made_again_on_a_fresh_snapshot() -> None:

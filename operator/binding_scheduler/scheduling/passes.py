@@ -113,8 +113,8 @@ async def _decide_and_reserve(
 ) -> PassOutcome | tuple[Decision, Reservation | None]:
     """Decide, then Reserve: the decision and its reservation, or the outcome that ends the pass before its commit
     point. Decided again on a fresh snapshot when other passes reserved on its clusters meanwhile (RESERVE_TRIES
-    times). A Reserve plugin's failure becomes the decision's error, with nothing reserved: its condition names
-    the plugin, as any plugin's failure does."""
+    times). A Reserve plugin's failure becomes the decision's error, with nothing reserved and nothing placed (the
+    observed affinity term is left as it was): its condition names the plugin, as any plugin's failure does."""
     framework, binding = settings.framework, entry.binding
     for _ in range(RESERVE_TRIES):
         state = CycleState()
@@ -132,7 +132,7 @@ async def _decide_and_reserve(
         try:
             reservation = framework.reserve(binding, decision, state)
         except SchedulingError as error:
-            return Decision(None, decision.affinity_name, error, decision.warnings, decision.term_index), None
+            return Decision(None, None, error, decision.warnings), None  # nothing placed: the term stays as it was
         if reservation is not None:
             return decision, reservation
         snapshot = ctx.clusters.snapshot()
