@@ -265,6 +265,15 @@ def test_karmada_gates_not_implemented_are_accepted_with_a_warning_naming_them()
     assert found.overrides.paths == []
 
 
+def test_the_preemption_gate_of_karmadas_pr_7832_is_known_and_until_implemented_accepted_with_a_warning() -> None:
+    found = settings("--feature-gates=PriorityBasedPreemptiveScheduling=true")
+    assert found.warnings == (
+        "--feature-gates: PriorityBasedPreemptiveScheduling is ignored: binding-scheduler does not implement this "
+        "Karmada gate",
+    )
+    assert found.overrides.paths == []
+
+
 def test_the_workload_affinity_gate_sets_its_configuration_field() -> None:
     found = settings("--feature-gates=WorkloadAffinity=true")
     assert found.warnings == ()

@@ -65,6 +65,28 @@ def test_a_binding_that_breaks_the_schema_is_refused_with_the_field_path(
     assert "spec.replicas" in answer["message"]
 
 
+def _with_preemption_policy(policy: object) -> dict[str, Any]:
+    return {
+        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+        "metadata": {"name": "preemptor", "namespace": "default"},
+        "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"}, "replicas": 1,
+                 "schedulePriority": {"priority": 1000, "preemptionPolicy": policy}},
+    }
+
+
+def test_the_preemption_policy_of_karmadas_pr_7832_is_kept_and_its_values_are_enforced(kube: KubeClient) -> None:
+    path = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings?dryRun=All"
+    status, answer = kube.request("POST", path, _with_preemption_policy("PreemptLowerPriority"))
+    assert status == 201, answer
+    assert answer["spec"]["schedulePriority"] == {"priority": 1000, "preemptionPolicy": "PreemptLowerPriority"}
+    status, answer = kube.request("POST", path, _with_preemption_policy("PreemptAlways"))
+    assert status == 422, answer
+    assert "spec.schedulePriority.preemptionPolicy" in answer["message"]
+    status, answer = kube.request("POST", path, {**_with_preemption_policy(None), "spec": {
+        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"}, "schedulePriority": {"priority": 5}}})
+    assert status == 201, answer  # Karmada v1.18.2's detector writes a priority without a policy
+
+
 def test_the_karmada_crds_are_what_the_generator_makes_from_karmadas_types(
     control_plane: ControlPlane, tmp_path: Path
 ) -> None:

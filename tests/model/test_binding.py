@@ -9,6 +9,7 @@ import pytest
 
 from binding_scheduler.model import (
     DEFAULT_SCHEDULER_NAME,
+    PreemptionPolicy,
     ReplicaSchedulingType,
     Scope,
     TargetCluster,
@@ -122,6 +123,35 @@ def test_schedule_priority_defaults_to_zero_and_may_be_negative() -> None:
     data = binding()
     data["spec"]["schedulePriority"] = {"priority": -5}
     assert parse_binding(data).schedule_priority == -5
+
+
+def with_schedule_priority(**fields: Any) -> dict[str, Any]:
+    data = binding()
+    data["spec"]["schedulePriority"] = dict(fields)
+    return data
+
+
+@pytest.mark.parametrize(("fields", "policy"), [
+    ({}, PreemptionPolicy.NEVER),
+    ({"priority": 1000}, PreemptionPolicy.NEVER),
+    ({"priority": 1000, "preemptionPolicy": ""}, PreemptionPolicy.NEVER),
+    ({"priority": 1000, "preemptionPolicy": "Never"}, PreemptionPolicy.NEVER),
+    ({"priority": 1000, "preemptionPolicy": "PreemptLowerPriority"}, PreemptionPolicy.PREEMPT_LOWER_PRIORITY),
+], ids=["no-priority", "priority-only", "empty", "never", "preempt-lower-priority"])
+def test_the_preemption_policy_is_read_and_absent_means_never(fields: dict[str, Any], policy: PreemptionPolicy) -> None:
+    assert parse_binding(with_schedule_priority(**fields)).preemption_policy is policy
+    assert make_binding().preemption_policy is PreemptionPolicy.NEVER
+
+
+def test_an_unknown_preemption_policy_is_refused_naming_the_field_and_the_values() -> None:
+    message = error_of(with_schedule_priority(priority=5, preemptionPolicy="PreemptAlways"))
+    assert message == ("spec.schedulePriority.preemptionPolicy: 'PreemptAlways' is not one of PreemptLowerPriority, "
+                       "Never")
+
+
+def test_a_preemption_policy_that_is_no_string_is_refused_naming_the_field() -> None:
+    message = error_of(with_schedule_priority(preemptionPolicy=True))
+    assert message.startswith("spec.schedulePriority.preemptionPolicy: ")
 
 
 def test_workload_affinity_groups_are_read() -> None:

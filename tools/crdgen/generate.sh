@@ -38,7 +38,8 @@ header() {  # file -> the comment put on top of it
       echo "# Karmada ships this CRD with v1alpha1 and v1alpha2 and, via a kustomize patch, a conversion webhook."
       echo "# Only v1alpha2 (Karmada's storage version) is generated here and no webhook conversion is set:"
       echo "# no conversion webhook runs beside the devcluster or the test control plane."
-      echo "# spec.clusters[].components is Karmada's #7837 (added by tools/crdgen/target_components.py)." ;;
+      echo "# spec.clusters[].components is Karmada's #7837 (added by tools/crdgen/target_components.py)."
+      echo "# spec.schedulePriority.preemptionPolicy is Karmada's PR #7832 (added by tools/crdgen/preemption_policy.py)." ;;
     cluster.*)
       echo "# Karmada serves clusters from karmada-aggregated-apiserver and ships no CRD for them; this one is"
       echo "# generated from the same types. Its printer columns are added by generate.sh to match the table"
@@ -90,8 +91,11 @@ mv "$out/clusters.tmp" "$out/cluster.karmada.io_clusters.yaml"
 # Karmada #7837 (master after v1.19.0-rc.0) added spec.clusters[].components (TargetComponent: name,
 # replicas), which the scheduler writes for multi-component workloads under MultiplePodTemplatesScheduling. The module proxy serves v1.18.2
 # here, so the field is added to TargetCluster as #7837's types declare it (a structural schema would prune it).
+# Karmada's open PR #7832 (binding priority preemption) adds spec.schedulePriority.preemptionPolicy; added the
+# same way, as an enum that may be absent (preemption_policy.py says why it is not required here).
 for name in work.karmada.io_resourcebindings.yaml work.karmada.io_clusterresourcebindings.yaml; do
   python3 "$here/target_components.py" "$out/$name"
+  python3 "$here/preemption_policy.py" "$out/$name"
 done
 
 for name in work.karmada.io_resourcebindings.yaml work.karmada.io_clusterresourcebindings.yaml \

@@ -94,8 +94,10 @@ IMPLEMENTED_GATES = {
 ALPHA_GATES = (
     "PropagationPolicyPreemption", "MultiClusterService", "ResourceQuotaEstimate", "StatefulFailoverInjection",
     "PriorityBasedScheduling", "FederatedQuotaEnforcement", "LoggingAlphaOptions", "MultiplePodTemplatesScheduling",
-    "WorkloadAffinity", "SchedulingOvercommitProtection",
+    "WorkloadAffinity", "SchedulingOvercommitProtection", "PriorityBasedPreemptiveScheduling",
 )
+"""Karmada v1.18.2's alpha gates, and PriorityBasedPreemptiveScheduling (alpha in v1.19, karmada-io/karmada PR
+#7832), which Karmada's own manifests may already set."""
 BETA_GATES = (
     "Failover", "GracefulEviction", "PropagateDeps", "CustomizedClusterResourceModeling", "LoggingBetaOptions",
     "ContextualLogging", "ControllerPriorityQueue",

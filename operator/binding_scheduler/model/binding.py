@@ -29,6 +29,14 @@ class Scope(StrEnum):
     CLUSTER = "ClusterResourceBinding"
 
 
+class PreemptionPolicy(StrEnum):
+    """`spec.schedulePriority.preemptionPolicy` (Karmada's open PR #7832): whether a binding that fits nowhere may
+    preempt bindings of lower priority (gate PriorityBasedPreemptiveScheduling). Absent, it is Never."""
+
+    PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+    NEVER = "Never"
+
+
 @dataclass(frozen=True, slots=True)
 class ObjectReference:
     api_version: str
@@ -151,6 +159,7 @@ class Binding:
     reschedule_triggered_at: datetime | None = None
     suspend_scheduling: bool = False
     schedule_priority: int = 0
+    preemption_policy: PreemptionPolicy = PreemptionPolicy.NEVER
     affinity_group: str = ""
     anti_affinity_group: str = ""
     status: BindingStatus = field(default_factory=BindingStatus)
@@ -338,9 +347,17 @@ def _parse_spec(spec: Fields) -> dict[str, Any]:
         "reschedule_triggered_at": spec.time("rescheduleTriggeredAt"),
         "suspend_scheduling": suspension.flag("scheduling") if suspension is not None else False,
         "schedule_priority": priority.integer("priority", minimum=-(2**31), maximum=INT32_MAX) if priority else 0,
+        "preemption_policy": _parse_preemption_policy(priority),
         "affinity_group": groups.text("affinityGroup") if groups is not None else "",
         "anti_affinity_group": groups.text("antiAffinityGroup") if groups is not None else "",
     }
+
+
+def _parse_preemption_policy(priority: Fields | None) -> PreemptionPolicy:
+    if priority is None:
+        return PreemptionPolicy.NEVER
+    value = priority.enum("preemptionPolicy", [p.value for p in PreemptionPolicy])
+    return PreemptionPolicy(value) if value else PreemptionPolicy.NEVER
 
 
 def _parse_resource(resource: Fields) -> ObjectReference:
