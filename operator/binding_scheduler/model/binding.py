@@ -149,6 +149,7 @@ class Binding:
     labels: Mapping[str, str] = EMPTY_MAP
     annotations: Mapping[str, str] = EMPTY_MAP
     deletion_timestamp: datetime | None = None
+    creation_timestamp: datetime | None = None
     replicas: int = 0
     replica_requirements: ReplicaRequirements | None = None
     components: tuple[Component, ...] = ()
@@ -317,6 +318,7 @@ def _parse_identity(meta: Fields, namespace: str) -> dict[str, Any]:
         "labels": meta.string_map("labels"),
         "annotations": meta.string_map("annotations"),
         "deletion_timestamp": meta.time("deletionTimestamp"),
+        "creation_timestamp": meta.time("creationTimestamp"),
     }
 
 
