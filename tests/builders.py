@@ -106,6 +106,7 @@ def cluster(
     apis: Iterable[tuple[str, str]] = (DEPLOYMENT,),
     deleting: bool = False,
     allocatable: Mapping[str, str] | None = None,
+    allocated: Mapping[str, str] | None = None,
     sync_mode: str = "Push",
 ) -> dict[str, Any]:
     """A `Cluster`; by default it serves Deployments and has no taints, topology or capacity summary."""
@@ -131,6 +132,8 @@ def cluster(
     }
     if allocatable is not None:
         status["resourceSummary"] = {"allocatable": dict(allocatable)}
+        if allocated is not None:
+            status["resourceSummary"]["allocated"] = dict(allocated)
     return {
         "apiVersion": "cluster.karmada.io/v1alpha1",
         "kind": "Cluster",

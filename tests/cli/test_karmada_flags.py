@@ -256,22 +256,21 @@ def test_a_flag_with_no_meaning_here_is_ignored_with_one_warning(name: str) -> N
 
 
 def test_karmada_gates_not_implemented_are_accepted_with_a_warning_naming_them() -> None:
-    found = settings("--feature-gates=PriorityBasedScheduling=true,Failover=false")
+    found = settings("--feature-gates=ResourceQuotaEstimate=true,Failover=false")
     assert found.warnings == (
         "--feature-gates: Failover is ignored: binding-scheduler does not implement this Karmada gate",
-        "--feature-gates: PriorityBasedScheduling is ignored: binding-scheduler does not implement this Karmada "
+        "--feature-gates: ResourceQuotaEstimate is ignored: binding-scheduler does not implement this Karmada "
         "gate",
     )
     assert found.overrides.paths == []
 
 
-def test_the_preemption_gate_of_karmadas_pr_7832_is_known_and_until_implemented_accepted_with_a_warning() -> None:
-    found = settings("--feature-gates=PriorityBasedPreemptiveScheduling=true")
-    assert found.warnings == (
-        "--feature-gates: PriorityBasedPreemptiveScheduling is ignored: binding-scheduler does not implement this "
-        "Karmada gate",
-    )
-    assert found.overrides.paths == []
+def test_the_two_preemption_gates_set_their_configuration_fields() -> None:
+    found = settings("--feature-gates=PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true")
+    assert found.warnings == ()
+    assert found.overrides.spec == {"featureGates": {"PriorityBasedScheduling": True,
+                                                     "PriorityBasedPreemptiveScheduling": True}}
+    assert found.overrides.parse().feature_gates.preemption is True
 
 
 def test_the_workload_affinity_gate_sets_its_configuration_field() -> None:

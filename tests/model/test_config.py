@@ -459,8 +459,24 @@ def test_feature_gates_default_off_and_parse() -> None:
 
 
 def test_an_unknown_feature_gate_is_an_error() -> None:
-    with pytest.raises(ValidationError, match=r"^spec\.featureGates\.PriorityBasedScheduling: unknown field$"):
-        parse_config(doc({"featureGates": {"PriorityBasedScheduling": True}}))
+    with pytest.raises(ValidationError, match=r"^spec\.featureGates\.ResourceQuotaEstimate: unknown field$"):
+        parse_config(doc({"featureGates": {"ResourceQuotaEstimate": True}}))
+
+
+def test_preemption_is_on_only_with_both_of_its_gates() -> None:
+    def gates(**on: bool) -> bool:
+        return parse_config(doc({"featureGates": on})).feature_gates.preemption
+
+    assert (gates(), gates(PriorityBasedScheduling=True), gates(PriorityBasedPreemptiveScheduling=True)) == (
+        False, False, False)
+    assert gates(PriorityBasedScheduling=True, PriorityBasedPreemptiveScheduling=True) is True
+
+
+def test_preemption_victims_are_bounded_by_at_least_one() -> None:
+    assert DEFAULT_CONFIG.preemption.max_victims == 100
+    assert parse_config(doc({"preemption": {"maxVictims": 3}})).preemption.max_victims == 3
+    with pytest.raises(ValidationError, match=r"^spec\.preemption\.maxVictims: 0 is less than 1$"):
+        parse_config(doc({"preemption": {"maxVictims": 0}}))
 
 
 @pytest.mark.parametrize(("workers", "gate", "protected"), [

@@ -53,6 +53,10 @@ LIVE = {
     "spec.featureGates.MultiplePodTemplatesScheduling": {"featureGates": {"MultiplePodTemplatesScheduling": True}},
     "spec.featureGates.SchedulingOvercommitProtection": {"featureGates": {"SchedulingOvercommitProtection": True}},
     "spec.featureGates.WorkloadAffinity": {"featureGates": {"WorkloadAffinity": True}},
+    "spec.featureGates.PriorityBasedScheduling": {"featureGates": {"PriorityBasedScheduling": True}},
+    "spec.featureGates.PriorityBasedPreemptiveScheduling": {
+        "featureGates": {"PriorityBasedPreemptiveScheduling": True}},
+    "spec.preemption.maxVictims": {"preemption": {"maxVictims": 5}},
 }
 
 

@@ -79,6 +79,7 @@ def observed_everywhere() -> SchedulerMetrics:
     m.binding_event("BindingAdd")
     m.observe_extension_point("Filter", "Success", 0.0001)
     m.observe_plugin("TaintToleration", "Filter", "Success", 0.00001)
+    m.preemption_attempt(success=True, victims=2)
     return m
 
 
@@ -90,6 +91,8 @@ EXPECTED_FAMILIES = {
     "karmada_scheduler_queue_incoming_bindings": ("counter", {"event"}),
     "karmada_scheduler_framework_extension_point_duration_seconds": ("histogram", {"extension_point", "result"}),
     "karmada_scheduler_plugin_execution_duration_seconds": ("histogram", {"plugin", "extension_point", "result"}),
+    "karmada_scheduler_preemption_attempts": ("counter", {"result"}),
+    "karmada_scheduler_preemption_victims": ("counter", set()),
     "karmada_build_info": ("gauge", {"git_version", "git_commit", "git_short_commit", "git_tree_state", "build_date",
                                      "go_version", "compiler", "platform", "python_version"}),
     "binding_scheduler_queue_depth": ("gauge", {"queue"}),
@@ -130,10 +133,22 @@ def test_no_created_series_and_no_pending_bindings() -> None:
 
 
 def test_karmada_series_appear_only_once_observed() -> None:
+    """Those with labels: a Go counter without labels (preemption victims) is exported at 0 from the start."""
     families = scrape(SchedulerMetrics())
-    for name in EXPECTED_FAMILIES:
-        if name.startswith("karmada_scheduler_"):
+    for name, (_, labels) in EXPECTED_FAMILIES.items():
+        if name.startswith("karmada_scheduler_") and labels:
             assert families[name][1] == [], name
+
+
+def test_preemption_attempts_by_result_and_the_victims_they_evicted() -> None:
+    m = SchedulerMetrics()
+    m.preemption_attempt(success=True, victims=3)
+    m.preemption_attempt(success=False, victims=0)
+    m.preemption_attempt(success=True, victims=1)
+
+    assert value(m, "karmada_scheduler_preemption_attempts_total", result="success") == 2
+    assert value(m, "karmada_scheduler_preemption_attempts_total", result="error") == 1
+    assert value(m, "karmada_scheduler_preemption_victims_total") == 4
 
 
 @pytest.mark.parametrize(("family", "expected"), [

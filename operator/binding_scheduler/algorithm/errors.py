@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Self
+from typing import ClassVar, Self
 
 
 class SchedulingError(Exception):
@@ -28,7 +28,16 @@ class SchedulingError(Exception):
 
 
 class UnschedulableError(SchedulingError):
-    """Not enough capacity right now: reason `Unschedulable`, parked until an event or the flush."""
+    """Not enough capacity right now: reason `Unschedulable`, parked until an event or the flush. A subclass
+    may name another reason (`algorithm.preemption.PreemptingError`: `Preempting`)."""
+
+    reason: ClassVar[str] = "Unschedulable"
+
+
+class NotEnoughResources(SchedulingError):
+    """Cluster spread selection found no set of clusters with room for the replicas (`no enough resource when
+    selecting N clusters`). Reason `SchedulerError` as in Karmada v1.18.2; with preemption on it starts a
+    preemption, as Karmada's PR #7832 (which makes it an UnschedulableError) does."""
 
 
 class FitError(SchedulingError):
@@ -69,7 +78,7 @@ def condition_for(error: BaseException | None) -> ConditionVerdict:
     if error is None:
         return ConditionVerdict("True", "Success", SUCCESS_MESSAGE, retry=False)
     if isinstance(error, UnschedulableError):
-        return ConditionVerdict("False", "Unschedulable", str(error), retry=True)
+        return ConditionVerdict("False", error.reason, str(error), retry=True)
     if isinstance(error, FitError):
         return ConditionVerdict("False", "NoClusterFit", str(error), retry=False)
     return ConditionVerdict("False", "SchedulerError", str(error), retry=True)

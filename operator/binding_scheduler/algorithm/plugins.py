@@ -68,6 +68,8 @@ class CycleState:
 
     assumed: Mapping[str, AssumedLoad] = field(default_factory=dict)
     versions: Mapping[str, int] = field(default_factory=dict)
+    claimed: dict[str, int] = field(default_factory=dict)
+    """The replicas other bindings' preemption claims took from each candidate (given back to plan a preemption)."""
     data: dict[str, Any] = field(default_factory=dict)
 
 

@@ -8,6 +8,8 @@ claims and writes the evictions.
 - `select_victims`: the victims, by the PR's reprieve walk: all candidates at first, then each one spared, from
   the highest priority and oldest down, while what the others free still covers the preemptor's deficit.
 - `claimed_replicas`: how many of a requester's replicas the live claims of others take from a cluster.
+- `target_cluster`: the one cluster a preemption may free room on (selection run again, capacity ignored).
+- `PreemptingError`: the attempt's outcome when it preempts, with its `PreemptionPlan`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ from datetime import datetime
 from ..model import Binding, PreemptionPolicy, ReplicaSchedulingType, Scope
 from ..model.placement import DivisionPreference
 from ..model.quantity import Quantity
+from .candidates import ClusterDetail
+from .errors import NotEnoughResources, SchedulingError, UnschedulableError
+from .spread.by_cluster import IGNORE_CAPACITY
+from .spread.select import select_best_clusters
 
 MAX_VICTIM_CANDIDATES = 1000
 """More bindings than this on the target cluster, eligible or not, and the preemption fails (the PR's
@@ -34,6 +40,9 @@ class PreemptionGates:
     def enabled(self) -> bool:
         """Preemption runs only with both gates on (the PR's `features.PreemptionEnabled`)."""
         return self.priority_based_scheduling and self.priority_based_preemptive_scheduling
+
+
+BOTH_GATES = PreemptionGates(priority_based_scheduling=True, priority_based_preemptive_scheduling=True)
 
 
 def not_applicable(binding: Binding, gates: PreemptionGates) -> str | None:
@@ -168,3 +177,56 @@ def claimed_replicas(requester: Binding, cluster: str, claims: Iterable[Claim]) 
 
 def _ceil_div(numerator: int, denominator: int) -> int:
     return -(-numerator // denominator)
+
+
+def starts_preemption(error: SchedulingError) -> bool:
+    """Only a failure for capacity in selection or assignment starts a preemption (the PR's `tryPreempt`): not a
+    FitError (nothing passed the filters), not a MinGroups failure, not any other error."""
+    return isinstance(error, UnschedulableError | NotEnoughResources) and not isinstance(error, PreemptingError)
+
+
+def target_cluster(binding: Binding, details: Sequence[ClusterDetail], unclaimed: Mapping[str, int]) -> str | None:
+    """The one cluster a preemption may free room on, or None: selection run again with capacity ignored and
+    the candidates' availability before claims (the PR's `selectClustersForPreemption`); it must pick exactly one
+    cluster. `unclaimed`: the replicas the claims took from each candidate, given back here."""
+    restored = [ClusterDetail(d.cluster, d.score, d.allocatable + unclaimed.get(d.name, 0),
+                              d.available + unclaimed.get(d.name, 0), d.overflow_order) for d in details]
+    try:
+        selected = select_best_clusters(binding, restored, IGNORE_CAPACITY)
+    except SchedulingError:
+        return None
+    return selected[0].name if len(selected) == 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionPlan:
+    """What a preemption does: on `cluster`, evict `victims` (none while the preemptor waits for the capacity its
+    earlier victims are freeing), for `preemptor`, which needs `replicas` there at `request` each."""
+
+    preemptor: str
+    priority: int
+    cluster: str
+    victims: tuple[Candidate, ...]
+    replicas: int
+    request: Mapping[str, int]
+
+    @property
+    def message(self) -> str:
+        if not self.victims:
+            return f'waiting for the capacity preempted on cluster "{self.cluster}"'
+        return f'preemption initiated on cluster "{self.cluster}" for {len(self.victims)} victim(s)'
+
+    def claim(self) -> Claim:
+        return Claim(self.preemptor, self.cluster, self.priority, self.replicas, self.request)
+
+
+class PreemptingError(UnschedulableError):
+    """The attempt preempts: the binding waits for the capacity its plan frees (reason `Preempting`, parked as
+    unschedulable, as the PR's `PreemptingError`). `cause` is the capacity failure that started it."""
+
+    reason = "Preempting"
+
+    def __init__(self, plan: PreemptionPlan, cause: SchedulingError) -> None:
+        super().__init__(plan.message)
+        self.plan = plan
+        self.cause = cause

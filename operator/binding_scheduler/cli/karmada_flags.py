@@ -90,6 +90,8 @@ IMPLEMENTED_GATES = {
     "MultiplePodTemplatesScheduling": "featureGates.MultiplePodTemplatesScheduling",
     "WorkloadAffinity": "featureGates.WorkloadAffinity",
     "SchedulingOvercommitProtection": "featureGates.SchedulingOvercommitProtection",
+    "PriorityBasedScheduling": "featureGates.PriorityBasedScheduling",
+    "PriorityBasedPreemptiveScheduling": "featureGates.PriorityBasedPreemptiveScheduling",
 }
 ALPHA_GATES = (
     "PropagationPolicyPreemption", "MultiClusterService", "ResourceQuotaEstimate", "StatefulFailoverInjection",

@@ -104,6 +104,22 @@ async def patch_schedule_result(
     return await client.patch_merge(ref.path(), schedule_result_patch(resource_version, placement_json, clusters))
 
 
+async def patch_graceful_eviction(
+    client: ApiClient,
+    ref: BindingRef,
+    resource_version: str,
+    clusters: Sequence[Mapping[str, Any]],
+    eviction_tasks: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """Evict the binding from a cluster as Karmada's `GracefulEvictCluster` leaves it: `spec.clusters` without that
+    cluster and `spec.gracefulEvictionTasks` with a task for it, if the binding is still at `resource_version`
+    (else `Conflict`). Both lists are written whole (merge-patch semantics)."""
+    _require_version(resource_version)
+    body = {"metadata": {"resourceVersion": resource_version},
+            "spec": {"clusters": target_clusters(clusters), "gracefulEvictionTasks": [dict(t) for t in eviction_tasks]}}
+    return await client.patch_merge(ref.path(), body)
+
+
 async def patch_status(
     client: ApiClient, ref: BindingRef, resource_version: str, status: Mapping[str, Any]
 ) -> dict[str, Any]:

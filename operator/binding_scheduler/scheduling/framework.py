@@ -42,6 +42,7 @@ from ..algorithm.errors import FitError, SchedulingError
 from ..algorithm.general_estimator import AssumedWorkload
 from ..algorithm.multi_template import multi_template_applicable
 from ..algorithm.plugins import AttemptContext, CycleState, ReservePlugin, WorkloadGroups
+from ..algorithm.preemption import PreemptingError, PreemptionPlan, starts_preemption
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
     DEFAULT_OPTIONS,
@@ -72,6 +73,7 @@ class ExtensionPoint(StrEnum):
     ESTIMATE = "Estimate"
     SELECT = "Select"
     ASSIGN = "Assign"
+    POST_FILTER = "PostFilter"
     RESERVE = "Reserve"
     UNRESERVE = "Unreserve"
     BIND = "Bind"
@@ -108,6 +110,16 @@ class ReplicaEstimator(Protocol):
         resource: ObjectReference | None = None,
         assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     ) -> EstimateAnswerLike: ...
+
+
+class Preemptor(Protocol):
+    """Binding priority preemption as the framework sees it (gates PriorityBasedScheduling and
+    PriorityBasedPreemptiveScheduling): what live claims take from a binding's candidates at Estimate, and at
+    PostFilter, after an attempt failed for capacity, a plan (or None: nothing to preempt)."""
+
+    def claimed(self, binding: Binding, clusters: Sequence[str]) -> Mapping[str, int]: ...
+
+    def plan(self, candidates: Candidates, unclaimed: Mapping[str, int]) -> PreemptionPlan | None: ...
 
 
 class FrameworkHook:
@@ -164,6 +176,7 @@ _FAILURES: Mapping[ExtensionPoint, str] = MappingProxyType({
     ExtensionPoint.ESTIMATE: "failed to estimate available replicas",
     ExtensionPoint.SELECT: "failed to select clusters",
     ExtensionPoint.ASSIGN: "failed to assign replicas",
+    ExtensionPoint.POST_FILTER: "failed to preempt",
     ExtensionPoint.RESERVE: "failed to reserve the decision",
     ExtensionPoint.UNRESERVE: "failed to unreserve the decision",
     ExtensionPoint.BIND: "failed to tell the bind plugins",
@@ -194,8 +207,10 @@ class Framework:
         hooks: Sequence[FrameworkHook] = (),
         assumptions: AssumptionCache | None = None,
         workload_groups: WorkloadGroups | None = None,
+        preemptor: Preemptor | None = None,
     ) -> None:
         self.plugins = plugins
+        self.preemptor = preemptor
         self.estimator = estimator
         self.options = options
         self.hooks = tuple(hooks)
@@ -294,8 +309,22 @@ class Framework:
         scores = self.score_clusters(ctx, feasible)
         candidates = candidates_of(ctx.binding, ctx, feasible, scores, diagnosis)
         await self._estimate(candidates)
-        return await compute(lambda checkpoint: self._select_and_assign(candidates, checkpoint),
-                             self.options.cpu_limit)
+        try:
+            return await compute(lambda checkpoint: self._select_and_assign(candidates, checkpoint),
+                                 self.options.cpu_limit)
+        except SchedulingError as error:
+            plan = self._post_filter(candidates, error)
+            if plan is None:
+                raise
+            raise PreemptingError(plan, error) from error
+
+    def _post_filter(self, candidates: Candidates, error: SchedulingError) -> PreemptionPlan | None:
+        """PostFilter (kube-scheduler's name for the point after a failed attempt): preemption, when it is on and
+        the attempt failed for capacity."""
+        if self.preemptor is None or not starts_preemption(error):
+            return None
+        with self._step(ExtensionPoint.POST_FILTER):
+            return self.preemptor.plan(candidates, candidates.context.state.claimed)
 
     def filter_clusters(self, ctx: AttemptContext) -> tuple[list[Cluster], dict[str, str]]:
         """Every live cluster through the filters in order; a cluster stops at its first failure."""
@@ -350,8 +379,24 @@ class Framework:
                         ExtensionPoint.ESTIMATE, plugin.name, partial(plugin.estimate, ctx, clusters)
                     ))
         apply_estimates(candidates, answers)
+        if self.preemptor is not None and needs_estimates(binding):
+            self._deduct_claims(candidates)
         for hook in self.hooks:
             hook.estimated(candidates, general, accurate, failures)
+
+    def _deduct_claims(self, candidates: Candidates) -> None:
+        """What other bindings' preemption claims hold on a cluster is not available to this one (the PR's
+        `withClaimDeductions`), so a victim rescheduled meanwhile cannot take back what was freed for its
+        preemptor."""
+        details = candidates.details
+        taken = self.preemptor.claimed(candidates.binding, [d.name for d in details]) if self.preemptor else {}
+        claimed = candidates.context.state.claimed
+        for detail in details:
+            cut = min(taken.get(detail.name, 0), detail.allocatable)
+            if cut > 0:
+                detail.allocatable -= cut
+                detail.available -= cut
+                claimed[detail.name] = cut
 
     def _listed_workloads(self, clusters: Sequence[Cluster]) -> Callable[[str], bool] | bool:
         """Where a pass needs the assumed workloads one by one, not only their sums: everywhere when an accurate

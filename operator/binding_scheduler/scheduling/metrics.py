@@ -155,6 +155,14 @@ class SchedulerMetrics:
             "karmada_scheduler_plugin_execution_duration_seconds",
             "Duration of running a plugin at a specific extension point, in seconds.",
             ["plugin", "extension_point", "result"], buckets=PLUGIN_BUCKETS, registry=r)
+        # Karmada's open PR #7832 (binding priority preemption).
+        self._preemption_attempts = Counter(
+            "karmada_scheduler_preemption_attempts",
+            "Number of preemption attempts, by result.",
+            ["result"], registry=r)
+        self._preemption_victims = Counter(
+            "karmada_scheduler_preemption_victims",
+            "Number of bindings evicted by preemption.", registry=r)
         self._build_info = Gauge(
             "karmada_build_info",
             "Build information of the running scheduler; the value is always 1.",
@@ -263,6 +271,12 @@ class SchedulerMetrics:
         """A pass ended with `outcome`."""
         self._in_flight.dec()
         self._outcomes.labels(outcome=outcome).inc()
+
+    def preemption_attempt(self, *, success: bool, victims: int) -> None:
+        """A preemption was carried out (`victims` evicted) or stopped at a victim it could not evict."""
+        self._preemption_attempts.labels(result="success" if success else "error").inc()
+        if victims:
+            self._preemption_victims.inc(victims)
 
     def write(self, kind: WriteKind, result: WriteResult) -> None:
         """One write attempt (or one refused by the closed write gate) and how it ended."""

@@ -14,8 +14,9 @@ from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
 from ..kube.client import ApiClient
 from .assumptions import AssumptionCache
-from .framework import Framework, FrameworkHook, ReplicaEstimator
+from .framework import Framework, FrameworkHook, Preemptor, ReplicaEstimator
 from .metrics import SchedulerMetrics
+from .preemption import PreemptionClaims
 from .stores import BindingStore, ClusterStore
 from .workload_groups import WorkloadGroupIndex
 
@@ -44,12 +45,14 @@ class PassSettings:
     hooks: InitVar[tuple[FrameworkHook, ...]] = ()
     assumptions: AssumptionCache | None = None
     workload_groups: WorkloadGroupIndex | None = None
+    preemptor: Preemptor | None = None
+    """Binding priority preemption, while its two gates are on."""
     framework: Framework = field(init=False)
 
     def __post_init__(self, hooks: tuple[FrameworkHook, ...]) -> None:
         self.framework = Framework(
             self.plugins, estimator=self.estimator, options=self.options, hooks=hooks, assumptions=self.assumptions,
-            workload_groups=self.workload_groups,
+            workload_groups=self.workload_groups, preemptor=self.preemptor,
         )
 
 
@@ -94,6 +97,8 @@ class PassContext:
         self.assumptions = assumptions if assumptions is not None else AssumptionCache()
         """Overcommit protection's assumptions: the passes' Reserve step fills them while the gate is on; the
         runtime releases them (a workload reported Healthy, a binding deleted) whatever the gate."""
+        self.claims = PreemptionClaims()
+        """Preemption's claims: kept across configuration changes (the passes of each set the planner reads)."""
         self.workload_groups = workload_groups
         """The workload groups index while gate `WorkloadAffinity` is on (None otherwise): the runtime feeds it
         every binding event, and each pass its own spec write."""

@@ -25,6 +25,7 @@ from typing import Any
 from ..algorithm.errors import ConditionVerdict, FitError, SchedulingError, UnschedulableError, condition_for
 from ..algorithm.events import FAILED_REASON, SUCCEED_REASON, deleting_message
 from ..algorithm.plugins import CycleState
+from ..algorithm.preemption import PreemptingError
 from ..algorithm.snapshot import Snapshot
 from ..algorithm.status import status_patch
 from ..algorithm.triggers import ScheduleType, condition_owed, schedule_trigger
@@ -38,6 +39,7 @@ from .decision_log import UNREADABLE_REASON, DecisionRecord, log_decision
 from .framework import Framework, Reservation
 from .labels import AttemptResult, PassOutcome, WriteKind, WriteResult
 from .pass_context import EventType, PassContext, PassSettings, PassTracker
+from .preemption import carry_out
 
 logger = logging.getLogger(__name__)
 
@@ -177,9 +179,39 @@ async def _bind(
         raise
     if reservation is not None:
         (framework.bound if spec.landed else framework.unreserve)(reservation)
+    if spec.landed:
+        ctx.claims.clear(entry.binding.key)  # a preemptor placed: the capacity it claimed is its own now
     if spec.ended is not None:
         return spec.ended
+    if isinstance(decision.error, PreemptingError):
+        return await _preempt(entry, decision, decision.error, ctx, trigger=trigger, started=started,
+                              attempt=attempt)
     return await _report(entry, decision, spec, ctx, trigger=trigger, started=started, attempt=attempt)
+
+
+async def _preempt(
+    entry: ParsedBinding,
+    decision: Decision,
+    error: PreemptingError,
+    ctx: PassContext,
+    *,
+    trigger: ScheduleType,
+    started: float,
+    attempt: int,
+) -> PassOutcome:
+    """The preemption the decision planned: the victims' evictions, then the preemptor's condition (Preempting, or
+    SchedulerError when a victim could not be evicted) and its decision line. No ScheduleBindingFailed event: the
+    preemptor's PreemptionInitiated and each victim's Preempted say what happened (as the PR's)."""
+    binding = entry.binding
+    verdict, outcome = await carry_out(entry, error, ctx, involved_binding)
+    ended = await _write_status(binding, binding_ref(binding), verdict, ctx, version=binding.resource_version,
+                                generation=binding.generation, affinity_name=None)
+    if ended is not None:
+        return ended
+    seconds = time.perf_counter() - started
+    ctx.metrics.observe_attempt(AttemptResult.ERROR, trigger, seconds)
+    _log_decision(binding, verdict, decision, trigger, seconds, attempt)
+    return outcome
 
 
 async def _write_spec(binding: Binding, decision: Decision, ctx: PassContext) -> SpecWrite:

@@ -143,6 +143,7 @@ class Scheduler:
         if self.ctx.workload_groups is not None:
             self.ctx.workload_groups.forget(binding_key(body))
         self.ctx.assumptions.release(binding_key(body))
+        self.ctx.claims.clear(binding_key(body))
         self._fit_nowhere.discard(binding_key(body))
         self._updated_while_committing.discard(binding_key(body))
         self.ctx.bindings.remove(binding_key(body))

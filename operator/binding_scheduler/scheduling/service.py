@@ -37,6 +37,7 @@ from .health import HealthServer
 from .metrics import MetricsHook, SchedulerMetrics
 from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
+from .preemption import Preemption
 from .queue import SchedulingQueue
 from .runtime import DrainReport, Scheduler
 from .stores import BindingStore, ClusterStore
@@ -205,7 +206,14 @@ class SchedulerService:
             hooks=(MetricsHook(self.metrics),),
             assumptions=self.context.assumptions if overcommit_protected(config) else None,
             workload_groups=self._workload_groups(workload_affinity),
+            preemptor=self._preemptor(config),
         )
+
+    def _preemptor(self, config: SchedulerConfig) -> Preemption | None:
+        """Binding priority preemption while both its gates are on; its claims outlive configuration changes."""
+        if not config.feature_gates.preemption:
+            return None
+        return Preemption(self.context.bindings, self.context.claims, max_victims=config.preemption.max_victims)
 
     def _workload_groups(self, enabled: bool) -> WorkloadGroupIndex | None:
         """The workload groups index while gate `WorkloadAffinity` is on: built from the bindings stored when the

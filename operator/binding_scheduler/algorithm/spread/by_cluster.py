@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ...model import SpreadConstraint
 from ..candidates import ClusterDetail
-from ..errors import SchedulingError
+from ..errors import NotEnoughResources, SchedulingError
 
 IGNORE_CAPACITY = -1
 """`need_replicas` meaning "capacity does not matter" (Karmada's InvalidReplicas)."""
@@ -85,5 +85,5 @@ def select_by_cluster(
     selected = list(ordered[:need_count])
     reserve = list(ordered[need_count:])
     if not swap_for_capacity(selected, reserve, need_replicas, trace) or not selected:
-        raise SchedulingError(not_enough_resource(need_count))
+        raise NotEnoughResources(not_enough_resource(need_count))
     return selected

@@ -25,6 +25,7 @@ from .sections import (
     KubeAPIConfig,
     LeaderElectionConfig,
     MetricsConfig,
+    PreemptionConfig,
     QueueConfig,
     SchedulerConfig,
     ShutdownConfig,
@@ -62,6 +63,7 @@ def parse_config(data: Any) -> SchedulerConfig:
         estimator=_estimator(spec.obj("estimator")),
         queue=_queue(spec.obj("queue")),
         shutdown=_shutdown(spec.obj("shutdown")),
+        preemption=_preemption(spec.obj("preemption")),
         leader_election=_leader_election(spec.obj("leaderElection")),
         metrics=_metrics(spec.obj("metrics")),
         kube_api=_kube_api(spec.obj("kubeAPI")),
@@ -243,6 +245,14 @@ def _shutdown(fields: Fields | None) -> ShutdownConfig:
     return ShutdownConfig(drain_timeout=_duration(shutdown, "drainTimeout", ShutdownConfig().drain_timeout))
 
 
+def _preemption(fields: Fields | None) -> PreemptionConfig:
+    preemption = _section(fields, PreemptionConfig)
+    if preemption is None:
+        return PreemptionConfig()
+    return PreemptionConfig(
+        max_victims=preemption.integer("maxVictims", PreemptionConfig().max_victims, minimum=1, maximum=INT32_MAX))
+
+
 def _leader_election(fields: Fields | None) -> LeaderElectionConfig:
     le = _section(fields, LeaderElectionConfig)
     if le is None:
@@ -334,4 +344,6 @@ def _feature_gates(fields: Fields | None) -> FeatureGatesConfig:
         multiple_pod_templates_scheduling=gates.flag("MultiplePodTemplatesScheduling"),
         scheduling_overcommit_protection=None if overcommit is None else gates.flag("SchedulingOvercommitProtection"),
         workload_affinity=gates.flag("WorkloadAffinity"),
+        priority_based_scheduling=gates.flag("PriorityBasedScheduling"),
+        priority_based_preemptive_scheduling=gates.flag("PriorityBasedPreemptiveScheduling"),
     )

@@ -63,6 +63,14 @@ class ShutdownConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class PreemptionConfig:
+    """Bounds of binding priority preemption (gate PriorityBasedPreemptiveScheduling)."""
+
+    max_victims: int = field(default=100, metadata=_json("maxVictims"))
+    """The most bindings one preemption may evict; a plan that needs more is not made."""
+
+
+@dataclass(frozen=True, slots=True)
 class LeaderElectionConfig:
     enabled: bool = field(default=True, metadata=_json("enabled"))
     lease_name: str = field(default="karmada-scheduler", metadata=_json("leaseName"))
@@ -100,6 +108,15 @@ class FeatureGatesConfig:
     scheduling_overcommit_protection: bool | None = field(
         default=None, metadata=_json("SchedulingOvercommitProtection"))
     workload_affinity: bool = field(default=False, metadata=_json("WorkloadAffinity"))
+    priority_based_scheduling: bool = field(default=False, metadata=_json("PriorityBasedScheduling"))
+    """Its queue (priority first) is always ours; the gate matters only together with the next one."""
+    priority_based_preemptive_scheduling: bool = field(
+        default=False, metadata=_json("PriorityBasedPreemptiveScheduling"))
+    """Binding priority preemption (Karmada's PR #7832), on only with PriorityBasedScheduling too."""
+
+    @property
+    def preemption(self) -> bool:
+        return self.priority_based_scheduling and self.priority_based_preemptive_scheduling
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +129,7 @@ class SchedulerConfig:
     estimator: EstimatorConfig = field(default=EstimatorConfig(), metadata=_json("estimator"))
     queue: QueueConfig = field(default=QueueConfig(), metadata=_json("queue"))
     shutdown: ShutdownConfig = field(default=ShutdownConfig(), metadata=_json("shutdown"))
+    preemption: PreemptionConfig = field(default=PreemptionConfig(), metadata=_json("preemption"))
     leader_election: LeaderElectionConfig = field(default=LeaderElectionConfig(), metadata=_json("leaderElection"))
     metrics: MetricsConfig = field(default=MetricsConfig(), metadata=_json("metrics"))
     kube_api: KubeAPIConfig = field(default=KubeAPIConfig(), metadata=_json("kubeAPI"))

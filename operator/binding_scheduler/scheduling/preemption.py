@@ -1,0 +1,217 @@
+"""Binding priority preemption in the scheduler (gates PriorityBasedScheduling and PriorityBasedPreemptiveScheduling,
+Karmada's open PR #7832; docs/design/preemption.md): the claims, the planner the framework asks at PostFilter, and
+the victims' evictions a pass writes after its commit point.
+
+A preemption is written in this order: the claim (so a victim rescheduled by our own write already sees the
+capacity taken), then each victim's eviction, fenced with the resourceVersion the plan was made from (a stale
+view evicts nothing: the 409 ends the preemption), then the preemptor's `Preempting` condition. The first victim
+that cannot be evicted ends it: the claim goes, and the preemptor gets a SchedulerError condition and backs off;
+victims evicted before stay evicted, as in the PR. A stop lets the pass finish (it is past its commit point),
+within the drain bound.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ..algorithm.errors import ConditionVerdict, SchedulingError, condition_for
+from ..algorithm.preemption import (
+    BOTH_GATES,
+    MAX_VICTIM_CANDIDATES,
+    Candidate,
+    Claim,
+    PreemptingError,
+    PreemptionPlan,
+    claimed_replicas,
+    milli_request,
+    not_applicable,
+    select_victims,
+    target_cluster,
+    victim_candidates,
+)
+from ..algorithm.schedule import Candidates
+from ..kube.bindings import BindingRef, patch_graceful_eviction
+from ..kube.errors import ApiError, KubeError
+from ..kube.gate import WriteGateClosed
+from ..model import Binding, ObjectMeta, ParsedBinding
+from .labels import PassOutcome, WriteKind, WriteResult
+from .stores import BindingStore
+
+if TYPE_CHECKING:
+    from .pass_context import PassContext
+
+logger = logging.getLogger(__name__)
+
+CLAIM_TTL = 600.0
+"""Seconds a claim holds the freed capacity for its preemptor (the PR's `defaultPreemptionClaimTTL`)."""
+GRACE_PERIOD_SECONDS = 30
+EVICTION_REASON, EVICTION_PRODUCER, PURGE_MODE = "BindingPreempted", "Scheduler", "Gracefully"
+INITIATED_REASON, PREEMPTED_REASON = "PreemptionInitiated", "Preempted"
+
+
+class PreemptionClaims:
+    """The live claims, one per preemptor, each for `CLAIM_TTL` seconds (in memory, as the PR's: a restart
+    forgets them, and the next pass of a preemptor that still fits nowhere claims again)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._claims: dict[str, tuple[Claim, float]] = {}
+
+    def set(self, claim: Claim) -> None:
+        """Hold `claim`; it replaces its preemptor's earlier one and the lower-priority claims of others on its
+        cluster."""
+        self._expire()
+        for key, (other, _) in list(self._claims.items()):
+            if other.cluster == claim.cluster and other.priority < claim.priority:
+                del self._claims[key]
+        self._claims[claim.key] = (claim, self._clock() + CLAIM_TTL)
+
+    def clear(self, key: str) -> None:
+        self._claims.pop(key, None)
+
+    def of(self, key: str) -> Claim | None:
+        self._expire()
+        held = self._claims.get(key)
+        return held[0] if held is not None else None
+
+    def on(self, cluster: str) -> list[Claim]:
+        self._expire()
+        return [claim for claim, _ in self._claims.values() if claim.cluster == cluster]
+
+    def blocking(self, cluster: str, binding: Binding) -> bool:
+        """Another binding's claim on `cluster` of at least `binding`'s priority: no preemption there."""
+        return any(c.key != binding.key and c.priority >= binding.schedule_priority for c in self.on(cluster))
+
+    def __len__(self) -> int:
+        self._expire()
+        return len(self._claims)
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for key in [k for k, (_, until) in self._claims.items() if until <= now]:
+            del self._claims[key]
+
+
+class Preemption:
+    """The framework's `Preemptor`: claims deducted at Estimate, a plan at PostFilter. `max_victims`: a plan that
+    needs more victims than this is not made (the binding stays unschedulable, and a warning says why)."""
+
+    def __init__(self, bindings: BindingStore, claims: PreemptionClaims, *, max_victims: int) -> None:
+        self.bindings = bindings
+        self.claims = claims
+        self.max_victims = max_victims
+
+    def claimed(self, binding: Binding, clusters: Sequence[str]) -> Mapping[str, int]:
+        taken = {}
+        for cluster in clusters:
+            claims = self.claims.on(cluster)
+            if claims and (replicas := claimed_replicas(binding, cluster, claims)):
+                taken[cluster] = replicas
+        return taken
+
+    def plan(self, candidates: Candidates, unclaimed: Mapping[str, int]) -> PreemptionPlan | None:
+        binding = candidates.binding
+        if not_applicable(binding, BOTH_GATES) is not None:
+            return None
+        target = target_cluster(binding, candidates.details, unclaimed)
+        if target is None or self.claims.blocking(target, binding):
+            return None
+        request = milli_request(binding)
+        own = self.claims.of(binding.key)
+        if own is not None and own.cluster == target:
+            # Its victims are still leaving: no more are evicted meanwhile (kube-scheduler's DefaultPreemption
+            # waits the same way; the PR would choose more victims here, docs/compatibility.md).
+            return PreemptionPlan(binding.key, binding.schedule_priority, target, (), binding.replicas, request)
+        placed = self._placed_on(target)
+        if len(placed) > MAX_VICTIM_CANDIDATES:
+            raise SchedulingError(f"too many preemption victim candidates on cluster {target}: {len(placed)} "
+                                  f"bindings, at most {MAX_VICTIM_CANDIDATES}")
+        available = next(d.available for d in candidates.details if d.name == target) + unclaimed.get(target, 0)
+        victims = select_victims(binding, available, victim_candidates(binding, target, placed))
+        if victims is None:
+            return None
+        if len(victims) > self.max_victims:
+            logger.warning("binding %s: preempting on cluster %s would evict %d bindings, more than "
+                           "spec.preemption.maxVictims (%d): nothing preempted", binding.key, target, len(victims),
+                           self.max_victims)
+            return None
+        return PreemptionPlan(binding.key, binding.schedule_priority, target, victims, binding.replicas, request)
+
+    def _placed_on(self, cluster: str) -> list[Binding]:
+        placed = []
+        for key in self.bindings.keys():  # noqa: SIM118 - a store, not a dict
+            parsed = self.bindings.parsed(key)
+            if isinstance(parsed, Binding) and cluster in parsed.target_names:
+                placed.append(parsed)
+        return placed
+
+
+class _Refused(Exception):
+    """A victim can no longer be evicted as planned (gone, changed, or no longer lower or on the cluster)."""
+
+
+Involved = Callable[[ObjectMeta], dict[str, str]]
+
+
+async def carry_out(
+    entry: ParsedBinding, error: PreemptingError, ctx: PassContext, involved: Involved,
+) -> tuple[ConditionVerdict, PassOutcome]:
+    """Write the plan of `error` for the preemptor `entry`: the condition to write and the pass's outcome.
+    `ctx` is the pass's `PassContext`; `involved` its events' reference of a binding's metadata."""
+    plan = error.plan
+    if not plan.victims:
+        return condition_for(error), PassOutcome.UNSCHEDULABLE
+    ctx.claims.set(plan.claim())
+    preemptor = entry.binding.key
+    message = (f'ResourceBinding {preemptor} initiated preemption on cluster "{plan.cluster}" for '
+               f"{len(plan.victims)} victim(s)")
+    await ctx.events.record(involved(entry.meta), "Normal", INITIATED_REASON, message)
+    for victim in plan.victims:
+        try:
+            await _evict(ctx, victim, plan, entry.binding, involved)
+        except WriteGateClosed:
+            ctx.claims.clear(preemptor)
+            raise
+        except (KubeError, _Refused) as failure:
+            ctx.claims.clear(preemptor)
+            ctx.metrics.preemption_attempt(success=False, victims=0)
+            text = failure.message if isinstance(failure, ApiError) else str(failure)
+            logger.error("binding %s: preemption on cluster %s stopped at victim %s: %s", preemptor, plan.cluster,
+                         victim.key, text)
+            verdict = ConditionVerdict("False", "SchedulerError", f"failed to preempt: {text}", retry=True)
+            return verdict, PassOutcome.ERROR
+    ctx.metrics.preemption_attempt(success=True, victims=len(plan.victims))
+    return condition_for(error), PassOutcome.UNSCHEDULABLE
+
+
+async def _evict(
+    ctx: PassContext, victim: Candidate, plan: PreemptionPlan, preemptor: Binding, involved: Involved
+) -> None:
+    stored = ctx.bindings.entry(victim.key)
+    if not isinstance(stored, ParsedBinding):
+        raise _Refused(f"ResourceBinding {victim.key} is gone")
+    binding = stored.binding
+    still = (binding.schedule_priority < plan.priority and binding.scheduler_name == preemptor.scheduler_name
+             and plan.cluster not in binding.eviction_clusters
+             and any(t.name == plan.cluster and t.replicas > 0 for t in binding.clusters))
+    if not still:
+        raise _Refused(f"ResourceBinding {victim.key} changed: it is no longer a lower-priority binding on cluster "
+                       f"{plan.cluster}")
+    spec = stored.body.get("spec") or {}
+    clusters = [t for t in spec.get("clusters") or [] if isinstance(t, Mapping) and t.get("name") != plan.cluster]
+    task = {"fromCluster": plan.cluster, "purgeMode": PURGE_MODE, "reason": EVICTION_REASON,
+            "producer": EVICTION_PRODUCER, "gracePeriodSeconds": GRACE_PERIOD_SECONDS, "replicas": victim.replicas}
+    tasks = [*(t for t in spec.get("gracefulEvictionTasks") or [] if isinstance(t, Mapping)), task]
+    try:
+        await patch_graceful_eviction(ctx.client, BindingRef.of_meta(stored.meta), stored.meta.resource_version,
+                                      clusters, tasks)
+    except KubeError:
+        ctx.metrics.write(WriteKind.SPEC, WriteResult.ERROR)
+        raise
+    ctx.metrics.write(WriteKind.SPEC, WriteResult.OK)
+    message = (f"ResourceBinding {victim.key} was preempted by higher-priority ResourceBinding {preemptor.key} on "
+               f'cluster "{plan.cluster}"')
+    await ctx.events.record(involved(stored.meta), "Warning", PREEMPTED_REASON, message)

@@ -1,0 +1,148 @@
+"""A pass that preempts (gates PriorityBasedScheduling and PriorityBasedPreemptiveScheduling; Karmada's open PR #7832,
+pkg/scheduler/scheduler.go: handlePreemptionResult, preemptVictimBinding): the claim, the victims' fenced
+evictions with their events, the preemptor's Preempting condition, and every way it does not happen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from binding_scheduler.algorithm.preemption import Claim
+from binding_scheduler.algorithm.registry import build_plugins
+from binding_scheduler.kube.errors import Conflict
+from binding_scheduler.model import parse_cluster
+from binding_scheduler.scheduling.labels import PassOutcome
+from binding_scheduler.scheduling.pass_context import PassSettings
+from binding_scheduler.scheduling.preemption import Preemption
+from tests.builders import AGGREGATED, binding, cluster, names, placement
+from tests.scheduling.test_pass_writes import Run, ScriptedClient, written
+
+HIGH, LOW = 1000, 100
+RB = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings"
+
+
+def prioritized(name: str, priority: int, *, policy: str = "PreemptLowerPriority", replicas: int = 3,
+                placed: bool = False) -> dict[str, Any]:
+    body = binding(name, replicas=replicas, requests={"cpu": "10m"},
+                   placement=placement(affinity=names("m1"), scheduling=AGGREGATED),
+                   clusters={"m1": replicas} if placed else None, uid=f"uid-{name}")
+    body["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    body["spec"]["schedulePriority"] = {"priority": priority, "preemptionPolicy": policy}
+    return body
+
+
+def fleet_run(client: ScriptedClient, *others: dict[str, Any], preemption: bool = True, free: str = "0m",
+              preemptor: dict[str, Any] | None = None) -> Run:
+    """`high` (3 x 10m, only m1) and `others` stored; m1 has 30m of CPU, `free` of it unallocated."""
+    run = Run(preemptor or prioritized("high", HIGH), client)
+    for body in others:
+        run.store.upsert(body)
+    used = 30 - int(free.removesuffix("m"))
+    run.ctx.clusters.upsert(parse_cluster(cluster("m1", allocatable={"cpu": "30m", "pods": "110"},
+                                                  allocated={"cpu": f"{used}m", "pods": "3"})))
+    planner = Preemption(run.store, run.ctx.claims, max_victims=100) if preemption else None
+    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(), preemptor=planner)
+    return run
+
+
+def sent(client: ScriptedClient) -> list[tuple[str, str]]:
+    return [(kind, path.removeprefix(RB)) for kind, path, _ in client.sent]
+
+
+def condition(client: ScriptedClient) -> tuple[str, str, str]:
+    (body,) = [body for kind, _, body in client.sent if kind == "status"]
+    (found,) = body["status"]["conditions"]
+    return found["status"], found["reason"], found["message"]
+
+
+def value(run: Run, name: str, **labels: str) -> float:
+    return run.metrics.registry.get_sample_value(name, labels) or 0.0
+
+
+async def test_a_binding_that_fits_nowhere_evicts_a_lower_priority_one_and_waits_preempting() -> None:
+    client = ScriptedClient()
+    run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
+
+    outcome = await run.pass_("default/high")
+
+    assert outcome is PassOutcome.UNSCHEDULABLE
+    assert sent(client) == [("spec", "/low"), ("status", "/high/status")]
+    eviction = client.sent[0][2]
+    assert eviction == {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": None, "gracefulEvictionTasks": [
+        {"fromCluster": "m1", "purgeMode": "Gracefully", "reason": "BindingPreempted", "producer": "Scheduler",
+         "gracePeriodSeconds": 30, "replicas": 3}]}}
+    assert condition(client) == ("False", "Preempting", 'preemption initiated on cluster "m1" for 1 victim(s)')
+    assert [(i["name"], t, r, m) for i, t, r, m in run.events.recorded] == [
+        ("high", "Normal", "PreemptionInitiated",
+         'ResourceBinding default/high initiated preemption on cluster "m1" for 1 victim(s)'),
+        ("low", "Warning", "Preempted",
+         'ResourceBinding default/low was preempted by higher-priority ResourceBinding default/high on cluster "m1"'),
+    ]
+    claim = run.ctx.claims.of("default/high")
+    assert claim is not None and (claim.cluster, claim.priority, claim.replicas) == ("m1", HIGH, 3)
+    assert value(run, "karmada_scheduler_preemption_attempts_total", result="success") == 1
+    assert value(run, "karmada_scheduler_preemption_victims_total") == 1
+
+
+@pytest.mark.parametrize(("preemption", "others", "preemptor"), [
+    (False, [prioritized("low", LOW, policy="Never", placed=True)], None),
+    (True, [prioritized("low", LOW, policy="Never", placed=True)], prioritized("high", HIGH, policy="Never")),
+    (True, [prioritized("equal", HIGH, policy="Never", placed=True)], None),
+    (True, [prioritized("higher", HIGH + 1, policy="Never", placed=True)], None),
+    (True, [prioritized("small", LOW, policy="Never", placed=True, replicas=1)], None),
+], ids=["gates-off", "policy-never", "equal-priority", "higher-priority", "too-little-to-free"])
+async def test_nothing_is_preempted_and_the_binding_is_unschedulable_when(
+    preemption: bool, others: list[dict[str, Any]], preemptor: dict[str, Any] | None,
+) -> None:
+    client = ScriptedClient()
+    run = fleet_run(client, *others, preemption=preemption, preemptor=preemptor)
+
+    assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
+    assert sent(client) == [("status", "/high/status")]
+    assert condition(client)[:2] == ("False", "Unschedulable")
+    assert run.ctx.claims.of("default/high") is None
+    assert [r for _, _, r, _ in run.events.recorded] == ["ScheduleBindingFailed", "ScheduleBindingFailed"]
+
+
+async def test_a_victim_changed_since_it_was_read_is_not_evicted_and_the_preemption_ends_in_a_scheduler_error() -> None:
+    conflict = Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")
+    client = ScriptedClient(spec=[conflict])
+    run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
+
+    assert await run.pass_("default/high") is PassOutcome.ERROR
+    status, reason, message = condition(client)
+    assert (status, reason) == ("False", "SchedulerError")
+    assert message.startswith("failed to preempt: ")
+    assert run.ctx.claims.of("default/high") is None
+    assert value(run, "karmada_scheduler_preemption_attempts_total", result="error") == 1
+
+
+async def test_while_its_claim_lives_a_preemptor_evicts_no_one_else_and_keeps_waiting() -> None:
+    client = ScriptedClient()
+    run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True),
+                    prioritized("other", LOW, policy="Never", placed=True))
+    await run.pass_("default/high")
+    evicted = [path for kind, path in sent(client) if kind == "spec"]
+    client.sent.clear()
+
+    assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
+    assert sent(client) == [("status", "/high/status")]
+    assert condition(client) == ("False", "Preempting", 'waiting for the capacity preempted on cluster "m1"')
+    assert len(evicted) == 1
+
+
+async def test_the_claim_keeps_the_freed_capacity_from_a_lower_priority_binding_and_lets_the_preemptor_in() -> None:
+    """m1's 30m are free now (the victim left), but the claim holds them for `high`."""
+    client = ScriptedClient(spec=[written(2, "8")])
+    newcomer = prioritized("newcomer", LOW, policy="Never")
+    run = fleet_run(client, newcomer, free="30m")
+    run.ctx.claims.set(Claim("default/high", "m1", HIGH, 3, {"cpu": 10}))
+
+    assert await run.pass_("default/newcomer") is PassOutcome.UNSCHEDULABLE
+    assert condition(client)[:2] == ("False", "Unschedulable")
+    client.sent.clear()
+
+    assert await run.pass_("default/high") is PassOutcome.SCHEDULED
+    assert client.sent[0][2]["spec"]["clusters"] == [{"name": "m1", "replicas": 3}]
+    assert run.ctx.claims.of("default/high") is None
