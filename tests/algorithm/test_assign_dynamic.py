@@ -1,5 +1,6 @@
-"""Aggregated and DynamicWeight assignment (reference 2.9.4; Karmada's Test_dynamicScale, Test_dynamicScaleUp and
-Test_dynamicDivideReplicas), driven through `assign_replicas`. Expected values are the reference's Webster ones.
+"""Aggregated and DynamicWeight assignment (Karmada's Test_dynamicScale, Test_dynamicScaleUp and
+Test_dynamicDivideReplicas), driven through `assign_replicas`. Expected values are what Karmada's Webster division
+gives.
 """
 
 from __future__ import annotations

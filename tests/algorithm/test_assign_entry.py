@@ -1,4 +1,4 @@
-"""The AssignReplicas entry (reference 2.8, 2.9.1, 2.9.2, 2.9.6, 2.9.8; Karmada's TestAssignReplicas and
+"""The AssignReplicas entry (Karmada's pkg/scheduler/core/common.go: AssignReplicas; TestAssignReplicas and
 Test_assignByDuplicatedStrategy): which path, which strategy, overflow tiers and the error texts and kinds.
 """
 

@@ -1,4 +1,4 @@
-"""StaticWeight assignment (reference 2.9.3; Karmada's Test_assignByStaticWeightStrategy and the order-sensitive
+"""StaticWeight assignment (Karmada's Test_assignByStaticWeightStrategy and the order-sensitive
 Test_DistributionOfReplicas), driven through `assign_replicas` with bindings and clusters written as YAML-like dicts.
 """
 

@@ -1,4 +1,5 @@
-"""Multi-template workloads behind the alpha gate MultiplePodTemplatesScheduling (reference 2.9.7, row 9)."""
+"""Multi-template workloads behind the alpha gate MultiplePodTemplatesScheduling (Karmada's
+pkg/scheduler/core/estimation.go: isMultiTemplateSchedulingApplicable, calculateMultiTemplateAvailableSets)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Cluster spread selection through `select_best_clusters` (reference 2.7; Karmada's TestSelectBestClusters,
-rebuilt from its description; order-sensitive like the original)."""
+"""Cluster spread selection through `select_best_clusters` (Karmada's TestSelectBestClusters, rebuilt from its
+description; order-sensitive like the original)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Region spread selection through `select_best_clusters` (reference 2.7; Karmada's
-Test_selectBestClustersByRegion, rebuilt from its description)."""
+"""Region spread selection through `select_best_clusters` (Karmada's Test_selectBestClustersByRegion, rebuilt from its
+description)."""
 
 from __future__ import annotations
 

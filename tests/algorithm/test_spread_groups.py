@@ -1,5 +1,5 @@
-"""Grouping, ordering and group scores (reference 2.6; Karmada's Test_GroupClustersWithScore,
-Test_CalcGroupScore, Test_CalcGroupScoreForDuplicate and Test_sortClusters, rebuilt from their descriptions)."""
+"""Grouping, ordering and group scores (Karmada's Test_GroupClustersWithScore, Test_CalcGroupScore,
+Test_CalcGroupScoreForDuplicate and Test_sortClusters, rebuilt from their descriptions)."""
 
 from __future__ import annotations
 

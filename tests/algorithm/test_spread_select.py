@@ -1,5 +1,5 @@
-"""The `select_best_clusters` entry: when constraints apply, capacity rules, dispatch and the trace
-(reference 2.7 and 8 items 10, 11)."""
+"""The `select_best_clusters` entry: when constraints apply, capacity rules, dispatch and the trace (Karmada's
+pkg/scheduler/core/spreadconstraint/select_clusters.go: SelectBestClusters)."""
 
 from __future__ import annotations
 
