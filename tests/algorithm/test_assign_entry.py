@@ -19,7 +19,7 @@ from binding_scheduler.model import (
     ReplicaSchedulingType,
     TargetCluster,
 )
-from tests.builders import make_binding, make_cluster
+from tests.builders import make_binding, make_cluster, term
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 STATIC = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}}
@@ -60,10 +60,8 @@ def binding(
 
 def with_overflow(strategy: dict[str, Any], *, overflow: bool = True) -> dict[str, Any]:
     """A placement whose term `primary` (clusters m1, m2) overflows to `backup` (m3, m4) when asked."""
-    term: dict[str, Any] = {"affinityName": "primary", "clusterNames": ["m1", "m2"]}
-    if overflow:
-        term["overflowAffinities"] = [{"affinityName": "backup", "clusterNames": ["m3", "m4"]}]
-    return {"clusterAffinities": [term], **strategy}
+    backup = [term("backup", "m3", "m4")] if overflow else []
+    return {"clusterAffinities": [term("primary", "m1", "m2", overflow=backup)], **strategy}
 
 
 # --- 2.8 entry ---------------------------------------------------------------------------------------------
