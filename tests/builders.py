@@ -177,6 +177,7 @@ def binding(
     resource: tuple[str, str] = DEPLOYMENT,
     replicas: int | None = None,
     requests: Mapping[str, str] | None = None,
+    components: Iterable[Mapping[str, Any]] = (),
     placement: Mapping[str, Any] | None = None,
     clusters: Mapping[str, int] | Iterable[str] | None = None,
     evicting: Iterable[str] = (),
@@ -186,11 +187,13 @@ def binding(
     reschedule_at: str | None = None,
     last_scheduled: str | None = None,
     uid: str = "uid-1",
+    resource_uid: str | None = None,
 ) -> dict[str, Any]:
     """A ResourceBinding (or, with `cluster_scoped`, a ClusterResourceBinding).
 
     `clusters` is the previous result: `{"m1": 2}` or just names. `applied` is the applied-placement
-    annotation: a placement dict (written as JSON) or the raw text.
+    annotation: a placement dict (written as JSON) or the raw text. `resource_uid` is `spec.resource.uid`
+    (Webster's tie direction; "" for none), by default `res-<uid>`.
     """
     import json
 
@@ -202,7 +205,8 @@ def binding(
         metadata["annotations"] = {APPLIED_PLACEMENT_ANNOTATION: text}
     api_version, kind = resource
     spec: dict[str, Any] = {
-        "resource": {"apiVersion": api_version, "kind": kind, "name": name, "uid": "res-" + uid},
+        "resource": {"apiVersion": api_version, "kind": kind, "name": name,
+                     "uid": "res-" + uid if resource_uid is None else resource_uid},
     }
     if not cluster_scoped:
         spec["resource"]["namespace"] = namespace
@@ -210,6 +214,8 @@ def binding(
         spec["replicas"] = replicas
     if requests is not None:
         spec["replicaRequirements"] = {"resourceRequest": dict(requests)}
+    if components:
+        spec["components"] = [dict(c) for c in components]
     if placement is not None:
         spec["placement"] = dict(placement)
     if clusters is not None:

@@ -1,5 +1,6 @@
-"""Aggregated and DynamicWeight assignment (reference 2.9.4; Karmada's Test_dynamicScale, Test_dynamicScaleUp and
-Test_dynamicDivideReplicas), driven through `assign_replicas`. Expected values are the reference's Webster ones.
+"""Aggregated and DynamicWeight assignment (Karmada's Test_dynamicScale, Test_dynamicScaleUp and
+Test_dynamicDivideReplicas), driven through `assign_replicas`. Expected values are what Karmada's Webster division
+gives.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import pytest
 from binding_scheduler.algorithm.assign import assign_replicas
 from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.errors import UnschedulableError
-from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster
+from binding_scheduler.model import Binding, TargetCluster
+from tests.builders import make_binding, make_cluster
 
 DYNAMIC_WEIGHT = {
     "replicaScheduling": {
@@ -26,11 +28,7 @@ AGGREGATED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replica
 def capacity(**allocatable: int) -> list[ClusterDetail]:
     """Selected clusters in keyword order with their estimated (allocatable) replicas."""
     return [
-        ClusterDetail(
-            parse_cluster({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": n}}),
-            allocatable=count,
-            available=count,
-        )
+        ClusterDetail(make_cluster(n), allocatable=count, available=count)
         for n, count in allocatable.items()
     ]
 
@@ -38,24 +36,10 @@ def capacity(**allocatable: int) -> list[ClusterDetail]:
 def binding(
     replicas: int, placement: dict[str, Any], previous: dict[str, int] | None = None, *, rescheduled: bool = False
 ) -> Binding:
-    spec: dict[str, Any] = {
-        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-        "replicas": replicas,
-        "replicaRequirements": {"resourceRequest": {"cpu": "100m"}},
-        "placement": placement,
-        "clusters": [{"name": n, "replicas": r} for n, r in (previous or {}).items()],
-    }
-    status: dict[str, Any] = {"lastScheduledTime": "2024-01-01T00:00:00Z"}
-    if rescheduled:
-        spec["rescheduleTriggeredAt"] = "2024-01-02T00:00:00Z"
-    return parse_binding(
-        {
-            "apiVersion": "work.karmada.io/v1alpha2",
-            "kind": "ResourceBinding",
-            "metadata": {"name": "web-deployment", "namespace": "default"},
-            "spec": spec,
-            "status": status,
-        }
+    return make_binding(
+        "web", replicas=replicas, requests={"cpu": "100m"}, placement=placement, clusters=previous or {},
+        last_scheduled="2024-01-01T00:00:00Z", reschedule_at="2024-01-02T00:00:00Z" if rescheduled else None,
+        resource_uid="",
     )
 
 

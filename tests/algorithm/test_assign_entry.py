@@ -1,4 +1,4 @@
-"""The AssignReplicas entry (reference 2.8, 2.9.1, 2.9.2, 2.9.6, 2.9.8; Karmada's TestAssignReplicas and
+"""The AssignReplicas entry (Karmada's pkg/scheduler/core/common.go: AssignReplicas; TestAssignReplicas and
 Test_assignByDuplicatedStrategy): which path, which strategy, overflow tiers and the error texts and kinds.
 """
 
@@ -18,9 +18,8 @@ from binding_scheduler.model import (
     ReplicaScheduling,
     ReplicaSchedulingType,
     TargetCluster,
-    parse_binding,
-    parse_cluster,
 )
+from tests.builders import make_binding, make_cluster, term
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 STATIC = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}}
@@ -35,11 +34,8 @@ AGGREGATED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replica
 
 
 def detail(name: str, allocatable: int = 0, *, available: int | None = None, tier: int = 0) -> ClusterDetail:
-    cluster = parse_cluster(
-        {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": name}}
-    )
     return ClusterDetail(
-        cluster,
+        make_cluster(name),
         allocatable=allocatable,
         available=allocatable if available is None else available,
         overflow_order=tier,
@@ -55,34 +51,17 @@ def binding(
     components: int = 0,
     observed: str = "",
 ) -> Binding:
-    spec: dict[str, Any] = {
-        "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-        "replicas": replicas,
-        "clusters": [{"name": n, "replicas": r} for n, r in (previous or {}).items()],
-    }
-    if requirements:
-        spec["replicaRequirements"] = {"resourceRequest": {"cpu": "100m"}}
-    if placement is not None:
-        spec["placement"] = placement
-    if components:
-        spec["components"] = [{"name": f"c{i}", "replicas": 1} for i in range(components)]
-    return parse_binding(
-        {
-            "apiVersion": "work.karmada.io/v1alpha2",
-            "kind": "ResourceBinding",
-            "metadata": {"name": "web-deployment", "namespace": "default"},
-            "spec": spec,
-            "status": {"schedulerObservingAffinityName": observed} if observed else {},
-        }
+    return make_binding(
+        "web", replicas=replicas, requests={"cpu": "100m"} if requirements else None,
+        components=[{"name": f"c{i}", "replicas": 1} for i in range(components)], placement=placement,
+        clusters=previous or {}, observed_affinity=observed, resource_uid="",
     )
 
 
 def with_overflow(strategy: dict[str, Any], *, overflow: bool = True) -> dict[str, Any]:
     """A placement whose term `primary` (clusters m1, m2) overflows to `backup` (m3, m4) when asked."""
-    term: dict[str, Any] = {"affinityName": "primary", "clusterNames": ["m1", "m2"]}
-    if overflow:
-        term["overflowAffinities"] = [{"affinityName": "backup", "clusterNames": ["m3", "m4"]}]
-    return {"clusterAffinities": [term], **strategy}
+    backup = [term("backup", "m3", "m4")] if overflow else []
+    return {"clusterAffinities": [term("primary", "m1", "m2", overflow=backup)], **strategy}
 
 
 # --- 2.8 entry ---------------------------------------------------------------------------------------------

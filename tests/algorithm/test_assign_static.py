@@ -1,4 +1,4 @@
-"""StaticWeight assignment (reference 2.9.3; Karmada's Test_assignByStaticWeightStrategy and the order-sensitive
+"""StaticWeight assignment (Karmada's Test_assignByStaticWeightStrategy and the order-sensitive
 Test_DistributionOfReplicas), driven through `assign_replicas` with bindings and clusters written as YAML-like dicts.
 """
 
@@ -10,20 +10,14 @@ import pytest
 
 from binding_scheduler.algorithm.assign import assign_replicas
 from binding_scheduler.algorithm.candidates import ClusterDetail
-from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster
+from binding_scheduler.model import Binding, TargetCluster
+from tests.builders import make_binding, make_cluster
 
 ODD_UID = "uid-1"  # FNV-1a is odd: ties go to names descending
 
 
 def detail(name: str, allocatable: int = 0, labels: dict[str, str] | None = None) -> ClusterDetail:
-    cluster = parse_cluster(
-        {
-            "apiVersion": "cluster.karmada.io/v1alpha1",
-            "kind": "Cluster",
-            "metadata": {"name": name, "labels": labels or {}},
-        }
-    )
-    return ClusterDetail(cluster, allocatable=allocatable, available=allocatable)
+    return ClusterDetail(make_cluster(name, labels=labels), allocatable=allocatable, available=allocatable)
 
 
 def details(*names: str) -> list[ClusterDetail]:
@@ -42,20 +36,8 @@ def weighted(rules: list[dict[str, Any]] | None) -> dict[str, Any]:
 
 
 def binding(replicas: int, placement: dict[str, Any], previous: dict[str, int] | None = None, uid: str = "") -> Binding:
-    return parse_binding(
-        {
-            "apiVersion": "work.karmada.io/v1alpha2",
-            "kind": "ResourceBinding",
-            "metadata": {"name": "web-deployment", "namespace": "default"},
-            "spec": {
-                "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": uid},
-                "replicas": replicas,
-                "replicaRequirements": {"resourceRequest": {"cpu": "100m"}},
-                "placement": placement,
-                "clusters": [{"name": n, "replicas": r} for n, r in (previous or {}).items()],
-            },
-        }
-    )
+    return make_binding("web", replicas=replicas, requests={"cpu": "100m"}, placement=placement,
+                        clusters=previous or {}, resource_uid=uid)
 
 
 def targets(**replicas: int) -> list[TargetCluster]:

@@ -1,5 +1,5 @@
-"""Error -> Scheduled condition (reference 1.7 table; Karmada's Test_getConditionByError, 6.2 row 17) and the
-error kinds kept through wrapping (reference 2.1, 2.10)."""
+"""Error -> Scheduled condition (Karmada's pkg/scheduler/helper.go: getConditionByError; Test_getConditionByError) and
+the error kinds kept through wrapping (pkg/scheduler/core/generic_scheduler.go: Schedule)."""
 
 from __future__ import annotations
 

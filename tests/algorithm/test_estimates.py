@@ -1,4 +1,4 @@
-"""Merging estimator answers per cluster (reference 2.5, 3.1: Karmada's calAvailableReplicas)."""
+"""Merging estimator answers per cluster (Karmada's pkg/scheduler/core/util.go: calAvailableReplicas)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The in-tree filter plugins (reference 2.3, Karmada's plugin Filter tables, 6.2 row 26) and ClusterMatches.
+"""The in-tree filter plugins (the Filter tables of Karmada's pkg/scheduler/framework/plugins/*/*_test.go) and
+ClusterMatches (Karmada's pkg/util/selector.go).
 
 Each verdict is checked through both the per-cluster `filter` and the batched `filter_many`: they must agree.
 """

@@ -1,4 +1,4 @@
-"""The FitError text (reference 2.1; Karmada's TestFitError_Error, 6.2 row 27)."""
+"""The FitError text (Karmada's pkg/scheduler/framework/types.go: FitError.Error; TestFitError_Error)."""
 
 from __future__ import annotations
 

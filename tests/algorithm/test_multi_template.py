@@ -1,4 +1,5 @@
-"""Multi-template workloads behind the alpha gate MultiplePodTemplatesScheduling (reference 2.9.7, row 9)."""
+"""Multi-template workloads behind the alpha gate MultiplePodTemplatesScheduling (Karmada's
+pkg/scheduler/core/estimation.go: isMultiTemplateSchedulingApplicable, calculateMultiTemplateAvailableSets)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions, general_estimates
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.triggers import ScheduleType, schedule_trigger
-from binding_scheduler.model import TargetCluster, TargetComponent, parse_binding, parse_cluster
+from binding_scheduler.model import TargetCluster, TargetComponent, parse_binding
 from binding_scheduler.model.fields import FrozenMap
-from tests.builders import schedule
+from tests.builders import make_cluster, schedule
 
 GATE = ScheduleOptions(multiple_pod_templates=True)
 ONE_CLUSTER = [{"spreadByField": "cluster", "minGroups": 1, "maxGroups": 1}]
@@ -53,17 +54,7 @@ def make_binding(
 
 
 def cluster(name: str, cpu: str, pods: str = "100") -> Any:
-    return parse_cluster(
-        {
-            "kind": "Cluster",
-            "metadata": {"name": name},
-            "spec": {"syncMode": "Push"},
-            "status": {
-                "apiEnablements": [{"groupVersion": "apps/v1", "resources": [{"name": "d", "kind": "Deployment"}]}],
-                "resourceSummary": {"allocatable": {"cpu": cpu, "pods": pods}},
-            },
-        }
-    )
+    return make_cluster(name, allocatable={"cpu": cpu, "pods": pods})
 
 
 TWO_PARTS = components(("driver", 1, "2"), ("worker", 3, "1"))

@@ -1,5 +1,6 @@
-"""Each feasible cluster's overflow tier for a clusterAffinities term with overflow affinities (reference 2.8):
-0 for the term's own affinity, i + 1 for its i-th overflow affinity, the unmatched order otherwise."""
+"""Each feasible cluster's overflow tier for a clusterAffinities term with overflow affinities (Karmada's
+pkg/scheduler/core/spreadconstraint/group_clusters.go: getClusterOverflowOrder): 0 for the term's own affinity, i + 1
+for its i-th overflow affinity, the unmatched order otherwise."""
 
 from __future__ import annotations
 

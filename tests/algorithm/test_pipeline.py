@@ -1,5 +1,5 @@
-"""One scheduling attempt end to end (reference 2.1, 2.9.8; Karmada's Test_attachZeroReplicasCluster, 6.2 row 10):
-filter, score, estimate with the general estimator, select, assign."""
+"""One scheduling attempt end to end (Karmada's pkg/scheduler/core/generic_scheduler.go: Schedule;
+Test_attachZeroReplicasCluster): filter, score, estimate with the general estimator, select, assign."""
 
 from __future__ import annotations
 

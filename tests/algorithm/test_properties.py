@@ -15,6 +15,7 @@ from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, Cluster, TargetCluster, parse_binding, parse_cluster
+from tests import builders
 from tests.builders import schedule
 
 PLUGINS = build_plugins()
@@ -24,19 +25,9 @@ Case = tuple[dict[str, Any], list[dict[str, Any]]]
 
 
 def cluster_doc(index: int, pods: int, region: str) -> dict[str, Any]:
-    return {
-        "kind": "Cluster",
-        "metadata": {"name": f"m{index}", "labels": {"group": "a" if index % 2 else "b"}},
-        "spec": {"syncMode": "Push", "region": region},
-        "status": {
-            "apiEnablements": [{"groupVersion": "apps/v1", "resources": [{"name": "d", "kind": "Deployment"}]}],
-            "resourceSummary": {"allocatable": {"pods": str(pods)}},
-        },
-    }
-
-
-def make_cluster(index: int, pods: int, region: str) -> Cluster:
-    return parse_cluster(cluster_doc(index, pods, region))
+    """Cluster `m<index>` in label group a (odd) or b (even), for the static weights below."""
+    return builders.cluster(f"m{index}", labels={"group": "a" if index % 2 else "b"}, region=region,
+                            allocatable={"pods": str(pods)})
 
 
 PREFERENCES: list[dict[str, Any]] = [
@@ -61,7 +52,7 @@ PREFERENCES: list[dict[str, Any]] = [
 
 fleets = st.lists(
     st.tuples(st.integers(min_value=0, max_value=60), st.sampled_from(REGIONS)), min_size=1, max_size=12
-).map(lambda specs: [make_cluster(i, pods, region) for i, (pods, region) in enumerate(specs)])
+).map(lambda specs: [parse_cluster(cluster_doc(i, pods, region)) for i, (pods, region) in enumerate(specs)])
 
 
 def binding_doc(draw: st.DrawFn, replicas: int) -> dict[str, Any]:
@@ -71,16 +62,8 @@ def binding_doc(draw: st.DrawFn, replicas: int) -> dict[str, Any]:
     placement: dict[str, Any] = {"replicaScheduling": draw(st.sampled_from(PREFERENCES))}
     if draw(st.booleans()):
         placement["spreadConstraints"] = [{"spreadByField": "cluster", "maxGroups": draw(st.integers(1, 6))}]
-    return {
-        "kind": "ResourceBinding",
-        "metadata": {"name": "web", "namespace": "default"},
-        "spec": {
-            "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": draw(st.uuids()).hex},
-            "replicas": replicas,
-            "clusters": [{"name": f"m{i}", "replicas": r} for i, r in previous],
-            "placement": placement,
-        },
-    }
+    return builders.binding("web", replicas=replicas, clusters={f"m{i}": r for i, r in previous}, placement=placement,
+                            resource_uid=draw(st.uuids()).hex)
 
 
 @st.composite

@@ -1,4 +1,5 @@
-"""The plugin registry and `--plugins` (reference 2.2; Karmada's TestRegistry_Filter, 6.2 row 28)."""
+"""The plugin registry and `--plugins` (Karmada's pkg/scheduler/framework/runtime/registry.go: Registry.Filter;
+TestRegistry_Filter)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Which events concern the scheduler: the binding filter and cluster-change requeues (reference 1.2, 1.3)."""
+"""Which events concern the scheduler: the binding filter and cluster-change requeues (Karmada's
+pkg/scheduler/event_handler.go: resourceBindingEventFilter, enqueueAffectedBindings)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Virtual nodes from resource models and first-fit placement (reference 3.2; Karmada's scheduling simulator
-tests, 6.2 row 33). MatchNode has no counterpart: virtual nodes carry no labels or taints, so every node
-matches every pod, and node claims do not take part."""
+"""Virtual nodes from resource models and first-fit placement (Karmada's pkg/estimator/client/general.go:
+buildModelNodes and pkg/estimator/scheduling_simulator_components.go: SchedulingSimulator.SimulateScheduling;
+TestSchedulingSimulator_SimulateSchedulingFF). MatchNode has no counterpart: virtual nodes carry no labels or taints, so
+every node matches every pod, and node claims do not take part."""
 
 from __future__ import annotations
 

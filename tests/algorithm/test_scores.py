@@ -1,4 +1,4 @@
-"""Score plugins (reference 2.4; Karmada's ClusterLocality_Score table): locality gives 100 to current targets."""
+"""Score plugins (Karmada's TestClusterLocality_Score table): locality gives 100 to current targets."""
 
 from __future__ import annotations
 

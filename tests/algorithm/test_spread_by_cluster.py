@@ -1,5 +1,5 @@
-"""Cluster spread selection through `select_best_clusters` (reference 2.7; Karmada's TestSelectBestClusters,
-rebuilt from its description; order-sensitive like the original)."""
+"""Cluster spread selection through `select_best_clusters` (Karmada's TestSelectBestClusters, rebuilt from its
+description; order-sensitive like the original)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.spread import select_best_clusters
-from binding_scheduler.model import Binding, parse_binding, parse_cluster
+from binding_scheduler.model import Binding
+from tests.builders import make_binding, make_cluster, placement
 
 AGGREGATED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
 DUPLICATED = {"replicaSchedulingType": "Duplicated"}
@@ -22,21 +23,11 @@ STATIC_WEIGHTED = {
 
 
 def detail(name: str, available: int, score: int = 0) -> ClusterDetail:
-    cluster = parse_cluster({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                             "metadata": {"name": name}})
-    return ClusterDetail(cluster, score=score, allocatable=available, available=available)
+    return ClusterDetail(make_cluster(name), score=score, allocatable=available, available=available)
 
 
 def binding(replicas: int, scheduling: dict[str, Any] | None, *constraints: dict[str, Any]) -> Binding:
-    placement: dict[str, Any] = {"spreadConstraints": list(constraints)}
-    if scheduling is not None:
-        placement["replicaScheduling"] = scheduling
-    return parse_binding({
-        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
-        "metadata": {"name": "nginx", "namespace": "default"},
-        "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
-                 "replicas": replicas, "placement": placement},
-    })
+    return make_binding("nginx", replicas=replicas, placement=placement(spread=constraints, scheduling=scheduling))
 
 
 def cluster_spread(min_groups: int = 1, max_groups: int = 0) -> dict[str, Any]:

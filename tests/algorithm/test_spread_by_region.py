@@ -1,5 +1,5 @@
-"""Region spread selection through `select_best_clusters` (reference 2.7; Karmada's
-Test_selectBestClustersByRegion, rebuilt from its description)."""
+"""Region spread selection through `select_best_clusters` (Karmada's Test_selectBestClustersByRegion, rebuilt from its
+description)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.spread import select_best_clusters
-from binding_scheduler.model import Binding, parse_binding, parse_cluster
+from binding_scheduler.model import Binding
+from tests.builders import make_binding, make_cluster, placement
 
 AGGREGATED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
 FEWER_REGIONS = "the number of feasible region is less than spreadConstraint.MinGroups"
@@ -18,9 +19,7 @@ NO_FEASIBLE_REGIONS = "the number of clusters is less than the cluster spreadCon
 
 
 def detail(name: str, region: str, available: int, score: int = 0) -> ClusterDetail:
-    cluster = parse_cluster({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                             "metadata": {"name": name}, "spec": {"region": region}})
-    return ClusterDetail(cluster, score=score, allocatable=available, available=available)
+    return ClusterDetail(make_cluster(name, region=region), score=score, allocatable=available, available=available)
 
 
 def spread(field: str, min_groups: int, max_groups: int = 0) -> dict[str, Any]:
@@ -31,13 +30,7 @@ def spread(field: str, min_groups: int, max_groups: int = 0) -> dict[str, Any]:
 
 
 def binding(replicas: int, *constraints: dict[str, Any]) -> Binding:
-    placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": list(constraints)}
-    return parse_binding({
-        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
-        "metadata": {"name": "nginx", "namespace": "default"},
-        "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
-                 "replicas": replicas, "placement": placement},
-    })
+    return make_binding("nginx", replicas=replicas, placement=placement(spread=constraints, scheduling=AGGREGATED))
 
 
 def select(b: Binding, candidates: list[ClusterDetail] | None = None) -> list[str]:

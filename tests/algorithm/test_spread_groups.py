@@ -1,5 +1,5 @@
-"""Grouping, ordering and group scores (reference 2.6; Karmada's Test_GroupClustersWithScore,
-Test_CalcGroupScore, Test_CalcGroupScoreForDuplicate and Test_sortClusters, rebuilt from their descriptions)."""
+"""Grouping, ordering and group scores (Karmada's Test_GroupClustersWithScore, Test_CalcGroupScore,
+Test_CalcGroupScoreForDuplicate and Test_sortClusters, rebuilt from their descriptions)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.spread import group_clusters, group_score, topology_ignored
-from binding_scheduler.model import Binding, Placement, parse_binding, parse_cluster
+from binding_scheduler.model import Binding, Placement
+from tests.builders import make_binding, make_cluster
 
 AGGREGATED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
 DUPLICATED = {"replicaSchedulingType": "Duplicated"}
@@ -23,9 +24,7 @@ def detail(
     provider: str = "",
     overflow_order: int = 0,
 ) -> ClusterDetail:
-    spec: dict[str, Any] = {"region": region, "provider": provider, "zones": list(zones)}
-    cluster = parse_cluster({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                             "metadata": {"name": name}, "spec": spec})
+    cluster = make_cluster(name, region=region, zones=zones, provider=provider)
     return ClusterDetail(cluster, score=score, allocatable=available, available=available,
                          overflow_order=overflow_order)
 
@@ -35,12 +34,7 @@ def spread(field: str, min_groups: int = 1, max_groups: int = 0) -> dict[str, An
 
 
 def binding(replicas: int, placement: dict[str, Any] | None = None) -> Binding:
-    spec: dict[str, Any] = {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
-                            "replicas": replicas}
-    if placement is not None:
-        spec["placement"] = placement
-    return parse_binding({"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
-                          "metadata": {"name": "nginx", "namespace": "default"}, "spec": spec})
+    return make_binding("nginx", replicas=replicas, placement=placement)
 
 
 def names(clusters: Any) -> list[str]:

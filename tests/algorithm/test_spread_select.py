@@ -1,5 +1,5 @@
-"""The `select_best_clusters` entry: when constraints apply, capacity rules, dispatch and the trace
-(reference 2.7 and 8 items 10, 11)."""
+"""The `select_best_clusters` entry: when constraints apply, capacity rules, dispatch and the trace (Karmada's
+pkg/scheduler/core/spreadconstraint/select_clusters.go: SelectBestClusters)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.spread import select_best_clusters
-from binding_scheduler.model import Binding, parse_binding, parse_cluster
+from binding_scheduler.model import Binding
+from tests.builders import make_binding, make_cluster
 
 AGGREGATED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
 WEIGHTED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}
@@ -18,19 +19,12 @@ UNSUPPORTED = "just support cluster and region spread constraint"
 
 
 def detail(name: str, available: int, score: int = 0, region: str = "", zone: str = "") -> ClusterDetail:
-    spec = {"region": region, "provider": "aws", "zones": [zone] if zone else []}
-    cluster = parse_cluster({"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster",
-                             "metadata": {"name": name}, "spec": spec})
+    cluster = make_cluster(name, region=region, provider="aws", zones=[zone] if zone else [])
     return ClusterDetail(cluster, score=score, allocatable=available, available=available)
 
 
 def binding(replicas: int, placement: dict[str, Any] | None) -> Binding:
-    spec: dict[str, Any] = {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nginx"},
-                            "replicas": replicas}
-    if placement is not None:
-        spec["placement"] = placement
-    return parse_binding({"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
-                          "metadata": {"name": "nginx", "namespace": "default"}, "spec": spec})
+    return make_binding("nginx", replicas=replicas, placement=placement)
 
 
 def select(b: Binding, trace: list[str] | None = None) -> list[str]:

@@ -1,5 +1,6 @@
-"""The group search behind region selection (reference 2.7 step 3; Karmada's TestSelectGroups, rebuilt from
-its description). A group is (name, value = clusters, weight = group score)."""
+"""The group search behind region selection (Karmada's pkg/scheduler/core/spreadconstraint/select_groups.go:
+selectGroups; TestSelectGroups, rebuilt from its description). A group is (name, value = clusters, weight = group
+score)."""
 
 from __future__ import annotations
 
@@ -110,7 +111,7 @@ def test_the_fast_choice_agrees_with_ranking_every_path(
 def karmadas_unpruned_search(groups: list[GroupOption], min_groups: int, max_groups: int, target: int) -> list[
     tuple[str, ...]
 ]:
-    """Karmada's DFS as its reference describes it, with no pruning: every feasible path, in the order found,
+    """Karmada's DFS (select_groups.go: findFeasiblePaths) with no pruning: every feasible path, in the order found,
     each re-sorted by weight descending then name."""
     ordered = sorted(groups, key=lambda x: (x.value, -x.weight, x.name))
     first_branch_only = len(ordered) == min_groups

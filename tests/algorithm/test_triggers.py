@@ -1,5 +1,5 @@
-"""Does a binding need scheduling (reference 1.4, 1.5; Karmada's Test_needConsideredPlacementChanged,
-TestDoScheduleBinding, Test_getAffinityIndex: 6.2 rows 16, 17, 20)."""
+"""Does a binding need scheduling (Karmada's Test_needConsideredPlacementChanged, TestDoScheduleBinding,
+Test_getAffinityIndex)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def parsed(data: dict[str, Any]) -> Placement:
 
 TERMS = [term("a", "m1"), term("b", "m2")]
 
-# --- placementChanged (row 16, from the rules of 1.5) ---------------------------------------------------------
+# --- placementChanged (Karmada's Test_needConsideredPlacementChanged) -----------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def test_an_annotation_that_is_not_a_placement_is_no_change() -> None:
     assert not placement_changed(parsed(placement()), json.dumps(["x"]), "")
 
 
-# --- replicas changed (rule 4b) -----------------------------------------------------------------------------
+# --- replicas changed (Karmada's pkg/util/binding.go: IsBindingReplicasChanged) ----------------------------
 
 
 def test_replicas_changed_needs_replica_scheduling() -> None:
@@ -110,7 +110,7 @@ def test_duplicated_compares_each_cluster() -> None:
     assert not replicas_changed(make_binding(replicas=3, placement=duplicated, clusters={"m1": 3, "m2": 3}))
 
 
-# --- the decision tree (rule 4, row 20) -------------------------------------------------------------------
+# --- the decision tree (Karmada's pkg/scheduler/scheduler.go: doScheduleBinding) --------------------------
 
 DIVIDED = placement(scheduling=DIVIDED_WEIGHTED)
 SCHEDULED = {"m1": 2, "m2": 1}

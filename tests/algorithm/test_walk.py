@@ -1,6 +1,5 @@
-"""The ClusterAffinity and ClusterAffinities paths (reference 1.6, 1.9; Karmada's
-TestScheduleResourceBindingWithClusterAffinities / ...WithClusterAffinity and their CRB twins,
-TestTargetClustersToString, TestRecordScheduleResultEvent*: 6.2 rows 18, 19, 22).
+"""The ClusterAffinity and ClusterAffinities paths (Karmada's TestScheduleResourceBindingWithClusterAffinities /
+...WithClusterAffinity and their CRB twins, TestTargetClustersToString, TestRecordScheduleResultEvent*).
 
 `attempts` says which tries run; `decide` turns their outcomes into what is written and which events are recorded.
 """
@@ -66,7 +65,7 @@ def test_an_attempt_sees_its_term_as_observed_and_the_original_is_untouched() ->
     assert rb.status.scheduler_observing_affinity_name == ""
 
 
-# --- ClusterAffinities: decisions and events (row 18) ----------------------------------------------------
+# --- ClusterAffinities: decisions and events (TestScheduleResourceBindingWithClusterAffinities) ----------
 
 
 def test_first_term_succeeds_writes_result_and_name() -> None:
@@ -137,7 +136,7 @@ def test_a_cluster_resource_binding_warns_with_its_own_name() -> None:
     assert decision.event(crb) == ("Normal", "Binding has been scheduled successfully. Result {m2:1}")
 
 
-# --- ClusterAffinity path (row 19) -------------------------------------------------------------------------
+# --- ClusterAffinity path (TestScheduleResourceBindingWithClusterAffinity) --------------------------------
 
 
 def single() -> Binding:
@@ -169,7 +168,7 @@ def test_decide_needs_an_outcome() -> None:
         raise AssertionError("expected ValueError")
 
 
-# --- event texts (row 22) ------------------------------------------------------------------------------------
+# --- event texts (TestTargetClustersToString, TestRecordScheduleResultEvent*) ------------------------------
 
 
 def test_clusters_text() -> None:

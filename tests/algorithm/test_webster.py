@@ -1,4 +1,5 @@
-"""Webster (Sainte-Laguë) apportionment and Karmada's uid-hash tie-breaker (reference 2.9.5)."""
+"""Webster (Sainte-Laguë) apportionment and Karmada's uid-hash tie-breaker (pkg/util/helper/webstermethod.go:
+AllocateWebsterSeats and pkg/util/helper/binding.go: tieBreakerByUID)."""
 
 from __future__ import annotations
 
@@ -141,7 +142,7 @@ def test_every_seat_is_allocated_for_many_parties() -> None:
 
 
 def seat_by_seat(seats: int, votes: list[tuple[str, int]], descending: bool) -> list[tuple[str, int]]:
-    """The textbook greedy, one seat at a time, as the reference describes it: the oracle for the fast path."""
+    """The textbook greedy, one seat at a time: the oracle for the fast path."""
     won = {name: 0 for name, _ in votes}
     if sum(v for _, v in votes) <= 0:
         return sorted(won.items())

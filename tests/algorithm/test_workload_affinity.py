@@ -1,4 +1,6 @@
-"""The WorkloadAffinity and WorkloadAntiAffinity filters (gate `WorkloadAffinity`, reference 2.3), against a plain
+"""The WorkloadAffinity and WorkloadAntiAffinity filters (gate `WorkloadAffinity`; Karmada's
+pkg/scheduler/framework/plugins/workloadaffinity/workload_affinity.go and
+pkg/scheduler/framework/plugins/workloadantiaffinity/workload_anti_affinity.go: FilterWithContext), against a plain
 groups view: which other ResourceBindings of the group constrain a binding, and the reasons Karmada gives."""
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from binding_scheduler.cli.main import main
+from tests.operator.harness import binding_doc, cluster_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).with_name("golden") / "examples-simulate.json"
@@ -25,35 +26,6 @@ def write(tmp_path: Path, name: str, *documents: dict[str, Any]) -> str:
     path = tmp_path / name
     path.write_text(yaml.safe_dump_all(documents))
     return str(path)
-
-
-def cluster(name: str, pods: int, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "cluster.karmada.io/v1alpha1",
-        "kind": "Cluster",
-        "metadata": {"name": name},
-        "spec": {"syncMode": "Push", **spec},
-        "status": {
-            "apiEnablements": [
-                {"groupVersion": "apps/v1", "resources": [{"name": "deployments", "kind": "Deployment"}]}
-            ],
-            "resourceSummary": {"allocatable": {"pods": str(pods)}, "allocated": {"pods": "0"}},
-        },
-    }
-
-
-def binding(name: str, replicas: int, placement: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "work.karmada.io/v1alpha2",
-        "kind": "ResourceBinding",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name, "namespace": "default"},
-            "replicas": replicas,
-            "placement": placement,
-            **spec,
-        },
-    }
 
 
 def test_examples_match_the_golden_results(capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,7 +52,8 @@ def test_static_weights_three_two_one_divide_twelve_as_six_four_two(
             "weightPreference": {"staticWeightList": weights},
         }
     }
-    files = write(tmp_path, "in.yaml", *(cluster(n, 100) for n in ("m1", "m2", "m3")), binding("web", 12, placement))
+    fleet = (cluster_doc(n, pods=100) for n in ("m1", "m2", "m3"))
+    files = write(tmp_path, "in.yaml", *fleet, binding_doc("web", replicas=12, placement=placement))
     code, out, _ = run(capsys, "-f", files, "-o", "json")
     assert code == 0
     assert json.loads(out) == {
@@ -107,7 +80,8 @@ def test_aggregated_first_schedule_fills_the_roomiest_clusters(
 ) -> None:
     placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
     files = write(
-        tmp_path, "in.yaml", cluster("m1", 6), cluster("m2", 8), cluster("m3", 10), binding("web", 12, placement)
+        tmp_path, "in.yaml", cluster_doc("m1", pods=6), cluster_doc("m2", pods=8), cluster_doc("m3", pods=10),
+        binding_doc("web", replicas=12, placement=placement),
     )
     code, out, _ = run(capsys, "-f", files, "-o", "json")
     assert code == 0
@@ -115,16 +89,16 @@ def test_aggregated_first_schedule_fills_the_roomiest_clusters(
 
 
 def test_fit_error_clears_clusters_and_reports_every_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    no_api = cluster("m3", 10)
+    no_api = cluster_doc("m3", pods=10)
     no_api["status"]["apiEnablements"] = []
     placement = {"clusterAffinity": {"clusterNames": ["m3"]}}
     files = write(
         tmp_path,
         "in.yaml",
-        cluster("m1", 10),
-        cluster("m2", 10),
+        cluster_doc("m1", pods=10),
+        cluster_doc("m2", pods=10),
         no_api,
-        binding("web", 2, placement, clusters=[{"name": "m1", "replicas": 2}]),
+        binding_doc("web", replicas=2, placement=placement, clusters=[{"name": "m1", "replicas": 2}]),
     )
     code, out, _ = run(capsys, "-f", files, "-o", "json")
     assert code == 0
@@ -146,7 +120,8 @@ def test_unsupported_spread_keeps_the_previous_clusters_as_nothing_is_written(
         "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},
     }
     previous = [{"name": "m1", "replicas": 2}]
-    files = write(tmp_path, "in.yaml", cluster("m1", 10), binding("web", 2, placement, clusters=previous))
+    web = binding_doc("web", replicas=2, placement=placement, clusters=previous)
+    files = write(tmp_path, "in.yaml", cluster_doc("m1", pods=10), web)
     code, out, _ = run(capsys, "-f", files, "-o", "json")
     assert code == 0
     result = json.loads(out)["results"][0]
@@ -157,8 +132,8 @@ def test_unsupported_spread_keeps_the_previous_clusters_as_nothing_is_written(
 
 def test_results_come_in_input_order_across_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     duplicated = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
-    first = write(tmp_path, "a.yaml", binding("zeta", 1, duplicated), cluster("m1", 10))
-    second = write(tmp_path, "b.yaml", binding("alpha", 1, duplicated))
+    first = write(tmp_path, "a.yaml", binding_doc("zeta", replicas=1, placement=duplicated), cluster_doc("m1", pods=10))
+    second = write(tmp_path, "b.yaml", binding_doc("alpha", replicas=1, placement=duplicated))
     code, out, _ = run(capsys, "-f", first, "-f", second, "-o", "json")
     assert code == 0
     assert [r["name"] for r in json.loads(out)["results"]] == ["zeta", "alpha"]
@@ -166,7 +141,8 @@ def test_results_come_in_input_order_across_files(tmp_path: Path, capsys: pytest
 
 def test_json_documents_and_lists_are_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "fleet.json"
-    path.write_text(json.dumps({"kind": "List", "items": [cluster("m1", 10), binding("web", 1, {})]}))
+    items = [cluster_doc("m1", pods=10), binding_doc("web", replicas=1, placement={})]
+    path.write_text(json.dumps({"kind": "List", "items": items}))
     code, out, _ = run(capsys, "-f", str(path), "-o", "json")
     assert code == 0
     assert json.loads(out)["results"][0]["clusters"] == [{"name": "m1", "replicas": 1}]
@@ -175,8 +151,8 @@ def test_json_documents_and_lists_are_read(tmp_path: Path, capsys: pytest.Captur
 def test_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = binding("web", 1, {"replicaScheduling": {"replicaSchedulingType": "Triplicated"}})
-    negative = cluster("m1", 10)
+    bad = binding_doc("web", replicas=1, placement={"replicaScheduling": {"replicaSchedulingType": "Triplicated"}})
+    negative = cluster_doc("m1", pods=10)
     negative["spec"]["syncMode"] = "Sideways"
     files = write(tmp_path, "bad.yaml", bad, negative)
     code, out, err = run(capsys, "-f", files, "-o", "json")
@@ -204,8 +180,8 @@ def test_table_output_has_one_row_per_binding(capsys: pytest.CaptureFixture[str]
 
 
 def test_plugins_flag_disables_a_filter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    tainted = cluster("m1", 10, taints=[{"key": "maintenance", "effect": "NoSchedule"}])
-    files = write(tmp_path, "in.yaml", tainted, binding("web", 1, {}))
+    tainted = cluster_doc("m1", pods=10, taints=[{"key": "maintenance", "effect": "NoSchedule"}])
+    files = write(tmp_path, "in.yaml", tainted, binding_doc("web", replicas=1, placement={}))
     _, with_all, _ = run(capsys, "-f", files, "-o", "json")
     _, without_taints, _ = run(capsys, "-f", files, "-o", "json", "--plugins", "*,-TaintToleration")
     assert json.loads(with_all)["results"][0]["reason"] == "NoClusterFit"
@@ -216,7 +192,8 @@ def test_empty_workload_propagation_lists_unused_selected_clusters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
-    files = write(tmp_path, "in.yaml", cluster("m1", 10), cluster("m2", 4), binding("web", 3, placement))
+    web = binding_doc("web", replicas=3, placement=placement)
+    files = write(tmp_path, "in.yaml", cluster_doc("m1", pods=10), cluster_doc("m2", pods=4), web)
     code, out, _ = run(capsys, "-f", files, "-o", "json", "--enable-empty-workload-propagation")
     assert code == 0
     assert json.loads(out)["results"][0]["clusters"] == [{"name": "m1", "replicas": 3}, {"name": "m2"}]

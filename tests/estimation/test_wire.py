@@ -1,6 +1,7 @@
-"""The wire contract (reference 3.4): method paths, request bytes, and every message through a real server.
+"""The wire contract (Karmada's pkg/estimator/service/service.proto, pkg/estimator/pb/estimator.proto): method paths,
+request bytes, and every message through a real server.
 
-Expected bytes are written here from the field tables with a hand-rolled encoder (tests/estimation/helpers.py),
+Expected bytes are written here from the .proto files' fields with a hand-rolled encoder (tests/estimation/helpers.py),
 not with the protobuf library that produces them.
 """
 

@@ -2,11 +2,11 @@
 injected while it works, then the same invariants whatever the fault was.
 
 Invariants (checked by `check_invariants`):
-1. every binding is at rest: wherever Karmada's rules (rule 4 of the decision tree) would schedule it on the
-   final state, its placement (`spec.clusters`, order aside) is what `simulate` computes from that state.
-   (Where those rules would not schedule it, Karmada keeps its placement even if the fleet changed, e.g. static
-   weights after a label flip, so neither do we; `simulate` always decides, so the literal "equals simulate"
-   cannot hold there.)
+1. every binding is at rest: wherever Karmada's rules (pkg/scheduler/scheduler.go: doScheduleBinding) would
+   schedule it on the final state, its placement (`spec.clusters`, order aside) is what `simulate` computes from
+   that state. (Where those rules would not schedule it, Karmada keeps its placement even if the fleet changed,
+   e.g. static weights after a label flip, so neither do we; `simulate` always decides, so the literal "equals
+   simulate" cannot hold there.)
 2. every binding has a Scheduled condition, and a True one is for its current generation;
 3. nothing was written after the operator's shutdown finished;
 4. no write of a non-leader landed (every landed binding write came from the instance holding the Lease);
@@ -113,7 +113,8 @@ def simulated_clusters(api: DevCluster, options: ScheduleOptions) -> dict[str, l
 def expected_at_rest(
     bindings: list[Binding], clusters: list[Cluster], options: ScheduleOptions
 ) -> dict[str, list[dict[str, Any]]]:
-    """For each binding a pass would schedule now (rule 4, or a condition still owed), what `simulate` gives."""
+    """For each binding a pass would schedule now (by doScheduleBinding's rules, or a condition still owed), what
+    `simulate` gives."""
     snapshot = Snapshot(clusters)
     due = [
         b for b in bindings

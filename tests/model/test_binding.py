@@ -1,4 +1,5 @@
-"""ResourceBinding / ClusterResourceBinding parsing (reference 4.1): fields, derived facts and exact errors."""
+"""ResourceBinding / ClusterResourceBinding parsing (Karmada's pkg/apis/work/v1alpha2/binding_types.go:
+ResourceBinding): fields, derived facts and exact errors."""
 
 from __future__ import annotations
 
@@ -184,7 +185,7 @@ def test_the_status_the_scheduler_reads_is_parsed() -> None:
     assert status.condition("FullyApplied") is None
 
 
-# --- explicit reschedule (rule 4c) ----------------------------------------------------------------------
+# --- explicit reschedule (Karmada's pkg/util/binding.go: RescheduleRequired) -----------------------------
 
 
 def test_reschedule_is_pending_when_triggered_strictly_after_the_last_schedule() -> None:

@@ -1,4 +1,5 @@
-"""Cluster parsing (reference 4.3): the fields the scheduler reads, and exact errors."""
+"""Cluster parsing (Karmada's pkg/apis/cluster/v1alpha1/types.go: Cluster): the fields the scheduler reads, and exact
+errors."""
 
 from __future__ import annotations
 

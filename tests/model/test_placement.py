@@ -1,5 +1,5 @@
-"""Placement (reference 4.2): the webhook defaults, validation errors naming field path and value, nil == empty,
-and the JSON form written into the applied-placement annotation."""
+"""Placement (Karmada's pkg/apis/policy/v1alpha1/propagation_types.go: Placement): the webhook defaults, validation
+errors naming field path and value, nil == empty, and the JSON form written into the applied-placement annotation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Label requirements, label selectors, taints and tolerations: Kubernetes' matching rules (reference 2.3)."""
+"""Label requirements, label selectors, taints and tolerations: Kubernetes' matching rules."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The ClusterAffinities path (reference 1.6): ordered fallback, the term name in the status write, resume from
-the observed term, and an explicit reschedule restarting at term 0."""
+"""The ClusterAffinities path (Karmada's pkg/scheduler/scheduler.go: scheduleResourceBindingWithClusterAffinities):
+ordered fallback, the term name in the status write, resume from the observed term, and an explicit reschedule
+restarting at term 0."""
 
 from __future__ import annotations
 

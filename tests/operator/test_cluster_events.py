@@ -1,5 +1,5 @@
-"""Cluster changes (reference 1.2, 1.3): label or generation changes and a starting deletion requeue the affected
-bindings; status-only changes do not."""
+"""Cluster changes (Karmada's pkg/scheduler/event_handler.go: updateCluster, enqueueAffectedBindings): label or
+generation changes and a starting deletion requeue the affected bindings; status-only changes do not."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Events (reference 1.9): the same event on the binding and on its resource template, with Karmada's messages."""
+"""Events (Karmada's pkg/scheduler/scheduler.go: recordScheduleResultEventForResourceBinding): the same event on the
+binding and on its resource template, with Karmada's messages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Which binding changes lead to a pass (reference 1.2, 1.4): generation changes only, our scheduler only."""
+"""Which binding changes lead to a pass (Karmada's pkg/scheduler/event_handler.go: onResourceBindingUpdate,
+schedulerNameFilter): generation changes only, our scheduler only."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The assumption cache of overcommit protection (reference 1.10): what is assumed where, for how long, and
-when it is released."""
+"""The assumption cache of overcommit protection (Karmada's pkg/scheduler/cache/cache.go:
+AssigningResourceBindingCache): what is assumed where, for how long, and when it is released."""
 
 from __future__ import annotations
 

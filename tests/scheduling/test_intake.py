@@ -1,6 +1,6 @@
-"""Intake at the runtime level (Karmada's informer rules, reference 1.2/1.3): which events queue which bindings,
-with which priority, and what deletions and complete lists forget. No operator, no emulator: the events are
-handed to the Scheduler as Kopf would, and the queue is read back."""
+"""Intake at the runtime level (Karmada's informer rules, pkg/scheduler/event_handler.go: addAllEventHandlers and
+enqueueAffectedBindings): which events queue which bindings, with which priority, and what deletions and complete lists
+forget. No operator, no emulator: the events are handed to the Scheduler as Kopf would, and the queue is read back."""
 
 from __future__ import annotations
 

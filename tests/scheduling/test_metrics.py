@@ -1,5 +1,6 @@
-"""SchedulerMetrics: every metric's exposed name, type, labels and buckets (reference 1.11), every typed method,
-and label values as enums. Everything is read back from the text format, as Prometheus would scrape it."""
+"""SchedulerMetrics: every metric's exposed name, type, labels and buckets (Karmada's pkg/scheduler/metrics/metrics.go),
+every typed method, and label values as enums. Everything is read back from the text format, as Prometheus would scrape
+it."""
 
 from __future__ import annotations
 
@@ -129,7 +130,7 @@ def test_exposed_sample_names_match_karmada() -> None:
 def test_no_created_series_and_no_pending_bindings() -> None:
     text = observed_everywhere().render().decode()
     assert "_created" not in text
-    assert "scheduler_pending_bindings" not in text  # reference QUIRK 13: Karmada does not expose it either
+    assert "scheduler_pending_bindings" not in text  # Karmada registers it in the legacy registry, not on /metrics
 
 
 def test_karmada_series_appear_only_once_observed() -> None:

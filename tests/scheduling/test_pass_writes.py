@@ -1,6 +1,7 @@
-"""A pass's writes, request by request (reference 1.7): the fenced spec write, the status write fenced with the
-version the spec write returned, the status write sent again after a 409 when only the status moved, the
-writes skipped when nothing changed, and the generation recorded when no decision is needed."""
+"""A pass's writes, request by request (Karmada's pkg/scheduler/scheduler.go: patchScheduleResultForResourceBinding,
+patchBindingStatusCondition): the fenced spec write, the status write fenced with the version the spec write returned,
+the status write sent again after a 409 when only the status moved, the writes skipped when nothing changed, and the
+generation recorded when no decision is needed."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""What a pass writes when its writes fail (reference 1.7/1.8): the condition for aggregated errors, quota,
-a terminating namespace, and when nothing is written at all."""
+"""What a pass writes when its writes fail (Karmada's pkg/scheduler/helper.go: getConditionByError and
+pkg/scheduler/scheduler.go: handleErr): the condition for aggregated errors, quota, a terminating namespace, and when
+nothing is written at all."""
 
 from __future__ import annotations
 

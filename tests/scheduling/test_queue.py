@@ -1,4 +1,5 @@
-"""The binding queue: Karmada's priority-queue semantics (reference 1.8)."""
+"""The binding queue: Karmada's priority-queue semantics (pkg/scheduler/internal/queue/scheduling_queue.go:
+prioritySchedulingQueue)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The workload groups index of gate `WorkloadAffinity` (reference 1.10): the stored ResourceBindings by group,
-the assigning copies of our own spec writes, how intake and a pass feed them, and that nothing runs with the gate
-off."""
+"""The workload groups index of gate `WorkloadAffinity` (Karmada's pkg/scheduler/indexer.go: addIndexers and
+pkg/scheduler/cache/cache.go: AssigningResourceBindingCache): the stored ResourceBindings by group, the assigning copies
+of our own spec writes, how intake and a pass feed them, and that nothing runs with the gate off."""
 
 from __future__ import annotations
 
