@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from binding_scheduler.cli.main import main
+from tests.builders import AGGREGATED, binding, cluster, names, placement
 from tests.operator.harness import binding_doc, cluster_doc
 
 ONE_CLUSTER = {
@@ -60,11 +62,59 @@ def test_a_gate_refuses_what_go_does_not_read_as_a_bool(
 
 
 def test_an_unknown_gate_is_an_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["simulate", "-f", inputs, "--feature-gates", "PriorityBasedScheduling=true"]) == 2
+    assert main(["simulate", "-f", inputs, "--feature-gates", "ResourceQuotaEstimate=true"]) == 2
     assert capsys.readouterr().err == (
-        "error: --feature-gates 'PriorityBasedScheduling=true': expected one of MultiplePodTemplatesScheduling=true|"
-        "false, WorkloadAffinity=true|false\n"
+        "error: --feature-gates 'ResourceQuotaEstimate=true': expected one of MultiplePodTemplatesScheduling=true|"
+        "false, WorkloadAffinity=true|false, PriorityBasedScheduling=true|false, "
+        "PriorityBasedPreemptiveScheduling=true|false\n"
     )
+
+
+def prioritized(name: str, priority: int, policy: str, clusters: dict[str, int] | None = None) -> dict[str, Any]:
+    body = binding(name, replicas=3, requests={"cpu": "10m"}, clusters=clusters,
+                   placement=placement(affinity=names("m1"), scheduling=AGGREGATED))
+    body["apiVersion"] = "work.karmada.io/v1alpha2"
+    body["spec"]["schedulePriority"] = {"priority": priority, "preemptionPolicy": policy}
+    return body
+
+
+@pytest.fixture
+def full_cluster(tmp_path: Path) -> str:
+    """m1's 30m of CPU are taken by `low` (priority 100); `high` (priority 1000) needs them."""
+    m1 = cluster("m1", allocatable={"cpu": "30m", "pods": "110"}, allocated={"cpu": "30m", "pods": "3"})
+    documents = [m1, prioritized("low", 100, "Never", {"m1": 3}), prioritized("high", 1000, "PreemptLowerPriority")]
+    path = tmp_path / "full.yaml"
+    path.write_text(yaml.safe_dump_all(documents))
+    return str(path)
+
+
+def result_of(capsys: pytest.CaptureFixture[str], name: str, *args: str) -> dict[str, Any]:
+    assert main(["simulate", "-o", "json", *args]) == 0
+    (found,) = [r for r in json.loads(capsys.readouterr().out)["results"] if r["name"] == name]
+    return dict(found)
+
+
+def test_with_both_preemption_gates_simulate_names_who_would_be_preempted(
+    full_cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gates = "PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true"
+    high = result_of(capsys, "high", "-f", full_cluster, "--feature-gates", gates)
+    assert (high["scheduled"], high["reason"], high["message"], high["victims"]) == (
+        False, "Preempting", 'preemption initiated on cluster "m1" for 1 victim(s)', ["default/low"])
+
+
+def test_without_the_preemption_gates_simulate_shows_the_binding_unschedulable(
+    full_cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    high = result_of(capsys, "high", "-f", full_cluster, "--feature-gates", "PriorityBasedScheduling=true")
+    assert (high["reason"], "victims" in high) == ("Unschedulable", False)
+
+
+def test_the_table_says_whom_a_preemption_would_evict(full_cluster: str, capsys: pytest.CaptureFixture[str]) -> None:
+    gates = "PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true"
+    assert main(["simulate", "-f", full_cluster, "--feature-gates", gates]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if "  high  " in line]
+    assert row.endswith('preemption initiated on cluster "m1" for 1 victim(s) (evicting default/low)')
 
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}

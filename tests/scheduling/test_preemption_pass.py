@@ -14,7 +14,7 @@ from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.labels import PassOutcome
 from binding_scheduler.scheduling.pass_context import PassSettings
-from binding_scheduler.scheduling.preemption import Preemption
+from binding_scheduler.scheduling.preemption import Preemption, stored_bindings
 from tests.builders import AGGREGATED, binding, cluster, names, placement
 from tests.scheduling.test_pass_writes import Run, ScriptedClient, written
 
@@ -41,7 +41,7 @@ def fleet_run(client: ScriptedClient, *others: dict[str, Any], preemption: bool 
     used = 30 - int(free.removesuffix("m"))
     run.ctx.clusters.upsert(parse_cluster(cluster("m1", allocatable={"cpu": "30m", "pods": "110"},
                                                   allocated={"cpu": f"{used}m", "pods": "3"})))
-    planner = Preemption(run.store, run.ctx.claims, max_victims=100) if preemption else None
+    planner = Preemption(stored_bindings(run.store), run.ctx.claims, max_victims=100) if preemption else None
     run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(), preemptor=planner)
     return run
 

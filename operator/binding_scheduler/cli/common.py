@@ -14,8 +14,10 @@ from ..algorithm.plugins import PluginError, WorkloadGroups
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
 from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements
+from ..model.config import PreemptionConfig
 from ..scheduling.framework import EstimateAnswerLike, ReplicaEstimator
 from ..scheduling.plugins import load_plugins, plugin_warnings
+from ..scheduling.preemption import Preemption, PreemptionClaims
 from ..scheduling.workload_groups import WorkloadGroupIndex
 from . import argtypes
 from .inputs import Inputs, load_inputs
@@ -45,7 +47,10 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-FEATURE_GATES = ("MultiplePodTemplatesScheduling", "WorkloadAffinity")
+FEATURE_GATES = (
+    "MultiplePodTemplatesScheduling", "WorkloadAffinity", "PriorityBasedScheduling",
+    "PriorityBasedPreemptiveScheduling",
+)
 
 
 def feature_gates(args: argparse.Namespace) -> dict[str, bool]:
@@ -65,6 +70,15 @@ def feature_gates(args: argparse.Namespace) -> dict[str, bool]:
 def workload_affinity(args: argparse.Namespace) -> bool:
     """Gate `WorkloadAffinity` (its filters are registered, and read the groups of the input bindings)."""
     return feature_gates(args).get("WorkloadAffinity", False)
+
+
+def preemption(args: argparse.Namespace, bindings: Sequence[Binding]) -> Preemption | None:
+    """With gates PriorityBasedScheduling and PriorityBasedPreemptiveScheduling, preemption among the input
+    bindings as they are stored (no claims: each binding is decided on its own); None without them."""
+    gates = feature_gates(args)
+    if not (gates.get("PriorityBasedScheduling") and gates.get("PriorityBasedPreemptiveScheduling")):
+        return None
+    return Preemption(lambda: bindings, PreemptionClaims(), max_victims=PreemptionConfig().max_victims)
 
 
 def workload_groups(args: argparse.Namespace, bindings: Sequence[Binding]) -> WorkloadGroups | None:

@@ -13,18 +13,20 @@ import yaml
 
 from ..algorithm.errors import condition_for
 from ..algorithm.plugins import WorkloadGroups
+from ..algorithm.preemption import PreemptingError
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..model import Binding, TargetCluster
 from ..scheduling.cpu import OverCpuLimit
-from ..scheduling.framework import Framework, ReplicaEstimator
+from ..scheduling.framework import Framework, Preemptor, ReplicaEstimator
 from .common import (
     add_estimator_arguments,
     add_input_arguments,
     load_or_exit,
     open_estimator,
     plugins_or_exit,
+    preemption,
     run_command,
     schedule_options,
     workload_affinity,
@@ -39,9 +41,11 @@ class SimulationResult:
     reason: str
     message: str
     clusters: tuple[TargetCluster, ...]
+    victims: tuple[str, ...] = ()
+    """The bindings a preemption would evict (gate PriorityBasedPreemptiveScheduling), by key."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kind": self.binding.scope.value,
             "namespace": self.binding.namespace,
             "name": self.binding.name,
@@ -50,6 +54,9 @@ class SimulationResult:
             "message": self.message,
             "clusters": [t.to_dict() for t in self.clusters],
         }
+        if self.victims:
+            out["victims"] = list(self.victims)
+        return out
 
 
 async def simulate(
@@ -59,10 +66,13 @@ async def simulate(
     estimator: ReplicaEstimator | None = None,
     options: ScheduleOptions = DEFAULT_OPTIONS,
     workload_groups: WorkloadGroups | None = None,
+    preemptor: Preemptor | None = None,
 ) -> list[SimulationResult]:
     """Schedule every binding as a pass would now; its current `spec.clusters` is the previous result.
-    `workload_groups` (gate `WorkloadAffinity`): the groups every binding is decided against."""
-    framework = Framework(plugins, estimator=estimator, options=options, workload_groups=workload_groups)
+    `workload_groups` (gate `WorkloadAffinity`): the groups every binding is decided against. `preemptor`: who a
+    binding that fits nowhere would preempt (each binding on its own: no claims carry over)."""
+    framework = Framework(plugins, estimator=estimator, options=options, workload_groups=workload_groups,
+                          preemptor=preemptor)
     results = []
     for binding in bindings:
         try:
@@ -72,7 +82,10 @@ async def simulate(
             continue
         verdict = condition_for(decision.error)
         clusters = decision.clusters if decision.clusters is not None else binding.clusters
-        results.append(SimulationResult(binding, decision.error is None, verdict.reason, verdict.message, clusters))
+        outcome = decision.error
+        victims = tuple(v.key for v in outcome.plan.victims) if isinstance(outcome, PreemptingError) else ()
+        results.append(SimulationResult(binding, decision.error is None, verdict.reason, verdict.message, clusters,
+                                        victims))
     return results
 
 
@@ -86,7 +99,7 @@ def render_table(results: Sequence[SimulationResult]) -> str:
             "true" if r.scheduled else "false",
             r.reason,
             ",".join(f"{t.name}:{t.replicas}" if t.replicas else t.name for t in r.clusters) or "-",
-            r.message,
+            f"{r.message} (evicting {', '.join(r.victims)})" if r.victims else r.message,
         )
         for r in results
     ]
@@ -112,8 +125,10 @@ async def _run(args: argparse.Namespace) -> int:
     plugins = plugins_or_exit(args.plugins, workload_affinity=workload_affinity(args))
     options = schedule_options(args)
     groups = workload_groups(args, inputs.bindings)
+    preemptor = preemption(args, inputs.bindings)
     async with open_estimator(args) as estimator:
-        results = await simulate(inputs.bindings, Snapshot(inputs.clusters), plugins, estimator, options, groups)
+        results = await simulate(inputs.bindings, Snapshot(inputs.clusters), plugins, estimator, options, groups,
+                                 preemptor)
     print(render(results, args.output))
     unscheduled = [r for r in results if not r.scheduled]
     plural = "" if len(results) == 1 else "s"

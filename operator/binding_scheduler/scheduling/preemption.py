@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..algorithm.errors import ConditionVerdict, SchedulingError, condition_for
@@ -99,8 +99,11 @@ class Preemption:
     """The framework's `Preemptor`: claims deducted at Estimate, a plan at PostFilter. `max_victims`: a plan that
     needs more victims than this is not made (the binding stays unschedulable, and a warning says why)."""
 
-    def __init__(self, bindings: BindingStore, claims: PreemptionClaims, *, max_victims: int) -> None:
+    def __init__(
+        self, bindings: Callable[[], Iterable[Binding]], claims: PreemptionClaims, *, max_victims: int
+    ) -> None:
         self.bindings = bindings
+        """The bindings as the scheduler holds them now (`stored_bindings` of the store; `simulate`'s inputs)."""
         self.claims = claims
         self.max_victims = max_victims
 
@@ -141,12 +144,17 @@ class Preemption:
         return PreemptionPlan(binding.key, binding.schedule_priority, target, victims, binding.replicas, request)
 
     def _placed_on(self, cluster: str) -> list[Binding]:
-        placed = []
-        for key in self.bindings.keys():  # noqa: SIM118 - a store, not a dict
-            parsed = self.bindings.parsed(key)
-            if isinstance(parsed, Binding) and cluster in parsed.target_names:
-                placed.append(parsed)
-        return placed
+        return [binding for binding in self.bindings() if cluster in binding.target_names]
+
+
+def stored_bindings(store: BindingStore) -> Callable[[], Iterable[Binding]]:
+    """Every binding `store` holds that parses, read when called."""
+    def read() -> Iterator[Binding]:
+        for key in store.keys():  # noqa: SIM118 - a store, not a dict
+            parsed = store.parsed(key)
+            if isinstance(parsed, Binding):
+                yield parsed
+    return read
 
 
 class _Refused(Exception):

@@ -37,7 +37,7 @@ from .health import HealthServer
 from .metrics import MetricsHook, SchedulerMetrics
 from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
-from .preemption import Preemption
+from .preemption import Preemption, stored_bindings
 from .queue import SchedulingQueue
 from .runtime import DrainReport, Scheduler
 from .stores import BindingStore, ClusterStore
@@ -213,7 +213,8 @@ class SchedulerService:
         """Binding priority preemption while both its gates are on; its claims outlive configuration changes."""
         if not config.feature_gates.preemption:
             return None
-        return Preemption(self.context.bindings, self.context.claims, max_victims=config.preemption.max_victims)
+        return Preemption(stored_bindings(self.context.bindings), self.context.claims,
+                          max_victims=config.preemption.max_victims)
 
     def _workload_groups(self, enabled: bool) -> WorkloadGroupIndex | None:
         """The workload groups index while gate `WorkloadAffinity` is on: built from the bindings stored when the
