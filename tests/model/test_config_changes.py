@@ -57,6 +57,7 @@ LIVE = {
     "spec.featureGates.PriorityBasedPreemptiveScheduling": {
         "featureGates": {"PriorityBasedPreemptiveScheduling": True}},
     "spec.preemption.maxVictims": {"preemption": {"maxVictims": 5}},
+    "spec.preemption.maxPerMinute": {"preemption": {"maxPerMinute": 5}},
 }
 
 

@@ -102,6 +102,7 @@ EXPECTED_FAMILIES = {
     "binding_scheduler_writes": ("counter", {"kind", "result"}),
     "binding_scheduler_shutdown_duration_seconds": ("gauge", set()),
     "binding_scheduler_shutdown_passes": ("counter", {"fate"}),
+    "binding_scheduler_preemptions_limited": ("counter", {"limit"}),
     "binding_scheduler_leader": ("gauge", set()),
     "binding_scheduler_config_valid": ("gauge", set()),
 }

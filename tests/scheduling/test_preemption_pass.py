@@ -146,3 +146,47 @@ async def test_the_claim_keeps_the_freed_capacity_from_a_lower_priority_binding_
     assert await run.pass_("default/high") is PassOutcome.SCHEDULED
     assert client.sent[0][2]["spec"]["clusters"] == [{"name": "m1", "replicas": 3}]
     assert run.ctx.claims.of("default/high") is None
+
+
+def bounded_run(client: ScriptedClient, *others: dict[str, Any], max_victims: int = 100, max_per_minute: int = 30,
+                clock: list[float] | None = None) -> tuple[Run, list[str]]:
+    run = fleet_run(client, *others)
+    limited: list[str] = []
+    now = clock if clock is not None else [0.0]
+    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(), preemptor=Preemption(
+        stored_bindings(run.store), run.ctx.claims, max_victims=max_victims, max_per_minute=max_per_minute,
+        on_limited=limited.append, clock=lambda: now[0]))
+    return run, limited
+
+
+async def test_a_preemption_that_needs_more_victims_than_allowed_is_not_made() -> None:
+    client = ScriptedClient()
+    run, limited = bounded_run(client, *(prioritized(f"low-{i}", LOW, policy="Never", placed=True, replicas=1)
+                                         for i in range(3)), max_victims=2)
+
+    assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
+    assert sent(client) == [("status", "/high/status")]
+    assert condition(client)[:2] == ("False", "Unschedulable")
+    assert limited == ["victims"]
+
+
+async def test_preemptions_past_the_rate_wait_until_the_minute_has_passed() -> None:
+    clock = [100.0]
+    client = ScriptedClient()
+    others = [prioritized("low", LOW, policy="Never", placed=True)]
+    run, limited = bounded_run(client, *others, max_per_minute=1, clock=clock)
+    first = prioritized("first", HIGH)
+    run.store.upsert(first)
+
+    assert await run.pass_("default/first") is PassOutcome.UNSCHEDULABLE
+    assert condition(client)[1] == "Preempting"
+    run.ctx.claims.clear("default/first")
+    run.store.upsert(prioritized("low", LOW, policy="Never", placed=True))
+    client.sent.clear()
+
+    assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
+    assert (condition(client)[1], limited) == ("Unschedulable", ["rate"])
+    clock[0] += 61.0
+    client.sent.clear()
+    assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
+    assert condition(client)[1] == "Preempting"

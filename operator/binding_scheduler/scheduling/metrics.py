@@ -197,6 +197,11 @@ class SchedulerMetrics:
         self._leader = Gauge(
             "binding_scheduler_leader",
             "1 while this instance holds the leader Lease, else 0.", registry=r)
+        self._preemptions_limited = Counter(
+            "binding_scheduler_preemptions_limited",
+            "Preemptions not made because of a bound: victims (spec.preemption.maxVictims) or rate "
+            "(spec.preemption.maxPerMinute).",
+            ["limit"], registry=r)
         self._config_valid = Gauge(
             "binding_scheduler_config_valid",
             "1 when the last SchedulerConfiguration seen was valid, 0 when the last good one is kept in force.",
@@ -213,6 +218,8 @@ class SchedulerMetrics:
                 self._writes.labels(kind=kind, result=result)
         for fate in SHUTDOWN_FATES:
             self._shutdown_passes.labels(fate=fate)
+        for limit in ("victims", "rate"):
+            self._preemptions_limited.labels(limit=limit)
         self._in_flight.set(0)
         self._leader.set(0)
         self._config_valid.set(1)  # the defaults are valid until a configuration says otherwise
@@ -277,6 +284,10 @@ class SchedulerMetrics:
         self._preemption_attempts.labels(result="success" if success else "error").inc()
         if victims:
             self._preemption_victims.inc(victims)
+
+    def preemption_limited(self, limit: str) -> None:
+        """A preemption was not made: `limit` is `victims` or `rate`."""
+        self._preemptions_limited.labels(limit=limit).inc()
 
     def write(self, kind: WriteKind, result: WriteResult) -> None:
         """One write attempt (or one refused by the closed write gate) and how it ended."""

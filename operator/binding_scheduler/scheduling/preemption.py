@@ -96,16 +96,28 @@ class PreemptionClaims:
 
 
 class Preemption:
-    """The framework's `Preemptor`: claims deducted at Estimate, a plan at PostFilter. `max_victims`: a plan that
-    needs more victims than this is not made (the binding stays unschedulable, and a warning says why)."""
+    """The framework's `Preemptor`: claims deducted at Estimate, a plan at PostFilter. Two bounds: a plan that
+    needs more than `max_victims` victims is not made, nor one past `max_per_minute` preemptions in the last 60
+    seconds; the binding then stays unschedulable, a warning says why and `on_limited` is told which bound."""
 
     def __init__(
-        self, bindings: Callable[[], Iterable[Binding]], claims: PreemptionClaims, *, max_victims: int
+        self,
+        bindings: Callable[[], Iterable[Binding]],
+        claims: PreemptionClaims,
+        *,
+        max_victims: int,
+        max_per_minute: int = 30,
+        on_limited: Callable[[str], None] = lambda _: None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bindings = bindings
         """The bindings as the scheduler holds them now (`stored_bindings` of the store; `simulate`'s inputs)."""
         self.claims = claims
         self.max_victims = max_victims
+        self.max_per_minute = max_per_minute
+        self.on_limited = on_limited
+        self._clock = clock
+        self._recent: list[float] = []
 
     def claimed(self, binding: Binding, clusters: Sequence[str]) -> Mapping[str, int]:
         taken = {}
@@ -140,8 +152,23 @@ class Preemption:
             logger.warning("binding %s: preempting on cluster %s would evict %d bindings, more than "
                            "spec.preemption.maxVictims (%d): nothing preempted", binding.key, target, len(victims),
                            self.max_victims)
+            self.on_limited("victims")
+            return None
+        if not self._within_rate():
+            logger.warning("binding %s: %d preemptions in the last minute, spec.preemption.maxPerMinute: not "
+                           "preempting on cluster %s now", binding.key, self.max_per_minute, target)
+            self.on_limited("rate")
             return None
         return PreemptionPlan(binding.key, binding.schedule_priority, target, victims, binding.replicas, request)
+
+    def _within_rate(self) -> bool:
+        """Room for one more preemption in the last 60 seconds (and then it is counted)."""
+        now = self._clock()
+        self._recent = [at for at in self._recent if at > now - 60.0]
+        if len(self._recent) >= self.max_per_minute:
+            return False
+        self._recent.append(now)
+        return True
 
     def _placed_on(self, cluster: str) -> list[Binding]:
         return [binding for binding in self.bindings() if cluster in binding.target_names]

@@ -214,7 +214,8 @@ class SchedulerService:
         if not config.feature_gates.preemption:
             return None
         return Preemption(stored_bindings(self.context.bindings), self.context.claims,
-                          max_victims=config.preemption.max_victims)
+                          max_victims=config.preemption.max_victims, max_per_minute=config.preemption.max_per_minute,
+                          on_limited=self.metrics.preemption_limited)
 
     def _workload_groups(self, enabled: bool) -> WorkloadGroupIndex | None:
         """The workload groups index while gate `WorkloadAffinity` is on: built from the bindings stored when the

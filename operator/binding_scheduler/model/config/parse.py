@@ -249,8 +249,11 @@ def _preemption(fields: Fields | None) -> PreemptionConfig:
     preemption = _section(fields, PreemptionConfig)
     if preemption is None:
         return PreemptionConfig()
+    defaults = PreemptionConfig()
     return PreemptionConfig(
-        max_victims=preemption.integer("maxVictims", PreemptionConfig().max_victims, minimum=1, maximum=INT32_MAX))
+        max_victims=preemption.integer("maxVictims", defaults.max_victims, minimum=1, maximum=INT32_MAX),
+        max_per_minute=preemption.integer("maxPerMinute", defaults.max_per_minute, minimum=1, maximum=INT32_MAX),
+    )
 
 
 def _leader_election(fields: Fields | None) -> LeaderElectionConfig:

@@ -68,6 +68,9 @@ class PreemptionConfig:
 
     max_victims: int = field(default=100, metadata=_json("maxVictims"))
     """The most bindings one preemption may evict; a plan that needs more is not made."""
+    max_per_minute: int = field(default=30, metadata=_json("maxPerMinute"))
+    """The most preemptions that evict anyone in any 60 seconds; past it, a binding that would preempt waits
+    as unschedulable."""
 
 
 @dataclass(frozen=True, slots=True)
