@@ -163,3 +163,27 @@ def test_explain_names_the_workload_affinity_verdict_of_each_cluster(
         "m2": [{"plugin": "WorkloadAffinity", "passed": True, "reason": None},
                {"plugin": "WorkloadAntiAffinity", "passed": True, "reason": None}],
     }
+
+
+def test_explain_says_why_a_binding_preempts_where_and_whom(
+    full_cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gates = "PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true"
+    assert main(["explain", "--binding", "default/high", "-f", full_cluster, "--feature-gates", gates]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "result: Scheduled=False reason=Preempting" in out
+    cause = "failed to assign replicas: failed to scale up: Clusters available replicas 0 are not enough to schedule."
+    start = out.index(f"  preempting on m1, because: {cause}")
+    assert out[start + 1] == "    evicts default/low (priority 100, 3 replicas there)"
+
+
+def test_explain_json_carries_the_preemption(full_cluster: str, capsys: pytest.CaptureFixture[str]) -> None:
+    gates = "PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true"
+    assert main(["explain", "--binding", "default/high", "-f", full_cluster, "--feature-gates", gates,
+                 "-o", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["preemption"] == {
+        "cluster": "m1",
+        "cause": "failed to assign replicas: failed to scale up: Clusters available replicas 0 are not enough to "
+                 "schedule.",
+        "victims": [{"binding": "default/low", "priority": 100, "replicas": 3}]}

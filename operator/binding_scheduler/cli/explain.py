@@ -12,6 +12,7 @@ from ..algorithm.errors import SchedulingError, condition_for
 from ..algorithm.events import clusters_text
 from ..algorithm.explain import ClusterVerdicts, cluster_verdicts, mark_result
 from ..algorithm.plugins import AttemptContext, WorkloadGroups
+from ..algorithm.preemption import PreemptingError
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
@@ -27,6 +28,7 @@ from .common import (
     load_or_exit,
     open_estimator,
     plugins_or_exit,
+    preemption,
     run_command,
     schedule_options,
     workload_affinity,
@@ -148,7 +150,31 @@ def render_text(
     if decision.affinity_name is not None:
         lines.append(f"  status.schedulerObservingAffinityName: {decision.affinity_name}")
     lines += [f"  warning event: {w}" for w in decision.warnings]
+    lines += _preemption_lines(decision)
     return "\n".join(lines)
+
+
+def _preemption_lines(decision: Decision) -> list[str]:
+    """Why the binding preempts (the capacity failure), on which cluster, and whom (each victim's priority and
+    replicas there)."""
+    error = decision.error
+    if not isinstance(error, PreemptingError):
+        return []
+    plan = error.plan
+    lines = [f"  preempting on {plan.cluster}, because: {error.cause}"]
+    lines += [f"    evicts {v.key} (priority {v.priority}, {v.replicas} replicas there)" for v in plan.victims]
+    if not plan.victims:
+        lines.append("    evicts no one more: its claim holds the capacity its earlier victims are freeing")
+    return lines
+
+
+def _preemption_document(decision: Decision) -> dict[str, Any] | None:
+    error = decision.error
+    if not isinstance(error, PreemptingError):
+        return None
+    plan = error.plan
+    return {"cluster": plan.cluster, "cause": str(error.cause),
+            "victims": [{"binding": v.key, "priority": v.priority, "replicas": v.replicas} for v in plan.victims]}
 
 
 def render_json(
@@ -181,7 +207,7 @@ def render_json(
                 "result": [t.to_dict() for t in outcome] if isinstance(outcome, list) else None,
             }
         )
-    document = {
+    document: dict[str, Any] = {
         "kind": binding.scope.value,
         "namespace": binding.namespace,
         "name": binding.name,
@@ -192,6 +218,9 @@ def render_json(
         "clusters": None if decision.clusters is None else [t.to_dict() for t in decision.clusters],
         "warnings": list(decision.warnings),
     }
+    preemption = _preemption_document(decision)
+    if preemption is not None:
+        document["preemption"] = preemption
     return json.dumps(document, indent=2)
 
 
@@ -204,7 +233,8 @@ async def _run(args: argparse.Namespace) -> int:
     groups = workload_groups(args, inputs.bindings)
     recorder = AttemptRecorder()
     async with open_estimator(args) as estimator:
-        framework = Framework(plugins, estimator=estimator, options=options, hooks=[recorder], workload_groups=groups)
+        framework = Framework(plugins, estimator=estimator, options=options, hooks=[recorder], workload_groups=groups,
+                              preemptor=preemption(args, inputs.bindings))
         try:
             decision = await framework.decide(binding, snapshot)
         except OverCpuLimit as error:
