@@ -4,6 +4,8 @@ evictions with their events, the preemptor's Preempting condition, and every way
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -15,6 +17,8 @@ from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.labels import PassOutcome
 from binding_scheduler.scheduling.pass_context import PassSettings
 from binding_scheduler.scheduling.preemption import Preemption, stored_bindings
+from binding_scheduler.scheduling.queue import SchedulingQueue
+from binding_scheduler.scheduling.runtime import Scheduler
 from tests.builders import AGGREGATED, binding, cluster, names, placement
 from tests.scheduling.test_pass_writes import Run, ScriptedClient, written
 
@@ -190,3 +194,67 @@ async def test_preemptions_past_the_rate_wait_until_the_minute_has_passed() -> N
     client.sent.clear()
     assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
     assert condition(client)[1] == "Preempting"
+
+
+# -- a stop while a preemption writes ------------------------------------------------------------------------
+
+
+class HeldEvictions:
+    """The API client: every write reaches the server (`sent`) and waits there until `released`."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.cancelled: list[str] = []
+        self.arrived = asyncio.Event()
+        self.released = asyncio.Event()
+
+    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        self.sent.append(path.removeprefix(RB))
+        self.arrived.set()
+        try:
+            await self.released.wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(path.removeprefix(RB))
+            raise
+        return {"metadata": {"resourceVersion": "9", "generation": 2}}
+
+
+def preempting_scheduler(client: HeldEvictions) -> Scheduler:
+    run = fleet_run(ScriptedClient(), prioritized("low", LOW, policy="Never", placed=True))
+    run.ctx.client = client  # type: ignore[assignment]
+    scheduler = Scheduler(run.ctx, run.settings, queue=SchedulingQueue(), metrics=run.metrics)
+    body = prioritized("high", HIGH)
+    body["metadata"]["labels"] = {"propagationpolicy.karmada.io/permanent-id": "p"}
+    scheduler.on_binding(body)
+    return scheduler
+
+
+async def test_a_stop_while_a_victim_is_being_evicted_lets_the_preemption_finish_within_the_drain() -> None:
+    client = HeldEvictions()
+    scheduler = preempting_scheduler(client)
+    scheduler.start()
+    await asyncio.wait_for(client.arrived.wait(), 10)
+    drain = asyncio.create_task(scheduler.drain(60.0))
+    await asyncio.sleep(0)  # the stop is asked: the pass is past its commit point and goes on
+    client.released.set()
+
+    report = await drain
+
+    assert (report.cancelled, report.drained, report.cut) == (0, 1, 0)
+    assert client.sent == ["/low", "/high/status"]
+
+
+async def test_a_preemption_cut_at_the_drain_deadline_writes_nothing_after_the_stop() -> None:
+    """The eviction in flight is cancelled; the preemptor's condition is never sent, and its next pass (by the
+    next leader) decides again from what the API server holds."""
+    client = HeldEvictions()
+    scheduler = preempting_scheduler(client)
+    scheduler.start()
+    await asyncio.wait_for(client.arrived.wait(), 10)
+
+    report = await scheduler.drain(0.0)
+    client.released.set()
+    await asyncio.sleep(0)
+
+    assert (report.cancelled, report.drained, report.cut) == (0, 0, 1)
+    assert (client.sent, client.cancelled) == (["/low"], ["/low"])
