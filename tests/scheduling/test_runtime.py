@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.algorithm.plugins import AttemptContext
+from binding_scheduler.algorithm.preemption import Claim
 from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import TargetCluster, parse_binding, parse_cluster
 from binding_scheduler.scheduling import runtime
@@ -179,3 +180,20 @@ def test_a_workload_turning_healthy_on_a_cluster_releases_its_assumption_there_a
     assert (assumptions.assumed_on("m1"), list(assumptions.assumed_on("m2"))) == ({}, ["default/web"])
     scheduler.on_binding_deleted(healthy)
     assert assumptions.assumed_on("m2") == {}
+
+
+def test_a_preemptor_waiting_for_its_victims_capacity_runs_again_when_its_clusters_summary_changes() -> None:
+    scheduler = make_scheduler()
+    scheduler.ctx.claims.set(Claim("default/high", "m1", 1000, 3, {"cpu": 10}))
+    scheduler.queue.push("default/high")
+    info = scheduler.queue.pop_nowait()
+    assert info is not None
+    scheduler.queue.push_unschedulable(info)
+    scheduler.queue.done(info)
+    assert scheduler.queue.where("default/high") == "unschedulable"
+
+    scheduler.on_cluster(cluster("m1"))  # the same cluster: nothing may have been freed
+    assert scheduler.queue.where("default/high") == "unschedulable"
+    scheduler.on_cluster(cluster("m1", allocatable={"cpu": "30m", "pods": "110"}))
+
+    assert scheduler.queue.where("default/high") == "active"
