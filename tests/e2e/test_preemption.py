@@ -56,8 +56,7 @@ def test_a_preemption_evicts_with_one_fenced_patch_and_the_preemptor_lands_once_
     objects.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     member = member_of(objects, kube, used="30m")
     objects.create(prioritized("low", namespace, scheduler_name, member, 100, "Never", placed=True))
-    config = e2e_config(tmp_path / "config.yaml", scheduler_name, featureGates=GATES,
-                        queue={"unschedulableTimeout": "1s"})
+    config = e2e_config(tmp_path / "config.yaml", scheduler_name, featureGates=GATES)
     operator = start_operator(journal.plane, config)
     try:
         wait_until(lambda: reason(kube, "low", namespace) == "Success", 30, "the low-priority binding")

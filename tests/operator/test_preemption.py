@@ -53,8 +53,7 @@ def test_a_high_priority_binding_preempts_a_low_one_and_is_scheduled_once_its_ca
     api: DevCluster, tmp_path: Path,
 ) -> None:
     apply(api, full_m1(), prioritized("low", 100, "Never", {"m1": 3}))
-    config = write_config(tmp_path / "config.yaml", config_spec(featureGates=GATES,
-                                                                queue={"unschedulableTimeout": "1s"}))
+    config = write_config(tmp_path / "config.yaml", config_spec(featureGates=GATES))
     operator = OperatorThread(api, config).start()
     try:
         wait_until(lambda: reason(api, "low") == "Success", what="the low-priority binding to be scheduled")
@@ -72,6 +71,7 @@ def test_a_high_priority_binding_preempts_a_low_one_and_is_scheduled_once_its_ca
         # Karmada's graceful-eviction controller takes the workload off m1; its summary shows the CPU free.
         patch(api, cluster_path("m1") + "/status", {"status": {"resourceSummary": {
             "allocatable": {"cpu": "30m", "pods": "110"}, "allocated": {"cpu": "0m", "pods": "0"}}}})
+        # No unschedulable flush for 5 minutes: the summary's change wakes the preemptor.
         wait_until(lambda: reason(api, "high") == "Success", 30, "the preemptor to be scheduled")
         at_rest(api, operator)
     finally:
