@@ -5,6 +5,7 @@ evictions with their events, the preemptor's Preempting condition, and every way
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,7 @@ from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.labels import PassOutcome
 from binding_scheduler.scheduling.pass_context import PassSettings
-from binding_scheduler.scheduling.preemption import Preemption, stored_bindings
+from binding_scheduler.scheduling.preemption import Preemption, PreemptionClaims, stored_bindings
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from tests.builders import AGGREGATED, binding, cluster, names, placement
@@ -71,8 +72,13 @@ async def test_a_binding_that_fits_nowhere_evicts_a_lower_priority_one_and_waits
     outcome = await run.pass_("default/high")
 
     assert outcome is PassOutcome.UNSCHEDULABLE
-    assert sent(client) == [("spec", "/low"), ("status", "/high/status")]
-    eviction = client.sent[0][2]
+    assert sent(client) == [("spec", "/high"), ("spec", "/low"), ("status", "/high/status")]
+    written_claim = client.sent[0][2]
+    assert written_claim["metadata"]["resourceVersion"] == "7"
+    claim_text = written_claim["metadata"]["annotations"]["binding-scheduler.io/preemption-claim"]
+    assert {k: v for k, v in json.loads(claim_text).items() if k != "until"} == {
+        "cluster": "m1", "priority": HIGH, "replicas": 3, "request": {"cpu": 10}}
+    eviction = client.sent[1][2]
     assert eviction == {"metadata": {"resourceVersion": "7"}, "spec": {"clusters": None, "gracefulEvictionTasks": [
         {"fromCluster": "m1", "purgeMode": "Gracefully", "reason": "BindingPreempted", "producer": "Scheduler",
          "gracePeriodSeconds": 30, "replicas": 3}]}}
@@ -111,7 +117,7 @@ async def test_nothing_is_preempted_and_the_binding_is_unschedulable_when(
 
 async def test_a_victim_changed_since_it_was_read_is_not_evicted_and_the_preemption_ends_in_a_scheduler_error() -> None:
     conflict = Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")
-    client = ScriptedClient(spec=[conflict])
+    client = ScriptedClient(spec=[{}, conflict])
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
 
     assert await run.pass_("default/high") is PassOutcome.ERROR
@@ -127,7 +133,7 @@ async def test_while_its_claim_lives_a_preemptor_evicts_no_one_else_and_keeps_wa
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True),
                     prioritized("other", LOW, policy="Never", placed=True))
     await run.pass_("default/high")
-    evicted = [path for kind, path in sent(client) if kind == "spec"]
+    evicted = [path for kind, path in sent(client) if kind == "spec" and path != "/high"]
     client.sent.clear()
 
     assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
@@ -241,12 +247,12 @@ async def test_a_stop_while_a_victim_is_being_evicted_lets_the_preemption_finish
     report = await drain
 
     assert (report.cancelled, report.drained, report.cut) == (0, 1, 0)
-    assert client.sent == ["/low", "/high/status"]
+    assert client.sent == ["/high", "/low", "/high/status"]
 
 
 async def test_a_preemption_cut_at_the_drain_deadline_writes_nothing_after_the_stop() -> None:
-    """The eviction in flight is cancelled; the preemptor's condition is never sent, and its next pass (by the
-    next leader) decides again from what the API server holds."""
+    """The write in flight (the claim on the preemptor) is cancelled and nothing more is sent: no victim was
+    evicted. Cut later, the claim written before the evictions is what the next leader takes up."""
     client = HeldEvictions()
     scheduler = preempting_scheduler(client)
     scheduler.start()
@@ -257,4 +263,38 @@ async def test_a_preemption_cut_at_the_drain_deadline_writes_nothing_after_the_s
     await asyncio.sleep(0)
 
     assert (report.cancelled, report.drained, report.cut) == (0, 0, 1)
-    assert (client.sent, client.cancelled) == (["/low"], ["/low"])
+    assert (client.sent, client.cancelled) == (["/high"], ["/high"])
+
+
+async def test_a_preemptor_whose_claim_written_meanwhile_conflicts_preempts_no_one() -> None:
+    conflict = Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")
+    client = ScriptedClient(spec=[conflict])
+    run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
+
+    assert await run.pass_("default/high") is PassOutcome.CONFLICT
+    assert sent(client) == [("spec", "/high")]
+    assert run.ctx.claims.of("default/high") is None
+
+
+async def test_the_spec_write_that_places_a_preemptor_drops_its_claim_annotation() -> None:
+    client = ScriptedClient(spec=[written(2, "8")])
+    body = prioritized("high", HIGH)
+    body["metadata"]["annotations"] = {"binding-scheduler.io/preemption-claim": "{}"}
+    run = fleet_run(client, preemptor=body, free="30m")
+
+    assert await run.pass_("default/high") is PassOutcome.SCHEDULED
+    assert client.sent[0][2]["metadata"]["annotations"]["binding-scheduler.io/preemption-claim"] is None
+
+
+def test_a_claim_written_on_a_preemptor_is_taken_up_by_a_scheduler_that_starts_after() -> None:
+    from binding_scheduler.scheduling.preemption import CLAIM_ANNOTATION, claim_annotation
+
+    claims = PreemptionClaims(clock=lambda: 1000.0)
+    live = claim_annotation(Claim("default/high", "m1", HIGH, 3, {"cpu": 10}), until=1300.0)
+    claims.take_up("default/high", {CLAIM_ANNOTATION: live})
+    claims.take_up("default/old", {CLAIM_ANNOTATION: live.replace("1300.0", "900.0")})
+    claims.take_up("default/bad", {CLAIM_ANNOTATION: "not json"})
+
+    claim = claims.of("default/high")
+    assert claim is not None and (claim.cluster, claim.replicas, dict(claim.request)) == ("m1", 3, {"cpu": 10})
+    assert (claims.of("default/old"), claims.of("default/bad")) == (None, None)

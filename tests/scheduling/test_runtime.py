@@ -197,3 +197,19 @@ def test_a_preemptor_waiting_for_its_victims_capacity_runs_again_when_its_cluste
     scheduler.on_cluster(cluster("m1", allocatable={"cpu": "30m", "pods": "110"}))
 
     assert scheduler.queue.where("default/high") == "active"
+
+
+def test_intake_takes_up_a_preemption_claim_another_scheduler_wrote_on_its_preemptor() -> None:
+    import time
+
+    from binding_scheduler.scheduling.preemption import CLAIM_ANNOTATION, claim_annotation
+
+    scheduler = make_scheduler()
+    body = binding("high", replicas=3, placement=placement())
+    body["metadata"]["annotations"] = {
+        CLAIM_ANNOTATION: claim_annotation(Claim("default/high", "m1", 1000, 3, {"cpu": 10}), time.time() + 300)}
+
+    scheduler.on_binding(body)
+
+    claim = scheduler.ctx.claims.of("default/high")
+    assert claim is not None and (claim.cluster, claim.priority) == ("m1", 1000)

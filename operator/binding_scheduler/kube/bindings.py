@@ -82,12 +82,19 @@ def target_clusters(clusters: Sequence[Mapping[str, Any]] | None) -> list[dict[s
 
 
 def schedule_result_patch(
-    resource_version: str, placement_json: str | None, clusters: Sequence[Mapping[str, Any]] | None
+    resource_version: str,
+    placement_json: str | None,
+    clusters: Sequence[Mapping[str, Any]] | None,
+    drop_annotations: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The body of the schedule-result write. `placement_json` None leaves the annotation untouched."""
+    """The body of the schedule-result write. `placement_json` None leaves the annotation untouched;
+    `drop_annotations` are removed in the same write."""
     metadata: dict[str, Any] = {"resourceVersion": resource_version}
+    annotations: dict[str, str | None] = dict.fromkeys(drop_annotations)
     if placement_json is not None:
-        metadata["annotations"] = {APPLIED_PLACEMENT: placement_json}
+        annotations[APPLIED_PLACEMENT] = placement_json
+    if annotations:
+        metadata["annotations"] = annotations
     return {"metadata": metadata, "spec": {"clusters": target_clusters(clusters)}}
 
 
@@ -97,11 +104,24 @@ async def patch_schedule_result(
     resource_version: str,
     placement_json: str | None,
     clusters: Sequence[Mapping[str, Any]] | None,
+    drop_annotations: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Write `spec.clusters` and the applied-placement annotation, if the binding is still at
-    `resource_version` (else `Conflict`). Returns the updated object (new resourceVersion and generation)."""
+    """Write `spec.clusters` and the applied-placement annotation (dropping `drop_annotations`), if the binding is
+    still at `resource_version` (else `Conflict`). Returns the updated object (new resourceVersion and
+    generation)."""
     _require_version(resource_version)
-    return await client.patch_merge(ref.path(), schedule_result_patch(resource_version, placement_json, clusters))
+    body = schedule_result_patch(resource_version, placement_json, clusters, drop_annotations)
+    return await client.patch_merge(ref.path(), body)
+
+
+async def patch_annotations(
+    client: ApiClient, ref: BindingRef, resource_version: str, annotations: Mapping[str, str | None]
+) -> dict[str, Any]:
+    """Set (or, with None, drop) annotations, if the binding is still at `resource_version` (else `Conflict`).
+    Metadata only: the generation stays."""
+    _require_version(resource_version)
+    body = {"metadata": {"resourceVersion": resource_version, "annotations": dict(annotations)}}
+    return await client.patch_merge(ref.path(), body)
 
 
 async def patch_graceful_eviction(

@@ -39,7 +39,7 @@ from .decision_log import UNREADABLE_REASON, DecisionRecord, log_decision
 from .framework import Framework, Reservation
 from .labels import AttemptResult, PassOutcome, WriteKind, WriteResult
 from .pass_context import EventType, PassContext, PassSettings, PassTracker
-from .preemption import carry_out
+from .preemption import CLAIM_ANNOTATION, carry_out
 
 logger = logging.getLogger(__name__)
 
@@ -203,15 +203,17 @@ async def _preempt(
     SchedulerError when a victim could not be evicted) and its decision line. No ScheduleBindingFailed event: the
     preemptor's PreemptionInitiated and each victim's Preempted say what happened (as the PR's)."""
     binding = entry.binding
-    verdict, outcome = await carry_out(entry, error, ctx, involved_binding)
-    ended = await _write_status(binding, binding_ref(binding), verdict, ctx, version=binding.resource_version,
+    preempted = await carry_out(entry, error, ctx, involved_binding)
+    if preempted.verdict is None:
+        return preempted.outcome
+    ended = await _write_status(binding, binding_ref(binding), preempted.verdict, ctx, version=preempted.version,
                                 generation=binding.generation, affinity_name=None)
     if ended is not None:
         return ended
     seconds = time.perf_counter() - started
     ctx.metrics.observe_attempt(AttemptResult.ERROR, trigger, seconds)
-    _log_decision(binding, verdict, decision, trigger, seconds, attempt)
-    return outcome
+    _log_decision(binding, preempted.verdict, decision, trigger, seconds, attempt)
+    return preempted.outcome
 
 
 async def _write_spec(binding: Binding, decision: Decision, ctx: PassContext) -> SpecWrite:
@@ -227,7 +229,9 @@ async def _write_spec(binding: Binding, decision: Decision, ctx: PassContext) ->
         return SpecWrite(True, version, generation, decision.error, verdict)
     clusters = [t.to_dict() for t in decision.clusters]
     try:
-        written = await patch_schedule_result(ctx.client, binding_ref(binding), version, placement_json, clusters)
+        claim = (CLAIM_ANNOTATION,) if CLAIM_ANNOTATION in binding.annotations else ()
+        written = await patch_schedule_result(ctx.client, binding_ref(binding), version, placement_json, clusters,
+                                              drop_annotations=claim)
     except Conflict:
         ctx.metrics.write(WriteKind.SPEC, WriteResult.CONFLICT)
         logger.info("binding %s changed after our read (409): decision dropped, requeued", binding.key)

@@ -2,9 +2,11 @@
 Karmada's open PR #7832; docs/design/preemption.md): the claims, the planner the framework asks at PostFilter, and
 the victims' evictions a pass writes after its commit point.
 
-A preemption is written in this order: the claim (so a victim rescheduled by our own write already sees the
-capacity taken), then each victim's eviction, fenced with the resourceVersion the plan was made from (a stale
-view evicts nothing: the 409 ends the preemption), then the preemptor's `Preempting` condition. The first victim
+A preemption is written in this order: the claim, held here and written on the preemptor (`CLAIM_ANNOTATION`,
+fenced: a 409 preempts no one), so a victim rescheduled by our own write, or by a scheduler that starts
+meanwhile, already sees the capacity taken; then each victim's eviction, fenced with the resourceVersion the plan
+was made from (a stale view evicts nothing: the 409 ends the preemption); then the preemptor's `Preempting`
+condition. The first victim
 that cannot be evicted ends it: the claim goes, and the preemptor gets a SchedulerError condition and backs off;
 victims evicted before stay evicted, as in the PR. A stop lets the pass finish (it is past its commit point),
 within the drain bound.
@@ -12,9 +14,11 @@ within the drain bound.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..algorithm.errors import ConditionVerdict, SchedulingError, condition_for
@@ -33,8 +37,8 @@ from ..algorithm.preemption import (
     victim_candidates,
 )
 from ..algorithm.schedule import Candidates
-from ..kube.bindings import BindingRef, patch_graceful_eviction
-from ..kube.errors import ApiError, KubeError
+from ..kube.bindings import BindingRef, patch_annotations, patch_graceful_eviction
+from ..kube.errors import ApiError, Conflict, KubeError
 from ..kube.gate import WriteGateClosed
 from ..model import Binding, ObjectMeta, ParsedBinding
 from .labels import PassOutcome, WriteKind, WriteResult
@@ -47,27 +51,45 @@ logger = logging.getLogger(__name__)
 
 CLAIM_TTL = 600.0
 """Seconds a claim holds the freed capacity for its preemptor (the PR's `defaultPreemptionClaimTTL`)."""
+CLAIM_ANNOTATION = "binding-scheduler.io/preemption-claim"
+"""On the preemptor, written before its first victim is evicted and dropped by the spec write that places it: a
+scheduler that starts meanwhile (a restart, a new leader) takes the claim up from there, so the capacity its
+victims free is still kept for it (the PR keeps claims in memory only)."""
 GRACE_PERIOD_SECONDS = 30
 EVICTION_REASON, EVICTION_PRODUCER, PURGE_MODE = "BindingPreempted", "Scheduler", "Gracefully"
 INITIATED_REASON, PREEMPTED_REASON = "PreemptionInitiated", "Preempted"
 
 
 class PreemptionClaims:
-    """The live claims, one per preemptor, each for `CLAIM_TTL` seconds (in memory, as the PR's: a restart
-    forgets them, and the next pass of a preemptor that still fits nowhere claims again)."""
+    """The live claims, one per preemptor, each for `CLAIM_TTL` seconds of wall-clock time (their expiry travels
+    in `CLAIM_ANNOTATION`, so another process reads the same deadline)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._claims: dict[str, tuple[Claim, float]] = {}
 
-    def set(self, claim: Claim) -> None:
-        """Hold `claim`; it replaces its preemptor's earlier one and the lower-priority claims of others on its
-        cluster."""
+    def now(self) -> float:
+        return self._clock()
+
+    def set(self, claim: Claim, until: float | None = None) -> float:
+        """Hold `claim` until `until` (default: `CLAIM_TTL` from now) and return that; it replaces its
+        preemptor's earlier one and the lower-priority claims of others on its cluster."""
         self._expire()
         for key, (other, _) in list(self._claims.items()):
             if other.cluster == claim.cluster and other.priority < claim.priority:
                 del self._claims[key]
-        self._claims[claim.key] = (claim, self._clock() + CLAIM_TTL)
+        deadline = until if until is not None else self._clock() + CLAIM_TTL
+        self._claims[claim.key] = (claim, deadline)
+        return deadline
+
+    def take_up(self, key: str, annotations: Mapping[str, str]) -> None:
+        """The claim `CLAIM_ANNOTATION` carries for `key`, held here unless it has expired or is held already."""
+        text = annotations.get(CLAIM_ANNOTATION)
+        if text is None or key in self._claims:
+            return
+        found = read_claim(key, text)
+        if found is not None and found[1] > self._clock():
+            self.set(*found)
 
     def clear(self, key: str) -> None:
         self._claims.pop(key, None)
@@ -93,6 +115,25 @@ class PreemptionClaims:
         now = self._clock()
         for key in [k for k, (_, until) in self._claims.items() if until <= now]:
             del self._claims[key]
+
+
+def claim_annotation(claim: Claim, until: float) -> str:
+    """`claim` and its deadline (epoch seconds) as `CLAIM_ANNOTATION`'s JSON."""
+    return json.dumps({"cluster": claim.cluster, "priority": claim.priority, "replicas": claim.replicas,
+                       "request": dict(claim.request), "until": round(until, 3)}, separators=(",", ":"))
+
+
+def read_claim(key: str, text: str) -> tuple[Claim, float] | None:
+    """The claim and deadline `text` holds, or None (with a warning) when it is not one."""
+    try:
+        data = json.loads(text)
+        claim = Claim(key, str(data["cluster"]), int(data["priority"]), int(data["replicas"]),
+                      {str(k): int(v) for k, v in dict(data["request"]).items()})
+        return claim, float(data["until"])
+    except (ValueError, TypeError, KeyError) as error:
+        logger.warning("binding %s: annotation %s is not a preemption claim (%s): ignored", key, CLAIM_ANNOTATION,
+                       error)
+        return None
 
 
 class Preemption:
@@ -191,35 +232,56 @@ class _Refused(Exception):
 Involved = Callable[[ObjectMeta], dict[str, str]]
 
 
-async def carry_out(
-    entry: ParsedBinding, error: PreemptingError, ctx: PassContext, involved: Involved,
-) -> tuple[ConditionVerdict, PassOutcome]:
-    """Write the plan of `error` for the preemptor `entry`: the condition to write and the pass's outcome.
-    `ctx` is the pass's `PassContext`; `involved` its events' reference of a binding's metadata."""
+@dataclass(frozen=True, slots=True)
+class Preempted:
+    """How a preemption's writes ended: the preemptor's condition to write (None: nothing more is written) at
+    `version`, and the pass's outcome."""
+
+    verdict: ConditionVerdict | None
+    outcome: PassOutcome
+    version: str = ""
+
+
+async def carry_out(entry: ParsedBinding, error: PreemptingError, ctx: PassContext, involved: Involved) -> Preempted:
+    """Write the plan of `error` for the preemptor `entry`, in the module's order: the claim (held here and written
+    to the preemptor, fenced), each victim's eviction, and what the preemptor's condition is to be."""
     plan = error.plan
+    binding = entry.binding
     if not plan.victims:
-        return condition_for(error), PassOutcome.UNSCHEDULABLE
-    ctx.claims.set(plan.claim())
-    preemptor = entry.binding.key
-    message = (f'ResourceBinding {preemptor} initiated preemption on cluster "{plan.cluster}" for '
+        return Preempted(condition_for(error), PassOutcome.UNSCHEDULABLE, binding.resource_version)
+    until = ctx.claims.set(plan.claim())
+    try:
+        claimed = await patch_annotations(ctx.client, BindingRef.of_meta(entry.meta), binding.resource_version,
+                                          {CLAIM_ANNOTATION: claim_annotation(plan.claim(), until)})
+    except Conflict:
+        ctx.claims.clear(binding.key)
+        ctx.metrics.write(WriteKind.SPEC, WriteResult.CONFLICT)
+        logger.info("binding %s changed before its preemption claim was written (409): nothing preempted, requeued",
+                    binding.key)
+        return Preempted(None, PassOutcome.CONFLICT)
+    except BaseException:
+        ctx.claims.clear(binding.key)
+        raise
+    ctx.metrics.write(WriteKind.SPEC, WriteResult.OK)
+    version = ObjectMeta.of(claimed).resource_version or binding.resource_version
+    message = (f'ResourceBinding {binding.key} initiated preemption on cluster "{plan.cluster}" for '
                f"{len(plan.victims)} victim(s)")
     await ctx.events.record(involved(entry.meta), "Normal", INITIATED_REASON, message)
     for victim in plan.victims:
         try:
-            await _evict(ctx, victim, plan, entry.binding, involved)
+            await _evict(ctx, victim, plan, binding, involved)
         except WriteGateClosed:
-            ctx.claims.clear(preemptor)
             raise
         except (KubeError, _Refused) as failure:
-            ctx.claims.clear(preemptor)
+            ctx.claims.clear(binding.key)
             ctx.metrics.preemption_attempt(success=False, victims=0)
             text = failure.message if isinstance(failure, ApiError) else str(failure)
-            logger.error("binding %s: preemption on cluster %s stopped at victim %s: %s", preemptor, plan.cluster,
+            logger.error("binding %s: preemption on cluster %s stopped at victim %s: %s", binding.key, plan.cluster,
                          victim.key, text)
             verdict = ConditionVerdict("False", "SchedulerError", f"failed to preempt: {text}", retry=True)
-            return verdict, PassOutcome.ERROR
+            return Preempted(verdict, PassOutcome.ERROR, version)
     ctx.metrics.preemption_attempt(success=True, victims=len(plan.victims))
-    return condition_for(error), PassOutcome.UNSCHEDULABLE
+    return Preempted(condition_for(error), PassOutcome.UNSCHEDULABLE, version)
 
 
 async def _evict(

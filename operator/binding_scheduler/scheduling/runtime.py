@@ -31,6 +31,7 @@ from .labels import BindingEvent, PassOutcome
 from .metrics import SchedulerMetrics
 from .pass_context import PassContext, PassSettings, PassTracker, Phase
 from .passes import run_pass
+from .preemption import CLAIM_ANNOTATION
 from .queue import QueuedBinding, SchedulingQueue
 from .stores import binding_key
 
@@ -110,6 +111,9 @@ class Scheduler:
             for cluster in _newly_healthy(previous, body):
                 self.ctx.assumptions.release_cluster(binding_key(body), cluster)
         self.queue.cache_updated(binding_key(body), _version(body))
+        annotations = (body.get("metadata") or {}).get("annotations")
+        if isinstance(annotations, Mapping) and CLAIM_ANNOTATION in annotations:
+            self.ctx.claims.take_up(binding_key(body), annotations)
         now_passes = passes_event_filter(body, self.scheduler_name)
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
         if now_passes and not was_passing:
