@@ -15,7 +15,7 @@ from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
 from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements
 from ..model.config import PreemptionConfig
-from ..scheduling.framework import EstimateAnswerLike, ReplicaEstimator
+from ..scheduling.framework_ports import EstimateAnswerLike, ReplicaEstimator
 from ..scheduling.plugins import load_plugins, plugin_warnings
 from ..scheduling.preemption import Preemption, PreemptionClaims
 from ..scheduling.workload_groups import WorkloadGroupIndex

@@ -19,7 +19,8 @@ from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..model import Binding, TargetCluster
 from ..scheduling.cpu import OverCpuLimit
-from ..scheduling.framework import Framework, Preemptor, ReplicaEstimator
+from ..scheduling.framework import Framework
+from ..scheduling.framework_ports import Preemptor, ReplicaEstimator
 from .common import (
     add_estimator_arguments,
     add_input_arguments,

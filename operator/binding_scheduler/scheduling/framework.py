@@ -35,11 +35,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from types import MappingProxyType
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import FitError, SchedulingError
-from ..algorithm.general_estimator import AssumedWorkload
 from ..algorithm.multi_template import multi_template_applicable
 from ..algorithm.plugins import AttemptContext, CycleState, ReservePlugin, WorkloadGroups
 from ..algorithm.preemption import PreemptingError, PreemptionPlan, starts_preemption
@@ -59,9 +58,10 @@ from ..algorithm.schedule import (
 )
 from ..algorithm.snapshot import Snapshot
 from ..algorithm.walk import Attempt, Decision, Outcome, attempts, decide
-from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements, TargetCluster
+from ..model import Binding, Cluster, TargetCluster
 from .assumptions import AssumptionCache, Footprint
 from .cpu import compute
+from .framework_ports import EstimateAnswerLike, Preemptor, ReplicaEstimator
 from .labels import PluginResult
 
 T = TypeVar("T")
@@ -77,49 +77,6 @@ class ExtensionPoint(StrEnum):
     RESERVE = "Reserve"
     UNRESERVE = "Unreserve"
     BIND = "Bind"
-
-
-class EstimateAnswerLike(Protocol):
-    @property
-    def replicas(self) -> Mapping[str, int]: ...
-
-    @property
-    def failures(self) -> Mapping[str, str]: ...
-
-
-class ReplicaEstimator(Protocol):
-    """An accurate estimator (the gRPC client satisfies it). `max_available_component_sets` is only asked
-    for multi-template bindings (gate `MultiplePodTemplatesScheduling`). `assumed`: the workloads assumed on
-    each cluster (gate `SchedulingOvercommitProtection`), sent as `assumedWorkloads`."""
-
-    async def max_available_replicas(
-        self,
-        clusters: Sequence[Cluster],
-        requirements: ReplicaRequirements | None,
-        *,
-        resource: ObjectReference | None = None,
-        assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
-    ) -> EstimateAnswerLike: ...
-
-    async def max_available_component_sets(
-        self,
-        clusters: Sequence[Cluster],
-        components: Sequence[Component],
-        namespace: str,
-        *,
-        resource: ObjectReference | None = None,
-        assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
-    ) -> EstimateAnswerLike: ...
-
-
-class Preemptor(Protocol):
-    """Binding priority preemption as the framework sees it (gates PriorityBasedScheduling and
-    PriorityBasedPreemptiveScheduling): what live claims take from a binding's candidates at Estimate, and at
-    PostFilter, after an attempt failed for capacity, a plan (or None: nothing to preempt)."""
-
-    def claimed(self, binding: Binding, clusters: Sequence[str]) -> Mapping[str, int]: ...
-
-    def plan(self, candidates: Candidates, unclaimed: Mapping[str, int]) -> PreemptionPlan | None: ...
 
 
 class FrameworkHook:

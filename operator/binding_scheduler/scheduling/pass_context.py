@@ -14,7 +14,8 @@ from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
 from ..kube.client import ApiClient
 from .assumptions import AssumptionCache
-from .framework import Framework, FrameworkHook, Preemptor, ReplicaEstimator
+from .framework import Framework, FrameworkHook
+from .framework_ports import Preemptor, ReplicaEstimator
 from .metrics import SchedulerMetrics
 from .preemption import PreemptionClaims
 from .stores import BindingStore, ClusterStore
