@@ -83,8 +83,15 @@ TARGETS: tuple[Target, ...] = (
             "tests/scheduling/test_own_write_echo.py",
             "tests/scheduling/test_drain.py",
             "tests/scheduling/test_runtime.py",
+            "tests/scheduling/test_preemption_pass.py",
         ),
     ),
+    Target(
+        "scheduling/preemption.py",
+        ("tests/scheduling/test_preemption_pass.py", "tests/scheduling/test_preemption_properties.py",
+         "tests/scheduling/test_runtime.py"),
+    ),
+    Target("algorithm/preemption.py", ("tests/algorithm/test_preemption.py",)),
     Target("algorithm/filters.py", ("tests/algorithm/test_filters.py", "tests/algorithm/test_pipeline.py")),
     Target(
         "algorithm/webster.py",
