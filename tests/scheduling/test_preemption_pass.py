@@ -274,6 +274,7 @@ async def test_a_preemptor_whose_claim_written_meanwhile_conflicts_preempts_no_o
     assert await run.pass_("default/high") is PassOutcome.CONFLICT
     assert sent(client) == [("spec", "/high")]
     assert run.ctx.claims.of("default/high") is None
+    assert value(run, "binding_scheduler_writes_total", kind="spec", result="conflict") == 1
 
 
 async def test_the_spec_write_that_places_a_preemptor_drops_its_claim_annotation() -> None:
@@ -298,3 +299,20 @@ def test_a_claim_written_on_a_preemptor_is_taken_up_by_a_scheduler_that_starts_a
     claim = claims.of("default/high")
     assert claim is not None and (claim.cluster, claim.replicas, dict(claim.request)) == ("m1", 3, {"cpu": 10})
     assert (claims.of("default/old"), claims.of("default/bad")) == (None, None)
+
+
+async def test_a_preempting_pass_logs_its_decision_line_and_counts_an_error_attempt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+    import re
+
+    run = fleet_run(ScriptedClient(), prioritized("low", LOW, policy="Never", placed=True))
+    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.passes"):
+        await run.pass_("default/high")
+
+    lines = [re.sub(r"\d+ ms", "N ms", m) for m in caplog.messages if m.startswith("binding default/high (")]
+    assert lines == ['binding default/high (ResourceBinding): not scheduled: Preempting: preemption initiated on '
+                     'cluster "m1" for 1 victim(s) (ReconcileSchedule, N ms, attempt 1)']
+    assert value(run, "karmada_scheduler_schedule_attempts_total", result="error",
+                 schedule_type="ReconcileSchedule") == 1
