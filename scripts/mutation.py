@@ -91,7 +91,11 @@ TARGETS: tuple[Target, ...] = (
         ("tests/scheduling/test_preemption_pass.py", "tests/scheduling/test_preemption_claims.py",
          "tests/scheduling/test_preemption_properties.py", "tests/scheduling/test_runtime.py"),
     ),
-    Target("algorithm/preemption.py", ("tests/algorithm/test_preemption.py",)),
+    Target(
+        "algorithm/preemption.py",
+        ("tests/algorithm/test_preemption.py", "tests/scheduling/test_preemption_pass.py",
+         "tests/scheduling/test_preemption_claims.py"),
+    ),
     Target("algorithm/filters.py", ("tests/algorithm/test_filters.py", "tests/algorithm/test_pipeline.py")),
     Target(
         "algorithm/webster.py",

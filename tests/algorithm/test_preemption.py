@@ -205,3 +205,55 @@ def test_a_claim_takes_by_the_resource_that_needs_the_most_replicas() -> None:
     wide = Claim("default/wide", "m1", 0, 2, {"cpu": 10, "memory": 10 * 1024 * 1024 * 1000})
 
     assert claimed_replicas(requester, "m1", [wide]) == 20  # memory: 2 x 10 Mi / 1 Mi; cpu only 2 x 10m / 10m
+
+
+# -- edges found by mutation ---------------------------------------------------------------------------------
+
+
+def test_one_component_may_preempt_and_two_may_not() -> None:
+    one = prioritized(components=[{"name": "a", "replicas": 3}])
+    two = prioritized(components=[{"name": "a", "replicas": 1}, {"name": "b", "replicas": 2}])
+
+    assert (not_applicable(one, BOTH), not_applicable(two, BOTH)) == (None, "it has more than one component")
+
+
+def test_duplicated_replicas_may_not_preempt_whatever_their_division_preference_says() -> None:
+    duplicated = {"replicaSchedulingType": "Duplicated", "replicaDivisionPreference": "Aggregated"}
+
+    assert not_applicable(prioritized(placement=placement(affinity=names("m1"), scheduling=duplicated)), BOTH) == (
+        "its replicas are not Divided and Aggregated")
+
+
+def test_bindings_that_are_no_candidates_do_not_hide_the_ones_after_them() -> None:
+    stored = [placed("crb", LOW, cluster_scoped=True), placed("equal", HIGH), placed("evicting", LOW, evicting=["m1"]),
+              placed("one-replica", LOW, replicas=1, created="2025-06-01T00:00:00Z")]
+
+    (found,) = victim_candidates(prioritized(), "m1", stored)
+
+    assert (found.key, found.replicas) == ("default/one-replica", 1)
+    assert found.created == datetime(2025, 6, 1, tzinfo=UTC)
+
+
+def test_a_candidate_without_a_creation_time_counts_as_the_oldest_and_is_spared_first() -> None:
+    unknown = Candidate("default/unknown", LOW, 1, {"cpu": 10}, None)
+    chosen = select_victims(prioritized(replicas=1), 0, [candidate("dated", LOW, created=10.0), unknown])
+
+    assert [c.key for c in chosen or ()] == ["default/dated"]
+
+
+def test_a_requester_that_requests_nothing_loses_nothing_to_claims() -> None:
+    assert claimed_replicas(prioritized(cpu=None), "m1", [claim("higher", HIGH)]) == 0
+
+
+def test_every_claim_on_the_cluster_counts_whatever_comes_before_it() -> None:
+    requester = prioritized("victim", priority=LOW, cpu="10m")
+    claims = [claim("elsewhere", HIGH, cluster="m2"), claim("lower", LOW - 1), claim("counted", HIGH, replicas=2)]
+
+    assert claimed_replicas(requester, "m1", claims) == 2
+
+
+def test_a_claim_on_resources_the_requester_does_not_ask_for_takes_none_of_its_replicas() -> None:
+    requester = prioritized("victim", priority=LOW, cpu="10m")
+    memory_only = Claim("default/other", "m1", HIGH, 3, {"memory": 1000})
+
+    assert claimed_replicas(requester, "m1", [memory_only]) == 0
