@@ -98,7 +98,7 @@ def test(args: list[str]) -> None:
     _run([str(BIN / "ruff"), "check", "operator", "tests", "benchmarks", "scripts", "dev.py"])
     if "--fast" in args:
         rest = [arg for arg in args if arg != "--fast"]
-        _run([_python(), "-m", "pytest", "-m", "unit", *rest])
+        _run([_python(), "-m", "pytest", "-m", "unit", *_parallel(rest), *rest])
         return
     _run([str(BIN / "mypy")])
     _run([str(BIN / "lint-imports"), "--no-cache"])
