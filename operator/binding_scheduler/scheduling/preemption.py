@@ -249,6 +249,8 @@ async def carry_out(entry: ParsedBinding, error: PreemptingError, ctx: PassConte
     binding = entry.binding
     if not plan.victims:
         return Preempted(condition_for(error), PassOutcome.UNSCHEDULABLE, binding.resource_version)
+    # No await lies between the PostFilter that made the plan and here, so no other pass's claim can have come
+    # between: with several workers, the second preemptor of a cluster plans with this claim deducted already.
     until = ctx.claims.set(plan.claim())
     try:
         claimed = await patch_annotations(ctx.client, BindingRef.of_meta(entry.meta), binding.resource_version,
