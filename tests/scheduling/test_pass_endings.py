@@ -232,6 +232,18 @@ async def test_a_reserve_plugins_failure_leaves_the_observed_affinity_term_as_it
     assert "schedulerObservingAffinityName" not in status_of(client)
 
 
+async def test_a_reserve_plugins_failure_keeps_the_warnings_of_the_terms_that_failed_before() -> None:
+    client = ScriptedClient()
+    terms = [term("gone", "nowhere"), term("primary", "m1")]
+    run = Run(binding(replicas=2, placement=placement(affinities=terms)), client)
+    run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(extra=[FullLedger()]))
+
+    assert await run.pass_() is PassOutcome.ERROR
+    warnings = [m for _, t, _, m in run.events.recorded if t == "Warning"]
+    assert len(warnings) == 4  # the failed term's warning and the refusal, each on the binding and its resource
+    assert warnings[0].startswith("failed to schedule ResourceBinding(default/web) with clusterAffiliates index(0)")
+
+
 async def test_every_term_failing_on_a_binding_already_placed_nowhere_is_still_no_cluster_fit() -> None:
     """The decision (no clusters, and the error) equals what the binding holds: no spec write, and the outcome is
     the error's, not a success."""
