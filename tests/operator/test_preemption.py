@@ -64,9 +64,11 @@ def test_a_high_priority_binding_preempts_a_low_one_and_is_scheduled_once_its_ca
         assert [(t["fromCluster"], t["reason"], t["producer"]) for t in low["spec"]["gracefulEvictionTasks"]] == [
             ("m1", "BindingPreempted", "Scheduler")]
         assert not low["spec"].get("clusters")
-        assert [e["reason"] for e in events(api, name="low") if e["reason"] == "Preempted"] == ["Preempted"]
-        assert [e["reason"] for e in events(api, name="high") if e["reason"] == "PreemptionInitiated"] == [
-            "PreemptionInitiated"]
+        # Events are posted beside the passes: they may land after the condition.
+        wait_until(lambda: [e["reason"] for e in events(api, name="low") if e["reason"] == "Preempted"]
+                   == ["Preempted"], what="the victim's Preempted event")
+        wait_until(lambda: [e["reason"] for e in events(api, name="high") if e["reason"] == "PreemptionInitiated"]
+                   == ["PreemptionInitiated"], what="the preemptor's PreemptionInitiated event")
 
         # Karmada's graceful-eviction controller takes the workload off m1; its summary shows the CPU free.
         patch(api, cluster_path("m1") + "/status", {"status": {"resourceSummary": {
