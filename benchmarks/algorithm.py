@@ -1,6 +1,6 @@
 """Scheduling decisions per second on one core, by fleet size and strategy.
 
-    .venv/bin/python -m benchmarks.algorithm [--sizes 10,100,1000,5000] [--seconds 2]
+    .venv/bin/python -m benchmarks.algorithm [--sizes 10,100,1000,5000] [--seconds 2] [--gc product|default]
 
 A decision is one whole attempt (filter, score, general estimate, select, assign) for one binding against a
 snapshot built once, as the operator does between cluster changes. The bindings differ (name, uid, replicas,
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import random
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from typing import Any
 from binding_scheduler.algorithm.registry import PluginSet, build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, Cluster, parse_binding, parse_cluster
+from binding_scheduler.operator.runner import GC_THRESHOLDS
 from binding_scheduler.scheduling.framework import Framework
 
 REGIONS = [f"region-{i}" for i in range(10)]
@@ -144,7 +146,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10,100,1000,5000")
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--gc", choices=("product", "default"), default="product",
+                        help="the garbage collector's thresholds: binding-scheduler run's (default) or CPython's")
     args = parser.parse_args()
+    if args.gc == "product":
+        gc.set_threshold(*GC_THRESHOLDS)
     sizes = [int(s) for s in args.sizes.split(",")]
     plugins = build_plugins()
     print(f"{'clusters':>8}  " + "  ".join(f"{name:>22}" for name in PLACEMENTS) + "   (decisions/s, one core)")
