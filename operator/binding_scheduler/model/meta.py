@@ -54,6 +54,12 @@ class ObjectMeta:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
+def status_of(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A body's `status` as it is (the conditions a status patch keeps), {} when it has none."""
+    status = body.get("status")
+    return status if isinstance(status, Mapping) else {}
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -68,9 +74,7 @@ class StoredBinding:
 
     @property
     def status(self) -> Mapping[str, Any]:
-        """The body's `status` as it is (the conditions a status patch keeps), {} when it has none."""
-        status = self.body.get("status")
-        return status if isinstance(status, Mapping) else {}
+        return status_of(self.body)
 
 
 @dataclass(frozen=True, slots=True)

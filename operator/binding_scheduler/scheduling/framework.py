@@ -337,23 +337,9 @@ class Framework:
                     ))
         apply_estimates(candidates, answers)
         if self.preemptor is not None and needs_estimates(binding):
-            self._deduct_claims(candidates)
+            _deduct_claims(candidates, self.preemptor)
         for hook in self.hooks:
             hook.estimated(candidates, general, accurate, failures)
-
-    def _deduct_claims(self, candidates: Candidates) -> None:
-        """What other bindings' preemption claims hold on a cluster is not available to this one (the PR's
-        `withClaimDeductions`), so a victim rescheduled meanwhile cannot take back what was freed for its
-        preemptor."""
-        details = candidates.details
-        taken = self.preemptor.claimed(candidates.binding, [d.name for d in details]) if self.preemptor else {}
-        claimed = candidates.context.state.claimed
-        for detail in details:
-            cut = min(taken.get(detail.name, 0), detail.allocatable)
-            if cut > 0:
-                detail.allocatable -= cut
-                detail.available -= cut
-                claimed[detail.name] = cut
 
     def _listed_workloads(self, clusters: Sequence[Cluster]) -> Callable[[str], bool] | bool:
         """Where a pass needs the assumed workloads one by one, not only their sums: everywhere when an accurate
@@ -448,6 +434,21 @@ class Framework:
             for plugin in self.plugins.binders:
                 self._call(ExtensionPoint.BIND, plugin.name,
                            partial(plugin.bound, reservation.binding, reservation.result))
+
+
+def _deduct_claims(candidates: Candidates, preemptor: Preemptor) -> None:
+    """What other bindings' preemption claims hold on a cluster is not available to this one (the PR's
+    `withClaimDeductions`), so a victim rescheduled meanwhile cannot take back what was freed for its
+    preemptor."""
+    details = candidates.details
+    taken = preemptor.claimed(candidates.binding, [d.name for d in details])
+    claimed = candidates.context.state.claimed
+    for detail in details:
+        cut = min(taken.get(detail.name, 0), detail.allocatable)
+        if cut > 0:
+            detail.allocatable -= cut
+            detail.available -= cut
+            claimed[detail.name] = cut
 
 
 def _plugin_result(point: ExtensionPoint, value: object) -> PluginResult:

@@ -34,6 +34,7 @@ from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
 from ..kube.errors import ApiError, Conflict, Forbidden, KubeError, NotFound
 from ..kube.gate import WriteGateClosed
 from ..model import Binding, InvalidBinding, ObjectMeta, ParsedBinding, Scope, StoredBinding, TargetCluster
+from ..model.meta import status_of
 from .cpu import OverCpuLimit
 from .decision_log import UNREADABLE_REASON, DecisionRecord, log_decision
 from .framework import Framework, Reservation
@@ -346,8 +347,8 @@ async def _write_status(
     no later pass would write its condition (the result matches, so nothing triggers one). So when the spec is
     still at the generation we wrote (only status or metadata changed meanwhile), the status write is sent once
     more against a fresh read; otherwise the key is requeued for the newer spec."""
-    latest = ctx.bindings.entry(binding.key)
-    status = latest.status if latest is not None else {}
+    latest = ctx.bindings.body(binding.key)
+    status = status_of(latest) if latest is not None else {}
     for attempt in range(2 if after_spec_write else 1):
         patch = status_patch(status, verdict, ctx.now(), observed_generation=generation, affinity_name=affinity_name)
         if patch is None:
@@ -357,9 +358,9 @@ async def _write_status(
             return ended
         if attempt == 0 and after_spec_write:
             fresh = await ctx.client.get(ref.path())
-            current = StoredBinding(fresh, ObjectMeta.of(fresh))
-            if current.meta.generation == generation:
-                version, status = current.meta.resource_version, current.status
+            meta = ObjectMeta.of(fresh)
+            if meta.generation == generation:
+                version, status = meta.resource_version, status_of(fresh)
                 continue
         logger.info("binding %s changed before its status write (409): requeued", binding.key)
         return PassOutcome.CONFLICT

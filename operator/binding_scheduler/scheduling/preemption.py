@@ -68,9 +68,6 @@ class PreemptionClaims:
         self._clock = clock
         self._claims: dict[str, tuple[Claim, float]] = {}
 
-    def now(self) -> float:
-        return self._clock()
-
     def set(self, claim: Claim, until: float | None = None) -> float:
         """Hold `claim` until `until` (default: `CLAIM_TTL` from now) and return that; it replaces its
         preemptor's earlier one and the lower-priority claims of others on its cluster."""
@@ -292,11 +289,7 @@ async def _evict(
     stored = ctx.bindings.entry(victim.key)
     if not isinstance(stored, ParsedBinding):
         raise _Refused(f"ResourceBinding {victim.key} is gone")
-    binding = stored.binding
-    still = (binding.schedule_priority < plan.priority and binding.scheduler_name == preemptor.scheduler_name
-             and plan.cluster not in binding.eviction_clusters
-             and any(t.name == plan.cluster and t.replicas > 0 for t in binding.clusters))
-    if not still:
+    if not victim_candidates(preemptor, plan.cluster, [stored.binding]):
         raise _Refused(f"ResourceBinding {victim.key} changed: it is no longer a lower-priority binding on cluster "
                        f"{plan.cluster}")
     spec = stored.body.get("spec") or {}

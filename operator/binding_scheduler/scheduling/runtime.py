@@ -104,22 +104,22 @@ class Scheduler:
 
     def on_binding(self, body: Mapping[str, Any]) -> None:
         """An ADDED/MODIFIED (or listed) binding body."""
+        key = binding_key(body)
         previous = self.ctx.bindings.upsert(body)
         if self.ctx.workload_groups is not None:
             self.ctx.workload_groups.stored(body)
-        if self.ctx.assumptions.holds(binding_key(body)):
+        if self.ctx.assumptions.holds(key):
             for cluster in _newly_healthy(previous, body):
-                self.ctx.assumptions.release_cluster(binding_key(body), cluster)
-        self.queue.cache_updated(binding_key(body), _version(body))
+                self.ctx.assumptions.release_cluster(key, cluster)
+        self.queue.cache_updated(key, _version(body))
         annotations = (body.get("metadata") or {}).get("annotations")
         if isinstance(annotations, Mapping) and CLAIM_ANNOTATION in annotations:
-            self.ctx.claims.take_up(binding_key(body), annotations)
+            self.ctx.claims.take_up(key, annotations)
         now_passes = passes_event_filter(body, self.scheduler_name)
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
         if now_passes and not was_passing:
             self._enqueue(body, BindingEvent.ADD)
         elif now_passes and was_passing and _generation(previous) != _generation(body):
-            key = binding_key(body)
             entry = self._in_flight.get(key)
             if entry is not None and entry.tracker.phase is Phase.COMMITTING:
                 # Maybe our own spec write, whose watch event can beat its response to the pass: decide once
@@ -193,14 +193,17 @@ class Scheduler:
             self._requeue_affected(changed)
         if gained_apis(previous, cluster):
             self._requeue_affected(cluster, only=self._waits_for_an_api)
-        if previous is not None and previous.resource_summary != cluster.resource_summary:
-            self._wake_preemptors(cluster.name)
+        self._wake_preemptors(previous, cluster)
 
-    def _wake_preemptors(self, cluster: str) -> None:
+    def _wake_preemptors(self, previous: Cluster | None, cluster: Cluster) -> None:
         """A preemptor waits for what its victims free on `cluster`: when the cluster's summary changes, that
         capacity may show, so its pass runs now instead of at the unschedulable flush (Karmada's PR waits for the
-        flush, up to 5 minutes)."""
-        for claim in self.ctx.claims.on(cluster):
+        flush, up to 5 minutes). The claims are looked at first: most clusters have none, and the summaries of a
+        large fleet change every few seconds."""
+        claims = self.ctx.claims.on(cluster.name)
+        if not claims or previous is None or previous.resource_summary == cluster.resource_summary:
+            return
+        for claim in claims:
             if self.queue.push(claim.key, claim.priority):
                 self.metrics.binding_event(BindingEvent.CLUSTER_CHANGED)
 

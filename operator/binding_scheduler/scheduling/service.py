@@ -126,6 +126,7 @@ class SchedulerService:
         )
         self.context = PassContext(client=self.client, events=self.background_events, bindings=BindingStore(),
                                    clusters=ClusterStore(), metrics=self.metrics)
+        self._preemption: Preemption | None = None
         self.scheduler = Scheduler(
             self.context, self._pass_settings(config), queue=self.queue, metrics=self.metrics, workers=config.workers
         )
@@ -210,12 +211,17 @@ class SchedulerService:
         )
 
     def _preemptor(self, config: SchedulerConfig) -> Preemption | None:
-        """Binding priority preemption while both its gates are on; its claims outlive configuration changes."""
+        """Binding priority preemption while both its gates are on. One planner for the service's life, its
+        bounds set from each configuration: its claims and its rate window outlive configuration changes."""
         if not config.feature_gates.preemption:
             return None
-        return Preemption(stored_bindings(self.context.bindings), self.context.claims,
-                          max_victims=config.preemption.max_victims, max_per_minute=config.preemption.max_per_minute,
-                          on_limited=self.metrics.preemption_limited)
+        if self._preemption is None:
+            self._preemption = Preemption(stored_bindings(self.context.bindings), self.context.claims,
+                                          max_victims=config.preemption.max_victims,
+                                          on_limited=self.metrics.preemption_limited)
+        self._preemption.max_victims = config.preemption.max_victims
+        self._preemption.max_per_minute = config.preemption.max_per_minute
+        return self._preemption
 
     def _workload_groups(self, enabled: bool) -> WorkloadGroupIndex | None:
         """The workload groups index while gate `WorkloadAffinity` is on: built from the bindings stored when the
