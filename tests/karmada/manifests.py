@@ -54,7 +54,8 @@ def documents(path: Path, substitutions: dict[str, str] | None = None) -> list[d
 
 def crds(ca: Path, webhook_port: int) -> Iterator[dict[str, Any]]:
     """Every CRD Karmada installs in karmada-apiserver (charts/karmada/_crds, its kustomization's resource
-    list), with the conversion webhook of its two binding CRDs (its patches) pointing at karmada-webhook."""
+    list), with the conversion webhook of its two binding CRDs (its patches) pointing at karmada-webhook, and
+    the one field karmada-io/karmada PR #7832 adds to them (with_preemption_policy)."""
     root = karmada_module() / "charts" / "karmada" / "_crds"
     kustomization = yaml.safe_load((root / "kustomization.yaml").read_text())
     conversions = {}
@@ -69,7 +70,32 @@ def crds(ca: Path, webhook_port: int) -> Iterator[dict[str, Any]]:
             conversion = conversions.get(document["metadata"]["name"])
             if conversion is not None:
                 document["spec"]["conversion"] = conversion
-            yield document
+            yield with_preemption_policy(document)
+
+
+BINDING_CRDS = ("resourcebindings.work.karmada.io", "clusterresourcebindings.work.karmada.io")
+
+
+def with_preemption_policy(crd: dict[str, Any]) -> dict[str, Any]:
+    """A binding CRD of v1.18.2 with `spec.schedulePriority.preemptionPolicy` declared, as this repository's
+    `crds/` declare it (tools/crdgen/preemption_policy.py; the field of PR #7832, binding priority preemption);
+    any other CRD as it is. Without it, the API server would prune the field from every binding."""
+    name = crd["metadata"]["name"]
+    if name not in BINDING_CRDS:
+        return crd
+    ours = yaml.safe_load((ROOT / "crds" / f"work.karmada.io_{name.split('.')[0]}.yaml").read_text())
+    declared = {version["name"]: _schedule_priority(version) for version in ours["spec"]["versions"]}
+    for version in crd["spec"]["versions"]:
+        theirs = _schedule_priority(version)
+        if theirs is not None and declared.get(version["name"]) is not None:
+            theirs["properties"]["preemptionPolicy"] = declared[version["name"]]["properties"]["preemptionPolicy"]
+    return crd
+
+
+def _schedule_priority(version: dict[str, Any]) -> dict[str, Any] | None:
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    priority: dict[str, Any] | None = spec.get("schedulePriority")
+    return priority
 
 
 def webhook_configurations(ca: Path, webhook_port: int) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.karmada import restart, suite
+from tests.karmada import preemption, restart, suite
 from tests.karmada.plane import KarmadaError, KarmadaPlane, Processes, start, stop
 from tests.realcluster.controlplane import go_available
 
@@ -63,6 +63,27 @@ def test_karmadas_own_smoke_specs_pass_with_binding_scheduler(plane: KarmadaPlan
                       focus="|".join(suite.exact(name) for name in wanted), poll_timeout="120s")
     log = (tmp_path / "report.log").read_text(errors="replace")[-6000:] if (tmp_path / "report.log").exists() else ""
     assert {r.name: r.state for r in found if r.state != "skipped"} == dict.fromkeys(wanted, "passed"), log
+
+
+def test_a_preemptor_lands_once_karmadas_graceful_eviction_has_taken_its_victim_off_the_member(
+    plane: KarmadaPlane,
+) -> None:
+    """PR #7832's e2e flow on real Karmada (tests/karmada/preemption.py): of two lower-priority bindings filling
+    member1, binding-scheduler preempts the newer alone (a fenced `BindingPreempted` task) and writes the
+    preemptor's `Preempting`; Karmada's graceful-eviction controller ends the task, its binding controller takes
+    the victim's Work off member1, and the preemptor lands there beside the spared one."""
+    report = preemption.run(plane, Processes.of(plane.state))
+    assert [{k: t[k] for k in ("fromCluster", "reason", "producer", "purgeMode")} for t in report.eviction_tasks] == [
+        {"fromCluster": "member1", "reason": "BindingPreempted", "producer": "Scheduler", "purgeMode": "Gracefully"}]
+    assert report.eviction_fenced
+    assert report.preemptor_reasons[-1] == "Success" and "Preempting" in report.preemptor_reasons, report
+    assert report.preemptor_clusters == [{"name": "member1", "replicas": 2}]
+    assert report.preemptor_ready_on_member == 2
+    assert (report.victim_clusters, report.victim_tasks_left, report.victim_on_member) == ([], [], False)
+    assert report.victim_events[preemption.KARMADA_EVICTED] == ["Evict from cluster member1 succeed."]
+    assert any("high-deployment" in message for message in report.victim_events["Preempted"]), report
+    assert report.spared_clusters == [{"name": "member1", "replicas": 2}]
+    assert not {"Preempted", preemption.KARMADA_EVICTED} & set(report.spared_events)
 
 
 def test_a_rolling_restart_held_in_a_slow_estimator_leaves_no_late_or_stale_write(plane: KarmadaPlane) -> None:

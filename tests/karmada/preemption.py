@@ -1,0 +1,190 @@
+"""Binding priority preemption on a real Karmada: the flow of karmada-io/karmada PR #7832's e2e test
+(test/e2e/suites/base/binding_preemption_test.go), ported, with Karmada's own controllers doing their part.
+
+    1. two low-priority Deployments ("older", then "newer"; no priority: 0) are propagated by PropagationPolicies
+       onto member1, 2 replicas of one CPU each: its two kwok Nodes of 2 CPUs are full;
+    2. a high-priority binding ("high", priority 1000, `PreemptLowerPriority`) asks for 2 replicas of one CPU
+       on member1 alone: it fits nowhere, so binding-scheduler preempts there the minimal set, "newer" alone
+       (the older is spared first; either frees enough), with a `BindingPreempted` graceful eviction task,
+       fenced, and writes `Scheduled=False`, reason `Preempting`;
+    3. Karmada's graceful-eviction controller ends the task once its grace period is over, its binding
+       controller deletes the victim's Work on member1, member1's pods go, and Karmada's cluster-status
+       controller shows the freed CPU in member1's resource summary;
+    4. the preemptor runs again and lands on member1: its pods run there.
+
+The preemptor's binding is written by this test, as PR #7832's detector would write it (v1.18.2's detector
+knows no `preemptionPolicy`, and its mutating webhook drops the field on create: the test sets it with a
+patch after the binding exists). The binding CRDs carry the field (manifests.with_preemption_policy)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.karmada.plane import KarmadaPlane, Processes, wait_for
+from tests.realcluster import audit
+
+MEMBER = "member1"
+SPARED, VICTIM, PREEMPTOR = "older", "newer", "high"
+REPLICAS = 2
+"""Of each workload. Two replicas of one CPU are what member1 holds when empty as the general estimator counts
+it: Karmada's default resource models put a Node of 2 CPUs and 8 Gi in grade 1, which guarantees 1 CPU."""
+PREEMPTOR_PRIORITY = 1000
+REQUEST = {"cpu": "1", "memory": "64Mi"}
+DEPLOYMENTS = "/apis/apps/v1/namespaces/{namespace}/deployments"
+POLICIES = "/apis/policy.karmada.io/v1alpha1/namespaces/{namespace}/propagationpolicies"
+BINDINGS = "/apis/work.karmada.io/v1alpha2/namespaces/{namespace}/resourcebindings"
+KARMADA_EVICTED = "EvictWorkloadFromClusterSucceed"
+"""The reason of the Event Karmada's graceful-eviction controller posts on a binding when it ends a task."""
+TIMEOUT = 180.0
+
+
+@dataclass
+class PreemptionReport:
+    preemptor_reasons: list[str] = field(default_factory=list)  # its Scheduled reasons, in the order written
+    eviction_tasks: list[dict[str, Any]] = field(default_factory=list)  # what the scheduler wrote on the victim
+    eviction_fenced: bool = False  # that write named the resourceVersion it was made from
+    victim_events: dict[str, list[str]] = field(default_factory=dict)  # reason: messages, on the victim binding
+    spared_events: dict[str, list[str]] = field(default_factory=dict)
+    preemptor_clusters: list[dict[str, Any]] = field(default_factory=list)
+    spared_clusters: list[dict[str, Any]] = field(default_factory=list)
+    victim_clusters: list[dict[str, Any]] = field(default_factory=list)
+    victim_tasks_left: list[dict[str, Any]] = field(default_factory=list)  # its eviction tasks at the end
+    victim_on_member: bool = True  # the victim's Deployment still exists on the member
+    preemptor_ready_on_member: int = 0  # ready replicas of the preemptor's Deployment on the member
+    seconds: float = 0.0  # from the preemptor's policy patch until its pods run
+
+
+def deployment(namespace: str, name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "app", "image": "nginx", "resources": {"requests": REQUEST}}]}}},
+    }
+
+
+PLACEMENT = {"clusterAffinity": {"clusterNames": [MEMBER]},
+             "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
+
+
+def policy(namespace: str, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"resourceSelectors": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": name}],
+                 "placement": PLACEMENT},
+    }
+
+
+def preemptor_binding(template: dict[str, Any]) -> dict[str, Any]:
+    """The binding PR #7832's detector would make of `template` under a policy naming a PriorityClass of value
+    1000 and policy PreemptLowerPriority: owned by the template, with the binding controller's finalizer. No
+    policy of this plane selects the template (v1.18.2's detector would rewrite the binding), so it carries
+    Karmada's label for a binding another kind of resource manages, which the scheduler's event filter accepts
+    as it accepts a policy's."""
+    meta = template["metadata"]
+    return {
+        "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",
+        "metadata": {"name": f"{PREEMPTOR}-deployment", "namespace": meta["namespace"],
+                     "labels": {"binding.karmada.io/managed-by": "BindingPreemptionTest"},
+                     "finalizers": ["karmada.io/binding-controller"],
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": meta["name"],
+                                          "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {"resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": meta["namespace"],
+                              "name": meta["name"], "uid": meta["uid"]},
+                 "replicas": REPLICAS, "replicaRequirements": {"resourceRequest": REQUEST},
+                 "placement": PLACEMENT, "schedulePriority": {"priority": PREEMPTOR_PRIORITY}},
+    }
+
+
+def run(plane: KarmadaPlane, processes: Processes) -> PreemptionReport:
+    """The scenario in a namespace of its own, removed at the end."""
+    client = plane.karmada.client()
+    member = next(m for m in plane.members if m.name == MEMBER).client()
+    namespace = f"preemption-{uuid.uuid4().hex[:6]}"
+    client.ok("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
+    try:
+        wait_for(lambda: _free(client, member), f"{MEMBER} free of other tests' pods, as its summary shows",
+                 processes, timeout=TIMEOUT)
+        for name in (SPARED, VICTIM):  # one after the other: the victim is the newer
+            client.ok("POST", DEPLOYMENTS.format(namespace=namespace), deployment(namespace, name, REPLICAS))
+            client.ok("POST", POLICIES.format(namespace=namespace), policy(namespace, name))
+            _wait_running(member, namespace, name, processes)
+        template = client.ok("POST", DEPLOYMENTS.format(namespace=namespace),
+                             deployment(namespace, PREEMPTOR, REPLICAS))
+        binding_path = f"{BINDINGS.format(namespace=namespace)}/{PREEMPTOR}-deployment"
+        client.ok("POST", BINDINGS.format(namespace=namespace), preemptor_binding(template))
+        started = time.monotonic()
+        client.ok("PATCH", binding_path, {"spec": {"schedulePriority": {"preemptionPolicy": "PreemptLowerPriority"}}})
+        _wait_running(member, namespace, PREEMPTOR, processes)
+        seconds = time.monotonic() - started
+        wait_for(lambda: {"Preempted", KARMADA_EVICTED} <= set(_events(client, namespace, VICTIM)),
+                 f"the Events on {VICTIM}'s binding", processes, timeout=60)
+        report = judge(plane, namespace)
+        report.seconds = round(seconds, 1)
+        return report
+    finally:
+        client.request("DELETE", f"/api/v1/namespaces/{namespace}")
+
+
+def judge(plane: KarmadaPlane, namespace: str) -> PreemptionReport:
+    client = plane.karmada.client()
+    member = next(m for m in plane.members if m.name == MEMBER).client()
+    report = PreemptionReport()
+    for entry in audit.read(plane.audit_log):
+        if entry.resource != "resourcebindings" or entry.namespace != namespace or entry.code >= 300:
+            continue
+        body = entry.body if isinstance(entry.body, dict) else {}
+        if entry.name == f"{PREEMPTOR}-deployment" and entry.subresource == "status":
+            report.preemptor_reasons += [c["reason"] for c in (body.get("status") or {}).get("conditions") or ()
+                                         if c.get("type") == "Scheduled"]
+        elif entry.name == f"{VICTIM}-deployment" and entry.verb == "patch" and not report.eviction_tasks:
+            tasks = (body.get("spec") or {}).get("gracefulEvictionTasks") or ()
+            report.eviction_tasks = [t for t in tasks if t.get("reason") == "BindingPreempted"]
+            report.eviction_fenced = bool(report.eviction_tasks) and bool(
+                (body.get("metadata") or {}).get("resourceVersion"))
+    bindings = client.ok("GET", BINDINGS.format(namespace=namespace))["items"]
+    spec = {item["metadata"]["name"]: item["spec"] for item in bindings}
+    report.preemptor_clusters = spec[f"{PREEMPTOR}-deployment"].get("clusters") or []
+    report.spared_clusters = spec[f"{SPARED}-deployment"].get("clusters") or []
+    report.victim_clusters = spec[f"{VICTIM}-deployment"].get("clusters") or []
+    report.victim_tasks_left = spec[f"{VICTIM}-deployment"].get("gracefulEvictionTasks") or []
+    report.victim_events = _events(client, namespace, VICTIM)
+    report.spared_events = _events(client, namespace, SPARED)
+    report.victim_on_member = member.request("GET", f"{DEPLOYMENTS.format(namespace=namespace)}/{VICTIM}")[0] != 404
+    report.preemptor_ready_on_member = _ready(member, namespace, PREEMPTOR)
+    return report
+
+
+def _free(client: Any, member: Any) -> bool:
+    """No pod requests CPU on the member, and Karmada's summary of it says so (a binding that found it full
+    would wait for the unschedulable queue's flush, 5 minutes)."""
+    if any(c.get("resources", {}).get("requests", {}).get("cpu") for pod in member.ok("GET", "/api/v1/pods")["items"]
+           for c in pod["spec"]["containers"]):
+        return False
+    summary = client.ok("GET", f"/apis/cluster.karmada.io/v1alpha1/clusters/{MEMBER}")["status"]["resourceSummary"]
+    return (summary.get("allocated") or {}).get("cpu", "0") == "0"
+
+
+def _wait_running(member: Any, namespace: str, name: str, processes: Processes) -> None:
+    wait_for(lambda: _ready(member, namespace, name) == REPLICAS, f"{name}'s pods on {MEMBER}", processes,
+             timeout=TIMEOUT)
+
+
+def _ready(member: Any, namespace: str, name: str) -> int:
+    status, answer = member.request("GET", f"{DEPLOYMENTS.format(namespace=namespace)}/{name}")
+    return int((answer.get("status") or {}).get("readyReplicas") or 0) if status == 200 else 0
+
+
+def _events(client: Any, namespace: str, workload: str) -> dict[str, list[str]]:
+    """The Events on `workload`'s binding, messages by reason."""
+    found: dict[str, list[str]] = {}
+    for event in client.ok("GET", f"/api/v1/namespaces/{namespace}/events")["items"]:
+        involved = event.get("involvedObject") or {}
+        if involved.get("kind") == "ResourceBinding" and involved.get("name") == f"{workload}-deployment":
+            found.setdefault(event["reason"], []).append(event["message"])
+    return found
