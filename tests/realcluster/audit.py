@@ -32,6 +32,7 @@ class AuditEntry:
     code: int
     received: float  # requestReceivedTimestamp, seconds since the epoch
     body: Any
+    agent: str = ""  # the client's User-Agent: its program's name first
 
     @property
     def is_write(self) -> bool:
@@ -97,6 +98,7 @@ def _entry(event: dict[str, Any]) -> AuditEntry:
         code=int((event.get("responseStatus") or {}).get("code", 0)),
         received=_seconds(event["requestReceivedTimestamp"]),
         body=event.get("requestObject"),
+        agent=event.get("userAgent", ""),
     )
 
 

@@ -28,3 +28,18 @@ def test_the_store_hands_an_invalid_binding_out_with_its_error_and_its_view() ->
 
     assert isinstance(entry, InvalidBinding) and isinstance(entry.error, ValidationError)
     assert (entry.meta.key, str(entry.error), entry.status) == ("default/web", "spec.replicas: -1 is less than 0", {})
+
+
+def test_the_parsed_bindings_are_the_stored_versions_and_leave_out_the_invalid() -> None:
+    """`parsed_bindings` (a preemption's scan) reads the parse cache only where it holds the stored version: a
+    binding updated since its last parse is parsed again."""
+    store = BindingStore()
+    web = binding("web", replicas=1, placement=placement())
+    web["metadata"]["resourceVersion"] = "1"
+    store.upsert(web)
+    store.upsert(binding("broken", replicas=-1, placement=placement()))
+    assert [b.replicas for b in store.parsed_bindings()] == [1]
+
+    store.upsert({**web, "metadata": {**web["metadata"], "resourceVersion": "2"}, "spec": {**web["spec"], "replicas": 5}})
+
+    assert [(b.key, b.replicas) for b in store.parsed_bindings()] == [("default/web", 5)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -209,17 +209,12 @@ class Preemption:
         return True
 
     def _placed_on(self, cluster: str) -> list[Binding]:
-        return [binding for binding in self.bindings() if cluster in binding.target_names]
+        return [binding for binding in self.bindings() if any(t.name == cluster for t in binding.clusters)]
 
 
 def stored_bindings(store: BindingStore) -> Callable[[], Iterable[Binding]]:
     """Every binding `store` holds that parses, read when called."""
-    def read() -> Iterator[Binding]:
-        for key in store.keys():  # noqa: SIM118 - a store, not a dict
-            parsed = store.parsed(key)
-            if isinstance(parsed, Binding):
-                yield parsed
-    return read
+    return store.parsed_bindings
 
 
 class _Refused(Exception):

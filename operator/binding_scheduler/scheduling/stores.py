@@ -202,6 +202,18 @@ class BindingStore:
             return None
         return self._parse_cached(key, body, ObjectMeta.of(body).resource_version)
 
+    def parsed_bindings(self) -> Iterator[Binding]:
+        """Every stored binding that parses. Where the parse cache holds the stored version it is read with one
+        dict lookup of the version instead of a metadata view (`parsed`): a preemption's scan of 50,000
+        bindings took half a second of the event loop that way, most of it building those views."""
+        for key, body in list(self._bodies.items()):
+            cached = self._parsed.get(key)
+            metadata = body.get("metadata")
+            version = metadata.get("resourceVersion") if isinstance(metadata, Mapping) else None
+            result = cached[1] if cached is not None and version and cached[0] == version else self.parsed(key)
+            if isinstance(result, Binding):
+                yield result
+
     def _parse_cached(self, key: str, body: Mapping[str, Any], version: str) -> Binding | ValidationError:
         cached = self._parsed.get(key)
         if cached is not None and cached[0] == version and version:
