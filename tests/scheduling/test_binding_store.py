@@ -40,6 +40,7 @@ def test_the_parsed_bindings_are_the_stored_versions_and_leave_out_the_invalid()
     store.upsert(binding("broken", replicas=-1, placement=placement()))
     assert [b.replicas for b in store.parsed_bindings()] == [1]
 
-    store.upsert({**web, "metadata": {**web["metadata"], "resourceVersion": "2"}, "spec": {**web["spec"], "replicas": 5}})
+    store.upsert({**web, "metadata": {**web["metadata"], "resourceVersion": "2"},
+                  "spec": {**web["spec"], "replicas": 5}})
 
     assert [(b.key, b.replicas) for b in store.parsed_bindings()] == [("default/web", 5)]
