@@ -1,7 +1,7 @@
 """The long differential run: `simulate` against Karmada v1.18.2's scheduler (karmada-oracle) on many cases.
 
     .venv/bin/python -m scripts.differential --cases 20000 --seed 1 [--batch 500] [--out DIR] [--parallel 16]
-                                             [--workload-affinity]
+                                             [--workload-affinity | --fleet-size CLUSTERS]
 
 The same generator (tests/oracle/strategies.py) and the same comparison, with its allowances, as
 tests/oracle/test_differential.py, in batches: batch b of seed N is generated with hypothesis seed
@@ -10,7 +10,9 @@ reproducible. Prints the counts (cases, bindings, identical, each allowance by
 name, divergences) after every batch and at the end, and writes each diverging case as an input file into
 the output folder (default: differential-out/ in the current directory) with a .txt beside it saying how to
 reproduce it and what differs. Exit status 1 when any case diverged. `--workload-affinity` draws the cases of
-gate WorkloadAffinity instead (`workload_affinity_cases`: settled group members and one subject each).
+gate WorkloadAffinity instead (`workload_affinity_cases`: settled group members and one subject each);
+`--fleet-size 5000` cases over fleets of exactly that many clusters instead (`fleet_scale_cases`, 3-6 bindings
+each; use a small --batch: a case at 5,000 clusters takes seconds on each side).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 from pathlib import Path
 
 from tests.oracle import differential
-from tests.oracle.strategies import DIRECT_EDGES, known_cases, workload_affinity_cases
+from tests.oracle.strategies import DIRECT_EDGES, fleet_scale_cases, known_cases, workload_affinity_cases
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("differential-out"), help="where diverging cases go")
     parser.add_argument("--workload-affinity", action="store_true",
                         help="draw the cases of gate WorkloadAffinity (group members, then one subject)")
+    parser.add_argument("--fleet-size", type=int, default=0, metavar="CLUSTERS",
+                        help="cases over fleets of exactly this many clusters (default: drawn, 1 to 200)")
     args = parser.parse_args(argv)
+    if args.fleet_size < 0 or (args.fleet_size and args.workload_affinity):
+        parser.error("--fleet-size: a positive number of clusters, without --workload-affinity")
 
     tally = differential.Tally()
     started = time.monotonic()
@@ -46,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         seed = args.seed * 1_000_000 + batch
         if args.workload_affinity:
             cases = differential.generate(count, seed, workload_affinity_cases())
+        elif args.fleet_size:
+            cases = fleet_scale_cases([args.fleet_size] * count, seed)
         else:
             known = known_cases(per_edge=1, seed=seed) if count > 4 * len(DIRECT_EDGES) else []
             cases = differential.generate(count - len(known), seed) + known

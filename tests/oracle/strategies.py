@@ -721,6 +721,11 @@ def build_case(c: Chooser, fleet_chooser: Callable[[int], Chooser], edges: set[s
     fleet = Fleet([cluster_document(fleet_c, i) for i in range(size)])
     count = c.integer(1, 5 if size <= 50 else 2)
     bindings = [binding_document(c, fleet, i, edges) for i in range(count)]
+    return Case(documents=[*fleet.clusters, *bindings], flags=drawn_flags(c))
+
+
+def drawn_flags(c: Chooser) -> dict[str, Any]:
+    """The flags of a case: a plugin set, empty-workload propagation, the multi-template gate, each sometimes."""
     flags: dict[str, Any] = {}
     if c.chance(15):
         flags["plugins"] = c.pick(PLUGIN_SETS[1:])
@@ -728,7 +733,19 @@ def build_case(c: Chooser, fleet_chooser: Callable[[int], Chooser], edges: set[s
         flags["enableEmptyWorkloadPropagation"] = True
     if c.chance(35):
         flags["featureGates"] = {"MultiplePodTemplatesScheduling": True}
-    return Case(documents=[*fleet.clusters, *bindings], flags=flags)
+    return flags
+
+
+def fleet_scale_cases(sizes: Sequence[int], seed: int) -> list[Case]:
+    """One case per entry of `sizes`, over a fleet of exactly that many clusters (thousands: the fleets
+    whole-fleet array operations are for), 3 to 6 bindings each, from the same builders, seeded."""
+    out = []
+    for k, size in enumerate(sizes):
+        c = Seeded(seed * 1_000_000 + size * 100 + k)
+        fleet = Fleet([cluster_document(c, i) for i in range(size)])
+        bindings = [binding_document(c, fleet, i) for i in range(c.integer(3, 6))]
+        out.append(Case(documents=[*fleet.clusters, *bindings], flags=drawn_flags(c)))
+    return out
 
 
 @st.composite

@@ -20,12 +20,13 @@ import pytest
 from binding_scheduler.cli.inputs import load_inputs
 from tests.oracle import differential, oracle
 from tests.oracle.differential import Tally, Verdict
-from tests.oracle.strategies import Case, known_cases, workload_affinity_cases
+from tests.oracle.strategies import Case, fleet_scale_cases, known_cases, workload_affinity_cases
 
 # The differential tier's share of the default run: about a minute on 2 cores (see docs/testing.md).
 CASES = 400
 WORKLOAD_AFFINITY_CASES = 100  # gate WorkloadAffinity: settled group members and one subject each
 SEED = 20260310
+FLEET_SCALE = (1000, 5000)  # one case each, about 10 s (more: scripts/differential.py --fleet-size 5000)
 
 pytestmark = [pytest.mark.usefixtures("karmada_oracle"), pytest.mark.timeout(900)]
 
@@ -41,6 +42,19 @@ def test_simulate_decides_as_karmada(
     run: tuple[list[Case], list[list[Verdict]]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cases, results = run
+    _judge(cases, results, tmp_path, capsys, "differential")
+
+
+def test_simulate_decides_as_karmada_over_fleets_of_thousands_of_clusters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = fleet_scale_cases(FLEET_SCALE, SEED)
+    assert [sum(d["kind"] == "Cluster" for d in case.documents) for case in cases] == list(FLEET_SCALE)
+    _judge(cases, differential.run_batch(cases), tmp_path, capsys, "differential at fleet scale")
+
+
+def _judge(cases: list[Case], results: list[list[Verdict]], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+           label: str) -> None:
     tally = Tally()
     failures = []
     for i, (case, verdicts) in enumerate(zip(cases, results, strict=True)):
@@ -49,7 +63,7 @@ def test_simulate_decides_as_karmada(
             path = differential.write_case(case, tmp_path / f"case-{SEED}-{i}.yaml")
             failures.append(differential.describe(case, verdicts, path))
     with capsys.disabled():
-        print(f"\ndifferential (seed {SEED}): {tally.summary()}")
+        print(f"\n{label} (seed {SEED}): {tally.summary()}")
     assert tally.cases == len(cases)
     assert not failures, f"{len(failures)} case(s) diverge from Karmada:\n\n" + "\n\n".join(failures)
 
