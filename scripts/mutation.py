@@ -193,6 +193,9 @@ def environment() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # mutmut forks a child per mutant from a process whose tests have started gRPC's threads; without gRPC's fork
+    # support those children crashed (SIGABRT/SIGSEGV) or hung to the timeout, about 30 s each on runtime.py.
+    env["GRPC_ENABLE_FORK_SUPPORT"] = "1"
     return env
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.karmada.plane import KarmadaPlane, Processes, wait_for
+from tests.karmada.restart import deployment
 from tests.realcluster import audit
 
 MEMBER = "member1"
@@ -54,16 +55,6 @@ class PreemptionReport:
     victim_on_member: bool = True  # the victim's Deployment still exists on the member
     preemptor_ready_on_member: int = 0  # ready replicas of the preemptor's Deployment on the member
     seconds: float = 0.0  # from the preemptor's policy patch until its pods run
-
-
-def deployment(namespace: str, name: str, replicas: int) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": {
-            "metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "app", "image": "nginx", "resources": {"requests": REQUEST}}]}}},
-    }
 
 
 PLACEMENT = {"clusterAffinity": {"clusterNames": [MEMBER]},
@@ -110,11 +101,11 @@ def run(plane: KarmadaPlane, processes: Processes) -> PreemptionReport:
         wait_for(lambda: _free(client, member), f"{MEMBER} free of other tests' pods, as its summary shows",
                  processes, timeout=TIMEOUT)
         for name in (SPARED, VICTIM):  # one after the other: the victim is the newer
-            client.ok("POST", DEPLOYMENTS.format(namespace=namespace), deployment(namespace, name, REPLICAS))
+            client.ok("POST", DEPLOYMENTS.format(namespace=namespace), deployment(namespace, name, REPLICAS, REQUEST))
             client.ok("POST", POLICIES.format(namespace=namespace), policy(namespace, name))
             _wait_running(member, namespace, name, processes)
         template = client.ok("POST", DEPLOYMENTS.format(namespace=namespace),
-                             deployment(namespace, PREEMPTOR, REPLICAS))
+                             deployment(namespace, PREEMPTOR, REPLICAS, REQUEST))
         binding_path = f"{BINDINGS.format(namespace=namespace)}/{PREEMPTOR}-deployment"
         client.ok("POST", BINDINGS.format(namespace=namespace), preemptor_binding(template))
         started = time.monotonic()

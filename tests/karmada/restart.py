@@ -74,14 +74,16 @@ def instance_kubeconfig(plane: KarmadaPlane, instance: str) -> tuple[Path, str]:
     return path, user
 
 
-def deployment(namespace: str, name: str, replicas: int) -> dict[str, Any]:
+def deployment(namespace: str, name: str, replicas: int,
+               requests: dict[str, str] | None = None) -> dict[str, Any]:
+    """An nginx Deployment whose pods request `requests` (default 100m of CPU and 64Mi)."""
     labels = {"app": name}
     return {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
         "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": {
             "metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "app", "image": "nginx",
-                                     "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}},
+            "spec": {"containers": [{"name": "app", "image": "nginx", "resources": {
+                "requests": requests or {"cpu": "100m", "memory": "64Mi"}}}]}}},
     }
 
 
