@@ -85,10 +85,14 @@ def with_preemption_policy(crd: dict[str, Any]) -> dict[str, Any]:
         return crd
     ours = yaml.safe_load((ROOT / "crds" / f"work.karmada.io_{name.split('.')[0]}.yaml").read_text())
     declared = {version["name"]: _schedule_priority(version) for version in ours["spec"]["versions"]}
+    patched = []
     for version in crd["spec"]["versions"]:
         theirs = _schedule_priority(version)
         if theirs is not None and declared.get(version["name"]) is not None:
             theirs["properties"]["preemptionPolicy"] = declared[version["name"]]["properties"]["preemptionPolicy"]
+            patched.append(version["name"])
+    if not patched:
+        raise RuntimeError(f"{name}: no version has spec.schedulePriority in both Karmada's CRD and crds/")
     return crd
 
 

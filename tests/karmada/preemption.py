@@ -42,7 +42,7 @@ TIMEOUT = 180.0
 
 @dataclass
 class PreemptionReport:
-    preemptor_reasons: list[str] = field(default_factory=list)  # its Scheduled reasons, in the order written
+    preemptor_reasons: list[str] = field(default_factory=list)  # its Scheduled reasons, as the scheduler wrote them
     eviction_tasks: list[dict[str, Any]] = field(default_factory=list)  # what the scheduler wrote on the victim
     eviction_fenced: bool = False  # that write named the resourceVersion it was made from
     tasks_ended_by: list[str] = field(default_factory=list)  # the programs whose writes emptied the victim's tasks
@@ -54,7 +54,7 @@ class PreemptionReport:
     victim_tasks_left: list[dict[str, Any]] = field(default_factory=list)  # its eviction tasks at the end
     victim_on_member: bool = True  # the victim's Deployment still exists on the member
     preemptor_ready_on_member: int = 0  # ready replicas of the preemptor's Deployment on the member
-    seconds: float = 0.0  # from the preemptor's policy patch until its pods run
+    seconds: float = 0.0  # from the patch that sets the preemptor's preemptionPolicy until its pods run
 
 
 PLACEMENT = {"clusterAffinity": {"clusterNames": [MEMBER]},
@@ -129,13 +129,14 @@ def judge(plane: KarmadaPlane, namespace: str) -> PreemptionReport:
         if entry.resource != "resourcebindings" or entry.namespace != namespace or entry.code >= 300:
             continue
         body = entry.body if isinstance(entry.body, dict) else {}
-        if entry.name == f"{PREEMPTOR}-deployment" and entry.subresource == "status":
+        ours = entry.agent.startswith("binding-scheduler")
+        if ours and entry.name == f"{PREEMPTOR}-deployment" and entry.subresource == "status":
             report.preemptor_reasons += [c["reason"] for c in (body.get("status") or {}).get("conditions") or ()
                                          if c.get("type") == "Scheduled"]
         elif entry.name == f"{VICTIM}-deployment" and not entry.subresource and entry.verb in ("patch", "update"):
             spec = body.get("spec") or {}
             tasks = spec.get("gracefulEvictionTasks") or ()
-            if not report.eviction_tasks:
+            if ours and not report.eviction_tasks:
                 report.eviction_tasks = [t for t in tasks if t.get("reason") == "BindingPreempted"]
                 report.eviction_fenced = bool(report.eviction_tasks) and bool(
                     (body.get("metadata") or {}).get("resourceVersion"))

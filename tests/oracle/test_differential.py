@@ -26,7 +26,7 @@ from tests.oracle.strategies import Case, fleet_scale_cases, known_cases, worklo
 CASES = 400
 WORKLOAD_AFFINITY_CASES = 100  # gate WorkloadAffinity: settled group members and one subject each
 SEED = 20260310
-FLEET_SCALE = (1000, 5000)  # one case each, about 10 s (more: scripts/differential.py --fleet-size 5000)
+FLEET_SCALE = (1000, 5000)  # one case each, 10-25 s (more: scripts/differential.py --fleet-size 5000)
 
 pytestmark = [pytest.mark.usefixtures("karmada_oracle"), pytest.mark.timeout(900)]
 

@@ -17,7 +17,7 @@ from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_cluster
 from binding_scheduler.scheduling.labels import PassOutcome
 from binding_scheduler.scheduling.pass_context import PassSettings
-from binding_scheduler.scheduling.preemption import Preemption, PreemptionClaims, stored_bindings
+from binding_scheduler.scheduling.preemption import Preemption, PreemptionClaims
 from binding_scheduler.scheduling.queue import SchedulingQueue
 from binding_scheduler.scheduling.runtime import Scheduler
 from tests.builders import AGGREGATED, binding, cluster, names, placement
@@ -46,7 +46,7 @@ def fleet_run(client: ScriptedClient, *others: dict[str, Any], preemption: bool 
     used = 30 - int(free.removesuffix("m"))
     run.ctx.clusters.upsert(parse_cluster(cluster("m1", allocatable={"cpu": "30m", "pods": "110"},
                                                   allocated={"cpu": f"{used}m", "pods": "3"})))
-    planner = Preemption(stored_bindings(run.store), run.ctx.claims, max_victims=100) if preemption else None
+    planner = Preemption(run.store.parsed_bindings, run.ctx.claims, max_victims=100) if preemption else None
     run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(), preemptor=planner)
     return run
 
@@ -164,7 +164,7 @@ def bounded_run(client: ScriptedClient, *others: dict[str, Any], max_victims: in
     limited: list[str] = []
     now = clock if clock is not None else [0.0]
     run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(), preemptor=Preemption(
-        stored_bindings(run.store), run.ctx.claims, max_victims=max_victims, max_per_minute=max_per_minute,
+        run.store.parsed_bindings, run.ctx.claims, max_victims=max_victims, max_per_minute=max_per_minute,
         on_limited=limited.append, clock=lambda: now[0]))
     return run, limited
 

@@ -42,7 +42,6 @@ from ..kube.errors import ApiError, Conflict, KubeError
 from ..kube.gate import WriteGateClosed
 from ..model import Binding, ObjectMeta, ParsedBinding
 from .labels import PassOutcome, WriteKind, WriteResult
-from .stores import BindingStore
 
 if TYPE_CHECKING:
     from .pass_context import PassContext
@@ -149,7 +148,7 @@ class Preemption:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bindings = bindings
-        """The bindings as the scheduler holds them now (`stored_bindings` of the store; `simulate`'s inputs)."""
+        """The bindings as the scheduler holds them now (the store's `parsed_bindings`; `simulate`'s inputs)."""
         self.claims = claims
         self.max_victims = max_victims
         self.max_per_minute = max_per_minute
@@ -210,11 +209,6 @@ class Preemption:
 
     def _placed_on(self, cluster: str) -> list[Binding]:
         return [binding for binding in self.bindings() if any(t.name == cluster for t in binding.clusters)]
-
-
-def stored_bindings(store: BindingStore) -> Callable[[], Iterable[Binding]]:
-    """Every binding `store` holds that parses, read when called."""
-    return store.parsed_bindings
 
 
 class _Refused(Exception):

@@ -37,7 +37,7 @@ from .health import HealthServer
 from .metrics import MetricsHook, SchedulerMetrics
 from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
-from .preemption import Preemption, stored_bindings
+from .preemption import Preemption
 from .queue import SchedulingQueue
 from .runtime import DrainReport, Scheduler
 from .stores import BindingStore, ClusterStore
@@ -216,7 +216,7 @@ class SchedulerService:
         if not config.feature_gates.preemption:
             return None
         if self._preemption is None:
-            self._preemption = Preemption(stored_bindings(self.context.bindings), self.context.claims,
+            self._preemption = Preemption(self.context.bindings.parsed_bindings, self.context.claims,
                                           max_victims=config.preemption.max_victims,
                                           on_limited=self.metrics.preemption_limited)
         self._preemption.max_victims = config.preemption.max_victims

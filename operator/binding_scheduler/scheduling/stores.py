@@ -126,6 +126,14 @@ def _equal_but_clusters(spec: Any, other: Any) -> bool:
     return all(value == other[key] for key, value in spec.items() if key != "clusters")
 
 
+_CachedParse = tuple[str, Binding | ValidationError, object]
+
+
+def _hit(cached: _CachedParse | None, version: object) -> Binding | ValidationError | None:
+    """What a parse cache entry holds if it is the parse of the binding at `version` (a non-empty resourceVersion)."""
+    return cached[1] if cached is not None and version and cached[0] == version else None
+
+
 def _plain_entry_key(entry: Any) -> tuple[str, int] | None:
     if not isinstance(entry, dict):
         return None
@@ -210,14 +218,16 @@ class BindingStore:
             cached = self._parsed.get(key)
             metadata = body.get("metadata")
             version = metadata.get("resourceVersion") if isinstance(metadata, Mapping) else None
-            result = cached[1] if cached is not None and version and cached[0] == version else self.parsed(key)
+            result = _hit(cached, version)
+            if result is None:
+                result = self.parsed(key)
             if isinstance(result, Binding):
                 yield result
 
     def _parse_cached(self, key: str, body: Mapping[str, Any], version: str) -> Binding | ValidationError:
         cached = self._parsed.get(key)
-        if cached is not None and cached[0] == version and version:
-            return cached[1]
+        if (hit := _hit(cached, version)) is not None:
+            return hit
         spec = body.get("spec")
         result: Binding | ValidationError
         try:
