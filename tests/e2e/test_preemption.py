@@ -44,6 +44,12 @@ def prioritized(name: str, namespace: str, scheduler: str, cluster: str, priorit
     return body
 
 
+def _landed(body: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The binding, once its own body says Success (one read: a second one could be newer than the body)."""
+    found = condition(body) if body is not None else None
+    return body if found is not None and found["reason"] == "Success" else None
+
+
 def reason(kube: KubeClient, name: str, namespace: str) -> str | None:
     found = condition(kube.get("ResourceBinding", name, namespace))
     return found["reason"] if found is not None else None
@@ -69,8 +75,7 @@ def test_a_preemption_evicts_with_one_fenced_patch_and_the_preemptor_lands_once_
             "fromCluster": member, "reason": "BindingPreempted", "producer": "Scheduler", "purgeMode": "Gracefully",
             "gracePeriodSeconds": 30}
         summary(kube, member, used="0m")  # the eviction took the workload off the member
-        high = wait_until(lambda: (body := kube.get("ResourceBinding", "high", namespace)) is not None
-                          and reason(kube, "high", namespace) == "Success" and body, 30, "the preemptor to land")
+        high = wait_until(lambda: _landed(kube.get("ResourceBinding", "high", namespace)), 30, "the preemptor to land")
     finally:
         assert operator.stop() == 0
     assert high["spec"]["clusters"] == [{"name": member, "replicas": 3}]
