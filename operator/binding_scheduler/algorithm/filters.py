@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from ..model import Cluster
+import numpy as np
+
+from ..model import Cluster, Toleration
 from .affinity import cluster_matches
-from .plugins import AttemptContext, BatchFilter, BatchScore, FilterPlugin, ScorePlugin
+from .fleet import FleetColumns
+from .plugins import AttemptContext, BatchFilter, BatchScore, FilterMask, FilterPlugin, MaskFilter, ScorePlugin
 
 API_REASON = "cluster(s) did not have the API resource"
 AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
@@ -25,7 +28,7 @@ SPREAD_REASONS: Mapping[str, str] = MappingProxyType({
 })
 
 
-class APIEnablement(FilterPlugin, BatchFilter):
+class APIEnablement(FilterPlugin, BatchFilter, MaskFilter):
     """The cluster serves the resource's group/version and kind (already-targeted clusters pass).
 
     `pkg/scheduler/framework/plugins/apienablement/api_enablement.go: APIEnablement.Filter`."""
@@ -45,8 +48,13 @@ class APIEnablement(FilterPlugin, BatchFilter):
             c.name: API_REASON for c in clusters if c.name not in enabled and c.name not in ctx.targets
         }
 
+    def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
+        resource = ctx.binding.resource
+        enabled = fleet.api_enabled(resource.api_version, resource.kind)
+        return FilterMask(~enabled & ~fleet.of_names(ctx.targets), API_REASON)
 
-class TaintToleration(FilterPlugin, BatchFilter):
+
+class TaintToleration(FilterPlugin, BatchFilter, MaskFilter):
     """The first NoSchedule/NoExecute taint no placement toleration tolerates fails the cluster.
 
     `pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go: TaintToleration.Filter`."""
@@ -56,14 +64,7 @@ class TaintToleration(FilterPlugin, BatchFilter):
     def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         if cluster.name in ctx.targets:
             return None
-        placement = ctx.binding.placement
-        tolerations = placement.cluster_tolerations if placement is not None else ()
-        for taint in cluster.taints:
-            if taint.effect not in ("NoSchedule", "NoExecute"):
-                continue
-            if not any(t.tolerates(taint) for t in tolerations):
-                return f"cluster(s) had untolerated taint {{{taint}}}"
-        return None
+        return _untolerated_taint(_tolerations(ctx), cluster)
 
     def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         tainted = ctx.snapshot.hard_tainted
@@ -73,8 +74,28 @@ class TaintToleration(FilterPlugin, BatchFilter):
                 failures[cluster.name] = reason
         return failures
 
+    def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
+        tolerations = _tolerations(ctx)
+        untolerated = fleet.untolerated(tolerations, lambda cluster: _untolerated_taint(tolerations, cluster))
+        return FilterMask(untolerated.mask & ~fleet.of_names(ctx.targets), untolerated.reasons.__getitem__)
 
-class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchFilter, BatchScore):
+
+def _tolerations(ctx: AttemptContext) -> tuple[Toleration, ...]:
+    placement = ctx.binding.placement
+    return placement.cluster_tolerations if placement is not None else ()
+
+
+def _untolerated_taint(tolerations: tuple[Toleration, ...], cluster: Cluster) -> str | None:
+    """The reason for the cluster's first NoSchedule/NoExecute taint no toleration tolerates, or None."""
+    for taint in cluster.taints:
+        if taint.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return f"cluster(s) had untolerated taint {{{taint}}}"
+    return None
+
+
+class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchFilter, BatchScore, MaskFilter):
     """The cluster matches clusterAffinity, or the observed term's affinity or overflow affinities.
 
     `pkg/scheduler/framework/plugins/clusteraffinity/cluster_affinity.go: ClusterAffinity.Filter`."""
@@ -98,6 +119,11 @@ class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchFilter, BatchScore):
         matching = ctx.snapshot.memo(("affinity", ctx.affinities), lambda: self._matching(ctx))
         return {c.name: AFFINITY_REASON for c in clusters if c.name not in matching}
 
+    def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
+        if not ctx.affinities:
+            return FilterMask(np.zeros(len(fleet), dtype=np.bool_), AFFINITY_REASON)
+        return FilterMask(~fleet.matching(ctx.affinities), AFFINITY_REASON)
+
     @staticmethod
     def _matching(ctx: AttemptContext) -> frozenset[str]:
         return frozenset(
@@ -105,7 +131,7 @@ class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchFilter, BatchScore):
         )
 
 
-class SpreadConstraintFilter(FilterPlugin, BatchFilter):
+class SpreadConstraintFilter(FilterPlugin, BatchFilter, MaskFilter):
     """A spread by provider, region or zone needs the cluster to have that property.
 
     `pkg/scheduler/framework/plugins/spreadconstraint/spread_constraint.go: SpreadConstraint.Filter`."""
@@ -139,8 +165,21 @@ class SpreadConstraintFilter(FilterPlugin, BatchFilter):
                     failures[name] = reason
         return failures
 
+    def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
+        placement = ctx.binding.placement
+        fields = [] if placement is None else list(dict.fromkeys(
+            c.spread_by_field for c in placement.spread_constraints if c.spread_by_field in SPREAD_REASONS))
+        failed = np.zeros(len(fleet), dtype=np.bool_)
+        for field in fields:
+            failed |= fleet.without[field]
 
-class ClusterEviction(FilterPlugin, BatchFilter):
+        def reason(index: int) -> str:
+            return next(SPREAD_REASONS[f] for f in fields if fleet.without[f][index])
+
+        return FilterMask(failed, reason)
+
+
+class ClusterEviction(FilterPlugin, BatchFilter, MaskFilter):
     """A cluster the binding is being evicted from is not a candidate (targeted or not).
 
     `pkg/scheduler/framework/plugins/clustereviction/cluster_eviction.go: ClusterEviction.Filter`."""
@@ -155,3 +194,6 @@ class ClusterEviction(FilterPlugin, BatchFilter):
         if not evicted:
             return {}
         return {c.name: EVICTION_REASON for c in clusters if c.name in evicted}
+
+    def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
+        return FilterMask(fleet.of_names(ctx.binding.eviction_clusters), EVICTION_REASON)

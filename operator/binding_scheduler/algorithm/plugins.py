@@ -13,8 +13,9 @@ int added to the cluster's score; `estimate` (async) answers how many replicas e
 merged with the estimators' answers by minimum (-1: no answer for that cluster); `select` / `assign` replace
 Karmada's spread selection / replica assignment (one plugin each at most); `reserve` / `unreserve` are told
 of a decision before its writes and when they did not land; `bound` once they landed. In-tree plugins may also
-offer `filter_many` / `score_many`, which answer for many clusters at once from the snapshot's indexes (same
-verdicts, faster). Raising `SchedulingError` is a plugin's way to fail the attempt with its own message; any
+offer `filter_many` / `score_many`, which answer for many clusters at once from the snapshot's indexes, and
+`filter_mask`, which answers for the whole fleet as one array operation over its columns (same verdicts,
+faster). Raising `SchedulingError` is a plugin's way to fail the attempt with its own message; any
 other exception is a bug in it. Either way the binding's condition names the plugin.
 
 Every decide-time point gets the same `AttemptContext`: one attempt of one binding (the affinity term under
@@ -24,12 +25,13 @@ space for the pass (what a Filter computed, a Score may read).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..model import Binding, Cluster, ClusterAffinity, TargetCluster
 from .candidates import ClusterDetail
+from .fleet import FleetColumns, Mask
 from .general_estimator import AssumedLoad
 from .snapshot import Snapshot
 
@@ -137,6 +139,28 @@ class ScorePlugin(Protocol):
 class BatchFilter(Protocol):
     def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
         """The failing clusters among `clusters`, by name, with their reasons."""
+
+
+@dataclass(frozen=True, slots=True)
+class FilterMask:
+    """A filter's verdict over the whole fleet: `failed` is true at the clusters it fails, `reason` their
+    unschedulable reason (one for all, or each one's by fleet index)."""
+
+    failed: Mask
+    reason: str | Callable[[int], str]
+
+    def __bool__(self) -> bool:
+        return bool(self.failed.any())
+
+    def reason_at(self, index: int) -> str:
+        return self.reason if isinstance(self.reason, str) else self.reason(index)
+
+
+@runtime_checkable
+class MaskFilter(Protocol):
+    def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
+        """The verdict for every cluster of the snapshot (`fleet` is its columns): the same as `filter`'s for
+        each one, the framework keeping only the clusters still feasible."""
 
 
 @runtime_checkable

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from ..model import Cluster, ClusterAffinity
 from .affinity import cluster_matches
+from .fleet import FleetColumns
 from .general_estimator import EstimatorCache
 
 HARD_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
@@ -39,6 +40,14 @@ class Snapshot:
         }
         self.estimator: EstimatorCache = estimator if estimator is not None else EstimatorCache()
         self._memo: OrderedDict[Any, Any] = OrderedDict()
+        self._columns: FleetColumns | None = None
+
+    @property
+    def columns(self) -> FleetColumns:
+        """The fleet as arrays (built on first use: a snapshot only `explain` reads needs none)."""
+        if self._columns is None:
+            self._columns = FleetColumns(self)
+        return self._columns
 
     def __len__(self) -> int:
         return len(self.clusters)

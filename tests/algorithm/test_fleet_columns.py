@@ -1,0 +1,86 @@
+"""The fleet as columns (algorithm/fleet.py) and the in-tree filters' whole-fleet verdicts: over random fleets and
+bindings, `filter_mask` fails exactly the clusters `filter` fails, each with the same reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from binding_scheduler.algorithm.plugins import AttemptContext, FilterMask, MaskFilter
+from binding_scheduler.algorithm.registry import build_plugins
+from binding_scheduler.algorithm.snapshot import Snapshot
+from binding_scheduler.model import Binding, parse_binding, parse_cluster
+from tests import builders
+
+NAMES = ("b", "a", "m-10", "m-9", "Z", "é", "aa", "m-1")
+APIS = (builders.DEPLOYMENT, ("batch/v1", "Job"))
+TAINTS = (builders.taint("gpu"), builders.taint("maint", "NoExecute"), builders.taint("soft", "PreferNoSchedule"),
+          builders.taint("gpu", value="a100"))
+TOLERATIONS = (builders.toleration("gpu"), builders.toleration("gpu", "Equal", "a100", "NoSchedule"),
+               builders.toleration(operator="Exists"), builders.toleration("maint", effect="NoExecute"))
+
+
+@st.composite
+def clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
+    names = draw(st.lists(st.sampled_from(NAMES), min_size=1, max_size=len(NAMES), unique=True))
+    return [builders.cluster(
+        name,
+        labels={"env": draw(st.sampled_from(["prod", "dev"]))},
+        provider=draw(st.sampled_from(["", "aws"])),
+        region=draw(st.sampled_from(["", "r1", "r2"])),
+        zones=draw(st.sampled_from([(), ("z1",)])),
+        taints=draw(st.lists(st.sampled_from(TAINTS), max_size=2, unique_by=lambda t: (t["key"], t["effect"]))),
+        apis=draw(st.lists(st.sampled_from(APIS), max_size=2, unique=True)),
+        deleting=draw(st.booleans()),
+    ) for name in names]
+
+
+@st.composite
+def bindings(draw: st.DrawFn) -> Binding:
+    affinity = draw(st.sampled_from([None, {"clusterNames": ["a", "b", "Z"]},
+                                     {"labelSelector": {"matchLabels": {"env": "prod"}}}]))
+    spread = draw(st.lists(st.sampled_from(["region", "zone", "provider", "cluster"]), max_size=3, unique=True))
+    return parse_binding(builders.binding(
+        resource=draw(st.sampled_from(APIS)),
+        placement=builders.placement(
+            affinity=affinity,
+            tolerations=draw(st.lists(st.sampled_from(TOLERATIONS), max_size=2)),
+            spread=[{"spreadByField": f, "maxGroups": 2} for f in spread],
+        ),
+        clusters=draw(st.lists(st.sampled_from(NAMES), max_size=3, unique=True)),
+        evicting=draw(st.lists(st.sampled_from(NAMES), max_size=2, unique=True)),
+    ))
+
+
+MASK_FILTERS = [p for p in build_plugins().filters if isinstance(p, MaskFilter)]
+
+
+def test_every_in_tree_filter_answers_for_the_whole_fleet() -> None:
+    assert [p.name for p in MASK_FILTERS] == [p.name for p in build_plugins().filters]
+
+
+@settings(max_examples=300, deadline=None)
+@given(docs=clusters(), binding=bindings())
+def test_a_filters_mask_fails_the_clusters_its_per_cluster_verdict_fails_with_the_same_reason(
+    docs: list[dict[str, Any]], binding: Binding
+) -> None:
+    snapshot = Snapshot(parse_cluster(doc) for doc in docs)
+    ctx = AttemptContext.of(binding, snapshot)
+    for plugin in MASK_FILTERS:
+        mask: FilterMask = plugin.filter_mask(ctx, snapshot.columns)
+        by_mask = {snapshot.clusters[i].name: mask.reason_at(i) for i in range(len(snapshot)) if mask.failed[i]}
+        one_by_one = {c.name: reason for c in snapshot.clusters if (reason := plugin.filter(ctx, c)) is not None}
+        assert by_mask == one_by_one, plugin.name
+
+
+def test_the_name_rank_orders_as_python_orders_strings() -> None:
+    snapshot = Snapshot(parse_cluster(builders.cluster(name)) for name in NAMES)
+    columns = snapshot.columns
+    assert sorted(NAMES, key=lambda name: columns.rank[columns.index[name]]) == sorted(NAMES)
+
+
+def test_the_live_column_leaves_out_deleting_clusters() -> None:
+    snapshot = Snapshot(parse_cluster(builders.cluster(n, deleting=n == "b")) for n in ("a", "b", "c"))
+    assert snapshot.columns.live.tolist() == [True, False, True]
