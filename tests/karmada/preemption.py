@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.karmada.plane import KarmadaPlane, Processes, wait_for
+from tests.karmada.plane import KarmadaError, KarmadaPlane, Processes, wait_for
 from tests.karmada.restart import deployment
 from tests.realcluster import audit
 
@@ -94,31 +94,65 @@ def preemptor_binding(template: dict[str, Any]) -> dict[str, Any]:
 def run(plane: KarmadaPlane, processes: Processes) -> PreemptionReport:
     """The scenario in a namespace of its own, removed at the end."""
     client = plane.karmada.client()
-    member = next(m for m in plane.members if m.name == MEMBER).client()
     namespace = f"preemption-{uuid.uuid4().hex[:6]}"
     client.ok("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     try:
-        wait_for(lambda: _free(client, member), f"{MEMBER} free of other tests' pods, as its summary shows",
-                 processes, timeout=TIMEOUT)
-        for name in (SPARED, VICTIM):  # one after the other: the victim is the newer
-            client.ok("POST", DEPLOYMENTS.format(namespace=namespace), deployment(namespace, name, REPLICAS, REQUEST))
-            client.ok("POST", POLICIES.format(namespace=namespace), policy(namespace, name))
-            _wait_running(member, namespace, name, processes)
-        template = client.ok("POST", DEPLOYMENTS.format(namespace=namespace),
-                             deployment(namespace, PREEMPTOR, REPLICAS, REQUEST))
-        binding_path = f"{BINDINGS.format(namespace=namespace)}/{PREEMPTOR}-deployment"
-        client.ok("POST", BINDINGS.format(namespace=namespace), preemptor_binding(template))
-        started = time.monotonic()
-        client.ok("PATCH", binding_path, {"spec": {"schedulePriority": {"preemptionPolicy": "PreemptLowerPriority"}}})
-        _wait_running(member, namespace, PREEMPTOR, processes)
-        seconds = time.monotonic() - started
-        wait_for(lambda: "Preempted" in _events(client, namespace, VICTIM), f"the Preempted Event on {VICTIM}'s "
-                 "binding", processes, timeout=60)
-        report = judge(plane, namespace)
-        report.seconds = round(seconds, 1)
-        return report
+        return _run(plane, processes, namespace)
+    except KarmadaError as error:
+        raise KarmadaError(f"{error}\n{where_it_stands(plane, namespace)}") from error
     finally:
         client.request("DELETE", f"/api/v1/namespaces/{namespace}")
+
+
+def _run(plane: KarmadaPlane, processes: Processes, namespace: str) -> PreemptionReport:
+    client = plane.karmada.client()
+    member = next(m for m in plane.members if m.name == MEMBER).client()
+    wait_for(lambda: _free(client, member), f"{MEMBER} free of other tests' pods, as its summary shows",
+             processes, timeout=TIMEOUT)
+    for name in (SPARED, VICTIM):  # one after the other: the victim is the newer
+        client.ok("POST", DEPLOYMENTS.format(namespace=namespace), deployment(namespace, name, REPLICAS, REQUEST))
+        client.ok("POST", POLICIES.format(namespace=namespace), policy(namespace, name))
+        _wait_running(member, namespace, name, processes)
+    template = client.ok("POST", DEPLOYMENTS.format(namespace=namespace),
+                         deployment(namespace, PREEMPTOR, REPLICAS, REQUEST))
+    binding_path = f"{BINDINGS.format(namespace=namespace)}/{PREEMPTOR}-deployment"
+    client.ok("POST", BINDINGS.format(namespace=namespace), preemptor_binding(template))
+    started = time.monotonic()
+    client.ok("PATCH", binding_path, {"spec": {"schedulePriority": {"preemptionPolicy": "PreemptLowerPriority"}}})
+    _wait_running(member, namespace, PREEMPTOR, processes)
+    seconds = time.monotonic() - started
+    wait_for(lambda: "Preempted" in _events(client, namespace, VICTIM), f"the Preempted Event on {VICTIM}'s "
+             "binding", processes, timeout=60)
+    report = judge(plane, namespace)
+    report.seconds = round(seconds, 1)
+    return report
+
+
+def where_it_stands(plane: KarmadaPlane, namespace: str) -> str:
+    """What a failed run leaves to read: each binding's clusters, eviction tasks, claim and Scheduled condition,
+    the Events on them, the member's pods and summary, and the scheduler's log lines about the namespace."""
+    client = plane.karmada.client()
+    member = next(m for m in plane.members if m.name == MEMBER).client()
+    lines = []
+    for item in client.ok("GET", BINDINGS.format(namespace=namespace))["items"]:
+        meta, spec, status = item["metadata"], item["spec"], item.get("status") or {}
+        scheduled = [(c.get("status"), c.get("reason"), c.get("message")) for c in status.get("conditions") or ()
+                     if c.get("type") == "Scheduled"]
+        lines.append(f"binding {meta['name']} rv {meta['resourceVersion']}: clusters {spec.get('clusters')}, tasks "
+                     f"{spec.get('gracefulEvictionTasks')}, annotations {meta.get('annotations')}, "
+                     f"Scheduled {scheduled}")
+    for workload in (SPARED, VICTIM, PREEMPTOR):
+        lines.append(f"events on {workload}-deployment: {_events(client, namespace, workload)}")
+    for pod in member.ok("GET", f"/api/v1/namespaces/{namespace}/pods")["items"]:
+        lines.append(f"pod {pod['metadata']['name']} on {MEMBER}: {(pod.get('status') or {}).get('phase')}, "
+                     f"node {pod['spec'].get('nodeName')}, deleting {bool(pod['metadata'].get('deletionTimestamp'))}")
+    summary = client.ok("GET", f"/apis/cluster.karmada.io/v1alpha1/clusters/{MEMBER}")["status"]["resourceSummary"]
+    lines.append(f"{MEMBER} summary allocated {summary.get('allocated')}, allocating {summary.get('allocating')}")
+    log = plane.state / "logs" / "scheduler.log"
+    if log.exists():
+        about = [line for line in log.read_text(errors="replace").splitlines() if namespace in line]
+        lines += ["scheduler log:", *about[-40:]]
+    return "\n".join(lines)
 
 
 def judge(plane: KarmadaPlane, namespace: str) -> PreemptionReport:
