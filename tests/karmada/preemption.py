@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.karmada.plane import KarmadaError, KarmadaPlane, Processes, wait_for
@@ -113,6 +114,8 @@ def _run(plane: KarmadaPlane, processes: Processes, namespace: str) -> Preemptio
         client.ok("POST", DEPLOYMENTS.format(namespace=namespace), deployment(namespace, name, REPLICAS, REQUEST))
         client.ok("POST", POLICIES.format(namespace=namespace), policy(namespace, name))
         _wait_running(member, namespace, name, processes)
+        if name == SPARED:
+            _wait_past_creation_second(client, namespace, name, processes)
     template = client.ok("POST", DEPLOYMENTS.format(namespace=namespace),
                          deployment(namespace, PREEMPTOR, REPLICAS, REQUEST))
     binding_path = f"{BINDINGS.format(namespace=namespace)}/{PREEMPTOR}-deployment"
@@ -187,6 +190,16 @@ def judge(plane: KarmadaPlane, namespace: str) -> PreemptionReport:
     report.victim_on_member = member.request("GET", f"{DEPLOYMENTS.format(namespace=namespace)}/{VICTIM}")[0] != 404
     report.preemptor_ready_on_member = _ready(member, namespace, PREEMPTOR)
     return report
+
+
+def _wait_past_creation_second(client: Any, namespace: str, workload: str, processes: Processes) -> None:
+    """Until the second of `workload`'s binding's creationTimestamp is over: the victim's binding must be created
+    in a later second than the spared one's (timestamps have whole seconds, and between two bindings created in
+    one second the reprieve order spares the lower key, "newer-deployment")."""
+    path = f"{BINDINGS.format(namespace=namespace)}/{workload}-deployment"
+    created = datetime.fromisoformat(client.ok("GET", path)["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+    wait_for(lambda: datetime.now(UTC) >= created + timedelta(seconds=1), f"the second {workload}'s binding was "
+             "created in to pass", processes, timeout=10)
 
 
 def _free(client: Any, member: Any) -> bool:

@@ -71,7 +71,7 @@ async def test_a_binding_that_fits_nowhere_evicts_a_lower_priority_one_and_waits
 
     outcome = await run.pass_("default/high")
 
-    assert outcome is PassOutcome.UNSCHEDULABLE
+    assert outcome is PassOutcome.PREEMPTING
     assert sent(client) == [("spec", "/high"), ("spec", "/low"), ("status", "/high/status")]
     written_claim = client.sent[0][2]
     assert written_claim["metadata"]["resourceVersion"] == "7"
@@ -136,7 +136,7 @@ async def test_while_its_claim_lives_a_preemptor_evicts_no_one_else_and_keeps_wa
     evicted = [path for kind, path in sent(client) if kind == "spec" and path != "/high"]
     client.sent.clear()
 
-    assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
+    assert await run.pass_("default/high") is PassOutcome.PREEMPTING
     assert sent(client) == [("status", "/high/status")]
     assert condition(client) == ("False", "Preempting", 'waiting for the capacity preempted on cluster "m1"')
     assert len(evicted) == 1
@@ -188,7 +188,7 @@ async def test_preemptions_past_the_rate_wait_until_the_minute_has_passed() -> N
     first = prioritized("first", HIGH)
     run.store.upsert(first)
 
-    assert await run.pass_("default/first") is PassOutcome.UNSCHEDULABLE
+    assert await run.pass_("default/first") is PassOutcome.PREEMPTING
     assert condition(client)[1] == "Preempting"
     run.ctx.claims.clear("default/first")
     run.store.upsert(prioritized("low", LOW, policy="Never", placed=True))
@@ -198,7 +198,7 @@ async def test_preemptions_past_the_rate_wait_until_the_minute_has_passed() -> N
     assert (condition(client)[1], limited) == ("Unschedulable", ["rate"])
     clock[0] += 61.0
     client.sent.clear()
-    assert await run.pass_("default/high") is PassOutcome.UNSCHEDULABLE
+    assert await run.pass_("default/high") is PassOutcome.PREEMPTING
     assert condition(client)[1] == "Preempting"
 
 
@@ -233,6 +233,20 @@ def preempting_scheduler(client: HeldEvictions) -> Scheduler:
     body["metadata"]["labels"] = {"propagationpolicy.karmada.io/permanent-id": "p"}
     scheduler.on_binding(body)
     return scheduler
+
+
+async def test_a_preemptor_waiting_for_its_victims_backs_off_instead_of_waiting_for_the_unschedulable_flush() -> None:
+    client = HeldEvictions()
+    client.released.set()
+    scheduler = preempting_scheduler(client)
+    info = scheduler.queue.pop_nowait()
+    assert info is not None
+
+    await scheduler._run_one(info)
+    scheduler.queue.done(info)
+
+    assert client.sent == ["/high", "/low", "/high/status"]
+    assert scheduler.queue.where("default/high") == "backoff"
 
 
 async def test_a_stop_while_a_victim_is_being_evicted_lets_the_preemption_finish_within_the_drain() -> None:

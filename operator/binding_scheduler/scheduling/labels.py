@@ -52,6 +52,8 @@ class Queue(StrEnum):
 class PassOutcome(StrEnum):
     SCHEDULED = "scheduled"
     UNSCHEDULABLE = "unschedulable"
+    PREEMPTING = "preempting"
+    """Its victims are being evicted (or were): retried at the backoff's pace, not parked for the flush."""
     NO_CLUSTER_FIT = "no_cluster_fit"
     ERROR = "error"
     CONFLICT = "conflict"

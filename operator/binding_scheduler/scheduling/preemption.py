@@ -234,7 +234,7 @@ async def carry_out(entry: ParsedBinding, error: PreemptingError, ctx: PassConte
     plan = error.plan
     binding = entry.binding
     if not plan.victims:
-        return Preempted(condition_for(error), PassOutcome.UNSCHEDULABLE, binding.resource_version)
+        return Preempted(condition_for(error), PassOutcome.PREEMPTING, binding.resource_version)
     # No await lies between the PostFilter that made the plan and here, so no other pass's claim can have come
     # between: with several workers, the second preemptor of a cluster plans with this claim deducted already.
     until = ctx.claims.set(plan.claim())
@@ -269,7 +269,7 @@ async def carry_out(entry: ParsedBinding, error: PreemptingError, ctx: PassConte
             verdict = ConditionVerdict("False", "SchedulerError", f"failed to preempt: {text}", retry=True)
             return Preempted(verdict, PassOutcome.ERROR, version)
     ctx.metrics.preemption_attempt(success=True, victims=len(plan.victims))
-    return Preempted(condition_for(error), PassOutcome.UNSCHEDULABLE, version)
+    return Preempted(condition_for(error), PassOutcome.PREEMPTING, version)
 
 
 async def _evict(

@@ -345,7 +345,10 @@ class Scheduler:
     def _route(self, info: QueuedBinding, outcome: PassOutcome, read_version: str) -> None:
         """Karmada's handleErr: forget on success (and on a FitError, which is not retried), park when
         unschedulable, back off on errors; on a conflict, run again as soon as the cache holds a version newer
-        than the one the pass read; nothing after a stop."""
+        than the one the pass read; nothing after a stop. A preemptor waiting for its victims' capacity backs off
+        too (1 s doubling to 10 s) besides being woken by its cluster's summary: a summary change that came before
+        the estimators saw the capacity free must not leave it to the unschedulable flush (PR #7832 waits for
+        that flush, up to 5 minutes)."""
         if outcome is PassOutcome.CANCELLED or self._stopping:
             return
         if outcome is PassOutcome.NO_CLUSTER_FIT:
