@@ -1,10 +1,27 @@
-"""Merging estimator answers per cluster (Karmada's pkg/scheduler/core/util.go: calAvailableReplicas)."""
+"""Merging estimator answers per cluster (Karmada's pkg/scheduler/core/util.go: calAvailableReplicas), as
+`apply_estimates` writes them into the candidates' allocatable column."""
 
 from __future__ import annotations
 
-from binding_scheduler.algorithm.estimates import MAX_INT32, UNAUTHENTIC_REPLICA, merge_estimates
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from binding_scheduler.algorithm.estimates import MAX_INT32, UNAUTHENTIC_REPLICA
+from binding_scheduler.algorithm.plugins import AttemptContext
+from binding_scheduler.algorithm.schedule import apply_estimates, candidates_of
+from tests.builders import make_binding, snapshot
 
 CLUSTERS = ["member1", "member2", "member3"]
+
+
+def merge_estimates(clusters: Sequence[str], replicas: int, answers: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    """Each of `clusters`' merged estimate for a binding of `replicas`, in the order given."""
+    binding = make_binding(replicas=replicas, requests={"cpu": "1"})
+    fleet = snapshot(*clusters)
+    candidates = candidates_of(binding, AttemptContext.of(binding, fleet), np.arange(len(clusters)), {}, {})
+    apply_estimates(candidates, None, answers)
+    return dict(zip(candidates.names, candidates.allocatable.tolist(), strict=True))
 
 
 def test_merge_takes_the_minimum_per_cluster() -> None:
@@ -40,6 +57,9 @@ def test_merge_ignores_clusters_that_are_not_candidates() -> None:
     assert merge_estimates(["member1"], 6, [{"member1": 3, "other": 1}]) == {"member1": 3}
 
 
-def test_merge_follows_the_candidate_order() -> None:
-    order = ["member3", "member1", "member2"]
-    assert list(merge_estimates(order, 1, [{"member1": 1, "member2": 2, "member3": 3}])) == order
+def test_merge_reads_a_column_and_answers_by_name_alike() -> None:
+    binding = make_binding(replicas=6, requests={"cpu": "1"})
+    fleet = snapshot(*CLUSTERS)
+    candidates = candidates_of(binding, AttemptContext.of(binding, fleet), np.arange(3), {}, {})
+    apply_estimates(candidates, np.array([5, UNAUTHENTIC_REPLICA, MAX_INT32], dtype=np.int64), [{"member1": 7}])
+    assert candidates.allocatable.tolist() == [5, 6, 6]

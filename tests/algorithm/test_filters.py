@@ -1,7 +1,7 @@
 """The in-tree filter plugins (the Filter tables of Karmada's pkg/scheduler/framework/plugins/*/*_test.go) and
 ClusterMatches (Karmada's pkg/util/selector.go).
 
-Each verdict is checked through both the per-cluster `filter` and the batched `filter_many`: they must agree.
+Each verdict is checked through both the per-cluster `filter` and the whole-fleet `filter_mask`: they must agree.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ def verdict(plugin: Plugin, rb: Binding, cluster: Cluster) -> str | None:
     """The plugin's reason for `cluster` (None: passes), checked to be the same one at a time and in bulk."""
     ctx = AttemptContext.of(rb, snapshot(cluster))
     one = plugin.filter(ctx, cluster)
-    many = plugin.filter_many(ctx, [cluster]).get(cluster.name)
-    assert one == many, "filter and filter_many disagree"
+    mask = plugin.filter_mask(ctx, ctx.snapshot.columns)
+    assert one == (mask.reason_at(0) if mask.failed[0] else None), "filter and filter_mask disagree"
     return one
 
 
@@ -146,9 +146,9 @@ def test_cluster_affinity_scores_every_cluster_zero() -> None:
 def test_cluster_affinity_in_bulk_keeps_each_bindings_affinity_apart_on_one_snapshot() -> None:
     fleet = snapshot("m1", "m2")
     plugin = ClusterAffinityFilter()
-    first = plugin.filter_many(AttemptContext.of(with_affinity({"clusterNames": ["m1"]}), fleet), fleet.clusters)
-    second = plugin.filter_many(AttemptContext.of(with_affinity({"clusterNames": ["m2"]}), fleet), fleet.clusters)
-    assert (sorted(first), sorted(second)) == (["m2"], ["m1"])
+    first = plugin.filter_mask(AttemptContext.of(with_affinity({"clusterNames": ["m1"]}), fleet), fleet.columns)
+    second = plugin.filter_mask(AttemptContext.of(with_affinity({"clusterNames": ["m2"]}), fleet), fleet.columns)
+    assert (first.failed.tolist(), second.failed.tolist()) == ([False, True], [True, False])
 
 
 def test_cluster_affinity_passes_a_listed_cluster() -> None:
@@ -279,7 +279,7 @@ def test_filters_run_in_the_fixed_order_and_stop_at_the_first_failure() -> None:
         "APIEnablement", "TaintToleration", "ClusterAffinity", "SpreadConstraint", "ClusterEviction",
     ]
     feasible, diagnosis = Framework(plugins).filter_clusters(AttemptContext.of(rb, snapshot(*clusters)))
-    assert feasible == []
+    assert feasible.tolist() == []
     assert diagnosis == {
         "all-wrong": "cluster(s) did not have the API resource",
         "tainted": "cluster(s) had untolerated taint {t:NoSchedule}",

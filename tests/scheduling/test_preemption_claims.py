@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import numpy as np
 import pytest
 
 from binding_scheduler.algorithm.errors import SchedulingError
@@ -114,9 +115,8 @@ def plan_for(preemption: Preemption, preemptor: Binding) -> Any:
     fleet = snapshot(parse_cluster(cluster("m1", allocatable={"cpu": "30m", "pods": "1000"},
                                            allocated={"cpu": "30m", "pods": "0"})))
     ctx = AttemptContext.of(preemptor, fleet)
-    candidates = candidates_of(preemptor, ctx, fleet.live, {}, {})
-    for detail in candidates.details:
-        detail.allocatable, detail.available = 0, 0
+    candidates = candidates_of(preemptor, ctx, np.flatnonzero(fleet.columns.live), {}, {})
+    candidates.estimated(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
     return preemption.plan(candidates, {})
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..model import Binding, DivisionPreference, ReplicaSchedulingType, TargetCluster, WeightPreference
-from .candidates import ClusterDetail
+from .candidates import ClusterDetail, names_of
 from .dynamic import assign_dynamic
 from .errors import SchedulingError
 from .overflow import assign_by_tiers, overflow_enabled
@@ -79,7 +79,7 @@ class AssignState:
     def assign(self, candidates: Sequence[ClusterDetail], replicas: int) -> list[TargetCluster]:
         """One strategy over `candidates` for `replicas` (zero entries not yet removed)."""
         if self.strategy is Strategy.DUPLICATED:
-            return [TargetCluster(detail.name, replicas) for detail in candidates]
+            return TargetCluster.each(names_of(candidates), replicas)
         if self.strategy is Strategy.STATIC_WEIGHT:
             return assign_static_weight(
                 candidates, replicas, self.weight_preference, descending=self.descending, table=self.weight_table
@@ -116,8 +116,10 @@ def assign_replicas(
     if not selected:
         raise SchedulingError(NO_CLUSTERS)
     if not is_workload_assignment(binding):
-        return [TargetCluster(detail.name, 0) for detail in selected]
+        return TargetCluster.each(names_of(selected), 0)
     state = AssignState.of(binding, weight_table)
     if overflow_enabled(binding):
         return remove_zeros(assign_by_tiers(selected, binding.replicas, state.assign))
+    if state.strategy is Strategy.DUPLICATED:
+        return state.assign(selected, binding.replicas) if binding.replicas > 0 else []
     return remove_zeros(state.assign(selected, binding.replicas))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import overload
 
 from ..model import Cluster
 
@@ -66,3 +67,41 @@ def _sort_key(detail: ClusterDetail) -> tuple[int, int, int, str]:
 
 def sort_candidates(candidates: Iterable[ClusterDetail]) -> list[ClusterDetail]:
     return sorted(candidates, key=_sort_key)
+
+
+class OrderedCandidates(Sequence[ClusterDetail]):
+    """Candidates in selection order whose names are known without their `ClusterDetail` objects: those are built
+    on first access to an item (a Duplicated placement, or a binding that is no workload, needs names only)."""
+
+    __slots__ = ("_details", "_objects", "names")
+
+    def __init__(self, names: list[str], details: Callable[[], list[ClusterDetail]]) -> None:
+        self.names = names
+        self._details = details
+        self._objects: list[ClusterDetail] | None = None
+
+    def _all(self) -> list[ClusterDetail]:
+        if self._objects is None:
+            self._objects = self._details()
+        return self._objects
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __iter__(self) -> Iterator[ClusterDetail]:
+        return iter(self._all())
+
+    @overload
+    def __getitem__(self, index: int) -> ClusterDetail: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ClusterDetail]: ...
+
+    def __getitem__(self, index: int | slice) -> ClusterDetail | Sequence[ClusterDetail]:
+        return self._all()[index]
+
+
+def names_of(candidates: Sequence[ClusterDetail]) -> list[str]:
+    if isinstance(candidates, OrderedCandidates):
+        return candidates.names
+    return [detail.name for detail in candidates]

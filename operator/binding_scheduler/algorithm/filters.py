@@ -11,12 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-import numpy as np
-
 from ..model import Cluster, Toleration
-from .affinity import cluster_matches
 from .fleet import FleetColumns
-from .plugins import AttemptContext, BatchFilter, BatchScore, FilterMask, FilterPlugin, MaskFilter, ScorePlugin
+from .plugins import AttemptContext, BatchScore, FilterMask, FilterPlugin, MaskFilter, ScorePlugin
 
 API_REASON = "cluster(s) did not have the API resource"
 AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
@@ -28,7 +25,7 @@ SPREAD_REASONS: Mapping[str, str] = MappingProxyType({
 })
 
 
-class APIEnablement(FilterPlugin, BatchFilter, MaskFilter):
+class APIEnablement(FilterPlugin, MaskFilter):
     """The cluster serves the resource's group/version and kind (already-targeted clusters pass).
 
     `pkg/scheduler/framework/plugins/apienablement/api_enablement.go: APIEnablement.Filter`."""
@@ -41,20 +38,13 @@ class APIEnablement(FilterPlugin, BatchFilter, MaskFilter):
         resource = ctx.binding.resource
         return None if cluster.api_enabled(resource.api_version, resource.kind) else API_REASON
 
-    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
-        resource = ctx.binding.resource
-        enabled = ctx.snapshot.api_index.get((resource.api_version, resource.kind), frozenset())
-        return {
-            c.name: API_REASON for c in clusters if c.name not in enabled and c.name not in ctx.targets
-        }
-
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
         resource = ctx.binding.resource
         enabled = fleet.api_enabled(resource.api_version, resource.kind)
-        return FilterMask(~enabled & ~fleet.of_names(ctx.targets), API_REASON)
+        return FilterMask(~enabled & ~fleet.targeted(ctx.targets), API_REASON)
 
 
-class TaintToleration(FilterPlugin, BatchFilter, MaskFilter):
+class TaintToleration(FilterPlugin, MaskFilter):
     """The first NoSchedule/NoExecute taint no placement toleration tolerates fails the cluster.
 
     `pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go: TaintToleration.Filter`."""
@@ -66,18 +56,10 @@ class TaintToleration(FilterPlugin, BatchFilter, MaskFilter):
             return None
         return _untolerated_taint(_tolerations(ctx), cluster)
 
-    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
-        tainted = ctx.snapshot.hard_tainted
-        failures: dict[str, str] = {}
-        for cluster in clusters:
-            if cluster.name in tainted and (reason := self.filter(ctx, cluster)) is not None:
-                failures[cluster.name] = reason
-        return failures
-
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
         tolerations = _tolerations(ctx)
         untolerated = fleet.untolerated(tolerations, lambda cluster: _untolerated_taint(tolerations, cluster))
-        return FilterMask(untolerated.mask & ~fleet.of_names(ctx.targets), untolerated.reasons.__getitem__)
+        return FilterMask(untolerated.mask & ~fleet.targeted(ctx.targets), untolerated.reasons.__getitem__)
 
 
 def _tolerations(ctx: AttemptContext) -> tuple[Toleration, ...]:
@@ -95,7 +77,7 @@ def _untolerated_taint(tolerations: tuple[Toleration, ...], cluster: Cluster) ->
     return None
 
 
-class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchFilter, BatchScore, MaskFilter):
+class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchScore, MaskFilter):
     """The cluster matches clusterAffinity, or the observed term's affinity or overflow affinities.
 
     `pkg/scheduler/framework/plugins/clusteraffinity/cluster_affinity.go: ClusterAffinity.Filter`."""
@@ -113,25 +95,13 @@ class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchFilter, BatchScore, 
     def score_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         return {}
 
-    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
-        if not ctx.affinities:
-            return {}
-        matching = ctx.snapshot.memo(("affinity", ctx.affinities), lambda: self._matching(ctx))
-        return {c.name: AFFINITY_REASON for c in clusters if c.name not in matching}
-
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
         if not ctx.affinities:
-            return FilterMask(np.zeros(len(fleet), dtype=np.bool_), AFFINITY_REASON)
+            return FilterMask(fleet.nothing, AFFINITY_REASON)
         return FilterMask(~fleet.matching(ctx.affinities), AFFINITY_REASON)
 
-    @staticmethod
-    def _matching(ctx: AttemptContext) -> frozenset[str]:
-        return frozenset(
-            c.name for c in ctx.snapshot.clusters if any(cluster_matches(c, a) for a in ctx.affinities)
-        )
 
-
-class SpreadConstraintFilter(FilterPlugin, BatchFilter, MaskFilter):
+class SpreadConstraintFilter(FilterPlugin, MaskFilter):
     """A spread by provider, region or zone needs the cluster to have that property.
 
     `pkg/scheduler/framework/plugins/spreadconstraint/spread_constraint.go: SpreadConstraint.Filter`."""
@@ -148,30 +118,13 @@ class SpreadConstraintFilter(FilterPlugin, BatchFilter, MaskFilter):
                 return SPREAD_REASONS[field]
         return None
 
-    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
-        placement = ctx.binding.placement
-        if placement is None:
-            return {}
-        names: set[str] | None = None
-        failures: dict[str, str] = {}
-        for constraint in placement.spread_constraints:
-            reason = SPREAD_REASONS.get(constraint.spread_by_field)
-            if reason is None:
-                continue
-            if names is None:
-                names = {c.name for c in clusters}
-            for name in ctx.snapshot.without[constraint.spread_by_field]:
-                if name in names and name not in failures:
-                    failures[name] = reason
-        return failures
-
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
         placement = ctx.binding.placement
         fields = [] if placement is None else list(dict.fromkeys(
             c.spread_by_field for c in placement.spread_constraints if c.spread_by_field in SPREAD_REASONS))
-        failed = np.zeros(len(fleet), dtype=np.bool_)
+        failed = fleet.nothing
         for field in fields:
-            failed |= fleet.without[field]
+            failed = failed | fleet.without[field]
 
         def reason(index: int) -> str:
             return next(SPREAD_REASONS[f] for f in fields if fleet.without[f][index])
@@ -179,7 +132,7 @@ class SpreadConstraintFilter(FilterPlugin, BatchFilter, MaskFilter):
         return FilterMask(failed, reason)
 
 
-class ClusterEviction(FilterPlugin, BatchFilter, MaskFilter):
+class ClusterEviction(FilterPlugin, MaskFilter):
     """A cluster the binding is being evicted from is not a candidate (targeted or not).
 
     `pkg/scheduler/framework/plugins/clustereviction/cluster_eviction.go: ClusterEviction.Filter`."""
@@ -189,11 +142,6 @@ class ClusterEviction(FilterPlugin, BatchFilter, MaskFilter):
     def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
         return EVICTION_REASON if cluster.name in ctx.binding.eviction_clusters else None
 
-    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
-        evicted = ctx.binding.eviction_clusters
-        if not evicted:
-            return {}
-        return {c.name: EVICTION_REASON for c in clusters if c.name in evicted}
-
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
-        return FilterMask(fleet.of_names(ctx.binding.eviction_clusters), EVICTION_REASON)
+        evicted = ctx.binding.eviction_clusters
+        return FilterMask(fleet.of_names(evicted) if evicted else fleet.nothing, EVICTION_REASON)

@@ -40,9 +40,24 @@ class FleetColumns:
         self.live: Mask = self._flags(not c.deleting for c in clusters)
         self.hard_tainted: Mask = self.of_names(snapshot.hard_tainted)
         self.without: Mapping[str, Mask] = {f: self.of_names(snapshot.without[f]) for f in SPREAD_FIELDS}
+        self.nothing: Mask = np.zeros(len(self.names), dtype=np.bool_)
+        """No cluster (read-only)."""
+        self.nothing.flags.writeable = False
+        self._targeted: tuple[frozenset[str], Mask] | None = None
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def targeted(self, targets: frozenset[str]) -> Mask:
+        """`of_names(targets)`, read-only, kept for the next call with the same set (an attempt's filters ask
+        for its targets in turn)."""
+        last = self._targeted
+        if last is not None and last[0] is targets:
+            return last[1]
+        mask = self.of_names(targets)
+        mask.flags.writeable = False
+        self._targeted = (targets, mask)
+        return mask
 
     def of_names(self, names: Collection[str]) -> Mask:
         """True at the clusters named (names not in the snapshot are left out)."""

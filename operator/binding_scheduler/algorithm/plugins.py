@@ -141,16 +141,26 @@ class BatchFilter(Protocol):
         """The failing clusters among `clusters`, by name, with their reasons."""
 
 
-@dataclass(frozen=True, slots=True)
 class FilterMask:
     """A filter's verdict over the whole fleet: `failed` is true at the clusters it fails, `reason` their
     unschedulable reason (one for all, or each one's by fleet index)."""
 
-    failed: Mask
-    reason: str | Callable[[int], str]
+    __slots__ = ("_where", "failed", "reason")
+
+    def __init__(self, failed: Mask, reason: str | Callable[[int], str]) -> None:
+        self.failed = failed
+        self.reason = reason
+        self._where: list[int] | None = None
+
+    @property
+    def where(self) -> list[int]:
+        """The fleet indices of the failed clusters, ascending."""
+        if self._where is None:
+            self._where = self.failed.nonzero()[0].tolist()
+        return self._where
 
     def __bool__(self) -> bool:
-        return bool(self.failed.any())
+        return bool(self.where)
 
     def reason_at(self, index: int) -> str:
         return self.reason if isinstance(self.reason, str) else self.reason(index)

@@ -10,8 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..model import Cluster
 from .filters import APIEnablement, ClusterAffinityFilter, ClusterEviction, SpreadConstraintFilter, TaintToleration
+from .fleet import FleetColumns, Mask
 from .plugins import (
     EXTENSION_METHODS,
     AssignPlugin,
@@ -20,7 +23,9 @@ from .plugins import (
     BatchScore,
     BindPlugin,
     EstimatePlugin,
+    FilterMask,
     FilterPlugin,
+    MaskFilter,
     PluginError,
     ReservePlugin,
     ScorePlugin,
@@ -50,18 +55,34 @@ def in_tree_plugins(*, workload_affinity: bool = False) -> list[InTreePlugin]:
     return plugins
 
 
-FilterRunner = Callable[[AttemptContext, Sequence[Cluster]], Mapping[str, str]]
+FilterRunner = Callable[[AttemptContext, FleetColumns, Mask], FilterMask]
+"""A filter over the clusters still feasible (`remaining`, a mask over the fleet): the ones it fails among them."""
 ScoreRunner = Callable[[AttemptContext, Sequence[Cluster]], Mapping[str, int]]
 
 
 def _filter_runner(plugin: FilterPlugin) -> FilterRunner:
+    if isinstance(plugin, MaskFilter):
+        verdict = plugin.filter_mask
+
+        def masked(ctx: AttemptContext, fleet: FleetColumns, remaining: Mask) -> FilterMask:
+            answer = verdict(ctx, fleet)
+            if answer.failed is fleet.nothing:
+                return answer
+            return FilterMask(answer.failed & remaining, answer.reason)
+
+        return masked
     if isinstance(plugin, BatchFilter):
-        return plugin.filter_many
+        many = plugin.filter_many
+    else:
+        def many(ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+            return {c.name: reason for c in clusters if (reason := plugin.filter(ctx, c)) is not None}
 
-    def run(ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
-        return {c.name: reason for c in clusters if (reason := plugin.filter(ctx, c)) is not None}
+    def by_cluster(ctx: AttemptContext, fleet: FleetColumns, remaining: Mask) -> FilterMask:
+        failures = many(ctx, fleet.clusters_at(np.flatnonzero(remaining).tolist()))
+        names = fleet.names
+        return FilterMask(fleet.of_names(failures) & remaining, lambda index: failures[names[index]])
 
-    return run
+    return by_cluster
 
 
 def _score_runner(plugin: ScorePlugin) -> ScoreRunner:
@@ -79,8 +100,9 @@ class PluginSet:
     """The enabled plugins of each extension point: filters in run order, scores, estimators, at most one
     selector and one assigner (None: Karmada's own), reservers and binders.
 
-    `filter_runners`/`score_runners` answer for many clusters at once (the plugin's batch method, or a loop
-    over its per-cluster one), resolved once here rather than on every pass.
+    `filter_runners` answer for the whole fleet as a mask (the plugin's `filter_mask`, else its batch method or
+    a loop over its per-cluster one, over the clusters still feasible) and `score_runners` for many clusters at
+    once; both are resolved once here rather than on every pass.
     """
 
     filters: tuple[FilterPlugin, ...]

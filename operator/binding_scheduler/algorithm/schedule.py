@@ -7,23 +7,34 @@ hooks and the Reserve step around them; nothing here measures, records or awaits
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
 
-from ..model import Binding, Cluster, TargetCluster, TargetComponent, WeightPreference
+import numpy as np
+import numpy.typing as npt
+
+from ..model import Binding, Cluster, Placement, TargetCluster, TargetComponent, WeightPreference
 from .affinity import cluster_matches
 from .assign import assign_replicas
-from .candidates import DEFAULT_OVERFLOW_ORDER, UNMATCHED_OVERFLOW_ORDER, ClusterDetail
+from .candidates import (
+    DEFAULT_OVERFLOW_ORDER,
+    UNMATCHED_OVERFLOW_ORDER,
+    ClusterDetail,
+    OrderedCandidates,
+    names_of,
+)
 from .errors import SchedulingError, no_checkpoint
-from .estimates import merge_estimates
+from .estimates import MAX_INT32, UNAUTHENTIC_REPLICA
+from .fleet import FleetColumns, Indices
 from .general_estimator import AssumedWorkload, estimate_component_sets, estimate_replicas
 from .multi_template import multi_template_applicable
 from .plugins import AttemptContext
 from .snapshot import Snapshot
-from .spread import select_best_clusters
+from .spread import every_candidate_selected, select_best_clusters
 from .static_weight import rule_weights
 
-MAX_INT32 = 2**31 - 1
+IntColumn: TypeAlias = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,18 +49,106 @@ class ScheduleOptions:
 DEFAULT_OPTIONS = ScheduleOptions()
 
 
-@dataclass(slots=True)
 class Candidates:
-    """The clusters that passed every filter, scored, in snapshot order; estimates not yet applied."""
+    """The clusters that passed every filter, in snapshot order, as columns: their fleet `indices` (into
+    `snapshot.columns`), `score`, `overflow` order and, once estimated, `allocatable` and `available`.
 
-    binding: Binding
-    context: AttemptContext
-    details: list[ClusterDetail]
-    diagnosis: dict[str, str] = field(default_factory=dict)
+    `details` gives them as `ClusterDetail` objects, built on first use (the consumers that need objects: spread
+    selection, the select and assign plugins, the preemption planner, `explain`); until then the columns are the
+    truth, and `estimated` writes them (dropping any objects built before)."""
+
+    __slots__ = ("_details", "allocatable", "available", "binding", "context", "diagnosis", "indices", "overflow",
+                 "score")
+
+    def __init__(
+        self, binding: Binding, context: AttemptContext, indices: Indices, score: IntColumn, overflow: IntColumn,
+        diagnosis: dict[str, str] | None = None,
+    ) -> None:
+        self.binding = binding
+        self.context = context
+        self.indices = indices
+        self.score = score
+        self.overflow = overflow
+        self.diagnosis = diagnosis if diagnosis is not None else {}
+        self.allocatable: IntColumn = np.zeros(len(indices), dtype=np.int64)
+        self.available: IntColumn = np.zeros(len(indices), dtype=np.int64)
+        self._details: list[ClusterDetail] | None = None
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    @property
+    def fleet(self) -> FleetColumns:
+        return self.context.snapshot.columns
+
+    @property
+    def names(self) -> list[str]:
+        names = self.fleet.names
+        return [names[i] for i in self.indices.tolist()]
 
     @property
     def clusters(self) -> list[Cluster]:
-        return [d.cluster for d in self.details]
+        return self.fleet.clusters_at(self.indices.tolist())
+
+    @property
+    def details(self) -> list[ClusterDetail]:
+        if self._details is None:
+            self._details = [
+                ClusterDetail(cluster, score, allocatable, available, overflow)
+                for cluster, score, allocatable, available, overflow in zip(
+                    self.clusters, self.score.tolist(), self.allocatable.tolist(), self.available.tolist(),
+                    self.overflow.tolist(), strict=True)
+            ]
+        return self._details
+
+    def estimated(self, allocatable: IntColumn, available: IntColumn) -> None:
+        self.allocatable, self.available = allocatable, available
+        self._details = None
+
+    def positions(self, names: Iterable[str]) -> dict[str, int]:
+        """Where each of `names` that is a candidate stands in the columns."""
+        index = self.fleet.index
+        known = [(name, index[name]) for name in names if name in index]
+        if not known:
+            return {}
+        indices = self.indices
+        wanted = np.fromiter((at for _, at in known), dtype=np.intp, count=len(known))
+        positions = np.minimum(np.searchsorted(indices, wanted), max(len(indices) - 1, 0)).tolist()
+        hits = (indices[positions] == wanted).tolist() if len(indices) else [False] * len(known)
+        return {name: position for (name, _), position, hit in zip(known, positions, hits, strict=True) if hit}
+
+    def order(self) -> Indices:
+        """The positions in Karmada's candidate order: overflow order ascending, then score, then available
+        replicas descending, then name ascending (`sort_candidates`, as one lexsort: its last key is the first)."""
+        rank = self.fleet.rank[self.indices]
+        return np.lexsort((rank, -self.available, -self.score, self.overflow))
+
+    def ordered_details(self) -> list[ClusterDetail]:
+        details = self.details
+        return [details[k] for k in self.order().tolist()]
+
+
+class ClusterValues(Mapping[str, int]):
+    """One number per candidate, by cluster name, read from a column (the dict is built only when read)."""
+
+    def __init__(self, candidates: Candidates, values: IntColumn) -> None:
+        self._candidates = candidates
+        self._values = values
+        self._by_name: dict[str, int] | None = None
+
+    def _dict(self) -> dict[str, int]:
+        if self._by_name is None:
+            self._by_name = dict(zip(self._candidates.names, self._values.tolist(), strict=True))
+        return self._by_name
+
+    def __getitem__(self, name: str) -> int:
+        return self._dict()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._values)
 
 
 def overflow_order(binding: Binding, cluster: Cluster, snapshot: Snapshot | None = None) -> int:
@@ -69,48 +168,36 @@ def overflow_order(binding: Binding, cluster: Cluster, snapshot: Snapshot | None
     return UNMATCHED_OVERFLOW_ORDER
 
 
-def _overflow_orders(binding: Binding, clusters: Sequence[Cluster], snapshot: Snapshot) -> list[int]:
-    """`overflow_order` of each cluster, with each tier's matching clusters looked up once (a memo lookup hashes
-    the affinity: once per cluster was a fifth of a pass at 1,000 clusters)."""
+def _overflow_orders(binding: Binding, indices: Indices, fleet: FleetColumns) -> IntColumn:
+    """`overflow_order` of each candidate: the first tier (the term's affinity, then each overflow affinity) whose
+    clusters include it, or `UNMATCHED_OVERFLOW_ORDER`."""
+    orders = np.full(len(indices), DEFAULT_OVERFLOW_ORDER, dtype=np.int64)
     placement = binding.placement
-    term = None if placement is None else placement.term(binding.status.scheduler_observing_affinity_name)
+    if placement is None or placement.cluster_affinity is not None or not placement.cluster_affinities:
+        return orders
+    term = placement.term(binding.status.scheduler_observing_affinity_name)
     if term is None:
-        return [overflow_order(binding, c, snapshot) for c in clusters]
-    tiers = [snapshot.matching(term.affinity), *(snapshot.matching(o.affinity) for o in term.overflow_affinities or ())]
-    by_name = snapshot.by_name
-    orders = []
-    for cluster in clusters:
-        if by_name.get(cluster.name) is not cluster:
-            orders.append(overflow_order(binding, cluster, snapshot))
-            continue
-        name = cluster.name
-        orders.append(next((i for i, tier in enumerate(tiers) if name in tier), UNMATCHED_OVERFLOW_ORDER))
+        return orders
+    tiers = [term.affinity, *(o.affinity for o in term.overflow_affinities or ())]
+    orders[:] = UNMATCHED_OVERFLOW_ORDER
+    for tier in reversed(range(len(tiers))):  # the first matching tier is written last
+        orders[fleet.matching((tiers[tier],))[indices]] = tier
     return orders
 
 
-def _has_overflow_tiers(binding: Binding) -> bool:
-    placement = binding.placement
-    return placement is not None and placement.cluster_affinity is None and bool(placement.cluster_affinities)
-
-
 def candidates_of(
-    binding: Binding, ctx: AttemptContext, feasible: Sequence[Cluster], scores: Mapping[str, int],
+    binding: Binding, ctx: AttemptContext, feasible: Indices, scores: Mapping[str, int],
     diagnosis: dict[str, str],
 ) -> Candidates:
-    """The feasible clusters as candidates: their scores, and for a ClusterAffinities term with overflow
-    affinities, which tier each one matches."""
-    snapshot = ctx.snapshot
-    if _has_overflow_tiers(binding):
-        orders = _overflow_orders(binding, feasible, snapshot)
-        details = [
-            ClusterDetail(cluster=c, score=scores.get(c.name, 0), overflow_order=order)
-            for c, order in zip(feasible, orders, strict=True)
-        ]
-    elif scores:
-        details = [ClusterDetail(c, scores.get(c.name, 0)) for c in feasible]
-    else:
-        details = [ClusterDetail(c) for c in feasible]
-    return Candidates(binding=binding, context=ctx, details=details, diagnosis=diagnosis)
+    """The feasible clusters (fleet indices, ascending) as candidates: their scores, and for a ClusterAffinities
+    term with overflow affinities, which tier each one matches."""
+    fleet = ctx.snapshot.columns
+    score = np.zeros(len(feasible), dtype=np.int64)
+    candidates = Candidates(binding, ctx, feasible, score, _overflow_orders(binding, feasible, fleet), diagnosis)
+    if scores:
+        for name, position in candidates.positions(scores).items():
+            score[position] = scores[name]
+    return candidates
 
 
 def needs_estimates(binding: Binding) -> bool:
@@ -125,59 +212,95 @@ def general_estimates(
     options: ScheduleOptions = DEFAULT_OPTIONS,
     assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
 ) -> dict[str, int]:
-    """The general estimate per cluster: replicas, or whole component sets for a multi-template binding.
-    Without assumed workloads on a cluster, the answer is computed once per snapshot for all live clusters and
-    each distinct request (bindings of one workload shape share it); `assumed` (the overcommit protection's
-    assumptions, by cluster) are deducted where present."""
+    """`general_column` by cluster name, for clusters of `snapshot`."""
+    index = snapshot.columns.index
+    indices = np.array([index[c.name] for c in clusters], dtype=np.intp)
+    return dict(zip([c.name for c in clusters], general_column(binding, indices, snapshot, options, assumed).tolist(),
+                    strict=True))
+
+
+def general_column(
+    binding: Binding,
+    indices: Indices,
+    snapshot: Snapshot,
+    options: ScheduleOptions = DEFAULT_OPTIONS,
+    assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
+) -> IntColumn:
+    """The general estimate at each of the fleet `indices`: replicas, or whole component sets for a
+    multi-template binding. Without assumed workloads on a cluster, the answer is computed once per snapshot for
+    all live clusters and each distinct request (bindings of one workload shape share it); `assumed` (the
+    overcommit protection's assumptions, by cluster) are deducted where present."""
     cache = snapshot.estimator
+    fleet = snapshot.columns
     multi = multi_template_applicable(binding, options.multiple_pod_templates)
+
+    def fleet_column(answers: Mapping[str, int]) -> IntColumn:
+        return np.fromiter((answers.get(name, 0) for name in fleet.names), dtype=np.int64, count=len(fleet))
+
     if multi:
         components = binding.components
-        every = snapshot.memo(
-            ("general-sets", components),
-            lambda: estimate_component_sets(snapshot.live, components, cache=cache),
-        )
+        every = snapshot.memo(("general-sets", components), lambda: fleet_column(
+            estimate_component_sets(snapshot.live, components, cache=cache)))
     else:
         requirements = binding.replica_requirements
-        every = snapshot.memo(
-            ("general-estimate", requirements),
-            lambda: estimate_replicas(snapshot.live, requirements, cache=cache),
-        )
-    answers = {c.name: every[c.name] for c in clusters}
-    held = {c.name: assumed[c.name] for c in clusters if assumed and assumed.get(c.name)}
+        every = snapshot.memo(("general-estimate", requirements), lambda: fleet_column(
+            estimate_replicas(snapshot.live, requirements, cache=cache)))
+    answers = every[indices]
+    if not assumed:
+        return answers
+    names = fleet.names
+    clusters = snapshot.clusters
+    held = [(position, clusters[i]) for position, i in enumerate(indices.tolist()) if assumed.get(names[i])]
     if held:
-        live = [c for c in clusters if c.name in held]
+        live = [cluster for _, cluster in held]
+        loads = {cluster.name: assumed[cluster.name] for cluster in live}
         if multi:
-            answers.update(estimate_component_sets(live, binding.components, held, cache=cache))
+            again = estimate_component_sets(live, binding.components, loads, cache=cache)
         else:
-            answers.update(estimate_replicas(live, binding.replica_requirements, held, cache=cache))
+            again = estimate_replicas(live, binding.replica_requirements, loads, cache=cache)
+        for position, cluster in held:
+            answers[position] = again[cluster.name]
     return answers
 
 
-def apply_estimates(candidates: Candidates, answers: Sequence[Mapping[str, int]]) -> None:
+def apply_estimates(candidates: Candidates, general: IntColumn | None, others: Sequence[Mapping[str, int]]) -> None:
     """Merge the estimators' answers into allocatable/available (Karmada's
     `pkg/scheduler/core/util.go: calAvailableReplicas`, and
-    `pkg/scheduler/core/spreadconstraint/group_clusters.go: generateClustersInfo` for available)."""
+    `pkg/scheduler/core/spreadconstraint/group_clusters.go: generateClustersInfo` for available): `general` is
+    the general estimator's column, `others` the accurate estimators' and the plugins' answers by name.
+
+    Per cluster, the minimum over the answers, from MaxInt32; an answer of -1 ("I do not know") takes no part,
+    nor do answers for clusters that are not candidates. A cluster still at MaxInt32 afterwards (no estimator
+    knew, or one answered exactly MaxInt32) gets the binding's `spec.replicas`. A failed estimator is not passed
+    at all: `calAvailableReplicas` skips an estimator that returns an error (and Karmada's accurate estimator errs
+    when any one cluster fails: `pkg/estimator/client/accurate.go: getClusterReplicasConcurrently`). Available
+    adds the replicas `spec.clusters` already gives the cluster."""
     binding = candidates.binding
-    assigned = {t.name: t.replicas for t in binding.clusters}
-    details = candidates.details
+    assigned = np.zeros(len(candidates), dtype=np.int64)
+    previous = {t.name: t.replicas for t in binding.clusters}
+    for name, position in candidates.positions(previous).items():
+        assigned[position] = previous[name]
     if not needs_estimates(binding):
-        for detail in details:
-            detail.allocatable = MAX_INT32
-            detail.available = MAX_INT32 + assigned.get(detail.name, 0)
+        allocatable = np.full(len(candidates), MAX_INT32, dtype=np.int64)
+        candidates.estimated(allocatable, allocatable + assigned)
         return
-    if len(answers) == 1:  # the general estimator alone: merge_estimates' rule without building its dict
-        only, replicas = answers[0], binding.replicas
-        for detail in details:
-            value = only.get(detail.name)
-            allocatable = replicas if value is None or value == -1 or value >= MAX_INT32 else value
-            detail.allocatable = allocatable
-            detail.available = allocatable + assigned.get(detail.name, 0)
-        return
-    merged = merge_estimates([d.name for d in details], binding.replicas, answers)
-    for detail in details:
-        detail.allocatable = merged[detail.name]
-        detail.available = detail.allocatable + assigned.get(detail.name, 0)
+    best = np.full(len(candidates), MAX_INT32, dtype=np.int64)
+    columns = [] if general is None else [general]
+    if others:
+        names = candidates.names
+        columns += [_answer_column(answer, names) for answer in others]
+    for column in columns:
+        take = (column != UNAUTHENTIC_REPLICA) & (column < best)
+        best[take] = column[take]
+    allocatable = np.where(best == MAX_INT32, binding.replicas, best)
+    candidates.estimated(allocatable, allocatable + assigned)
+
+
+def _answer_column(answer: Mapping[str, int], names: Sequence[str]) -> IntColumn:
+    """An answer by name as a column over `names`: -1 where it says nothing; values past int32 are MaxInt32 (the
+    merge ignores both alike)."""
+    return np.fromiter((min(answer.get(name, UNAUTHENTIC_REPLICA), MAX_INT32) for name in names), dtype=np.int64,
+                       count=len(names))
 
 
 def needed_replicas(binding: Binding, options: ScheduleOptions = DEFAULT_OPTIONS) -> int:
@@ -190,10 +313,19 @@ def select(
     trace: list[str] | None = None,
     options: ScheduleOptions = DEFAULT_OPTIONS,
     checkpoint: Callable[[], None] = no_checkpoint,
-) -> list[ClusterDetail]:
-    """Karmada's spread selection. `checkpoint` is called along the searches that can be long (it may raise to
+) -> Sequence[ClusterDetail]:
+    """Karmada's spread selection (every candidate in order, when no spread constraint applies: its names known
+    without building objects). `checkpoint` is called along the searches that can be long (it may raise to
     abandon the decision)."""
     binding = candidates.binding
+    reason = every_candidate_selected(binding.placement or Placement())
+    if reason is not None:
+        if trace is not None:
+            trace.append(f"{reason}: all {len(candidates)} clusters selected")
+        order = candidates.order()
+        names = candidates.fleet.names
+        return OrderedCandidates([names[i] for i in candidates.indices[order].tolist()],
+                                 candidates.ordered_details)
     try:
         return select_best_clusters(
             binding, candidates.details, needed_replicas(binding, options), trace=trace, checkpoint=checkpoint
@@ -237,4 +369,4 @@ def with_empty_workloads(
     if not options.enable_empty_workload_propagation:
         return result
     present = {t.name for t in result}
-    return result + [TargetCluster(d.name) for d in selected if d.name not in present]
+    return result + [TargetCluster(name) for name in names_of(selected) if name not in present]

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..model import Cluster, ClusterAffinity, TargetCluster, WeightPreference
 from .affinity import cluster_matches
-from .candidates import ClusterDetail
+from .candidates import ClusterDetail, names_of
 from .webster import allocate_webster
 
 WeightTable = Callable[[WeightPreference], Mapping[str, int]]
@@ -43,11 +43,12 @@ def static_weights(
     the rules whose `targetCluster` matches it; candidates left at 0 are dropped, unless every candidate is
     at 0, and then all of them get weight 1.
     """
+    names = names_of(candidates)
     if preference is None:
-        return [(detail.name, 1) for detail in candidates]
+        return [(name, 1) for name in names]
     weights = table(preference) if table is not None else rule_weights([d.cluster for d in candidates], preference)
-    weighted = [(detail.name, weight) for detail in candidates if (weight := weights.get(detail.name, 0)) > 0]
-    return weighted or [(detail.name, 1) for detail in candidates]
+    weighted = [(name, weight) for name in names if (weight := weights.get(name, 0)) > 0]
+    return weighted or [(name, 1) for name in names]
 
 
 def _names_only(target: ClusterAffinity) -> frozenset[str] | None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
+from itertools import repeat
 from typing import Any, NamedTuple
 
 from .errors import ValidationError, show
@@ -98,6 +99,12 @@ class TargetCluster(NamedTuple):
     name: str
     replicas: int = 0
     components: tuple[TargetComponent, ...] = ()
+
+    @classmethod
+    def each(cls, names: Iterable[str], replicas: int) -> list[TargetCluster]:
+        """`replicas` on each of `names`: built in C (`tuple.__new__`, as `_make` does), not by `__new__` one by one,
+        for a Duplicated result over a whole fleet."""
+        return list(map(tuple.__new__, repeat(cls), zip(names, repeat(replicas), repeat(()))))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "replicas": self.replicas} if self.replicas else {"name": self.name}

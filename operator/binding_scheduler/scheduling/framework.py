@@ -37,8 +37,11 @@ from functools import partial
 from types import MappingProxyType
 from typing import TypeVar
 
+import numpy as np
+
 from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import FitError, SchedulingError
+from ..algorithm.fleet import Indices
 from ..algorithm.multi_template import multi_template_applicable
 from ..algorithm.plugins import AttemptContext, CycleState, ReservePlugin, WorkloadGroups
 from ..algorithm.preemption import PreemptingError, PreemptionPlan, starts_preemption
@@ -46,11 +49,13 @@ from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
     DEFAULT_OPTIONS,
     Candidates,
+    ClusterValues,
+    IntColumn,
     ScheduleOptions,
     apply_estimates,
     assign,
     candidates_of,
-    general_estimates,
+    general_column,
     needed_replicas,
     needs_estimates,
     select,
@@ -261,9 +266,9 @@ class Framework:
 
     async def _attempt(self, ctx: AttemptContext) -> list[TargetCluster]:
         feasible, diagnosis = self.filter_clusters(ctx)
-        if not feasible:
+        if not len(feasible):
             raise FitError(len(ctx.snapshot), diagnosis)
-        scores = self.score_clusters(ctx, feasible)
+        scores = self.score_clusters(ctx, ctx.snapshot.columns.clusters_at(feasible.tolist()))
         candidates = candidates_of(ctx.binding, ctx, feasible, scores, diagnosis)
         await self._estimate(candidates)
         try:
@@ -283,21 +288,34 @@ class Framework:
         with self._step(ExtensionPoint.POST_FILTER):
             return self.preemptor.plan(candidates, candidates.context.state.claimed)
 
-    def filter_clusters(self, ctx: AttemptContext) -> tuple[list[Cluster], dict[str, str]]:
-        """Every live cluster through the filters in order; a cluster stops at its first failure."""
-        remaining: list[Cluster] = list(ctx.snapshot.live)
+    def filter_clusters(self, ctx: AttemptContext) -> tuple[Indices, dict[str, str]]:
+        """Every live cluster through the filters in order, as masks over the fleet; a cluster stops at its first
+        failure, whose reason is its diagnosis. Returns the feasible clusters' fleet indices (ascending: snapshot
+        order) and the diagnosis by name."""
+        fleet = ctx.snapshot.columns
+        remaining = fleet.live.copy()
         diagnosis: dict[str, str] = {}
+        names = fleet.names
         with self._step(ExtensionPoint.FILTER) as step:
+            left = int(np.count_nonzero(remaining))
             for name, run_filter in self.plugins.filter_runners:
-                if not remaining:
+                if not left:
                     break
-                failures = self._call(ExtensionPoint.FILTER, name, partial(run_filter, ctx, remaining))
-                if failures:
-                    diagnosis.update(failures)
-                    remaining = [c for c in remaining if c.name not in failures]
-            if not remaining:
+                failed = self._call(ExtensionPoint.FILTER, name, partial(run_filter, ctx, fleet, remaining))
+                if failed.failed is fleet.nothing:
+                    continue
+                where = failed.where
+                if where:
+                    if isinstance(failed.reason, str):
+                        diagnosis.update(dict.fromkeys(map(names.__getitem__, where), failed.reason))
+                    else:
+                        diagnosis.update((names[index], failed.reason(index)) for index in where)
+                    remaining[where] = False
+                    left -= len(where)
+            feasible = np.flatnonzero(remaining)
+            if not left:
                 step.result = PluginResult.UNSCHEDULABLE
-        return remaining, diagnosis
+        return feasible, diagnosis
 
     def score_clusters(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> dict[str, int]:
         totals: dict[str, int] = {}
@@ -314,42 +332,43 @@ class Framework:
         The assumptions read here are the ones `reserve` checks are still current."""
         ctx = candidates.context
         binding, state = ctx.binding, ctx.state
-        general: Mapping[str, int] = {}
+        general: IntColumn | None = None
         accurate: Mapping[str, int] = {}
         failures: Mapping[str, str] = {}
         answers: list[Mapping[str, int]] = []
         if needs_estimates(binding):
-            clusters = candidates.clusters
             with self._step(ExtensionPoint.ESTIMATE):
                 if self.assumptions is not None:
                     state.assumed, state.versions = self.assumptions.others(
-                        binding, [c.name for c in clusters], workloads=self._listed_workloads(clusters)
+                        binding, candidates.names, workloads=self._listed_workloads(ctx.snapshot)
                     )
-                general = general_estimates(binding, clusters, ctx.snapshot, self.options, state.assumed)
-                answers.append(general)
-                if self.estimator is not None:
-                    answer = await self._ask_estimator(binding, clusters, state)
-                    accurate, failures = answer.replicas, answer.failures
-                    answers.append(accurate)
-                for plugin in self.plugins.estimators:
-                    answers.append(await self._call_async(
-                        ExtensionPoint.ESTIMATE, plugin.name, partial(plugin.estimate, ctx, clusters)
-                    ))
-        apply_estimates(candidates, answers)
+                general = general_column(binding, candidates.indices, ctx.snapshot, self.options, state.assumed)
+                if self.estimator is not None or self.plugins.estimators:
+                    clusters = candidates.clusters
+                    if self.estimator is not None:
+                        answer = await self._ask_estimator(binding, clusters, state)
+                        accurate, failures = answer.replicas, answer.failures
+                        answers.append(accurate)
+                    for plugin in self.plugins.estimators:
+                        answers.append(await self._call_async(
+                            ExtensionPoint.ESTIMATE, plugin.name, partial(plugin.estimate, ctx, clusters)
+                        ))
+        apply_estimates(candidates, general, answers)
         if self.preemptor is not None and needs_estimates(binding):
             _deduct_claims(candidates, self.preemptor)
+        told = ClusterValues(candidates, general) if general is not None else {}
         for hook in self.hooks:
-            hook.estimated(candidates, general, accurate, failures)
+            hook.estimated(candidates, told, accurate, failures)
 
-    def _listed_workloads(self, clusters: Sequence[Cluster]) -> Callable[[str], bool] | bool:
+    def _listed_workloads(self, snapshot: Snapshot) -> Callable[[str], bool] | bool:
         """Where a pass needs the assumed workloads one by one, not only their sums: everywhere when an accurate
         estimator is asked (they are sent), else on the clusters whose resource models place them."""
         if self.estimator is not None:
             return True
-        modelled = {
-            c.name for c in clusters if c.resource_summary is not None and c.resource_summary.allocatable_modelings
-        }
-        return modelled.__contains__
+        return snapshot.memo(("modelled", None), lambda: frozenset(
+            c.name for c in snapshot.clusters
+            if c.resource_summary is not None and c.resource_summary.allocatable_modelings
+        )).__contains__
 
     async def _ask_estimator(
         self, binding: Binding, clusters: Sequence[Cluster], state: CycleState
@@ -375,13 +394,14 @@ class Framework:
                                   partial(assigner.assign, candidates.context, selected))
             return with_empty_workloads(list(assigned), selected, self.options)
 
-    def _select(self, candidates: Candidates, checkpoint: Callable[[], None]) -> list[ClusterDetail]:
+    def _select(self, candidates: Candidates, checkpoint: Callable[[], None]) -> Sequence[ClusterDetail]:
         trace: list[str] = []
         wants_trace = any(hook.wants_trace for hook in self.hooks)
         with self._step(ExtensionPoint.SELECT):
             selector = self.plugins.selector
             if selector is None:
-                selected = select(candidates, trace if wants_trace else None, self.options, checkpoint)
+                selected: Sequence[ClusterDetail] = select(candidates, trace if wants_trace else None, self.options,
+                                                           checkpoint)
             else:
                 need = needed_replicas(candidates.binding, self.options)
                 selected = list(self._call(ExtensionPoint.SELECT, selector.name,
@@ -440,15 +460,18 @@ def _deduct_claims(candidates: Candidates, preemptor: Preemptor) -> None:
     """What other bindings' preemption claims hold on a cluster is not available to this one (the PR's
     `withClaimDeductions`), so a victim rescheduled meanwhile cannot take back what was freed for its
     preemptor."""
-    details = candidates.details
-    taken = preemptor.claimed(candidates.binding, [d.name for d in details])
+    taken = preemptor.claimed(candidates.binding, candidates.names)
+    if not taken:
+        return
     claimed = candidates.context.state.claimed
-    for detail in details:
-        cut = min(taken.get(detail.name, 0), detail.allocatable)
+    allocatable, available = candidates.allocatable.copy(), candidates.available.copy()
+    for name, position in candidates.positions(taken).items():
+        cut = min(taken[name], int(allocatable[position]))
         if cut > 0:
-            detail.allocatable -= cut
-            detail.available -= cut
-            claimed[detail.name] = cut
+            allocatable[position] -= cut
+            available[position] -= cut
+            claimed[name] = cut
+    candidates.estimated(allocatable, available)
 
 
 def _plugin_result(point: ExtensionPoint, value: object) -> PluginResult:

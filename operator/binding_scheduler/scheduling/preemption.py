@@ -99,6 +99,11 @@ class PreemptionClaims:
         self._expire()
         return [claim for claim, _ in self._claims.values() if claim.cluster == cluster]
 
+    def clusters(self) -> frozenset[str]:
+        """The clusters some live claim is on."""
+        self._expire()
+        return frozenset(claim.cluster for claim, _ in self._claims.values())
+
     def blocking(self, cluster: str, binding: Binding) -> bool:
         """Another binding's claim on `cluster` of at least `binding`'s priority: no preemption there."""
         return any(c.key != binding.key and c.priority >= binding.schedule_priority for c in self.on(cluster))
@@ -157,10 +162,13 @@ class Preemption:
         self._recent: list[float] = []
 
     def claimed(self, binding: Binding, clusters: Sequence[str]) -> Mapping[str, int]:
+        """Looked up from the claims' side: few clusters hold claims, a decision's candidates may be the fleet."""
+        held = self.claims.clusters()
+        if not held:
+            return {}
         taken = {}
-        for cluster in clusters:
-            claims = self.claims.on(cluster)
-            if claims and (replicas := claimed_replicas(binding, cluster, claims)):
+        for cluster in held.intersection(clusters):
+            if replicas := claimed_replicas(binding, cluster, self.claims.on(cluster)):
                 taken[cluster] = replicas
         return taken
 

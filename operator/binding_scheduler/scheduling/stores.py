@@ -399,9 +399,11 @@ class ClusterStore:
         snapshot.without = {field: frozenset(names) for field, names in self._without.items()}
         snapshot.estimator = self._estimator
         snapshot._memo = OrderedDict()
+        snapshot._columns = None
         return snapshot
 
 
-_SNAPSHOT_FIELDS = {"clusters", "by_name", "live", "api_index", "hard_tainted", "without", "estimator", "_memo"}
+_SNAPSHOT_FIELDS = {"clusters", "by_name", "live", "api_index", "hard_tainted", "without", "estimator", "_memo",
+                    "_columns"}
 _SNAPSHOT_FIELDS_KNOWN = set(vars(Snapshot(()))) == _SNAPSHOT_FIELDS
 """The fields ClusterStore sets itself are exactly those Snapshot.__init__ sets (else: built the plain way)."""

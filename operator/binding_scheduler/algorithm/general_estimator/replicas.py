@@ -119,7 +119,7 @@ def estimate_replicas(
     use_resource_models: bool = True,
     cache: EstimatorCache | None = None,
 ) -> dict[str, int]:
-    """The general estimator's answer for every candidate, by cluster name (the input of `merge_estimates`).
+    """The general estimator's answer for every candidate, by cluster name (the input of `schedule.general_column`).
 
     The same as `max_available_replicas` per cluster, with the per-request work done once.
     """

@@ -25,6 +25,15 @@ def capacity_ignored(placement: Placement) -> bool:
     return strategy is None or strategy.type is ReplicaSchedulingType.DUPLICATED
 
 
+def every_candidate_selected(placement: Placement) -> str | None:
+    """Why selection keeps every candidate, best first (no spread constraint applies), or None when one does."""
+    if not placement.spread_constraints:
+        return "no spread constraints"
+    if spread_ignored_for_static_weight(placement):
+        return "static weights decide"
+    return None
+
+
 def select_best_clusters(
     binding: Binding,
     candidates: Sequence[ClusterDetail],
@@ -41,10 +50,10 @@ def select_best_clusters(
     notes on each step are appended to `trace` when one is given.
     """
     placement = binding.placement or Placement()
-    if not placement.spread_constraints or spread_ignored_for_static_weight(placement):
+    reason = every_candidate_selected(placement)
+    if reason is not None:
         ordered = sort_candidates(list(candidates))
         if trace is not None:
-            reason = "no spread constraints" if not placement.spread_constraints else "static weights decide"
             trace.append(f"{reason}: all {len(ordered)} clusters selected")
         return ordered
     if capacity_ignored(placement):
