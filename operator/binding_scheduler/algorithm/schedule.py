@@ -14,7 +14,7 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from ..model import Binding, Cluster, Placement, TargetCluster, TargetComponent, WeightPreference
+from ..model import Binding, Cluster, ClusterAffinity, Placement, TargetCluster, TargetComponent, WeightPreference
 from .affinity import cluster_matches
 from .assign import assign_replicas
 from .candidates import (
@@ -151,35 +151,33 @@ class ClusterValues(Mapping[str, int]):
         return len(self._values)
 
 
-def overflow_order(binding: Binding, cluster: Cluster, snapshot: Snapshot | None = None) -> int:
-    """0 for the observed term's own affinity, i+1 for its i-th overflow affinity, 1000 for none."""
+def _overflow_tiers(binding: Binding) -> list[ClusterAffinity] | None:
+    """The observed term's affinity, then each of its overflow affinities; None without ClusterAffinities or an
+    observed term (every cluster is then in tier 0)."""
     placement = binding.placement
     if placement is None or placement.cluster_affinity is not None or not placement.cluster_affinities:
-        return DEFAULT_OVERFLOW_ORDER
+        return None
     term = placement.term(binding.status.scheduler_observing_affinity_name)
     if term is None:
+        return None
+    return [term.affinity, *(o.affinity for o in term.overflow_affinities or ())]
+
+
+def overflow_order(binding: Binding, cluster: Cluster, snapshot: Snapshot | None = None) -> int:
+    """0 for the observed term's own affinity, i+1 for its i-th overflow affinity, 1000 for none."""
+    tiers = _overflow_tiers(binding)
+    if tiers is None:
         return DEFAULT_OVERFLOW_ORDER
     matches = snapshot.matches if snapshot is not None else cluster_matches
-    if matches(cluster, term.affinity):
-        return 0
-    for i, overflow in enumerate(term.overflow_affinities or ()):
-        if matches(cluster, overflow.affinity):
-            return i + 1
-    return UNMATCHED_OVERFLOW_ORDER
+    return next((i for i, affinity in enumerate(tiers) if matches(cluster, affinity)), UNMATCHED_OVERFLOW_ORDER)
 
 
 def _overflow_orders(binding: Binding, indices: Indices, fleet: FleetColumns) -> IntColumn:
-    """`overflow_order` of each candidate: the first tier (the term's affinity, then each overflow affinity) whose
-    clusters include it, or `UNMATCHED_OVERFLOW_ORDER`."""
-    orders = np.full(len(indices), DEFAULT_OVERFLOW_ORDER, dtype=np.int64)
-    placement = binding.placement
-    if placement is None or placement.cluster_affinity is not None or not placement.cluster_affinities:
-        return orders
-    term = placement.term(binding.status.scheduler_observing_affinity_name)
-    if term is None:
-        return orders
-    tiers = [term.affinity, *(o.affinity for o in term.overflow_affinities or ())]
-    orders[:] = UNMATCHED_OVERFLOW_ORDER
+    """`overflow_order` of each candidate, over the fleet's columns."""
+    tiers = _overflow_tiers(binding)
+    if tiers is None:
+        return np.full(len(indices), DEFAULT_OVERFLOW_ORDER, dtype=np.int64)
+    orders = np.full(len(indices), UNMATCHED_OVERFLOW_ORDER, dtype=np.int64)
     for tier in reversed(range(len(tiers))):  # the first matching tier is written last
         orders[fleet.matching((tiers[tier],))[indices]] = tier
     return orders
