@@ -68,6 +68,20 @@ class FleetColumns:
             mask[where] = True
         return mask
 
+    def topology_codes(self, field: str) -> tuple[npt.NDArray[np.int64], tuple[str, ...]]:
+        """Each cluster's `region` or `provider` as a code into the distinct values (sorted); -1 for no region
+        (an empty provider is a value of its own)."""
+
+        def compute() -> tuple[npt.NDArray[np.int64], tuple[str, ...]]:
+            values = [getattr(c, field) for c in self.snapshot.clusters]
+            names = tuple(sorted(set(values)))
+            code = {name: i for i, name in enumerate(names)}
+            if field == "region":
+                code[""] = -1
+            return np.fromiter((code[v] for v in values), dtype=np.int64, count=len(values)), names
+
+        return self._memo(("topology", field), compute)
+
     def clusters_at(self, indices: Iterable[int]) -> list[Cluster]:
         clusters = self.snapshot.clusters
         return [clusters[i] for i in indices]

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TypeAlias, overload
 
 import numpy as np
 import numpy.typing as npt
 
-from ..model import Binding, Cluster, ClusterAffinity, Placement, TargetCluster, TargetComponent, WeightPreference
+from ..model import (
+    Binding,
+    Cluster,
+    ClusterAffinity,
+    Placement,
+    SpreadField,
+    TargetCluster,
+    TargetComponent,
+    WeightPreference,
+)
 from .affinity import cluster_matches
 from .assign import assign_replicas
 from .candidates import (
@@ -31,7 +40,9 @@ from .general_estimator import AssumedWorkload, estimate_component_sets, estimat
 from .multi_template import multi_template_applicable
 from .plugins import AttemptContext
 from .snapshot import Snapshot
-from .spread import every_candidate_selected, select_best_clusters
+from .spread import every_candidate_selected
+from .spread.groups import Keyed, Members, OrderedClusters, keyed_by_cluster_field, keyed_by_codes
+from .spread.select import select_ordered
 from .static_weight import rule_weights
 
 IntColumn: TypeAlias = npt.NDArray[np.int64]
@@ -57,8 +68,8 @@ class Candidates:
     selection, the select and assign plugins, the preemption planner, `explain`); until then the columns are the
     truth, and `estimated` writes them (dropping any objects built before)."""
 
-    __slots__ = ("_details", "allocatable", "available", "binding", "context", "diagnosis", "indices", "overflow",
-                 "score")
+    __slots__ = ("_built", "_details", "allocatable", "available", "binding", "context", "diagnosis", "indices",
+                 "overflow", "score")
 
     def __init__(
         self, binding: Binding, context: AttemptContext, indices: Indices, score: IntColumn, overflow: IntColumn,
@@ -73,6 +84,7 @@ class Candidates:
         self.allocatable: IntColumn = np.zeros(len(indices), dtype=np.int64)
         self.available: IntColumn = np.zeros(len(indices), dtype=np.int64)
         self._details: list[ClusterDetail] | None = None
+        self._built: dict[int, ClusterDetail] = {}
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -101,9 +113,22 @@ class Candidates:
             ]
         return self._details
 
+    def detail_at(self, position: int) -> ClusterDetail:
+        """The `ClusterDetail` of the candidate at `position`, built alone when `details` has not been."""
+        if self._details is not None:
+            return self._details[position]
+        detail = self._built.get(position)
+        if detail is None:
+            detail = ClusterDetail(self.fleet.snapshot.clusters[int(self.indices[position])],
+                                   int(self.score[position]), int(self.allocatable[position]),
+                                   int(self.available[position]), int(self.overflow[position]))
+            self._built[position] = detail
+        return detail
+
     def estimated(self, allocatable: IntColumn, available: IntColumn) -> None:
         self.allocatable, self.available = allocatable, available
         self._details = None
+        self._built = {}
 
     def positions(self, names: Iterable[str]) -> dict[str, int]:
         """Where each of `names` that is a candidate stands in the columns."""
@@ -126,6 +151,45 @@ class Candidates:
     def ordered_details(self) -> list[ClusterDetail]:
         details = self.details
         return [details[k] for k in self.order().tolist()]
+
+    def ordered_clusters(self) -> OrderedClusters:
+        """The candidates in Karmada's order for spread selection: columns for the grouping, objects built only
+        for the clusters selection looks at."""
+        order = self.order()
+        at = self.indices[order]
+        fleet = self.fleet
+
+        def keyed(field: SpreadField) -> Keyed:
+            if field is SpreadField.ZONE:
+                return keyed_by_cluster_field(field, fleet.clusters_at(at.tolist()))
+            codes, names = fleet.topology_codes(field.value)
+            return keyed_by_codes(codes[at], names)
+
+        positions = order.tolist()
+        return OrderedClusters(Members(_Positions(self), positions), self.available[order], self.score[order], keyed)
+
+
+class _Positions(Sequence[ClusterDetail]):
+    """A candidates' `ClusterDetail` by column position, each built on first access."""
+
+    __slots__ = ("_candidates",)
+
+    def __init__(self, candidates: Candidates) -> None:
+        self._candidates = candidates
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+    @overload
+    def __getitem__(self, index: int) -> ClusterDetail: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[ClusterDetail]: ...
+
+    def __getitem__(self, index: int | slice) -> ClusterDetail | Sequence[ClusterDetail]:
+        if isinstance(index, slice):
+            return [self._candidates.detail_at(k) for k in range(len(self))[index]]
+        return self._candidates.detail_at(index)
 
 
 class ClusterValues(Mapping[str, int]):
@@ -325,8 +389,9 @@ def select(
         return OrderedCandidates([names[i] for i in candidates.indices[order].tolist()],
                                  candidates.ordered_details)
     try:
-        return select_best_clusters(
-            binding, candidates.details, needed_replicas(binding, options), trace=trace, checkpoint=checkpoint
+        return select_ordered(
+            binding, candidates.ordered_clusters(), needed_replicas(binding, options), trace=trace,
+            checkpoint=checkpoint,
         )
     except SchedulingError as error:
         raise error.wrapped("failed to select clusters") from error

@@ -8,13 +8,19 @@ drive selection; zone and provider groups exist for the scores and for `explain`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from types import MappingProxyType
+from typing import TypeAlias, overload
 
-from ...model import Binding, DivisionPreference, Placement, ReplicaSchedulingType, SpreadField
+import numpy as np
+import numpy.typing as npt
+
+from ...model import Binding, Cluster, DivisionPreference, Placement, ReplicaSchedulingType, SpreadField
 from ..candidates import ClusterDetail, sort_candidates
+from ..fleet import Indices
+
+IntColumn: TypeAlias = npt.NDArray[np.int64]
 
 WEIGHT_UNIT = 1000
 """A group score is `replicas * WEIGHT_UNIT + mean cluster score`: capacity first, score as tie-breaker."""
@@ -25,7 +31,7 @@ class ClusterGroup:
     """Clusters sharing one zone, region or provider, best first (the order of `sort_candidates`)."""
 
     name: str
-    clusters: tuple[ClusterDetail, ...]
+    clusters: Sequence[ClusterDetail]
     available: int
     score: int
 
@@ -41,7 +47,7 @@ class ClusterGroups:
     in which their groups first appear among the ordered clusters.
     """
 
-    clusters: tuple[ClusterDetail, ...]
+    clusters: Sequence[ClusterDetail]
     zones: Mapping[str, ClusterGroup] = field(default_factory=lambda: _NO_GROUPS)
     regions: Mapping[str, ClusterGroup] = field(default_factory=lambda: _NO_GROUPS)
     providers: Mapping[str, ClusterGroup] = field(default_factory=lambda: _NO_GROUPS)
@@ -77,14 +83,14 @@ def _trunc_div(numerator: int, denominator: int) -> int:
     return quotient if (numerator >= 0) == (denominator > 0) else -quotient
 
 
-def duplicated_group_score(clusters: Sequence[ClusterDetail], replicas: int) -> int:
+def duplicated_group_score(available: Sequence[int], scores: Sequence[int], replicas: int) -> int:
     """Count the clusters that can hold every replica, then add their mean score; 0 when none can."""
     valid = 0
     score_sum = 0
-    for cluster in clusters:
-        if cluster.available >= replicas:
+    for cluster_available, score in zip(available, scores, strict=True):
+        if cluster_available >= replicas:
             valid += 1
-            score_sum += cluster.score
+            score_sum += score
     if valid == 0:
         return 0
     return valid * WEIGHT_UNIT + _trunc_div(score_sum, valid)
@@ -96,7 +102,9 @@ def _cluster_min_groups(placement: Placement) -> int:
     return constraint.min_groups if constraint is not None else 0
 
 
-def divided_group_score(clusters: Sequence[ClusterDetail], placement: Placement, replicas: int, min_groups: int) -> int:
+def divided_group_score(
+    available: Sequence[int], scores: Sequence[int], placement: Placement, replicas: int, min_groups: int
+) -> int:
     """How much of this group's share (`ceil(replicas / minGroups)`) its best clusters can take.
 
     The walk takes clusters best first until it has at least `max(cluster minGroups, minGroups)` of them
@@ -108,77 +116,157 @@ def divided_group_score(clusters: Sequence[ClusterDetail], placement: Placement,
     available_sum = 0
     score_sum = 0
     walked = 0
-    for cluster in clusters:
-        available_sum += cluster.available
-        score_sum += cluster.score
+    for cluster_available, score in zip(available, scores, strict=True):
+        available_sum += cluster_available
+        score_sum += score
         walked += 1
         if walked >= cluster_min and available_sum >= target:
             break
     if available_sum < target:
-        return available_sum * WEIGHT_UNIT + _trunc_div(score_sum, len(clusters))
+        return available_sum * WEIGHT_UNIT + _trunc_div(sum(scores), len(scores))
     return target * WEIGHT_UNIT + _trunc_div(score_sum, walked)
 
 
 def group_score(clusters: Sequence[ClusterDetail], binding: Binding, min_groups: int) -> int:
     """Karmada's `calcGroupScore`: the Duplicated formula when the placement is absent or Duplicated."""
+    return _score([c.available for c in clusters], [c.score for c in clusters], binding, min_groups)
+
+
+def _score(available: Sequence[int], scores: Sequence[int], binding: Binding, min_groups: int) -> int:
     placement = binding.placement
     if placement is None or placement.scheduling_type is ReplicaSchedulingType.DUPLICATED:
-        return duplicated_group_score(clusters, binding.replicas)
-    return divided_group_score(clusters, placement, binding.replicas, min_groups)
+        return duplicated_group_score(available, scores, binding.replicas)
+    return divided_group_score(available, scores, placement, binding.replicas, min_groups)
 
 
-_AVAILABLE = attrgetter("available")
+@dataclass(frozen=True, slots=True)
+class Keyed:
+    """Group membership as pairs: pair k puts the cluster at `positions[k]` (in the ordered clusters) into the group
+    named `names[codes[k]]`. Pairs follow the clusters' order, and a cluster's own keys in their order (a cluster
+    spans several zones), so a group's first pair is where it first appears."""
+
+    positions: Indices
+    codes: IntColumn
+    names: Sequence[str]
 
 
-def _build_groups(
-    keyed: Iterable[tuple[str, ClusterDetail]], binding: Binding, min_groups: int
-) -> dict[str, ClusterGroup]:
-    """Groups in order of first appearance, each keeping its clusters in the given (sorted) order."""
-    members: dict[str, list[ClusterDetail]] = {}
-    for key, cluster in keyed:
-        bucket = members.get(key)
-        if bucket is None:
-            members[key] = [cluster]
-        else:
-            bucket.append(cluster)
-    return {
-        name: ClusterGroup(
-            name, tuple(clusters), sum(map(_AVAILABLE, clusters)), group_score(clusters, binding, min_groups)
+def keyed_by_codes(codes: IntColumn, names: Sequence[str]) -> Keyed:
+    """One key per ordered cluster as a code into `names`; a negative code is no group."""
+    positions = np.flatnonzero(codes >= 0)
+    return Keyed(positions, codes[positions], names)
+
+
+def keyed_by_values(values: Iterable[Iterable[str]]) -> Keyed:
+    """The keys of each ordered cluster as strings (a zone list, a one-element region or provider)."""
+    codes: dict[str, int] = {}
+    positions: list[int] = []
+    pair_codes: list[int] = []
+    for position, keys in enumerate(values):
+        for key in keys:
+            positions.append(position)
+            pair_codes.append(codes.setdefault(key, len(codes)))
+    return Keyed(np.array(positions, dtype=np.intp), np.array(pair_codes, dtype=np.int64), list(codes))
+
+
+def keyed_by_cluster_field(field: SpreadField, clusters: Iterable[Cluster]) -> Keyed:
+    """Zones, region (none when empty) or provider (`""` is a provider) of each ordered cluster."""
+    if field is SpreadField.ZONE:
+        return keyed_by_values(c.zones for c in clusters)
+    if field is SpreadField.REGION:
+        return keyed_by_values((c.region,) if c.region else () for c in clusters)
+    return keyed_by_values((c.provider,) for c in clusters)
+
+
+@dataclass(frozen=True, slots=True)
+class OrderedClusters:
+    """The candidates in the one total order of `sort_candidates`, with their available replicas and scores as
+    columns (the grouping reads those, not the objects, which may be built lazily) and the group keys of each."""
+
+    clusters: Sequence[ClusterDetail]
+    available: IntColumn
+    score: IntColumn
+    keyed: Callable[[SpreadField], Keyed]
+
+    @classmethod
+    def of_details(cls, candidates: Iterable[ClusterDetail]) -> OrderedClusters:
+        ordered = tuple(sort_candidates(candidates))
+        return cls(
+            ordered,
+            np.fromiter((c.available for c in ordered), dtype=np.int64, count=len(ordered)),
+            np.fromiter((c.score for c in ordered), dtype=np.int64, count=len(ordered)),
+            lambda field: keyed_by_cluster_field(field, (c.cluster for c in ordered)),
         )
-        for name, clusters in members.items()
-    }
 
 
-def zone_groups(clusters: Sequence[ClusterDetail], binding: Binding, min_groups: int) -> dict[str, ClusterGroup]:
-    """A cluster spanning several zones belongs to every one of them."""
-    return _build_groups(((zone, c) for c in clusters for zone in c.cluster.zones), binding, min_groups)
+class Members(Sequence[ClusterDetail]):
+    """Some of the ordered clusters, by position: a group's clusters without copying (or building) them."""
+
+    __slots__ = ("_base", "_positions")
+
+    def __init__(self, base: Sequence[ClusterDetail], positions: list[int]) -> None:
+        self._base = base
+        self._positions = positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, index: int) -> ClusterDetail: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Members: ...
+
+    def __getitem__(self, index: int | slice) -> ClusterDetail | Members:
+        if isinstance(index, slice):
+            return Members(self._base, self._positions[index])
+        return self._base[self._positions[index]]
+
+    def __iter__(self) -> Iterator[ClusterDetail]:
+        base = self._base
+        return (base[position] for position in self._positions)
 
 
-def region_groups(clusters: Sequence[ClusterDetail], binding: Binding, min_groups: int) -> dict[str, ClusterGroup]:
-    """Clusters without a region belong to no region group."""
-    keyed = zip(map(attrgetter("cluster.region"), clusters), clusters, strict=True)
-    return _build_groups(((region, c) for region, c in keyed if region), binding, min_groups)
-
-
-def provider_groups(clusters: Sequence[ClusterDetail], binding: Binding, min_groups: int) -> dict[str, ClusterGroup]:
-    """Keyed by `spec.provider` as it is, so "" is a provider here. Karmada's `generateProviderInfo` skips
-    clusters with an empty provider; no decision differs, since provider groups never drive selection and the
-    SpreadConstraint filter drops clusters without a provider whenever a provider constraint exists."""
-    return _build_groups(zip(map(attrgetter("cluster.provider"), clusters), clusters, strict=True), binding, min_groups)
+def _build_groups(ordered: OrderedClusters, keyed: Keyed, binding: Binding, min_groups: int) -> dict[str, ClusterGroup]:
+    """Groups in order of first appearance, each keeping its clusters in the given (sorted) order: a stable sort
+    of the pairs by group code keeps each group's clusters in order, and each group's first pair says where it
+    first appears."""
+    if not len(keyed.codes):
+        return {}
+    by_group = np.argsort(keyed.codes, kind="stable")
+    codes = keyed.codes[by_group]
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    bounds = np.append(starts, len(codes)).tolist()
+    positions = keyed.positions[by_group]
+    groups = {}
+    for g in np.argsort(by_group[starts]).tolist():
+        members = positions[bounds[g]:bounds[g + 1]]
+        available = ordered.available[members].tolist()
+        name = keyed.names[int(codes[bounds[g]])]
+        score = _score(available, ordered.score[members].tolist(), binding, min_groups)
+        groups[name] = ClusterGroup(name, Members(ordered.clusters, members.tolist()), sum(available), score)
+    return groups
 
 
 def group_clusters(binding: Binding, candidates: Sequence[ClusterDetail]) -> ClusterGroups:
     """Karmada's `GroupClustersWithScore`, given candidates that already carry their estimates."""
-    ordered = tuple(sort_candidates(list(candidates)))
+    return group_ordered(binding, OrderedClusters.of_details(candidates))
+
+
+def group_ordered(binding: Binding, ordered: OrderedClusters) -> ClusterGroups:
+    """`group_clusters` over candidates already in order. Zone groups: a cluster spanning several zones belongs
+    to every one of them. Region groups: clusters without a region belong to none. Provider groups are keyed by
+    `spec.provider` as it is, so "" is a provider here (Karmada's `generateProviderInfo` skips clusters with an
+    empty provider; no decision differs, since provider groups never drive selection and the SpreadConstraint
+    filter drops clusters without a provider whenever a provider constraint exists)."""
     placement = binding.placement or Placement()
     if topology_ignored(placement):
-        return ClusterGroups(clusters=ordered)
-    zone = placement.spread(SpreadField.ZONE)
-    region = placement.spread(SpreadField.REGION)
-    provider = placement.spread(SpreadField.PROVIDER)
-    return ClusterGroups(
-        clusters=ordered,
-        zones=zone_groups(ordered, binding, zone.min_groups) if zone else _NO_GROUPS,
-        regions=region_groups(ordered, binding, region.min_groups) if region else _NO_GROUPS,
-        providers=provider_groups(ordered, binding, provider.min_groups) if provider else _NO_GROUPS,
-    )
+        return ClusterGroups(clusters=ordered.clusters)
+    maps: dict[SpreadField, Mapping[str, ClusterGroup]] = {}
+    for spread_field in (SpreadField.ZONE, SpreadField.REGION, SpreadField.PROVIDER):
+        constraint = placement.spread(spread_field)
+        maps[spread_field] = (
+            _build_groups(ordered, ordered.keyed(spread_field), binding, constraint.min_groups)
+            if constraint is not None else _NO_GROUPS
+        )
+    return ClusterGroups(ordered.clusters, maps[SpreadField.ZONE], maps[SpreadField.REGION],
+                         maps[SpreadField.PROVIDER])

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ...model import Binding, Placement, ReplicaSchedulingType, SpreadField
-from ..candidates import ClusterDetail, sort_candidates
+from ..candidates import ClusterDetail
 from ..errors import SchedulingError, no_checkpoint
 from .by_cluster import IGNORE_CAPACITY, select_by_cluster
 from .by_region import select_by_region
-from .groups import ClusterGroup, group_clusters, spread_ignored_for_static_weight
+from .groups import ClusterGroup, OrderedClusters, group_ordered, spread_ignored_for_static_weight
 
 UNSUPPORTED_CONSTRAINTS = "just support cluster and region spread constraint"
 
@@ -49,16 +49,26 @@ def select_best_clusters(
     must be able to hold (cluster selection only); it is ignored for Duplicated placements. Human-readable
     notes on each step are appended to `trace` when one is given.
     """
+    return select_ordered(binding, OrderedClusters.of_details(candidates), need_replicas, trace, checkpoint)
+
+
+def select_ordered(
+    binding: Binding,
+    ordered: OrderedClusters,
+    need_replicas: int,
+    trace: list[str] | None = None,
+    checkpoint: Callable[[], None] = no_checkpoint,
+) -> list[ClusterDetail]:
+    """`select_best_clusters` over candidates already in order (their objects read only where selection looks)."""
     placement = binding.placement or Placement()
     reason = every_candidate_selected(placement)
     if reason is not None:
-        ordered = sort_candidates(list(candidates))
         if trace is not None:
-            trace.append(f"{reason}: all {len(ordered)} clusters selected")
-        return ordered
+            trace.append(f"{reason}: all {len(ordered.clusters)} clusters selected")
+        return list(ordered.clusters)
     if capacity_ignored(placement):
         need_replicas = IGNORE_CAPACITY
-    groups = group_clusters(binding, candidates)
+    groups = group_ordered(binding, ordered)
     if trace is not None:
         _trace_groups(trace, groups.zones, "zone")
         _trace_groups(trace, groups.regions, "region")
