@@ -37,6 +37,7 @@ from .errors import SchedulingError, no_checkpoint
 from .estimates import MAX_INT32, UNAUTHENTIC_REPLICA
 from .fleet import FleetColumns, Indices
 from .general_estimator import AssumedWorkload, estimate_component_sets, estimate_replicas
+from .general_estimator.columns import AssumedAt, replicas_with_assumed, summary_columns
 from .multi_template import multi_template_applicable
 from .plugins import AttemptContext
 from .snapshot import Snapshot
@@ -286,12 +287,13 @@ def general_column(
     indices: Indices,
     snapshot: Snapshot,
     options: ScheduleOptions = DEFAULT_OPTIONS,
-    assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
+    assumed: Mapping[str, Sequence[AssumedWorkload]] | AssumedAt | None = None,
 ) -> IntColumn:
     """The general estimate at each of the fleet `indices`: replicas, or whole component sets for a
     multi-template binding. Without assumed workloads on a cluster, the answer is computed once per snapshot for
     all live clusters and each distinct request (bindings of one workload shape share it); `assumed` (the
-    overcommit protection's assumptions, by cluster) are deducted where present."""
+    overcommit protection's assumptions: by cluster, or as columns over the candidates) are deducted where
+    present."""
     cache = snapshot.estimator
     fleet = snapshot.columns
     multi = multi_template_applicable(binding, options.multiple_pod_templates)
@@ -310,19 +312,64 @@ def general_column(
     answers = every[indices]
     if not assumed:
         return answers
+    if isinstance(assumed, AssumedAt):
+        return _with_assumed_columns(binding, indices, snapshot, multi, assumed, answers)
     names = fleet.names
-    clusters = snapshot.clusters
-    held = [(position, clusters[i]) for position, i in enumerate(indices.tolist()) if assumed.get(names[i])]
-    if held:
-        live = [cluster for _, cluster in held]
-        loads = {cluster.name: assumed[cluster.name] for cluster in live}
-        if multi:
-            again = estimate_component_sets(live, binding.components, loads, cache=cache)
-        else:
-            again = estimate_replicas(live, binding.replica_requirements, loads, cache=cache)
-        for position, cluster in held:
-            answers[position] = again[cluster.name]
+    held = [(position, names[i]) for position, i in enumerate(indices.tolist()) if assumed.get(names[i])]
+    _estimate_again(binding, snapshot, multi, held, {name: assumed[name] for _, name in held}, answers)
     return answers
+
+
+def _with_assumed_columns(
+    binding: Binding, indices: Indices, snapshot: Snapshot, multi: bool, assumed: AssumedAt, answers: IntColumn
+) -> IntColumn:
+    """`answers` with the assumptions deducted where held: as columns on the summary path, per cluster where
+    resource models place the workloads, and for component sets."""
+    held = assumed.held
+    if not held.any():
+        return answers
+    columns = summary_columns(snapshot)
+    summary = held & columns.has_summary[indices]
+    if not multi:
+        vector = summary & ~columns.modelled[indices]
+        positions = np.flatnonzero(vector)
+        if len(positions):
+            answers[positions] = replicas_with_assumed(indices, binding.replica_requirements, assumed, columns,
+                                                       snapshot.estimator, positions)
+        summary &= ~vector
+    names = snapshot.columns.names
+    one_by_one = [(position, names[i]) for position, i in zip(np.flatnonzero(summary).tolist(),
+                                                               indices[summary].tolist(), strict=True)]
+    loads: dict[str, Sequence[AssumedWorkload]] = {}
+    for _, name in one_by_one:
+        load = assumed.load(name)
+        if load is not None:
+            loads[name] = load
+    _estimate_again(binding, snapshot, multi, [(p, n) for p, n in one_by_one if n in loads], loads, answers)
+    return answers
+
+
+def _estimate_again(
+    binding: Binding,
+    snapshot: Snapshot,
+    multi: bool,
+    held: Sequence[tuple[int, str]],
+    loads: Mapping[str, Sequence[AssumedWorkload]],
+    answers: IntColumn,
+) -> None:
+    """The estimate again at each held (position, cluster), its assumed workloads deducted, into `answers`."""
+    if not held:
+        return
+    index = snapshot.columns.index
+    clusters = snapshot.clusters
+    live = [clusters[index[name]] for _, name in held]
+    cache = snapshot.estimator
+    if multi:
+        again = estimate_component_sets(live, binding.components, loads, cache=cache)
+    else:
+        again = estimate_replicas(live, binding.replica_requirements, loads, cache=cache)
+    for position, name in held:
+        answers[position] = again[name]
 
 
 def apply_estimates(candidates: Candidates, general: IntColumn | None, others: Sequence[Mapping[str, int]]) -> None:

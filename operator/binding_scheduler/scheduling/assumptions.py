@@ -19,10 +19,11 @@ Like Karmada, ClusterResourceBindings and non-workloads are never assumed. Each 
 changes with every assumption added to or taken from it: a pass notes the versions when it estimates, and
 Reserve refuses its decision when one of the clusters it places replicas on changed meanwhile.
 
-Cost: every pass reads the assumptions on each of its candidate clusters, and a fleet's cluster can hold
-thousands. So each cluster keeps the sums of what is assumed there (`LoadTotals`), updated as assumptions come
-and go, and a pass gets them per cluster in constant time; the workloads one by one are listed only for the
-clusters where the caller needs them (resource models, accurate estimators).
+Cost: every pass reads the assumptions on each of its candidate clusters, a fleet's cluster can hold thousands
+and a Duplicated footprint covers hundreds of clusters. So the sums of what is assumed on each cluster are
+columns (`assumed_columns.AssumedColumns`, one slot per cluster), changed by a few array operations per
+footprint group; a decision reads them at its candidates as columns (`at`), and the workloads one by one are
+listed only for the clusters where the caller needs them (resource models, accurate estimators).
 """
 
 from __future__ import annotations
@@ -30,28 +31,30 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..algorithm.general_estimator import (
-    AssumedLoad,
-    AssumedProfile,
-    AssumedWorkload,
-    LoadTotals,
-    assumed_profile,
-)
+import numpy as np
+import numpy.typing as npt
+
+from ..algorithm.fleet import FleetColumns, Indices, Mask
+from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload, assumed_profile
+from ..algorithm.general_estimator.columns import AssumedAt, Column
 from ..model import Binding, Component, Scope, TargetCluster
+from .assumed_columns import AssumedColumns, Slots
 
 TTL = 300.0
 
 
 @dataclass(frozen=True, slots=True)
 class FootprintGroup:
-    """Clusters given the same workload by one decision (a Duplicated binding's are all one group)."""
+    """Clusters given the same workload by one decision (a Duplicated binding's are all one group), and their
+    slots in the cache's columns."""
 
     workload: AssumedWorkload
     profile: AssumedProfile
     clusters: tuple[str, ...]
+    slots: Slots = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,46 +76,21 @@ class Footprint:
         """This footprint less `cluster`; None when nothing is left."""
         groups = []
         for group in self.groups:
-            rest = tuple(c for c in group.clusters if c != cluster)
-            if rest:
-                groups.append(group if len(rest) == len(group.clusters) else FootprintGroup(
-                    group.workload, group.profile, rest))
+            keep = [i for i, c in enumerate(group.clusters) if c != cluster]
+            if keep:
+                groups.append(group if len(keep) == len(group.clusters) else FootprintGroup(
+                    group.workload, group.profile, tuple(group.clusters[i] for i in keep), group.slots[keep]))
         return Footprint(tuple(groups), self.expires) if groups else None
 
 
 @dataclass(slots=True)
 class _ClusterHeld:
-    """The assumptions on one cluster: each binding's workload, and their sums."""
+    """The assumptions on one cluster, by binding key (their sums are the cache's columns)."""
 
     entries: dict[str, AssumedWorkload] = field(default_factory=dict)
-    totals: LoadTotals = field(default_factory=LoadTotals)
     load: AssumedLoad | None = None
     """The sums as an `AssumedLoad` without its workloads, kept until the next change here (most passes read
     a cluster more often than the cluster's assumptions change)."""
-
-    def add(self, key: str, workload: AssumedWorkload, profile: AssumedProfile) -> None:
-        self.entries[key] = workload
-        self.totals.add(profile)
-        self.load = None
-
-    def remove(self, key: str, profile: AssumedProfile) -> None:
-        del self.entries[key]
-        self.totals.remove(profile)
-        self.load = None
-
-    def others(self, key: str, listed: bool, own: AssumedProfile | None) -> AssumedLoad | None:
-        """The load of every binding's workload here but `key`'s (whose profile here is `own`); None when there is
-        none."""
-        if self.totals.count - (own is not None) <= 0:
-            return None
-        if listed:
-            workloads = tuple(w for k, w in self.entries.items() if k != key)
-            return self.totals.load(workloads, without=own)
-        if own is not None:
-            return self.totals.load(None, without=own)
-        if self.load is None:
-            self.load = self.totals.load(None)
-        return self.load
 
 
 class AssumptionCache:
@@ -123,7 +101,7 @@ class AssumptionCache:
         self._clock = clock
         self._by_binding: dict[str, Footprint] = {}
         self._by_cluster: dict[str, _ClusterHeld] = {}
-        self._versions: dict[str, int] = {}
+        self._columns = AssumedColumns()
         self._expiries: list[tuple[float, int, str]] = []
         self._sequence = itertools.count()
 
@@ -145,33 +123,58 @@ class AssumptionCache:
         self._expire()
         key = binding.key
         wanted = workloads if callable(workloads) else (lambda _: workloads)
-        mine = self._by_binding.get(key)
-        own: dict[str, AssumedProfile] = (
-            {} if mine is None else {c: g.profile for g in mine.groups for c in g.clusters}
-        )
+        own = self._own_profiles(key)
         assumed: dict[str, AssumedLoad] = {}
         versions: dict[str, int] = {}
+        version = self._columns.version
         for cluster in clusters:
-            versions[cluster] = self._versions.get(cluster, 0)
-            held = self._by_cluster.get(cluster)
-            if held is None:
-                continue
-            load = held.others(key, wanted(cluster), own.get(cluster))
+            versions[cluster] = version(cluster)
+            load = self._load_on(cluster, key, wanted(cluster), own.get(cluster))
             if load is not None:
                 assumed[cluster] = load
         return assumed, versions
 
+    def at(
+        self, binding: Binding, fleet: FleetColumns, indices: Indices, *, workloads: Callable[[str], bool] | bool
+    ) -> AssumedAtCandidates:
+        """`others` for a decision's candidates (the fleet `indices`), as columns: what the general estimate
+        deducts, the loads one by one on demand, and every fleet cluster's version now."""
+        self._expire()
+        key = binding.key
+        columns = self._columns
+        fleet_slots = columns.fleet_slots(fleet.names)
+        slots = fleet_slots[indices]
+        own_at = _OwnAt(self._by_binding.get(key), fleet, indices)
+        count = columns.count.values[slots] - own_at.count()
+        own = self._own_profiles(key)
+        wanted = workloads if callable(workloads) else (lambda _: workloads)
+
+        def deducted(resource: str) -> Column:
+            sums = columns.deducted.get(resource)
+            at = np.zeros(len(slots), dtype=np.int64) if sums is None else sums.values[slots]
+            return at - own_at.amount(resource)
+
+        def load(cluster: str) -> AssumedLoad | None:
+            return self._load_on(cluster, key, wanted(cluster), own.get(cluster))
+
+        held = count > 0
+        return AssumedAtCandidates(
+            AssumedAt(held, columns.pods.values[slots] - own_at.pods(), deducted, load),
+            fleet, indices, held, load, Versions(fleet, columns.versions[fleet_slots]),
+        )
+
     def unchanged(self, versions: Mapping[str, int], clusters: Iterable[str]) -> bool:
         """No assumption was added to or taken from any of `clusters` since `versions` were read."""
-        return all(self._versions.get(c, 0) == versions.get(c, -1) for c in clusters)
+        version = self._columns.version
+        return all(version(c) == versions.get(c, -1) for c in clusters)
 
     def assume(self, binding: Binding, result: Sequence[TargetCluster], multi_template: bool) -> Footprint | None:
         """Record the binding's footprint for `result` (replacing its previous one, which is returned)."""
         previous = self._by_binding.get(binding.key)
         if binding.scope is Scope.CLUSTER:
             return previous
-        footprint = Footprint(_groups(binding, result, multi_template), self._clock() + self.ttl)
-        self._set(binding.key, footprint)
+        groups = _groups(binding, result, multi_template, self._columns.slots)
+        self._set(binding.key, Footprint(groups, self._clock() + self.ttl))
         self._expire()
         return previous
 
@@ -200,29 +203,53 @@ class AssumptionCache:
         held = self._by_cluster.get(cluster)
         return {} if held is None else dict(held.entries)
 
+    def _own_profiles(self, key: str) -> dict[str, AssumedProfile]:
+        mine = self._by_binding.get(key)
+        return {} if mine is None else {c: g.profile for g in mine.groups for c in g.clusters}
+
+    def _load_on(self, cluster: str, key: str, listed: bool, own: AssumedProfile | None) -> AssumedLoad | None:
+        """The load of every binding's workload on `cluster` but `key`'s (whose profile there is `own`); None when
+        there is none."""
+        held = self._by_cluster.get(cluster)
+        if held is None:
+            return None
+        slot = self._columns.known(cluster)
+        assert slot is not None
+        if len(held.entries) - (own is not None) <= 0:
+            return None
+        if listed:
+            workloads = tuple(w for k, w in held.entries.items() if k != key)
+            return self._columns.load(slot, workloads, own)
+        if own is not None:
+            return self._columns.load(slot, None, own)
+        if held.load is None:
+            held.load = self._columns.load(slot, None, None)
+        return held.load
+
     def _set(self, key: str, footprint: Footprint | None) -> None:
         old = self._by_binding.pop(key, None)
+        by_cluster = self._by_cluster
         for group in old.groups if old is not None else ():
             for cluster in group.clusters:
-                held = self._by_cluster[cluster]
-                held.remove(key, group.profile)
+                held = by_cluster[cluster]
+                del held.entries[key]
+                held.load = None
                 if not held.entries:
-                    del self._by_cluster[cluster]
-                self._bump(cluster)
+                    del by_cluster[cluster]
+            self._columns.add(group.slots, group.profile, -1)
         if footprint is None or not footprint.groups:
             return
         self._by_binding[key] = footprint
         heapq.heappush(self._expiries, (footprint.expires, next(self._sequence), key))
         for group in footprint.groups:
+            workload = group.workload
             for cluster in group.clusters:
-                on_cluster = self._by_cluster.get(cluster)
+                on_cluster = by_cluster.get(cluster)
                 if on_cluster is None:
-                    on_cluster = self._by_cluster[cluster] = _ClusterHeld()
-                on_cluster.add(key, group.workload, group.profile)
-                self._bump(cluster)
-
-    def _bump(self, cluster: str) -> None:
-        self._versions[cluster] = self._versions.get(cluster, 0) + 1
+                    on_cluster = by_cluster[cluster] = _ClusterHeld()
+                on_cluster.entries[key] = workload
+                on_cluster.load = None
+            self._columns.add(group.slots, group.profile, 1)
 
     def _expire(self) -> None:
         """Drop every footprint past its expiry (each assume queues its expiry; a refreshed or released
@@ -239,7 +266,117 @@ class AssumptionCache:
             heapq.heapify(self._expiries)
 
 
-def _groups(binding: Binding, result: Sequence[TargetCluster], multi_template: bool) -> tuple[FootprintGroup, ...]:
+class _OwnAt:
+    """The binding's own footprint at its candidates, as columns (what `others` leaves out)."""
+
+    def __init__(self, footprint: Footprint | None, fleet: FleetColumns, indices: Indices) -> None:
+        self._groups: list[tuple[AssumedProfile, Indices]] = []
+        self._length = len(indices)
+        if footprint is None:
+            return
+        where = np.full(len(fleet), -1, dtype=np.intp)
+        where[indices] = np.arange(len(indices), dtype=np.intp)
+        index = fleet.index
+        for group in footprint.groups:
+            at = where[[index[c] for c in group.clusters if c in index]]
+            at = at[at >= 0]
+            if len(at):
+                self._groups.append((group.profile, at))
+
+    def _column(self, amount: Callable[[AssumedProfile], int]) -> Column | int:
+        if not self._groups:
+            return 0
+        column = np.zeros(self._length, dtype=np.int64)
+        for profile, at in self._groups:
+            column[at] = amount(profile)
+        return column
+
+    def count(self) -> Column | int:
+        return self._column(lambda _: 1)
+
+    def pods(self) -> Column | int:
+        return self._column(lambda p: p.pods)
+
+    def amount(self, resource: str) -> Column | int:
+        return self._column(lambda p: dict(p.deducted).get(resource, 0))
+
+
+class Versions(Mapping[str, int]):
+    """Every fleet cluster's assumption version when a decision read them (what Reserve compares)."""
+
+    __slots__ = ("_fleet", "_values")
+
+    def __init__(self, fleet: FleetColumns, values: npt.NDArray[np.int64]) -> None:
+        self._fleet = fleet
+        self._values = values
+
+    def __getitem__(self, cluster: str) -> int:
+        return int(self._values[self._fleet.index[cluster]])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fleet.names)
+
+    def __len__(self) -> int:
+        return len(self._fleet)
+
+
+class AssumedLoads(Mapping[str, AssumedLoad]):
+    """The loads of a decision's candidates where other bindings hold assumptions, each read on first use (the
+    `CycleState.assumed` of a pass: what the estimators are sent and plugins may read)."""
+
+    __slots__ = ("_fleet", "_held", "_indices", "_load", "_loads", "_names")
+
+    def __init__(self, fleet: FleetColumns, indices: Indices, held: Mask,
+                 load: Callable[[str], AssumedLoad | None]) -> None:
+        self._fleet = fleet
+        self._indices = indices
+        self._held = held
+        self._load = load
+        self._loads: dict[str, AssumedLoad | None] = {}
+        self._names: list[str] | None = None
+
+    def _held_names(self) -> list[str]:
+        if self._names is None:
+            names = self._fleet.names
+            self._names = [names[i] for i in self._indices[self._held].tolist()]
+        return self._names
+
+    def __getitem__(self, cluster: str) -> AssumedLoad:
+        if cluster not in self._loads:
+            index = self._fleet.index.get(cluster)
+            self._loads[cluster] = None if index is None else self._load(cluster)
+        load = self._loads[cluster]
+        if load is None:
+            raise KeyError(cluster)
+        return load
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._held_names())
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(self._held))
+
+
+@dataclass(frozen=True, slots=True)
+class AssumedAtCandidates:
+    """What `AssumptionCache.at` answers: the columns the general estimate deducts, and the pass's loads and
+    versions (its `CycleState.assumed` and `.versions`)."""
+
+    columns: AssumedAt
+    fleet: FleetColumns
+    indices: Indices
+    held: Mask
+    load: Callable[[str], AssumedLoad | None]
+    versions: Versions
+
+    @property
+    def loads(self) -> AssumedLoads:
+        return AssumedLoads(self.fleet, self.indices, self.held, self.load)
+
+
+def _groups(
+    binding: Binding, result: Sequence[TargetCluster], multi_template: bool, slots: Callable[[Iterable[str]], Slots]
+) -> tuple[FootprintGroup, ...]:
     """What the binding puts on each cluster of `result`, grouped by workload: its component set (a
     multi-template binding), or one component named after the resource with that cluster's replicas (clusters
     given none are skipped); clusters given the same replicas share one workload object."""
@@ -247,7 +384,7 @@ def _groups(binding: Binding, result: Sequence[TargetCluster], multi_template: b
     if multi_template and binding.components:
         workload = AssumedWorkload(namespace, binding.components)
         names = tuple(t.name for t in result)
-        return (FootprintGroup(workload, assumed_profile(workload), names),) if names else ()
+        return (FootprintGroup(workload, assumed_profile(workload), names, slots(names)),) if names else ()
     requirements = binding.replica_requirements
     by_replicas: dict[int, list[str]] = {}
     for target in result:
@@ -256,5 +393,5 @@ def _groups(binding: Binding, result: Sequence[TargetCluster], multi_template: b
     groups = []
     for replicas, given in by_replicas.items():
         workload = AssumedWorkload(namespace, (Component(binding.resource.name, replicas, requirements),))
-        groups.append(FootprintGroup(workload, assumed_profile(workload), tuple(given)))
+        groups.append(FootprintGroup(workload, assumed_profile(workload), tuple(given), slots(given)))
     return tuple(groups)

@@ -42,6 +42,7 @@ import numpy as np
 from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import FitError, SchedulingError
 from ..algorithm.fleet import Indices
+from ..algorithm.general_estimator.columns import AssumedAt
 from ..algorithm.multi_template import multi_template_applicable
 from ..algorithm.plugins import AttemptContext, CycleState, ReservePlugin, WorkloadGroups
 from ..algorithm.preemption import PreemptingError, PreemptionPlan, starts_preemption
@@ -338,11 +339,12 @@ class Framework:
         answers: list[Mapping[str, int]] = []
         if needs_estimates(binding):
             with self._step(ExtensionPoint.ESTIMATE):
+                assumed: AssumedAt | None = None
                 if self.assumptions is not None:
-                    state.assumed, state.versions = self.assumptions.others(
-                        binding, candidates.names, workloads=self._listed_workloads(ctx.snapshot)
-                    )
-                general = general_column(binding, candidates.indices, ctx.snapshot, self.options, state.assumed)
+                    held = self.assumptions.at(binding, ctx.snapshot.columns, candidates.indices,
+                                               workloads=self._listed_workloads(ctx.snapshot))
+                    state.assumed, state.versions, assumed = held.loads, held.versions, held.columns
+                general = general_column(binding, candidates.indices, ctx.snapshot, self.options, assumed)
                 if self.estimator is not None or self.plugins.estimators:
                     clusters = candidates.clusters
                     if self.estimator is not None:
