@@ -18,6 +18,7 @@ from tests.model.test_config import doc
 
 RESTART = {
     "spec.schedulerName": {"schedulerName": "other"},
+    "spec.decisionProcesses": {"decisionProcesses": 2},
     "spec.leaderElection.enabled": {"leaderElection": {"enabled": False}},
     "spec.leaderElection.leaseName": {"leaderElection": {"leaseName": "other"}},
     "spec.leaderElection.leaseNamespace": {"leaderElection": {"leaseNamespace": "other"}},

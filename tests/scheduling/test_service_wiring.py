@@ -289,3 +289,17 @@ def test_the_warning_for_an_unknown_plugin_lists_every_running_one(
     assert running.count(", ") == 1
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
         f"spec.plugins names 'Typo', which is no plugin: ignored (known: {KNOWN}); running: {running}"]
+
+
+async def test_decision_processes_reach_the_passes_and_a_reload_keeps_their_number() -> None:
+    service = await offline(replace(CONFIG, decision_processes=2))
+    assert service.decisions is not None and service.decisions.size == 2
+    assert service.scheduler.settings.decisions is service.decisions
+    service.apply_config(replace(CONFIG, decision_processes=5))
+    assert service.config.decision_processes == 2
+    assert service.scheduler.settings.decisions is service.decisions
+
+
+async def test_without_decision_processes_every_decision_is_made_in_the_scheduler() -> None:
+    service = await offline(CONFIG)
+    assert service.decisions is None and service.scheduler.settings.decisions is None

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 
 class SchedulingError(Exception):
@@ -25,6 +25,19 @@ class SchedulingError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    def __reduce__(self) -> tuple[Callable[..., SchedulingError], tuple[type[SchedulingError], dict[str, Any],
+                                                                     tuple[Any, ...]]]:
+        """Pickled as its class and fields (a decision process sends its errors back): the constructors of the
+        subclasses take other arguments than the message."""
+        return _rebuilt, (self.__class__, dict(self.__dict__), self.args)
+
+
+def _rebuilt(cls: type[SchedulingError], fields: dict[str, Any], args: tuple[Any, ...]) -> SchedulingError:
+    error = cls.__new__(cls)
+    error.__dict__.update(fields)
+    error.args = args
+    return error
 
 
 class UnschedulableError(SchedulingError):

@@ -106,6 +106,10 @@ class TargetCluster(NamedTuple):
         for a Duplicated result over a whole fleet."""
         return list(map(tuple.__new__, repeat(cls), zip(names, repeat(replicas), repeat(()))))
 
+    def __reduce__(self) -> tuple[Any, tuple[type[TargetCluster], tuple[Any, ...]]]:
+        """Unpickled in C (`tuple.__new__`), not by `__new__`: a decision process sends results of thousands."""
+        return tuple.__new__, (TargetCluster, tuple(self))
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "replicas": self.replicas} if self.replicas else {"name": self.name}
         if self.components:

@@ -160,6 +160,10 @@ class FrozenMap(dict[str, Any]):
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _immutable
     __ior__ = _immutable
 
+    def __reduce__(self) -> tuple[type[FrozenMap], tuple[dict[str, Any]]]:
+        """Pickled as its items (a dict subclass is otherwise rebuilt item by item, which it refuses)."""
+        return FrozenMap, (dict(self),)
+
     def __repr__(self) -> str:
         return f"FrozenMap({dict.__repr__(self)})"
 

@@ -14,12 +14,19 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
 
 from ..algorithm.errors import DecisionAbandoned
 
 T = TypeVar("T")
+
+
+class Compute(Protocol):
+    """`compute`'s shape: run `work(checkpoint)` within a CPU limit."""
+
+    def __call__(self, work: Callable[[Callable[[], None]], T], cpu_limit: float) -> Awaitable[T]: ...
+
 
 INLINE_SLICE = 0.02  # seconds of CPU a computation may hold the event loop
 CHECK_EVERY = 64  # checkpoints between two looks at the clock
@@ -31,6 +38,9 @@ class OverCpuLimit(DecisionAbandoned):
     def __init__(self, limit: float) -> None:
         super().__init__(f"the decision needed more than {limit:g}s of CPU (decisionCPULimit {limit:g}s)")
         self.limit = limit
+
+    def __reduce__(self) -> tuple[type[OverCpuLimit], tuple[float]]:
+        return OverCpuLimit, (self.limit,)
 
 
 class _MoveOffLoop(DecisionAbandoned):
@@ -81,3 +91,9 @@ async def compute(work: Callable[[Callable[[], None]], T], cpu_limit: float) -> 
     except asyncio.CancelledError:
         cancelled.set()  # the thread stops at its next checkpoint; nothing waits for it
         raise
+
+
+async def compute_here(work: Callable[[Callable[[], None]], T], cpu_limit: float) -> T:
+    """`work(checkpoint)` in this thread, whatever it takes up to `cpu_limit` (a decision process has no event
+    loop to keep free)."""
+    return work(CpuBudget(cpu_limit).checkpoint)

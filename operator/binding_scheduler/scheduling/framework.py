@@ -66,8 +66,8 @@ from ..algorithm.snapshot import Snapshot
 from ..algorithm.walk import Attempt, Decision, Outcome, attempts, decide
 from ..model import Binding, Cluster, TargetCluster
 from .assumptions import AssumptionCache, Footprint
-from .cpu import compute
-from .framework_ports import EstimateAnswerLike, Preemptor, ReplicaEstimator
+from .cpu import Compute, compute
+from .framework_ports import AssumptionReader, EstimateAnswerLike, Preemptor, ReplicaEstimator
 from .labels import PluginResult
 
 T = TypeVar("T")
@@ -87,9 +87,11 @@ class ExtensionPoint(StrEnum):
 
 class FrameworkHook:
     """Told what the framework does; every method does nothing unless overridden. `wants_trace`: the hook
-    reads `selected`'s trace of the spread selection (building it costs a little)."""
+    reads `selected`'s trace of the spread selection (building it costs a little). `timings_only`: the hook reads
+    nothing but `step` and `plugin`, which a decision process reports back (so decisions may run there)."""
 
     wants_trace = False
+    timings_only = False
 
     def step(self, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
         """An extension point ran for one attempt."""
@@ -171,6 +173,8 @@ class Framework:
         assumptions: AssumptionCache | None = None,
         workload_groups: WorkloadGroups | None = None,
         preemptor: Preemptor | None = None,
+        assumed: AssumptionReader | None = None,
+        computes: Compute = compute,
     ) -> None:
         self.plugins = plugins
         self.preemptor = preemptor
@@ -178,6 +182,11 @@ class Framework:
         self.options = options
         self.hooks = tuple(hooks)
         self.assumptions = assumptions
+        """The cache Reserve records in (and, unless `assumed` is given, what the estimates read)."""
+        self.assumed: AssumptionReader | None = assumed if assumed is not None else assumptions
+        """What the estimates deduct: the cache, or in a decision process what the scheduler sent."""
+        self.compute = computes
+        """How the pure selection runs (`cpu.compute`: off the event loop when long)."""
         self.workload_groups = workload_groups
         """Which bindings are in which workload (anti-)affinity group (gate `WorkloadAffinity`), for the filters."""
 
@@ -273,8 +282,8 @@ class Framework:
         candidates = candidates_of(ctx.binding, ctx, feasible, scores, diagnosis)
         await self._estimate(candidates)
         try:
-            return await compute(lambda checkpoint: self._select_and_assign(candidates, checkpoint),
-                                 self.options.cpu_limit)
+            return await self.compute(lambda checkpoint: self._select_and_assign(candidates, checkpoint),
+                                      self.options.cpu_limit)
         except SchedulingError as error:
             plan = self._post_filter(candidates, error)
             if plan is None:
@@ -340,9 +349,9 @@ class Framework:
         if needs_estimates(binding):
             with self._step(ExtensionPoint.ESTIMATE):
                 assumed: AssumedAt | None = None
-                if self.assumptions is not None:
-                    held = self.assumptions.at(binding, ctx.snapshot.columns, candidates.indices,
-                                               workloads=self._listed_workloads(ctx.snapshot))
+                if self.assumed is not None:
+                    held = self.assumed.at(binding, ctx.snapshot.columns, candidates.indices,
+                                           workloads=self.listed_workloads(ctx.snapshot))
                     state.assumed, state.versions, assumed = held.loads, held.versions, held.columns
                 general = general_column(binding, candidates.indices, ctx.snapshot, self.options, assumed)
                 if self.estimator is not None or self.plugins.estimators:
@@ -362,7 +371,7 @@ class Framework:
         for hook in self.hooks:
             hook.estimated(candidates, told, accurate, failures)
 
-    def _listed_workloads(self, snapshot: Snapshot) -> Callable[[str], bool] | bool:
+    def listed_workloads(self, snapshot: Snapshot) -> Callable[[str], bool] | bool:
         """Where a pass needs the assumed workloads one by one, not only their sums: everywhere when an accurate
         estimator is asked (they are sent), else on the clusters whose resource models place them."""
         if self.estimator is not None:

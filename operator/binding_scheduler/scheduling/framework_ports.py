@@ -1,12 +1,15 @@
-"""What the scheduling framework is given from outside it: the accurate estimator (the gRPC client satisfies it) and
-binding priority preemption (`scheduling.preemption.Preemption` satisfies it)."""
+"""What the scheduling framework is given from outside it: the accurate estimator (the gRPC client satisfies it),
+binding priority preemption (`scheduling.preemption.Preemption` satisfies it) and what others' assumptions take
+(`scheduling.assumptions.AssumptionCache` satisfies it, and in a decision process what the scheduler sent)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from ..algorithm.general_estimator import AssumedWorkload
+from ..algorithm.fleet import FleetColumns, Indices
+from ..algorithm.general_estimator import AssumedLoad, AssumedWorkload
+from ..algorithm.general_estimator.columns import AssumedAt
 from ..algorithm.preemption import PreemptionPlan
 from ..algorithm.schedule import Candidates
 from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements
@@ -53,3 +56,23 @@ class Preemptor(Protocol):
     def claimed(self, binding: Binding, clusters: Sequence[str]) -> Mapping[str, int]: ...
 
     def plan(self, candidates: Candidates, unclaimed: Mapping[str, int]) -> PreemptionPlan | None: ...
+
+
+class AssumedReading(Protocol):
+    """Other bindings' assumptions at a decision's candidates: as columns for the general estimate, as loads by
+    cluster (`CycleState.assumed`) and the clusters' versions when read (`CycleState.versions`)."""
+
+    @property
+    def columns(self) -> AssumedAt: ...
+
+    @property
+    def loads(self) -> Mapping[str, AssumedLoad]: ...
+
+    @property
+    def versions(self) -> Mapping[str, int]: ...
+
+
+class AssumptionReader(Protocol):
+    def at(
+        self, binding: Binding, fleet: FleetColumns, indices: Indices, *, workloads: Callable[[str], bool] | bool
+    ) -> AssumedReading: ...

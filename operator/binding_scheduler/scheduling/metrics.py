@@ -323,6 +323,8 @@ class MetricsHook(FrameworkHook):
     """The framework's step and plugin timings, into Karmada's histograms (its steps and extension points only:
     Filter, Score, Select, AssignReplicas)."""
 
+    timings_only = True
+
     _STEPS: Mapping[ExtensionPoint, ScheduleStep] = MappingProxyType({
         ExtensionPoint.FILTER: ScheduleStep.FILTER,
         ExtensionPoint.SCORE: ScheduleStep.SCORE,

@@ -10,10 +10,15 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal, Protocol
 
+from ..algorithm.plugins import CycleState
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import ScheduleOptions
+from ..algorithm.snapshot import Snapshot
+from ..algorithm.walk import Decision
 from ..kube.client import ApiClient
+from ..model import Binding
 from .assumptions import AssumptionCache
+from .decision_pool import DecisionPool
 from .framework import Framework, FrameworkHook
 from .framework_ports import Preemptor, ReplicaEstimator
 from .metrics import SchedulerMetrics
@@ -48,6 +53,8 @@ class PassSettings:
     workload_groups: WorkloadGroupIndex | None = None
     preemptor: Preemptor | None = None
     """Binding priority preemption, while its two gates are on."""
+    decisions: DecisionPool | None = None
+    """The decision processes (`decisionProcesses`), or None: every decision is made in this process."""
     framework: Framework = field(init=False)
 
     def __post_init__(self, hooks: tuple[FrameworkHook, ...]) -> None:
@@ -55,6 +62,12 @@ class PassSettings:
             self.plugins, estimator=self.estimator, options=self.options, hooks=hooks, assumptions=self.assumptions,
             workload_groups=self.workload_groups, preemptor=self.preemptor,
         )
+
+    async def decide(self, binding: Binding, snapshot: Snapshot, state: CycleState) -> Decision:
+        """The framework's decision, in a decision process when there are some and the framework can run there."""
+        if self.decisions is None:
+            return await self.framework.decide(binding, snapshot, state)
+        return await self.decisions.decide(self.framework, binding, snapshot, state)
 
 
 @dataclass(slots=True)

@@ -122,7 +122,7 @@ async def _decide_and_reserve(
     for _ in range(RESERVE_TRIES):
         state = CycleState()
         try:
-            decision = await framework.decide(binding, snapshot, state)
+            decision = await settings.decide(binding, snapshot, state)
         except OverCpuLimit as error:
             # Tried again when clusters change (or at the unschedulable flush), not in a loop of long decisions.
             return await _refuse(entry, str(error), ctx, tracker, outcome=PassOutcome.UNSCHEDULABLE)

@@ -32,6 +32,7 @@ from ..kube.gate import WriteGate
 from ..kube.lease import LeaseElector, default_identity
 from ..model import ObjectMeta
 from ..model.config import SchedulerConfig, overcommit_protected
+from .decision_pool import DecisionPool
 from .event_sender import BackgroundEvents
 from .health import HealthServer
 from .metrics import MetricsHook, SchedulerMetrics
@@ -127,6 +128,9 @@ class SchedulerService:
         self.context = PassContext(client=self.client, events=self.background_events, bindings=BindingStore(),
                                    clusters=ClusterStore(), metrics=self.metrics)
         self._preemption: Preemption | None = None
+        self.decisions = DecisionPool(config.decision_processes) if config.decision_processes > 0 else None
+        """The decision processes (`decisionProcesses`), started with the service and stopped after its passes."""
+        self._starting_decisions: asyncio.Task[None] | None = None
         self.scheduler = Scheduler(
             self.context, self._pass_settings(config), queue=self.queue, metrics=self.metrics, workers=config.workers
         )
@@ -208,6 +212,7 @@ class SchedulerService:
             assumptions=self.context.assumptions if overcommit_protected(config) else None,
             workload_groups=self._workload_groups(workload_affinity),
             preemptor=self._preemptor(config),
+            decisions=self.decisions,
         )
 
     def _preemptor(self, config: SchedulerConfig) -> Preemption | None:
@@ -237,6 +242,7 @@ class SchedulerService:
         merged = replace(
             config,
             scheduler_name=self.config.scheduler_name,
+            decision_processes=self.config.decision_processes,
             leader_election=self.config.leader_election,
             metrics=self.config.metrics,
             kube_api=self.config.kube_api,
@@ -338,6 +344,8 @@ class SchedulerService:
         """Serve health, wait for the Lease, then start the passes. Cancellable while waiting."""
         await self.health.start()
         logger.info(self.startup_line())
+        if self.decisions is not None:  # started beside the Lease and the lists: passes decide here until ready
+            self._starting_decisions = asyncio.create_task(self.decisions.start(), name="decision-processes")
         if self.lease is not None:
             logger.info("waiting for lease %s/%s as %s", self.lease.namespace, self.lease.name, self.lease.identity)
             self._acquiring = asyncio.ensure_future(self.lease.acquire())
@@ -412,6 +420,7 @@ class SchedulerService:
             await asyncio.wait({self._resyncing})
         started = self._stop_requested_at or time.monotonic()
         drain = await self.scheduler.drain(self.config.shutdown.drain_timeout)
+        await self._stop_decisions()
         await self.background_events.close(EVENT_FLUSH_TIMEOUT)  # before the gate closes: the drained passes' Events
         released = await self._stop_lease()
         self.gate.close("scheduler shut down")
@@ -424,6 +433,15 @@ class SchedulerService:
         self.finished_at = time.monotonic()
         self.report = report
         return report
+
+    async def _stop_decisions(self) -> None:
+        """After the drain (no pass awaits a decision any more): the decision processes stop, bounded."""
+        if self.decisions is None:
+            return
+        if self._starting_decisions is not None:
+            self._starting_decisions.cancel()
+            await asyncio.wait({self._starting_decisions})
+        await self.decisions.close()
 
     async def _stop_lease(self) -> bool:
         """Stop acquiring and renewing, then hand the Lease back if it names us. An acquisition the stop cut

@@ -15,9 +15,10 @@ REASON_VALID = "Valid"
 REASON_INVALID_SPEC = "InvalidSpec"
 REASON_RESTART_REQUIRED = "RestartRequired"
 
-# Changes under these paths take effect only at the next start: the event filter (schedulerName), the Lease
-# and its identity, the HTTP servers and the API client are all set up once.
-RESTART_REQUIRED_PATHS = ("spec.schedulerName", "spec.leaderElection", "spec.metrics", "spec.kubeAPI")
+# Changes under these paths take effect only at the next start: the event filter (schedulerName), the decision
+# processes, the Lease and its identity, the HTTP servers and the API client are all set up once.
+RESTART_REQUIRED_PATHS = ("spec.schedulerName", "spec.decisionProcesses", "spec.leaderElection", "spec.metrics",
+                          "spec.kubeAPI")
 
 
 def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:

@@ -60,6 +60,7 @@ def parse_config(data: Any) -> SchedulerConfig:
         plugins=_plugins(spec),
         enable_empty_workload_propagation=spec.flag("enableEmptyWorkloadPropagation"),
         decision_cpu_limit=_positive_duration(spec, "decisionCPULimit", SchedulerConfig().decision_cpu_limit),
+        decision_processes=spec.integer("decisionProcesses", 0, minimum=0, maximum=MAX_DECISION_PROCESSES),
         estimator=_estimator(spec.obj("estimator")),
         queue=_queue(spec.obj("queue")),
         shutdown=_shutdown(spec.obj("shutdown")),
@@ -69,6 +70,10 @@ def parse_config(data: Any) -> SchedulerConfig:
         kube_api=_kube_api(spec.obj("kubeAPI")),
         feature_gates=_feature_gates(spec.obj("featureGates")),
     )
+
+
+MAX_DECISION_PROCESSES = 64
+"""More decision processes than cores only adds contention; 64 bounds a typo."""
 
 
 def _expect(root: Fields, key: str, wanted: str) -> None:

@@ -129,6 +129,8 @@ class SchedulerConfig:
     plugins: tuple[str, ...] = field(default=("*",), metadata=_json("plugins"))
     enable_empty_workload_propagation: bool = field(default=False, metadata=_json("enableEmptyWorkloadPropagation"))
     decision_cpu_limit: float = field(default=10.0, metadata=_json("decisionCPULimit"))
+    decision_processes: int = field(default=0, metadata=_json("decisionProcesses"))
+    """Processes deciding beside the scheduler's own (0: it decides every binding itself)."""
     estimator: EstimatorConfig = field(default=EstimatorConfig(), metadata=_json("estimator"))
     queue: QueueConfig = field(default=QueueConfig(), metadata=_json("queue"))
     shutdown: ShutdownConfig = field(default=ShutdownConfig(), metadata=_json("shutdown"))
