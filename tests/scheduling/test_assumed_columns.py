@@ -22,7 +22,8 @@ from tests.algorithm.general_estimator_builders import cluster, grade
 
 NAMES = tuple(f"m{i}" for i in range(7))
 BINDINGS = ("own", "own", "b1", "b2", "b3")
-REQUESTS = ({"cpu": "500m"}, {"cpu": "1", "memory": "1Gi"}, {"memory": "2Ei"}, {}, {"cpu": "0"}, {"gpu": "1"})
+REQUESTS = ({"cpu": "500m"}, {"cpu": "1", "memory": "1Gi"}, {"memory": "2Ei"}, {}, {"cpu": "0"}, {"gpu": "1"},
+            {"memory": "16Ei"})
 GATE = ScheduleOptions(multiple_pod_templates=True)
 
 

@@ -41,7 +41,7 @@ from ..algorithm.fleet import FleetColumns, Indices, Mask
 from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload, assumed_profile
 from ..algorithm.general_estimator.columns import AssumedAt, Column
 from ..model import Binding, Component, Scope, TargetCluster
-from .assumed_columns import AssumedColumns, Slots
+from .assumed_columns import SAFE, AssumedColumns, Slots
 
 TTL = 300.0
 
@@ -286,9 +286,11 @@ class _OwnAt:
     def _column(self, amount: Callable[[AssumedProfile], int]) -> Column | int:
         if not self._groups:
             return 0
-        column = np.zeros(self._length, dtype=np.int64)
-        for profile, at in self._groups:
-            column[at] = amount(profile)
+        values = [(at, amount(profile)) for profile, at in self._groups]
+        wide = any(not -SAFE < value < SAFE for _, value in values)
+        column: Column = np.zeros(self._length, dtype=object if wide else np.int64)
+        for at, value in values:
+            column[at] = value
         return column
 
     def count(self) -> Column | int:

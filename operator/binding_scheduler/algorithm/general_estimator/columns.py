@@ -28,6 +28,7 @@ from .units import MAX_INT32
 if TYPE_CHECKING:
     from ..snapshot import Snapshot
 
+INT64_SAFE = 1 << 62
 Column = npt.NDArray[Any]
 """int64, or object (Python integers) where a value does not fit in int64."""
 Mask = npt.NDArray[np.bool_]
@@ -115,6 +116,8 @@ def replicas_with_assumed(
     if requirements is not None:
         for name, amount in cache.request(requirements).summary_request:
             left = columns.available(name)[at] - assumed.deducted(name)[positions]
+            if left.dtype != object and not -INT64_SAFE < amount < INT64_SAFE:
+                left = left.astype(object)  # a request past int64: Python integers, as the per-cluster path
             zero |= left <= 0
             bound = np.minimum(bound, left // amount)
     result: Column = np.minimum(bound, MAX_INT32)
