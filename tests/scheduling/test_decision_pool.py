@@ -212,3 +212,18 @@ async def test_close_stops_every_process_and_later_decisions_are_made_here() -> 
     snapshot = snapshot_of(fleet())
     await started.decide(here, bindings()[0], snapshot, CycleState())
     assert (started.remote, started.local) == (0, 1)
+
+
+async def test_a_process_that_does_not_answer_in_time_is_stopped_and_the_decision_made_here(
+    pool: DecisionPool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("binding_scheduler.scheduling.decision_pool.ANSWER_MARGIN", 0.2)
+    here = framework(options=ScheduleOptions(cpu_limit=0.1))
+    snapshot = snapshot_of(fleet())
+    binding = bindings()[1]
+    process = pool._processes[0].process
+    os.kill(process.pid, signal.SIGSTOP)
+    decided = await asyncio.wait_for(pool.decide(here, binding, snapshot, CycleState()), 30)
+    assert outcome(decided) == outcome(await here.decide(binding, snapshot, CycleState()))
+    assert process.wait(10) == -signal.SIGKILL
+    assert (pool.remote, pool.local) == (0, 1)

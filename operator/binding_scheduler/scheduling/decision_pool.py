@@ -63,6 +63,8 @@ START_TIMEOUT = 60.0
 """Seconds a new decision process may take to start (imports included) before it is given up."""
 STOP_TIMEOUT = 2.0
 """Seconds a decision process gets to exit at shutdown before it is killed."""
+ANSWER_MARGIN = 10.0
+"""Seconds past `decisionCPULimit` a decision process may take to answer before it is taken for stuck."""
 RESTART_PAUSE = 5.0
 """Seconds between two replacements of a decision process that exited."""
 
@@ -119,14 +121,19 @@ class _Process:
                 return
             try:
                 self.connection.send(message)
-            except (OSError, ValueError):
-                return  # the process is gone: the receiving thread reports it
+            except Exception:  # gone, or a message that does not pickle: the process's view is lost either way
+                logger.exception("decision process %d: sending failed: stopping it", self.index)
+                self.process.kill()  # the receiving thread sees the pipe close and reports the process lost
+                return
 
     def _receive_all(self) -> None:
         while True:
             try:
                 message = self.connection.recv()
-            except (EOFError, OSError):
+            except Exception as error:  # closed, or an answer that does not unpickle
+                if not isinstance(error, EOFError | OSError):
+                    logger.error("decision process %d: unreadable answer (%s): stopping it", self.index, error)
+                    self.process.kill()
                 self.loop.call_soon_threadsafe(self._exited)
                 return
             self.loop.call_soon_threadsafe(self._answered, message)
@@ -218,11 +225,18 @@ class DecisionPool:
             return await framework.decide(binding, snapshot, state)
         target.sync(snapshot, setup)
         request = next(self._requests)
+        assumed = _sent_assumptions(framework, binding, snapshot, state)
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         target.outstanding[request] = future
-        target.send(Decide(request, binding, _sent_assumptions(framework, binding, snapshot, state)))
+        target.send(Decide(request, binding, assumed))
         try:
-            answer = await future
+            async with asyncio.timeout(framework.options.cpu_limit + ANSWER_MARGIN):
+                answer = await future
+        except TimeoutError:
+            logger.error("decision process %d gave no answer for %s within decisionCPULimit + %gs: stopping it",
+                         target.index, binding.key, ANSWER_MARGIN)
+            target.process.kill()  # its other requests are answered LOST when its pipe closes
+            answer = LOST
         finally:
             target.outstanding.pop(request, None)  # cancelled: the answer is dropped when it comes
         if isinstance(answer, Decided):
@@ -237,7 +251,7 @@ class DecisionPool:
                          binding.key, answer.text)
         else:
             logger.warning("decision process %d exited (code %s) while deciding %s: deciding it here",
-                           target.index, target.process.returncode, binding.key)
+                           target.index, target.process.poll(), binding.key)
         self.local += 1
         return await framework.decide(binding, snapshot, state)  # its estimate reads the versions again
 
@@ -264,9 +278,13 @@ class DecisionPool:
         self._restarted_at = now
         loop = asyncio.get_running_loop()
         for old in exited:
-            logger.warning("decision process %d exited (code %s): starting another", old.index, old.process.returncode)
+            logger.warning("decision process %d exited (code %s): starting another", old.index, old.process.poll())
             old.stop_sending()
-            self._processes[self._processes.index(old)] = _Process(old.index, loop)
+            old.connection.close()
+            try:
+                self._processes[self._processes.index(old)] = _Process(old.index, loop)
+            except OSError as error:  # no process to start now: decided here, tried again after the pause
+                logger.error("decision process %d could not be started again: %s", old.index, error)
 
     async def close(self) -> None:
         """Stop every process (bounded: `STOP_TIMEOUT` each, then killed). Decisions still awaited get no answer
