@@ -160,7 +160,7 @@ class AssumptionCache:
         held = count > 0
         return AssumedAtCandidates(
             AssumedAt(held, columns.pods.values[slots] - own_at.pods(), deducted, load),
-            fleet, indices, held, load, Versions(fleet, columns.versions[fleet_slots]),
+            fleet, indices, Versions(fleet, columns.versions[fleet_slots]),
         )
 
     def unchanged(self, versions: Mapping[str, int], clusters: Iterable[str]) -> bool:
@@ -367,13 +367,11 @@ class AssumedAtCandidates:
     columns: AssumedAt
     fleet: FleetColumns
     indices: Indices
-    held: Mask
-    load: Callable[[str], AssumedLoad | None]
     versions: Versions
 
     @property
     def loads(self) -> AssumedLoads:
-        return AssumedLoads(self.fleet, self.indices, self.held, self.load)
+        return AssumedLoads(self.fleet, self.indices, self.columns.held, self.columns.load)
 
 
 def _groups(

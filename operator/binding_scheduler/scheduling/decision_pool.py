@@ -193,7 +193,8 @@ class DecisionPool:
         self.size = processes
         self._processes: list[_Process] = []
         self._requests = itertools.count()
-        self._setups: dict[int, tuple[Framework, Setup | None]] = {}
+        self._setup_of: tuple[Framework, Setup | None] | None = None
+        """The framework in force and its setup (one framework is in force at a time)."""
         self._closed = False
         self._restarted_at = 0.0
         self.remote = 0
@@ -256,10 +257,9 @@ class DecisionPool:
         return await framework.decide(binding, snapshot, state)  # its estimate reads the versions again
 
     def _setup(self, framework: Framework) -> Setup | None:
-        known = self._setups.get(id(framework))
+        known = self._setup_of
         if known is None or known[0] is not framework:
-            known = (framework, remote_setup(framework))
-            self._setups = {id(framework): known}  # one framework is in force at a time
+            known = self._setup_of = (framework, remote_setup(framework))
         return known[1]
 
     def _choose(self) -> _Process | None:
