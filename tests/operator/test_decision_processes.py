@@ -68,13 +68,28 @@ def placements(api: DevCluster) -> dict[str, tuple[Any, ...]] | None:
     return seen
 
 
+def processes_ready(operator: OperatorThread, processes: int) -> bool:
+    """The service is up and, with processes asked for, every one of them answers: bindings created before that
+    would be decided here while the processes start."""
+    service = operator.app.service
+    if service is None:
+        return False
+    if processes == 0:
+        return True
+    pool = service.decisions
+    return pool is not None and len(pool._processes) == processes and all(p.ready.is_set() for p in pool._processes)
+
+
 def run(tmp_path: Path, processes: int) -> tuple[dict[str, tuple[Any, ...]], OperatorThread]:
     with DevCluster.in_thread() as api:
         namespaces(api, "default", "karmada-system", "shop")
-        apply(api, *fleet(), *bindings())
+        apply(api, *fleet())
         spec = config_spec(workers=1, decisionProcesses=processes, kubeAPI={"qps": 5000, "burst": 5000})
         operator = OperatorThread(api, write_config(tmp_path / f"config-{processes}.yaml", spec)).start()
         try:
+            wait_until(lambda: processes_ready(operator, processes) or time.sleep(0.1), 90,
+                       "the decision processes to be ready")
+            apply(api, *bindings())
             seen = wait_until(lambda: placements(api) or time.sleep(0.2), 120, "every binding to be scheduled")
         finally:
             operator.stop()
@@ -89,5 +104,5 @@ def test_decisions_made_in_decision_processes_write_what_the_scheduler_writes_de
     assert there == here
     service = operator.app.service
     assert service is not None and service.decisions is not None
-    assert service.decisions.remote > 0
+    assert service.decisions.local == 0 and service.decisions.remote >= len(bindings())
     assert [p.process.poll() for p in service.decisions._processes] == [0, 0]
