@@ -175,3 +175,27 @@ def test_a_healthy_cluster_of_a_duplicated_binding_is_released_and_the_others_st
     assert [held(cache, c) for c in ("m0", "m1", "m2", "m9")] == [
         {"shop/web": 4}, {}, {"shop/web": 4}, {"shop/web": 1}]
     assert len(cache) == 3
+
+
+def test_a_cluster_listing_is_the_same_load_while_nothing_there_changes_and_a_new_one_after() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("api"), [TargetCluster("m1", 3), TargetCluster("m2", 1)], multi_template=False)
+    cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
+    first = cache.others(rb("web"), ["m1", "m2"], workloads=True)[0]["m1"]
+    again = cache.others(rb("cache"), ["m1"], workloads=True)[0]["m1"]
+    assert again is first and [w.components[0].name for w in first] == ["api", "db"]
+    cache.assume(rb("web"), [TargetCluster("m2", 2)], multi_template=False)
+    assert cache.others(rb("cache"), ["m1"], workloads=True)[0]["m1"] is first
+    cache.release("shop/db")
+    after = cache.others(rb("cache"), ["m1"], workloads=True)[0]["m1"]
+    assert after is not first and [w.components[0].name for w in after] == ["api"]
+
+
+def test_a_cluster_listing_leaves_out_the_deciding_binding_s_own_workload() -> None:
+    cache = AssumptionCache()
+    cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
+    cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
+    shared = cache.others(rb("web"), ["m1"], workloads=True)[0]["m1"]
+    mine = cache.others(rb("db"), ["m1"], workloads=True)[0]["m1"]
+    assert ([w.components[0].name for w in shared], [w.components[0].name for w in mine]) == (["api", "db"], ["api"])
+    assert (mine.pods, shared.pods) == (3, 4)

@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 
 import grpc
 import grpc.aio
-from google.protobuf.message import Message
 from prometheus_client import CollectorRegistry
 
 from binding_scheduler.algorithm.general_estimator import AssumedWorkload
@@ -28,16 +27,17 @@ from .discovery import DiscoveryError, ServiceLookup
 from .failures import FailureReporter, Reason
 from .settings import EstimatorSettings
 from .wire import (
+    ASSUMED_FIELD_OF_REPLICAS_REQUEST,
+    ASSUMED_FIELD_OF_SETS_REQUEST,
     MAX_AVAILABLE_COMPONENT_SETS,
     MAX_AVAILABLE_REPLICAS,
-    AssumedWorkloadEncoder,
+    AssumedRecords,
     InvalidAnswer,
-    max_available_component_sets_request,
+    component_sets_request_prefix,
     object_metadata,
     read_count,
-    replica_requirements,
-    replicas_request_for,
-    serialize,
+    replicas_request_prefix,
+    request_bytes,
 )
 
 _RPC_REASONS = {grpc.StatusCode.UNAVAILABLE: Reason.UNAVAILABLE}
@@ -63,7 +63,9 @@ class AccurateEstimator:
         self.settings = settings
         self._pool = ChannelPool(settings, service_lookup, load_tls(settings))
         self._reporter = FailureReporter(registry)
-        self._assumed_encoder = AssumedWorkloadEncoder(legacy=settings.send_legacy_fields)
+        legacy = settings.send_legacy_fields
+        self._assumed_for_replicas = AssumedRecords(ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=legacy)
+        self._assumed_for_sets = AssumedRecords(ASSUMED_FIELD_OF_SETS_REQUEST, legacy=legacy)
 
     @property
     def connected(self) -> dict[str, str]:
@@ -79,16 +81,13 @@ class AccurateEstimator:
         assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     ) -> EstimateAnswer:
         """`MaxAvailableReplicas` on every cluster's estimator, with the workloads assumed there."""
-        legacy = self.settings.send_legacy_fields
-        encoded = replica_requirements(requirements, legacy=legacy) if requirements is not None else None
+        prefix = replicas_request_prefix(requirements, legacy=self.settings.send_legacy_fields)
         held = assumed or {}
-        encode = self._assumed_encoder
+        records = self._assumed_for_replicas
         return await self._fan_out(
             clusters,
             MAX_AVAILABLE_REPLICAS,
-            lambda name: replicas_request_for(
-                name, encoded, [encode(w) for w in held.get(name, ())]
-            ),
+            lambda name: request_bytes(name, prefix, records(held.get(name, ()))),
             resource,
         )
 
@@ -102,14 +101,13 @@ class AccurateEstimator:
         assumed: Mapping[str, Sequence[AssumedWorkload]] | None = None,
     ) -> EstimateAnswer:
         """`MaxAvailableComponentSets` on every cluster's estimator, with the workloads assumed there."""
-        legacy = self.settings.send_legacy_fields
+        prefix = component_sets_request_prefix(components, namespace, legacy=self.settings.send_legacy_fields)
         held = assumed or {}
+        records = self._assumed_for_sets
         return await self._fan_out(
             clusters,
             MAX_AVAILABLE_COMPONENT_SETS,
-            lambda name: max_available_component_sets_request(
-                name, components, namespace, legacy=legacy, assumed=held.get(name, ())
-            ),
+            lambda name: request_bytes(name, prefix, records(held.get(name, ()))),
             resource,
         )
 
@@ -126,7 +124,7 @@ class AccurateEstimator:
         self,
         clusters: Sequence[Cluster],
         method: str,
-        build: Callable[[str], Message],
+        build: Callable[[str], bytes],
         resource: ObjectReference | None,
     ) -> EstimateAnswer:
         loop = asyncio.get_running_loop()
@@ -160,7 +158,7 @@ class AccurateEstimator:
         self,
         cluster: str,
         method: str,
-        request: Message,
+        request: bytes,
         metadata: tuple[tuple[str, str], ...],
         deadline: float,
     ) -> int | _Failed:
@@ -175,7 +173,7 @@ class AccurateEstimator:
         self,
         cluster: str,
         method: str,
-        request: Message,
+        request: bytes,
         metadata: tuple[tuple[str, str], ...],
         deadline: float,
     ) -> int:
@@ -183,7 +181,7 @@ class AccurateEstimator:
         try:
             async with asyncio.timeout_at(deadline):
                 channel = await self._pool.channel(cluster)
-                call = channel.unary_unary(method, request_serializer=serialize, response_deserializer=None)
+                call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
                 remaining = max(deadline - asyncio.get_running_loop().time(), 0.0)
                 data: bytes = await call(request, timeout=remaining, metadata=metadata)
             return read_count(data)

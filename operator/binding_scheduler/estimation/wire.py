@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from google.protobuf.message import DecodeError, Message
 
-from binding_scheduler.algorithm.general_estimator import AssumedWorkload
+from binding_scheduler.algorithm.general_estimator import AssumedLoad, AssumedWorkload
 from binding_scheduler.model import Component, NodeClaim, ObjectReference, ReplicaRequirements
 
 from .payloads import node_selector_bytes, resource_request_bytes, toleration_bytes
@@ -105,48 +105,90 @@ def assumed_workload(workload: AssumedWorkload, *, legacy: bool) -> estimator_pb
     return out
 
 
-class AssumedWorkloadEncoder:
-    """`assumed_workload`, memoised by the workload object. A pass sends every workload assumed on a cluster to
-    that cluster's estimator, and the same workloads pass after pass until they are released: encoding their
-    quantities again each time was most of a pass's CPU. Holds the workload (so its id is not reused while the
-    entry lives); emptied when it reaches `limit` entries."""
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
-    def __init__(self, *, legacy: bool, limit: int = 65_536) -> None:
+
+def _length_delimited(field: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf record (a string, bytes or message field) of `field`."""
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+ASSUMED_FIELD_OF_REPLICAS_REQUEST = estimator_pb2.MaxAvailableReplicasRequest.DESCRIPTOR.fields_by_name[
+    "assumedWorkloads"].number
+ASSUMED_FIELD_OF_SETS_REQUEST = estimator_pb2.MaxAvailableComponentSetsRequest.DESCRIPTOR.fields_by_name[
+    "assumedWorkloads"].number
+
+
+class AssumedRecords:
+    """A request's `assumedWorkloads` as wire bytes, ready to follow its other fields.
+
+    A pass sends every workload assumed on a cluster to that cluster's estimator, and the same workloads pass
+    after pass until they are released. Protobuf's repeated message field is its records one after another, and
+    `assumedWorkloads` has the highest field number of both requests, so the request is its other fields'
+    deterministic encoding followed by these bytes, exactly what encoding the whole message gives. Each
+    workload's record is encoded once per workload object, and a cluster's whole run once per tuple of
+    workloads (the assumption cache hands out the same tuple while a cluster's assumptions are unchanged), so a
+    request costs a copy of bytes, not an encoding of every workload in it. Both memos hold what they are keyed
+    by (so an id is not reused while its entry lives) and are emptied when they reach `limit` entries."""
+
+    def __init__(self, field: int, *, legacy: bool, limit: int = 65_536) -> None:
+        self.field = field
         self.legacy = legacy
         self.limit = limit
-        self._encoded: dict[int, tuple[AssumedWorkload, estimator_pb2.AssumedWorkload]] = {}
+        self._records: dict[int, tuple[AssumedWorkload, bytes]] = {}
+        self._runs: dict[int, tuple[tuple[AssumedWorkload, ...], bytes]] = {}
 
-    def __call__(self, workload: AssumedWorkload) -> estimator_pb2.AssumedWorkload:
-        entry = self._encoded.get(id(workload))
+    def record(self, workload: AssumedWorkload) -> bytes:
+        entry = self._records.get(id(workload))
         if entry is not None and entry[0] is workload:
             return entry[1]
-        encoded = assumed_workload(workload, legacy=self.legacy)
-        if len(self._encoded) >= self.limit:
-            self._encoded.clear()
-        self._encoded[id(workload)] = (workload, encoded)
-        return encoded
+        record = _length_delimited(self.field, serialize(assumed_workload(workload, legacy=self.legacy)))
+        if len(self._records) >= self.limit:
+            self._records.clear()
+        self._records[id(workload)] = (workload, record)
+        return record
+
+    def __call__(self, workloads: Sequence[AssumedWorkload]) -> bytes:
+        if not workloads:
+            return b""
+        held = workloads.workloads if isinstance(workloads, AssumedLoad) else tuple(workloads)
+        entry = self._runs.get(id(held))
+        if entry is not None and entry[0] is held:
+            return entry[1]
+        record = self.record
+        run = b"".join([record(w) for w in held])
+        if len(self._runs) >= self.limit:
+            self._runs.clear()
+        self._runs[id(held)] = (held, run)
+        return run
 
 
-def replicas_request_for(
-    cluster: str, encoded: estimator_pb2.ReplicaRequirements | None,
-    assumed: Sequence[estimator_pb2.AssumedWorkload] = (),
-) -> estimator_pb2.MaxAvailableReplicasRequest:
-    """The request for one cluster around requirements encoded once for a whole fan-out."""
-    out = estimator_pb2.MaxAvailableReplicasRequest(cluster=cluster)
-    if encoded is not None:
-        out.replicaRequirements.CopyFrom(encoded)
-    out.assumedWorkloads.extend(assumed)
-    return out
+def replicas_request_prefix(requirements: ReplicaRequirements | None, *, legacy: bool) -> bytes:
+    """A `MaxAvailableReplicasRequest`'s requirements field, encoded once for a whole fan-out."""
+    if requirements is None:
+        return b""
+    return serialize(estimator_pb2.MaxAvailableReplicasRequest(
+        replicaRequirements=replica_requirements(requirements, legacy=legacy)))
 
 
-def max_available_component_sets_request(
-    cluster: str, components: Sequence[Component], namespace: str, *, legacy: bool = True,
-    assumed: Sequence[AssumedWorkload] = (),
-) -> estimator_pb2.MaxAvailableComponentSetsRequest:
-    out = estimator_pb2.MaxAvailableComponentSetsRequest(cluster=cluster, namespace=namespace)
+def request_bytes(cluster: str, prefix: bytes, assumed: bytes = b"") -> bytes:
+    """Either request for one cluster, encoded: its name (field 1 of both), the fan-out's other fields
+    (`replicas_request_prefix`, `component_sets_request_prefix`) and the workloads assumed there
+    (`AssumedRecords`), in field order."""
+    return (_length_delimited(1, cluster.encode()) if cluster else b"") + prefix + assumed
+
+
+def component_sets_request_prefix(components: Sequence[Component], namespace: str, *, legacy: bool) -> bytes:
+    """A `MaxAvailableComponentSetsRequest`'s components and namespace, encoded once for a whole fan-out."""
+    out = estimator_pb2.MaxAvailableComponentSetsRequest(namespace=namespace)
     out.components.extend(_component(c, legacy=legacy) for c in components)
-    out.assumedWorkloads.extend(assumed_workload(w, legacy=legacy) for w in assumed)
-    return out
+    return serialize(out)
 
 
 def unschedulable_replicas_request(

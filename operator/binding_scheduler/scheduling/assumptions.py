@@ -91,6 +91,12 @@ class _ClusterHeld:
     load: AssumedLoad | None = None
     """The sums as an `AssumedLoad` without its workloads, kept until the next change here (most passes read
     a cluster more often than the cluster's assumptions change)."""
+    listed: AssumedLoad | None = None
+    """The same with every workload listed: one tuple while nothing here changes, so the estimator's requests
+    reuse its encoding."""
+
+    def changed(self) -> None:
+        self.load = self.listed = None
 
 
 class AssumptionCache:
@@ -218,6 +224,10 @@ class AssumptionCache:
         if len(held.entries) - (own is not None) <= 0:
             return None
         if listed:
+            if own is None:
+                if held.listed is None:
+                    held.listed = self._columns.load(slot, tuple(held.entries.values()), None)
+                return held.listed
             workloads = tuple(w for k, w in held.entries.items() if k != key)
             return self._columns.load(slot, workloads, own)
         if own is not None:
@@ -233,7 +243,7 @@ class AssumptionCache:
             for cluster in group.clusters:
                 held = by_cluster[cluster]
                 del held.entries[key]
-                held.load = None
+                held.changed()
                 if not held.entries:
                     del by_cluster[cluster]
             self._columns.add(group.slots, group.profile, -1)
@@ -248,7 +258,7 @@ class AssumptionCache:
                 if on_cluster is None:
                     on_cluster = by_cluster[cluster] = _ClusterHeld()
                 on_cluster.entries[key] = workload
-                on_cluster.load = None
+                on_cluster.changed()
             self._columns.add(group.slots, group.profile, 1)
 
     def _expire(self) -> None:
