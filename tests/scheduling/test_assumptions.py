@@ -199,3 +199,19 @@ def test_a_cluster_listing_leaves_out_the_deciding_binding_s_own_workload() -> N
     mine = cache.others(rb("db"), ["m1"], workloads=True)[0]["m1"]
     assert ([w.components[0].name for w in shared], [w.components[0].name for w in mine]) == (["api", "db"], ["api"])
     assert (mine.pods, shared.pods) == (3, 4)
+
+
+def test_workloads_listed_first_after_many_assumptions_come_in_the_order_they_were_last_assumed() -> None:
+    cache = AssumptionCache()
+    for name in ("web", "api", "db"):
+        cache.assume(rb(name), [TargetCluster("m1", 1), TargetCluster("m2", 1)], multi_template=False)
+    assert cache.others(rb("x"), ["m1"])[0]["m1"].pods == 3
+    cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
+    assert list(cache.assumed_on("m1")) == ["shop/api", "shop/db", "shop/web"]
+    assert list(cache.assumed_on("m2")) == ["shop/api", "shop/db"]
+    cache.release("shop/api")
+    cache.assume(rb("cache"), [TargetCluster("m2", 1)], multi_template=False)
+    assert (list(cache.assumed_on("m1")), list(cache.assumed_on("m2"))) == (
+        ["shop/db", "shop/web"], ["shop/db", "shop/cache"])
+    listed = cache.others(rb("x"), ["m2"], workloads=True)[0]["m2"]
+    assert [w.components[0].name for w in listed] == ["db", "cache"]

@@ -83,22 +83,6 @@ class Footprint:
         return Footprint(tuple(groups), self.expires) if groups else None
 
 
-@dataclass(slots=True)
-class _ClusterHeld:
-    """The assumptions on one cluster, by binding key (their sums are the cache's columns)."""
-
-    entries: dict[str, AssumedWorkload] = field(default_factory=dict)
-    load: AssumedLoad | None = None
-    """The sums as an `AssumedLoad` without its workloads, kept until the next change here (most passes read
-    a cluster more often than the cluster's assumptions change)."""
-    listed: AssumedLoad | None = None
-    """The same with every workload listed: one tuple while nothing here changes, so the estimator's requests
-    reuse its encoding."""
-
-    def changed(self) -> None:
-        self.load = self.listed = None
-
-
 class AssumptionCache:
     """Assumed workloads by binding and by cluster, with a version per cluster."""
 
@@ -106,7 +90,16 @@ class AssumptionCache:
         self.ttl = ttl
         self._clock = clock
         self._by_binding: dict[str, Footprint] = {}
-        self._by_cluster: dict[str, _ClusterHeld] = {}
+        self._by_cluster: dict[str, dict[str, AssumedWorkload]] | None = None
+        """The workloads on each cluster by binding key, kept only once something lists them (accurate
+        estimators, resource models): a Duplicated footprint would otherwise cost an entry on each of its
+        hundreds of clusters, and the sums are the columns."""
+        self._loads: dict[str, tuple[int, AssumedLoad]] = {}
+        """Each cluster's load without a deciding binding's own, by the cluster's version when it was read
+        (most passes read a cluster more often than its assumptions change)."""
+        self._listed: dict[str, tuple[int, AssumedLoad]] = {}
+        """The same with its workloads listed: one tuple while nothing there changes, so the estimators'
+        requests reuse its encoding."""
         self._columns = AssumedColumns()
         self._expiries: list[tuple[float, int, str]] = []
         self._sequence = itertools.count()
@@ -206,8 +199,7 @@ class AssumptionCache:
     def assumed_on(self, cluster: str) -> dict[str, AssumedWorkload]:
         """The unexpired assumptions on `cluster`, by binding key."""
         self._expire()
-        held = self._by_cluster.get(cluster)
-        return {} if held is None else dict(held.entries)
+        return dict(self._index().get(cluster) or {})
 
     def _own_profiles(self, key: str) -> dict[str, AssumedProfile]:
         mine = self._by_binding.get(key)
@@ -216,49 +208,55 @@ class AssumptionCache:
     def _load_on(self, cluster: str, key: str, listed: bool, own: AssumedProfile | None) -> AssumedLoad | None:
         """The load of every binding's workload on `cluster` but `key`'s (whose profile there is `own`); None when
         there is none."""
-        held = self._by_cluster.get(cluster)
-        if held is None:
+        columns = self._columns
+        slot = columns.known(cluster)
+        if slot is None or int(columns.count.values[slot]) - (own is not None) <= 0:
             return None
-        slot = self._columns.known(cluster)
-        assert slot is not None
-        if len(held.entries) - (own is not None) <= 0:
-            return None
-        if listed:
-            if own is None:
-                if held.listed is None:
-                    held.listed = self._columns.load(slot, tuple(held.entries.values()), None)
-                return held.listed
-            workloads = tuple(w for k, w in held.entries.items() if k != key)
-            return self._columns.load(slot, workloads, own)
         if own is not None:
-            return self._columns.load(slot, None, own)
-        if held.load is None:
-            held.load = self._columns.load(slot, None, None)
-        return held.load
+            workloads = None
+            if listed:
+                workloads = tuple(w for k, w in self._index()[cluster].items() if k != key)
+            return columns.load(slot, workloads, own)
+        cached = self._listed if listed else self._loads
+        version = int(columns.versions[slot])
+        entry = cached.get(cluster)
+        if entry is None or entry[0] != version:
+            load = columns.load(slot, tuple(self._index()[cluster].values()) if listed else None, None)
+            entry = cached[cluster] = (version, load)
+        return entry[1]
+
+    def _index(self) -> dict[str, dict[str, AssumedWorkload]]:
+        """`_by_cluster`, built from the footprints on first use (in the order their bindings were last
+        assumed, the order it keeps from then on)."""
+        if self._by_cluster is None:
+            index: dict[str, dict[str, AssumedWorkload]] = {}
+            for key, footprint in self._by_binding.items():
+                for group in footprint.groups:
+                    for cluster in group.clusters:
+                        index.setdefault(cluster, {})[key] = group.workload
+            self._by_cluster = index
+        return self._by_cluster
 
     def _set(self, key: str, footprint: Footprint | None) -> None:
         old = self._by_binding.pop(key, None)
         by_cluster = self._by_cluster
         for group in old.groups if old is not None else ():
-            for cluster in group.clusters:
-                held = by_cluster[cluster]
-                del held.entries[key]
-                held.changed()
-                if not held.entries:
-                    del by_cluster[cluster]
+            if by_cluster is not None:
+                for cluster in group.clusters:
+                    held = by_cluster[cluster]
+                    del held[key]
+                    if not held:
+                        del by_cluster[cluster]
             self._columns.add(group.slots, group.profile, -1)
         if footprint is None or not footprint.groups:
             return
         self._by_binding[key] = footprint
         heapq.heappush(self._expiries, (footprint.expires, next(self._sequence), key))
         for group in footprint.groups:
-            workload = group.workload
-            for cluster in group.clusters:
-                on_cluster = by_cluster.get(cluster)
-                if on_cluster is None:
-                    on_cluster = by_cluster[cluster] = _ClusterHeld()
-                on_cluster.entries[key] = workload
-                on_cluster.changed()
+            if by_cluster is not None:
+                workload = group.workload
+                for cluster in group.clusters:
+                    by_cluster.setdefault(cluster, {})[key] = workload
             self._columns.add(group.slots, group.profile, 1)
 
     def _expire(self) -> None:
