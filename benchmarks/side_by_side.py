@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.side_by_side [--sizes 100,1000] [--bindings 2000] [--qps default,unlimited]
         [--rounds 1] [--seed 1] [--tree PATH] [--quiet 3] [--timeout 1800] [--json FILE] [--keep DIR] [--py-spy]
-        [--schedulers karmada,ours]
+        [--schedulers karmada,ours] [--ours-workers 1]
 
 One real control plane (tests/realcluster: etcd + kube-apiserver built from their Go modules, with an audit log)
 serves the whole run. For each size, a fleet of that many Clusters (tests/realcluster/side_by_side.py's generator:
@@ -242,6 +242,17 @@ class Bench:
             return write.user == self.plane.operator_user
         return write.user == "admin" and write.agent.startswith("karmada-scheduler")
 
+    def _our_config(self, tag: str) -> tuple[str, ...]:
+        """`--config-file` setting `workers` when `--ours-workers` asks for more than Karmada's one worker (the
+        flags set every other field, as they do Karmada's)."""
+        if self.args.ours_workers == 1:
+            return ()
+        path = self.workdir / f"{tag}-ours-config.json"
+        path.write_text(json.dumps({
+            "apiVersion": "config.binding-scheduler.io/v1alpha1", "kind": "SchedulerConfiguration",
+            "metadata": {"name": "side-by-side"}, "spec": {"workers": self.args.ours_workers}}))
+        return (f"--config-file={path}",)
+
     def measure(self, scheduler: str, size: int, setting: str, round_: int,
                 generated: Sequence[Generated]) -> tuple[Measurement, Copy, dict[str, Any]]:
         self.count += 1
@@ -266,7 +277,8 @@ class Bench:
         if scheduler == "karmada":
             process = karmada_scheduler(self.plane, copy.scheduler_name, log, *flags)
         else:
-            process = our_scheduler(self.plane, copy.scheduler_name, log, *flags, tree=self.args.tree)
+            process = our_scheduler(self.plane, copy.scheduler_name, log, *flags, *self._our_config(tag),
+                                    tree=self.args.tree)
         profiler = self._profile(process, tag) if scheduler == "ours" and self.args.py_spy else None
         last_write: dict[str, float] = {}
         decided: dict[str, float] = {}
@@ -473,6 +485,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100,1000", help="fleet sizes (clusters), comma-separated")
     parser.add_argument("--bindings", type=int, default=2000)
+    parser.add_argument("--ours-workers", type=int, default=1,
+                        help="our scheduler's `workers` (default 1, as Karmada's one worker)")
     parser.add_argument("--qps", default="default,unlimited", help=f"settings among {', '.join(SETTINGS)}")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
