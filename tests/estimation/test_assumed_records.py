@@ -33,7 +33,7 @@ def test_a_replicas_request_is_the_bytes_protobuf_encodes_from_the_whole_message
     requirements = ReplicaRequirements(resource_request={"cpu": parse_quantity("1", "cpu")}, namespace="shop")
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=legacy)
     sent = wire.request_bytes("member1", wire.replicas_request_prefix(requirements, legacy=legacy),
-                              records(listed(WORKLOADS)))
+                              records("member1", listed(WORKLOADS)))
     whole = estimator_pb2.MaxAvailableReplicasRequest(
         cluster="member1", replicaRequirements=wire.replica_requirements(requirements, legacy=legacy),
         assumedWorkloads=[wire.assumed_workload(w, legacy=legacy) for w in WORKLOADS])
@@ -45,7 +45,7 @@ def test_a_component_sets_request_is_the_bytes_protobuf_encodes_from_the_whole_m
     components = WORKLOADS[0].components
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_SETS_REQUEST, legacy=legacy)
     sent = wire.request_bytes("member2", wire.component_sets_request_prefix(components, "shop", legacy=legacy),
-                              records(list(WORKLOADS[1:])))
+                              records("member2", list(WORKLOADS[1:])))
     whole = estimator_pb2.MaxAvailableComponentSetsRequest(cluster="member2", namespace="shop")
     whole.components.extend(wire.assumed_workload(WORKLOADS[0], legacy=legacy).components)
     whole.assumedWorkloads.extend(wire.assumed_workload(w, legacy=legacy) for w in WORKLOADS[1:])
@@ -54,21 +54,21 @@ def test_a_component_sets_request_is_the_bytes_protobuf_encodes_from_the_whole_m
 
 def test_a_request_without_requirements_or_assumptions_is_the_cluster_alone() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False)
-    sent = wire.request_bytes("m", wire.replicas_request_prefix(None, legacy=False), records(()))
+    sent = wire.request_bytes("m", wire.replicas_request_prefix(None, legacy=False), records("m", ()))
     assert sent == wire.serialize(estimator_pb2.MaxAvailableReplicasRequest(cluster="m")) == b"\x0a\x01m"
 
 
 def test_a_cluster_run_of_workloads_is_encoded_once_while_its_tuple_is_the_same() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False)
     load = listed(WORKLOADS)
-    first = records(load)
-    assert records(listed(load.workloads)) is first
-    changed = records(listed(WORKLOADS[:2]))
+    first = records("m1", load)
+    assert records("m1", listed(load.workloads)) is first
+    changed = records("m1", listed(WORKLOADS[:2]))
     assert changed is not first
     assert first.startswith(changed) and len(first) > len(changed)
 
 
-def test_a_workload_is_encoded_once_across_runs_and_both_memos_are_bounded() -> None:
+def test_a_workload_is_encoded_once_across_runs_the_record_memo_is_bounded_and_a_cluster_keeps_one_run() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False, limit=2)
     web = records.record(WORKLOADS[0])
     assert records.record(WORKLOADS[0]) is web
@@ -76,8 +76,11 @@ def test_a_workload_is_encoded_once_across_runs_and_both_memos_are_bounded() -> 
     records.record(WORKLOADS[2])
     again = records.record(WORKLOADS[0])
     assert again == web and again is not web
-    run = (WORKLOADS[0],)
-    first = records(listed(run))
-    records(listed(WORKLOADS[1:2]))
-    records(listed(WORKLOADS[2:]))
-    assert records(listed(run)) == first
+    run, elsewhere = (WORKLOADS[0],), (WORKLOADS[1],)
+    first = records("m1", listed(run))
+    kept = records("m2", listed(elsewhere))
+    records("m1", listed(WORKLOADS[1:2]))
+    records("m1", listed(WORKLOADS[2:]))
+    again_run = records("m1", listed(run))
+    assert again_run == first and again_run is not first
+    assert records("m2", listed(elsewhere)) is kept

@@ -87,7 +87,7 @@ class AccurateEstimator:
         return await self._fan_out(
             clusters,
             MAX_AVAILABLE_REPLICAS,
-            lambda name: request_bytes(name, prefix, records(held.get(name, ()))),
+            lambda name: request_bytes(name, prefix, records(name, held.get(name, ()))),
             resource,
         )
 
@@ -107,7 +107,7 @@ class AccurateEstimator:
         return await self._fan_out(
             clusters,
             MAX_AVAILABLE_COMPONENT_SETS,
-            lambda name: request_bytes(name, prefix, records(held.get(name, ()))),
+            lambda name: request_bytes(name, prefix, records(name, held.get(name, ()))),
             resource,
         )
 

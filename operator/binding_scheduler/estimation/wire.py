@@ -132,17 +132,18 @@ class AssumedRecords:
     after pass until they are released. Protobuf's repeated message field is its records one after another, and
     `assumedWorkloads` has the highest field number of both requests, so the request is its other fields'
     deterministic encoding followed by these bytes, exactly what encoding the whole message gives. Each
-    workload's record is encoded once per workload object, and a cluster's whole run once per tuple of
-    workloads (the assumption cache hands out the same tuple while a cluster's assumptions are unchanged), so a
-    request costs a copy of bytes, not an encoding of every workload in it. Both memos hold what they are keyed
-    by (so an id is not reused while its entry lives) and are emptied when they reach `limit` entries."""
+    workload's record is encoded once per workload object (held, so its id is not reused while the entry lives;
+    emptied at `limit` entries), and each cluster's latest run once per listing (the assumption cache hands out
+    the same `AssumedLoad` tuple while a cluster's assumptions are unchanged; one run per cluster is kept, so
+    a changed listing replaces its cluster's run), so a request costs a copy of bytes, not an encoding of every
+    workload in it."""
 
     def __init__(self, field: int, *, legacy: bool, limit: int = 65_536) -> None:
         self.field = field
         self.legacy = legacy
         self.limit = limit
         self._records: dict[int, tuple[AssumedWorkload, bytes]] = {}
-        self._runs: dict[int, tuple[tuple[AssumedWorkload, ...], bytes]] = {}
+        self._runs: dict[str, tuple[tuple[AssumedWorkload, ...], bytes]] = {}
 
     def record(self, workload: AssumedWorkload) -> bytes:
         entry = self._records.get(id(workload))
@@ -154,19 +155,18 @@ class AssumedRecords:
         self._records[id(workload)] = (workload, record)
         return record
 
-    def __call__(self, workloads: Sequence[AssumedWorkload]) -> bytes:
+    def __call__(self, cluster: str, workloads: Sequence[AssumedWorkload]) -> bytes:
+        """The records of the workloads assumed on `cluster`."""
         if not workloads:
             return b""
-        held = workloads.workloads if isinstance(workloads, AssumedLoad) else tuple(workloads)
-        entry = self._runs.get(id(held))
-        if entry is not None and entry[0] is held:
-            return entry[1]
         record = self.record
-        run = b"".join([record(w) for w in held])
-        if len(self._runs) >= self.limit:
-            self._runs.clear()
-        self._runs[id(held)] = (held, run)
-        return run
+        if not isinstance(workloads, AssumedLoad):  # not the cache's shared listing: nothing to reuse
+            return b"".join([record(w) for w in workloads])
+        held = workloads.workloads
+        entry = self._runs.get(cluster)
+        if entry is None or entry[0] is not held:
+            entry = self._runs[cluster] = (held, b"".join([record(w) for w in held]))
+        return entry[1]
 
 
 def replicas_request_prefix(requirements: ReplicaRequirements | None, *, legacy: bool) -> bytes:
