@@ -76,3 +76,41 @@ def test_on_kopfs_path_the_resync_forgets_a_cluster_deleted_while_its_watch_was_
         held.remove()
     finally:
         assert operator.stop() == 0
+
+
+def test_on_the_fast_path_a_binding_is_scheduled_as_its_page_is_listed_before_the_list_ends(
+    api: DevCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(handlers, "LIST_CHUNK", 1)
+    apply(api, cluster_doc("m1"), binding_doc("first"), binding_doc("second"))
+    rest_of_the_list = api.faults.add(method="GET", path=r"/resourcebindings$", query=r"continue=", hang=True)
+    operator = OperatorThread(api, event_path="auto").start()
+    try:
+        wait_until(lambda: scheduled(api, "first"), what="the first page's binding to be scheduled")
+        second_meanwhile = scheduled(api, "second")
+        held = [e for e in api.journal if e.path.endswith("/resourcebindings") and e.status == 0]
+        rest_of_the_list.release()
+        wait_until(lambda: scheduled(api, "second"), what="the second page's binding to be scheduled")
+    finally:
+        rest_of_the_list.remove()
+        assert operator.stop() == 0
+    assert second_meanwhile is None
+    assert [(e.query.get("limit"), "continue" in e.query) for e in held] == [("1", True)]
+    our_lists = [e for e in api.journal if e.path.endswith("/resourcebindings") and e.query.get("limit") == "500"]
+    assert our_lists == []  # the service's sync listed only the clusters
+
+
+def test_on_kopfs_path_the_sync_lists_every_binding_before_the_first_pass(
+    api: DevCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(handlers, "LIST_CHUNK", 1)
+    apply(api, cluster_doc("m1"), binding_doc("first"), binding_doc("second"))
+    operator = OperatorThread(api, event_path="kopf").start()
+    try:
+        wait_until(lambda: scheduled(api, "first") and scheduled(api, "second"), what="both to be scheduled")
+    finally:
+        assert operator.stop() == 0
+    lists = [e for e in api.journal if e.path.endswith("/resourcebindings") and not e.is_watch]
+    first_write = min(e.time for e in api.journal if e.is_write and "/resourcebindings/" in e.path)
+    assert lists[0].query.get("limit") == "500" and lists[0].finished is not None
+    assert lists[0].finished <= first_write

@@ -12,7 +12,7 @@ import pytest
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube.connection import Connection
 from binding_scheduler.kube.errors import Forbidden, TransportError
-from binding_scheduler.model.config import LeaderElectionConfig, MetricsConfig, SchedulerConfig
+from binding_scheduler.model.config import FeatureGatesConfig, LeaderElectionConfig, MetricsConfig, SchedulerConfig
 from binding_scheduler.scheduling.service import SchedulerService, ShutdownReport
 from tests.builders import binding, cluster, placement
 from tests.scheduling.test_service_wiring import offline
@@ -133,6 +133,10 @@ class ListingClient:
         self.asked.append((path, params))
         return {"items": self.items.get(path, [])}
 
+    async def get(self, path: str, params: dict[str, object]) -> dict[str, object]:
+        self.asked.append((path, params))
+        return {"items": self.items.get(path, [])[:1]}
+
 
 def listing(service: SchedulerService, items: dict[str, list[dict[str, object]]]) -> ListingClient:
     client = ListingClient(items)
@@ -199,6 +203,77 @@ async def test_the_sync_gives_the_event_loop_a_turn_every_256_objects_so_the_lea
 
     assert len(service.context.clusters.names()) == 511 and len(list(service.context.bindings.keys())) == 511
     assert turns == 511 // 256 + 255 // 256 + 256 // 256 == 2
+
+
+async def test_when_the_watch_lists_the_bindings_the_sync_lists_only_the_clusters_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    service = await offline(SchedulerConfig())
+    service.bindings_streamed = True
+    client = listing(service, {CLUSTERS: [cluster("m1"), cluster("m2")],
+                               RBS: [binding("a", replicas=1, placement=placement())]})
+
+    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.service"):
+        await service.sync()
+
+    assert client.asked == [(CLUSTERS, {"limit": 500}), (RBS, {"limit": 1}), (CRBS, {"limit": 1})]
+    assert service.context.clusters.names() == ["m1", "m2"] and list(service.context.bindings.keys()) == []
+    (line,) = service_lines(caplog)
+    assert re.fullmatch(r"caches synced: 2 clusters listed in \d+\.\d s; the bindings are scheduled as the watch "
+                        r"lists them", line)
+
+
+async def test_when_the_watch_lists_the_bindings_a_refused_binding_list_still_ends_the_sync_with_that_error(
+) -> None:
+    async with DevCluster() as api:
+        api.faults.add(method="GET", path=r"/clusterresourcebindings$", status=403)
+        service = SchedulerService(Connection(server=api.url), SchedulerConfig())
+        service.bindings_streamed = True
+        try:
+            with pytest.raises(Forbidden):
+                await service.sync()
+        finally:
+            await service.client.close()
+            await service.lease_client.close()
+
+
+async def test_the_first_complete_list_of_each_binding_kind_from_the_watch_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    service = await offline(SchedulerConfig())
+    service.bindings_streamed = True
+    listing(service, {})
+    await service.sync()
+    listed = [binding(f"b{i}", replicas=1, placement=placement()) for i in range(3)]
+
+    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.service"):
+        await service.relisted("resourcebindings", listed)
+        await service.relisted("resourcebindings", listed)
+        await service.relisted("clusterresourcebindings", [])
+
+    lines = service_lines(caplog)
+    assert [re.sub(r"\d+\.\d s", "S s", line) for line in lines] == [
+        "resourcebindings listed: 3 in S s since the sync began (passes ran meanwhile)",
+        "clusterresourcebindings listed: 0 in S s since the sync began (passes ran meanwhile)",
+    ]
+
+
+@pytest.mark.parametrize("gates", [
+    FeatureGatesConfig(priority_based_scheduling=True),
+    FeatureGatesConfig(priority_based_scheduling=True, priority_based_preemptive_scheduling=True),
+    FeatureGatesConfig(workload_affinity=True),
+], ids=["priority-queue", "preemption", "workload-affinity"])
+async def test_a_gate_that_needs_every_binding_makes_the_sync_list_them_even_when_the_watch_would(
+    gates: FeatureGatesConfig,
+) -> None:
+    service = await offline(SchedulerConfig(feature_gates=gates))
+    service.bindings_streamed = True
+    client = listing(service, {RBS: [binding("a", replicas=1, placement=placement())]})
+
+    await service.sync()
+
+    assert [path for path, _ in client.asked] == [CLUSTERS, RBS, CRBS]
+    assert list(service.context.bindings.keys()) == ["default/a"]
 
 
 async def test_the_retries_of_a_list_double_their_wait_up_to_a_cap_whatever_the_transient_failure(

@@ -56,6 +56,9 @@ class OperatorApp:
         self.start_error: str | None = None
         self.resync_every: float | None = None
         """Set by the Kopf startup when the event source cannot report relists (Kopf's own path)."""
+        self.bindings_streamed = False
+        """Set by the Kopf startup when the event source reports its complete lists (watch_guard's fast path):
+        the bindings then reach the passes page by page from the watch's list (`SchedulerService.sync`)."""
         self.failing_watches: Callable[[], Mapping[str, int]] = dict
         """The watched resources whose stream failed and has not listed again (set by the Kopf startup)."""
         self._config_body: Mapping[str, Any] | None = None
@@ -88,6 +91,7 @@ class OperatorApp:
         self.service.on_fatal = self._fatal
         self.service.watch_problem = self._watch_problem
         self.service.resync_every = self.resync_every
+        self.service.bindings_streamed = self.bindings_streamed
         try:
             await self.service.start()
         except ServeError as error:

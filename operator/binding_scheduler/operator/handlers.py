@@ -99,6 +99,7 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
         if refusal is None:
             watch_guard.attach(settings, app.relisted, routes=event_routes)
             app.failing_watches = lambda: watch_guard.failing_watches(settings)
+            app.bindings_streamed = True
             logger.debug("event path: watch_guard's fast path (kopf %s)", ", ".join(sorted(watch_guard.VERIFIED_KOPF)))
         else:
             settings.networking.error_backoffs = KOPF_PATH_BACKOFFS

@@ -151,6 +151,12 @@ class SchedulerService:
         self.on_fatal: Callable[[], None] | None = None
         self.resync_every: float | None = None
         """Set for an event source that cannot report its relists: the leader then resyncs that often."""
+        self.bindings_streamed = False
+        """Set for an event source that lists the bindings page by page after the start and reports each complete
+        list (`relisted`): the passes then start once the Clusters are listed (`sync`)."""
+        self._first_lists: dict[str, float] = {}
+        """Binding plurals whose first complete list is awaited from the event source, each with when the sync
+        started (for its log line)."""
         self._resyncing: asyncio.Task[None] | None = None
         self.watch_problem: Callable[[], str | None] = lambda: None
         """Why the event source's view is going stale (a watch failing), or None: a leader is not ready then."""
@@ -266,6 +272,10 @@ class SchedulerService:
         elif plural in ("resourcebindings", "clusterresourcebindings"):
             for key in self.scheduler.on_bindings_relisted(plural == "resourcebindings", bodies, keep=keep):
                 logger.info("binding %s is gone (not in the new list)", key)
+            started = self._first_lists.pop(plural, None)
+            if started is not None:
+                logger.info("%s listed: %d in %.1f s since the sync began (passes ran meanwhile)", plural,
+                            len(bodies), time.monotonic() - started)
 
     async def resync(self, every: float) -> None:
         """Forever: every `every` seconds, list each watched resource with our own client and forget what the
@@ -367,14 +377,24 @@ class SchedulerService:
         self._ready = self.gate.is_open  # not when the Lease was lost meanwhile
 
     async def sync(self) -> None:
-        """List clusters, then bindings, before any pass runs (Karmada waits for its caches the same way): a
-        pass against a half-listed fleet could clear a binding's clusters."""
+        """List the Clusters before any pass runs (Karmada waits for its caches the same way): a pass against a
+        half-listed fleet could clear a binding's clusters. The bindings are listed here too unless the event
+        source lists them (`bindings_streamed`) and no gate needs every one of them before the first pass
+        (`waits_for_every_binding`): then each binding is scheduled as its page arrives, and 50,000 bindings
+        are not listed twice (once here, once by the watch)."""
         started = time.monotonic()
         clusters = await self._list(CLUSTERS)
         for index, item in enumerate(clusters):
             self.scheduler.on_cluster(item)
             if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
                 await asyncio.sleep(0)  # tens of thousands of objects: the Lease keeper must not wait
+        if self.bindings_streamed and waits_for_every_binding(self.config) is None:
+            for path, _ in BINDINGS:  # a refused list still ends the start here, not in the watch's backoff
+                await self._list(path, whole=False)
+            self._first_lists = {path.rsplit("/", 1)[1]: started for path, _ in BINDINGS}
+            logger.info("caches synced: %d clusters listed in %.1f s; the bindings are scheduled as the watch lists "
+                        "them", len(clusters), time.monotonic() - started)
+            return
         bindings = 0
         for path, kind in BINDINGS:
             for index, item in enumerate(await self._list(path)):
@@ -385,13 +405,17 @@ class SchedulerService:
         logger.info("caches synced: %d clusters, %d bindings listed in %.1f s", len(clusters), bindings,
                     time.monotonic() - started)
 
-    async def _list(self, path: str) -> list[Mapping[str, Any]]:
-        """One complete list. A transient failure (5xx, 429, no answer) is retried with a backoff until it
-        succeeds, as an informer's first list is (a lost Lease or a stop ends the wait); any other is final."""
+    async def _list(self, path: str, *, whole: bool = True) -> list[Mapping[str, Any]]:
+        """One complete list (`whole`), or its first object only (whether we may list it at all). A transient
+        failure (5xx, 429, no answer) is retried with a backoff until it succeeds, as an informer's first list
+        is (a lost Lease or a stop ends the wait); any other is final."""
         delay = SYNC_RETRY_INITIAL
         while True:
             try:
-                answer = await self.client.list(path, params={"limit": LIST_PAGE})
+                if whole:
+                    answer = await self.client.list(path, params={"limit": LIST_PAGE})
+                else:
+                    answer = await self.client.get(path, params={"limit": 1})
                 break
             except (ServerError, TooManyRequests, TransportError) as error:
                 logger.warning("listing %s failed (%s): again in %gs", path, error, delay)
@@ -476,6 +500,17 @@ class SchedulerService:
         self.scheduler.abort()
         if self.on_fatal is not None:
             self.on_fatal()
+
+
+def waits_for_every_binding(config: SchedulerConfig) -> str | None:
+    """Why the first pass must wait for every binding to be listed (None when it need not): each pass decides
+    its binding alone unless a gate makes the others matter."""
+    gates = config.feature_gates
+    if gates.priority_based_scheduling:
+        return "gate PriorityBasedScheduling: the queue takes the highest priority of all bindings first"
+    if gates.workload_affinity:
+        return "gate WorkloadAffinity: a binding follows the clusters of its group's other bindings"
+    return None
 
 
 def _report(drain: DrainReport, released: bool, seconds: float) -> ShutdownReport:
