@@ -3,12 +3,15 @@ AssigningResourceBindingCache): what is assumed where, for how long, and when it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import numpy as np
 import pytest
 
 from binding_scheduler.algorithm.general_estimator import AssumedWorkload
 from binding_scheduler.model import Binding, Component, TargetCluster, parse_binding
 from binding_scheduler.scheduling.assumptions import TTL, AssumptionCache
-from tests.builders import binding, make_binding
+from tests.builders import binding, make_binding, snapshot
 
 REQUESTS = {"cpu": "500m"}
 
@@ -215,3 +218,41 @@ def test_workloads_listed_first_after_many_assumptions_come_in_the_order_they_we
         ["shop/db", "shop/web"], ["shop/db", "shop/cache"])
     listed = cache.others(rb("x"), ["m2"], workloads=True)[0]["m2"]
     assert [w.components[0].name for w in listed] == ["db", "cache"]
+
+
+def read_fleet(cache: AssumptionCache, deciding: Binding) -> Mapping[str, int]:
+    """The versions (and what had been added) a pass deciding `deciding` reads over m1 and m2."""
+    fleet = snapshot("m1", "m2").columns
+    return cache.at(deciding, fleet, np.arange(len(fleet)), workloads=False).versions
+
+
+def test_what_was_assumed_since_a_read_takes_at_most_a_pod_slot_and_its_share_of_each_requested_resource() -> None:
+    cache = AssumptionCache()
+    deciding = make_binding("d", namespace="shop", replicas=1, requests={"cpu": "500m", "memory": "1Gi"})
+    cache.assume(make_binding("before", namespace="shop", replicas=9, requests={"cpu": "1"}),
+                 [TargetCluster("m1", 9)], multi_template=False)
+    read = read_fleet(cache, deciding)
+    cache.assume(make_binding("since", namespace="shop", replicas=2, requests={"cpu": "1", "memory": "1Gi"}),
+                 [TargetCluster("m1", 2)], multi_template=False)
+    cache.release("before")  # what goes away frees nothing here
+
+    # 2 pods + 2 cpu / 500m + 2Gi / 1Gi
+    assert cache.taken_since(read, ["m1", "m2"], deciding) == {"m1": 2 + 4 + 2, "m2": 0}
+
+
+def test_a_fraction_of_a_replicas_share_rounds_down_only_once_over_all_resources() -> None:
+    cache = AssumptionCache()
+    deciding = make_binding("d", namespace="shop", replicas=1, requests={"cpu": "300m", "memory": "3Gi"})
+    read = read_fleet(cache, deciding)
+    cache.assume(make_binding("since", namespace="shop", replicas=1, requests={"cpu": "200m", "memory": "2Gi"}),
+                 [TargetCluster("m1", 1)], multi_template=False)
+
+    # 1 pod + 2/3 + 2/3: 2.33..., not 1 + 0 + 0
+    assert cache.taken_since(read, ["m1"], deciding) == {"m1": 2}
+
+
+def test_versions_not_read_over_the_fleet_cannot_say_what_was_taken_since() -> None:
+    cache = AssumptionCache()
+    deciding = rb("d")
+    _, versions = cache.others(deciding, ["m1"])
+    assert cache.taken_since(versions, ["m1"], deciding) is None

@@ -258,6 +258,53 @@ async def test_reserve_refuses_a_decision_whose_cluster_was_reserved_by_another_
     assert framework.reserve(binding, fresh, state) is not None
 
 
+def roomy_fleet() -> Snapshot:
+    return snapshot(*(make_cluster(n, allocatable={"cpu": "16", "pods": "110"}) for n in ("m1", "m2")))
+
+
+async def test_reserve_keeps_a_decision_whose_cluster_still_has_room_after_what_another_pass_assumed_meanwhile(
+) -> None:
+    cache = AssumptionCache()
+    framework = Framework(build_plugins(), assumptions=cache)
+    binding = aggregated("a", 3)
+    state = CycleState()
+    decision = await framework.decide(binding, roomy_fleet(), state)
+    cache.assume(aggregated("other", 2), [TargetCluster("m1", 2)], multi_template=False)  # 16 - 2 cpus left
+
+    assert decision.clusters == (TargetCluster("m1", 3),)
+    assert framework.reserve(binding, decision, state) is not None
+    assert sorted(cache.assumed_on("m1")) == ["shop/a", "shop/other"]
+
+
+async def test_reserve_refuses_a_decision_that_what_another_pass_assumed_meanwhile_leaves_no_room_for() -> None:
+    cache = AssumptionCache()
+    framework = Framework(build_plugins(), assumptions=cache)
+    binding = aggregated("a", 3)
+    state = CycleState()
+    stale = await framework.decide(binding, roomy_fleet(), state)
+    cache.assume(aggregated("other", 14), [TargetCluster("m1", 14)], multi_template=False)  # 2 cpus left
+
+    assert stale.clusters == (TargetCluster("m1", 3),)
+    assert framework.reserve(binding, stale, state) is None
+    state = CycleState()
+    fresh = await framework.decide(binding, roomy_fleet(), state)
+    assert fresh.clusters == (TargetCluster("m2", 3),)
+    assert framework.reserve(binding, fresh, state) is not None
+
+
+async def test_reserve_keeps_a_decision_that_adds_no_replicas_where_another_pass_assumed_meanwhile() -> None:
+    cache = AssumptionCache()
+    framework = Framework(build_plugins(), assumptions=cache)
+    placed = make_binding("a", namespace="shop", replicas=3, requests={"cpu": "1"}, clusters={"m1": 3},
+                          placement=placement(affinity={"clusterNames": ["m1"]}, scheduling=AGGREGATED))
+    state = CycleState()
+    decision = await framework.decide(placed, roomy_fleet(), state)
+    cache.assume(aggregated("other", 16), [TargetCluster("m1", 16)], multi_template=False)  # m1 full
+
+    assert decision.clusters == (TargetCluster("m1", 3),)
+    assert framework.reserve(placed, decision, state) is not None
+
+
 async def test_unreserve_gives_the_capacity_back() -> None:
     cache = AssumptionCache()
     framework = Framework(build_plugins(), assumptions=cache)

@@ -72,6 +72,10 @@ class CycleState:
     versions: Mapping[str, int] = field(default_factory=dict)
     claimed: dict[str, int] = field(default_factory=dict)
     """The replicas other bindings' preemption claims took from each candidate (given back to plan a preemption)."""
+    room: Mapping[str, int] = field(default_factory=dict)
+    """Each candidate's room for the binding's new replicas as the merged estimates gave it (what `spec.clusters`
+    already places there left out), recorded where Reserve may weigh what was assumed since against it instead
+    of refusing any change (empty: it refuses)."""
     data: dict[str, Any] = field(default_factory=dict)
 
 

@@ -6,6 +6,9 @@ over its clusters' slots, and a decision reads the sums at its candidates as col
 instead of one load object per cluster. Slots are handed out on first sight of a name and never reused, so a
 snapshot's fleet maps to slots once (`fleet_slots`).
 
+Beside the sums, what was ever added at each slot (pods and each resource, never taken away): the difference between
+two reads bounds what the workloads assumed in between can take from a cluster (`AddedAt`, read by Reserve).
+
 The sums are exact: int64 while they fit, and a column whose values could leave int64 is turned into Python
 integers (an object array) before it does.
 """
@@ -65,6 +68,9 @@ class AssumedColumns:
         self.versions = np.zeros(capacity, dtype=np.int64)
         self.deducted: dict[str, _Sums] = {}
         self.set_deducted: dict[str, _Sums] = {}
+        self.added_pods = _Sums(capacity)
+        self.added: dict[str, _Sums] = {}
+        """Per resource, every amount ever added at a slot (in `AssumedProfile.deducted`'s units)."""
         self._fleet: tuple[tuple[str, ...], Slots] | None = None
 
     def slot(self, name: str) -> int:
@@ -100,11 +106,23 @@ class AssumedColumns:
         self.set_pods.add(slots, sign * profile.set_pods)
         for sums, amounts in ((self.deducted, profile.deducted), (self.set_deducted, profile.set_deducted)):
             for name, amount in amounts:
-                column = sums.get(name)
-                if column is None:
-                    column = sums[name] = _Sums(self._capacity)
-                column.add(slots, sign * amount)
+                self._column(sums, name).add(slots, sign * amount)
+        if sign > 0:
+            self.added_pods.add(slots, profile.pods)
+            for name, amount in profile.deducted:
+                self._column(self.added, name).add(slots, amount)
         self.versions[slots] += 1
+
+    def _column(self, sums: dict[str, _Sums], name: str) -> _Sums:
+        column = sums.get(name)
+        if column is None:
+            column = sums[name] = _Sums(self._capacity)
+        return column
+
+    def added_at(self, slots: Slots, resources: Iterable[str]) -> AddedAt:
+        """What was ever added at `slots`, now: pods, and each of `resources`."""
+        return AddedAt(self.added_pods.values[slots],
+                       {name: _values_at(self.added.get(name), slots) for name in resources})
 
     def version(self, name: str) -> int:
         slot = self._slot.get(name)
@@ -128,11 +146,27 @@ class AssumedColumns:
 
     def _grow(self, capacity: int) -> None:
         self._capacity = capacity
-        for sums in (self.count, self.pods, self.set_pods, *self.deducted.values(), *self.set_deducted.values()):
+        for sums in (self.count, self.pods, self.set_pods, *self.deducted.values(), *self.set_deducted.values(),
+                     self.added_pods, *self.added.values()):
             sums.grow(capacity)
         versions = np.zeros(capacity, dtype=np.int64)
         versions[: len(self.versions)] = self.versions
         self.versions = versions
+
+
+class AddedAt:
+    """What had ever been added at some clusters when a pass read them (pods, and the resources its binding
+    requests), in the order it read them."""
+
+    __slots__ = ("pods", "resources")
+
+    def __init__(self, pods: Column, resources: dict[str, Column]) -> None:
+        self.pods = pods
+        self.resources = resources
+
+
+def _values_at(sums: _Sums | None, slots: Slots) -> Column:
+    return np.zeros(len(slots), dtype=np.int64) if sums is None else sums.values[slots]
 
 
 def _at(columns: dict[str, _Sums], slot: int) -> dict[str, int]:

@@ -38,10 +38,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..algorithm.fleet import FleetColumns, Indices, Mask
-from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload, assumed_profile
+from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload, assumed_profile, replica_units
 from ..algorithm.general_estimator.columns import AssumedAt, Column
 from ..model import Binding, Component, Scope, TargetCluster
-from .assumed_columns import SAFE, AssumedColumns, Slots
+from .assumed_columns import SAFE, AddedAt, AssumedColumns, Slots
 
 TTL = 300.0
 
@@ -157,15 +157,53 @@ class AssumptionCache:
             return self._load_on(cluster, key, wanted(cluster), own.get(cluster))
 
         held = count > 0
+        added = columns.added_at(fleet_slots, replica_units(binding.replica_requirements))
         return AssumedAtCandidates(
             AssumedAt(held, columns.pods.values[slots] - own_at.pods(), deducted, load),
-            fleet, indices, Versions(fleet, columns.versions[fleet_slots]),
+            fleet, indices, Versions(fleet, columns.versions[fleet_slots], added),
         )
 
     def unchanged(self, versions: Mapping[str, int], clusters: Iterable[str]) -> bool:
         """No assumption was added to or taken from any of `clusters` since `versions` were read."""
+        return not self.changed(versions, clusters)
+
+    def changed(self, versions: Mapping[str, int], clusters: Iterable[str]) -> list[str]:
+        """Those of `clusters` that gained or lost an assumption since `versions` were read."""
         version = self._columns.version
-        return all(version(c) == versions.get(c, -1) for c in clusters)
+        return [c for c in clusters if version(c) != versions.get(c, -1)]
+
+    def taken_since(self, read: Mapping[str, int], clusters: Sequence[str], binding: Binding) -> dict[str, int] | None:
+        """For each of `clusters`: the most replicas of `binding` that the workloads assumed there since `read` (a
+        decision's `Versions`) can take from the room its estimates gave it, or None when `read` cannot say.
+
+        A pod of an assumed workload lands on one node, where it takes one pod slot and, of each resource `k` the
+        binding requests (`r_k` a replica), `w_k`: at most `max(1, max_k ceil(w_k / r_k)) <= 1 + sum_k w_k / r_k`
+        replicas' room. So `n` pods taking `W_k` in all take at most `floor(n + sum_k W_k / r_k)`, computed in
+        integers as `n + sum_k W_k // r_k + max(0, m - 1)` (`m` the resources with a remainder: their fractions
+        add up to less than `m`). Only what was added counts (what was taken away is capacity the cluster may
+        still be using: it frees nothing here)."""
+        if not isinstance(read, Versions) or read.added is None:
+            return None
+        request = replica_units(binding.replica_requirements)
+        then = read.added
+        if not request.keys() <= then.resources.keys():
+            return None
+        positions = [read.position(cluster) for cluster in clusters]
+        slots = [self._columns.known(cluster) for cluster in clusters]
+        if None in positions or None in slots:
+            return None
+        at, now = np.array(positions, dtype=np.intp), np.array(slots, dtype=np.intp)
+        columns = self._columns
+        pods = columns.added_pods.values[now] - then.pods[at]
+        whole: Column = pods
+        remainders: Column = np.zeros(len(at), dtype=np.int64)
+        for name, per_replica in request.items():
+            added = columns.added.get(name)
+            amount = (0 if added is None else added.values[now]) - then.resources[name][at]
+            whole = whole + amount // per_replica
+            remainders = remainders + (amount % per_replica != 0)
+        taken = whole + np.maximum(remainders - 1, 0)
+        return dict(zip(clusters, taken.tolist(), strict=True))
 
     def assume(self, binding: Binding, result: Sequence[TargetCluster], multi_template: bool) -> Footprint | None:
         """Record the binding's footprint for `result` (replacing its previous one, which is returned)."""
@@ -312,13 +350,18 @@ class _OwnAt:
 
 
 class Versions(Mapping[str, int]):
-    """Every fleet cluster's assumption version when a decision read them (what Reserve compares)."""
+    """Every fleet cluster's assumption version when a decision read them (what Reserve compares), and what had
+    been added there by then (`added`, what `AssumptionCache.taken_since` weighs)."""
 
-    __slots__ = ("_fleet", "_values")
+    __slots__ = ("_fleet", "_values", "added")
 
-    def __init__(self, fleet: FleetColumns, values: npt.NDArray[np.int64]) -> None:
+    def __init__(self, fleet: FleetColumns, values: npt.NDArray[np.int64], added: AddedAt | None = None) -> None:
         self._fleet = fleet
         self._values = values
+        self.added = added
+
+    def position(self, cluster: str) -> int | None:
+        return self._fleet.index.get(cluster)
 
     def __getitem__(self, cluster: str) -> int:
         return int(self._values[self._fleet.index[cluster]])

@@ -21,9 +21,13 @@ learns on the way lives there, never in globals; what is memoised per snapshot l
 metrics and `explain`'s record are hooks, the algorithm does not know about them.
 
 Reserve and concurrent passes: with an `AssumptionCache`, the general estimator deducts the footprints other
-passes reserved, the accurate estimators are sent them, and `reserve` refuses a decision when a cluster it
-places replicas on gained or lost an assumption after the pass read them (another pass reserved meanwhile:
-the caller decides again on fresh data). So capacity is never handed out twice, however many passes run.
+passes reserved, the accurate estimators are sent them, and `reserve` checks that every cluster the decision
+gives new replicas still has room for them: where another pass reserved after this one read the assumptions,
+the room the estimates gave is cut by the most that what was assumed since can take (`AssumptionCache.
+taken_since`); a decision that no longer fits, or whose estimates cannot be bounded that way (estimate plugins,
+resource models, component sets, a decision made in a decision process), is refused when anything changed on
+its clusters, and the caller decides again on fresh data. So capacity is never handed out twice, however many
+passes run, and passes that estimated side by side on roomy clusters all land.
 """
 
 from __future__ import annotations
@@ -367,6 +371,8 @@ class Framework:
         apply_estimates(candidates, general, answers)
         if self.preemptor is not None and needs_estimates(binding):
             _deduct_claims(candidates, self.preemptor)
+        if general is not None and self._bounded_by_assumptions(ctx.snapshot):
+            state.room = ClusterValues(candidates, candidates.allocatable.copy())
         told = ClusterValues(candidates, general) if general is not None else {}
         for hook in self.hooks:
             hook.estimated(candidates, told, accurate, failures)
@@ -376,10 +382,14 @@ class Framework:
         estimator is asked (they are sent), else on the clusters whose resource models place them."""
         if self.estimator is not None:
             return True
-        return snapshot.memo(("modelled", None), lambda: frozenset(
-            c.name for c in snapshot.clusters
-            if c.resource_summary is not None and c.resource_summary.allocatable_modelings
-        )).__contains__
+        return _modelled(snapshot).__contains__
+
+    def _bounded_by_assumptions(self, snapshot: Snapshot) -> bool:
+        """Whether each estimate this pass merged can lose at most `AssumptionCache.taken_since` replicas to what
+        other passes assume after it read them: the general estimate on resource summaries and the accurate
+        estimators pack pods into free resources, while resource models place workloads as sets and estimate
+        plugins may do anything with what they read."""
+        return self.assumptions is not None and not self.plugins.estimators and not _modelled(snapshot)
 
     async def _ask_estimator(
         self, binding: Binding, clusters: Sequence[Cluster], state: CycleState
@@ -431,9 +441,9 @@ class Framework:
         previous: Footprint | None = None
         assumed = False
         if self.assumptions is not None and decision.clusters is not None and needs_estimates(binding):
-            if not self.assumptions.unchanged(state.versions, [t.name for t in result]):
-                return None
             multi = multi_template_applicable(binding, self.options.multiple_pod_templates)
+            if not self._still_fits(binding, result, state, multi):
+                return None
             previous = self.assumptions.assume(binding, result, multi)
             assumed = True
         reserved: list[ReservePlugin] = []
@@ -450,6 +460,29 @@ class Framework:
             raise
         return Reservation(binding, result, previous, assumed)
 
+    def _still_fits(
+        self, binding: Binding, result: Sequence[TargetCluster], state: CycleState, multi_template: bool
+    ) -> bool:
+        """Every cluster of `result` whose assumptions changed since the pass read them still has room for the
+        replicas the decision adds there: the room its estimates gave, less the most that the workloads assumed
+        there since can take. Without a recorded room (or for component sets) any change refuses."""
+        assert self.assumptions is not None
+        changed = self.assumptions.changed(state.versions, [t.name for t in result])
+        if not changed:
+            return True
+        if not state.room or multi_template:
+            return False
+        taken = self.assumptions.taken_since(state.versions, changed, binding)
+        if taken is None:
+            return False
+        before = {t.name: t.replicas for t in binding.clusters}
+        placed = {t.name: t.replicas for t in result}
+        for name in changed:
+            added = placed[name] - before.get(name, 0)
+            if added > 0 and (name not in state.room or added > state.room[name] - taken[name]):
+                return False
+        return True
+
     def unreserve(self, reservation: Reservation) -> None:
         """The reserved decision did not land: the assumptions and every Reserve plugin are undone."""
         with self._step(ExtensionPoint.UNRESERVE):
@@ -465,6 +498,14 @@ class Framework:
             for plugin in self.plugins.binders:
                 self._call(ExtensionPoint.BIND, plugin.name,
                            partial(plugin.bound, reservation.binding, reservation.result))
+
+
+def _modelled(snapshot: Snapshot) -> frozenset[str]:
+    """The clusters whose resource summary carries resource models."""
+    return snapshot.memo(("modelled", None), lambda: frozenset(
+        c.name for c in snapshot.clusters
+        if c.resource_summary is not None and c.resource_summary.allocatable_modelings
+    ))
 
 
 def _deduct_claims(candidates: Candidates, preemptor: Preemptor) -> None:

@@ -11,7 +11,7 @@ cluster offers and a request asks (`profiles`, `units`), which an `EstimatorCach
 object and beside which it memoises answers.
 """
 
-from .assumed import AssumedLoad, AssumedProfile, AssumedWorkload, LoadTotals, assumed_profile
+from .assumed import AssumedLoad, AssumedProfile, AssumedWorkload, LoadTotals, assumed_profile, replica_units
 from .cache import EstimatorCache
 from .component_sets import estimate_component_sets, max_available_component_sets
 from .replicas import estimate_replicas, max_available_replicas
@@ -29,4 +29,5 @@ __all__ = [
     "estimate_replicas",
     "max_available_component_sets",
     "max_available_replicas",
+    "replica_units",
 ]

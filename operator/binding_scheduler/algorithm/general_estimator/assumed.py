@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import overload
 
-from ...model import Component
+from ...model import Component, ReplicaRequirements
 from ..resource_models import CPU, Demand
 from .units import component_request, set_demands, set_units
 
@@ -158,3 +158,16 @@ def assumed_profile(workload: AssumedWorkload) -> AssumedProfile:
         set_deducted=tuple(set_deducted.items()),
         demands=tuple(set_demands(workload.components)),
     )
+
+
+def replica_units(requirements: ReplicaRequirements | None) -> dict[str, int]:
+    """What one replica requests, in `AssumedProfile.deducted`'s units (cpu in milli, others `Value()`), for the
+    resources it requests a positive amount of (pods are counted apart)."""
+    if requirements is None:
+        return {}
+    units = {}
+    for name, quantity in requirements.resource_request.items():
+        amount = quantity.milli_value() if name == CPU else quantity.value()
+        if amount > 0 and name != "pods":
+            units[name] = amount
+    return units
