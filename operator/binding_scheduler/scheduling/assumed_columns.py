@@ -25,6 +25,9 @@ from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWo
 
 Column = npt.NDArray[Any]
 Slots = npt.NDArray[np.intp]
+HeldSlots = npt.NDArray[np.int32]
+"""Slots as a footprint keeps them: half the bytes (a cache holds tens of thousands of footprints, a Duplicated
+one over hundreds of clusters)."""
 SAFE = 1 << 61
 """A column stays int64 while the largest magnitude it can hold is below this (adding one amount below it
 cannot overflow)."""
@@ -40,7 +43,7 @@ class _Sums:
         self.values: Column = np.zeros(capacity, dtype=np.int64)
         self.bound = 0
 
-    def add(self, slots: Slots, amount: int) -> None:
+    def add(self, slots: Slots | HeldSlots, amount: int) -> None:
         if self.values.dtype != object:
             self.bound += abs(amount)
             if self.bound >= SAFE:
@@ -61,6 +64,8 @@ class AssumedColumns:
 
     def __init__(self, capacity: int = 256) -> None:
         self._slot: dict[str, int] = {}
+        self.names: list[str] = []
+        """The cluster name of each slot."""
         self._capacity = capacity
         self.count = _Sums(capacity)
         self.pods = _Sums(capacity)
@@ -77,6 +82,7 @@ class AssumedColumns:
         found = self._slot.get(name)
         if found is None:
             found = self._slot[name] = len(self._slot)
+            self.names.append(name)
             if found >= self._capacity:
                 self._grow(2 * self._capacity)
         return found
@@ -84,6 +90,14 @@ class AssumedColumns:
     def slots(self, names: Iterable[str]) -> Slots:
         slot = self.slot
         return np.array([slot(name) for name in names], dtype=np.intp)
+
+    def held_slots(self, names: Iterable[str]) -> HeldSlots:
+        slot = self.slot
+        return np.array([slot(name) for name in names], dtype=np.int32)
+
+    def names_of(self, slots: HeldSlots | Slots) -> list[str]:
+        names = self.names
+        return [names[slot] for slot in slots.tolist()]
 
     def known(self, name: str) -> int | None:
         """The name's slot, if it has one."""
@@ -98,7 +112,7 @@ class AssumedColumns:
         self._fleet = (names, slots)
         return slots
 
-    def add(self, slots: Slots, profile: AssumedProfile, sign: int) -> None:
+    def add(self, slots: Slots | HeldSlots, profile: AssumedProfile, sign: int) -> None:
         """One workload's profile added at (sign 1) or taken from (sign -1) each of `slots` (distinct), whose
         versions change."""
         self.count.add(slots, sign)

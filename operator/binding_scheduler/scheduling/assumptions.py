@@ -41,20 +41,19 @@ from ..algorithm.fleet import FleetColumns, Indices, Mask
 from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload, assumed_profile, replica_units
 from ..algorithm.general_estimator.columns import AssumedAt, Column
 from ..model import Binding, Component, Scope, TargetCluster
-from .assumed_columns import SAFE, AddedAt, AssumedColumns, Slots
+from .assumed_columns import SAFE, AddedAt, AssumedColumns, HeldSlots, Slots
 
 TTL = 300.0
 
 
 @dataclass(frozen=True, slots=True)
 class FootprintGroup:
-    """Clusters given the same workload by one decision (a Duplicated binding's are all one group), and their
-    slots in the cache's columns."""
+    """Clusters given the same workload by one decision (a Duplicated binding's are all one group), as their
+    slots in the cache's columns (`AssumedColumns.names` names them)."""
 
     workload: AssumedWorkload
     profile: AssumedProfile
-    clusters: tuple[str, ...]
-    slots: Slots = field(compare=False)
+    slots: HeldSlots = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,19 +66,20 @@ class Footprint:
     expires: float
 
     def __len__(self) -> int:
-        return sum(len(g.clusters) for g in self.groups)
+        return sum(len(g.slots) for g in self.groups)
 
-    def on(self, cluster: str) -> FootprintGroup | None:
-        return next((g for g in self.groups if cluster in g.clusters), None)
+    def on(self, slot: int) -> FootprintGroup | None:
+        return next((g for g in self.groups if bool((g.slots == slot).any())), None)
 
-    def without(self, cluster: str) -> Footprint | None:
-        """This footprint less `cluster`; None when nothing is left."""
+    def without(self, slot: int) -> Footprint | None:
+        """This footprint less the cluster at `slot`; None when nothing is left."""
         groups = []
         for group in self.groups:
-            keep = [i for i, c in enumerate(group.clusters) if c != cluster]
-            if keep:
-                groups.append(group if len(keep) == len(group.clusters) else FootprintGroup(
-                    group.workload, group.profile, tuple(group.clusters[i] for i in keep), group.slots[keep]))
+            keep = group.slots != slot
+            if keep.all():
+                groups.append(group)
+            elif keep.any():
+                groups.append(FootprintGroup(group.workload, group.profile, group.slots[keep]))
         return Footprint(tuple(groups), self.expires) if groups else None
 
 
@@ -143,7 +143,7 @@ class AssumptionCache:
         columns = self._columns
         fleet_slots = columns.fleet_slots(fleet.names)
         slots = fleet_slots[indices]
-        own_at = _OwnAt(self._by_binding.get(key), fleet, indices)
+        own_at = _OwnAt(self._by_binding.get(key), fleet, indices, columns.names_of)
         count = columns.count.values[slots] - own_at.count()
         own = self._own_profiles(key)
         wanted = workloads if callable(workloads) else (lambda _: workloads)
@@ -210,7 +210,7 @@ class AssumptionCache:
         previous = self._by_binding.get(binding.key)
         if binding.scope is Scope.CLUSTER:
             return previous
-        groups = _groups(binding, result, multi_template, self._columns.slots)
+        groups = _groups(binding, result, multi_template, self._columns.held_slots)
         self._set(binding.key, Footprint(groups, self._clock() + self.ttl))
         self._expire()
         return previous
@@ -226,9 +226,10 @@ class AssumptionCache:
     def release_cluster(self, key: str, cluster: str) -> None:
         """The binding's workload on `cluster` is running there (Healthy): the cluster's status counts it now."""
         footprint = self._by_binding.get(key)
-        if footprint is None or footprint.on(cluster) is None:
+        slot = self._columns.known(cluster)
+        if footprint is None or slot is None or footprint.on(slot) is None:
             return
-        self._set(key, footprint.without(cluster))
+        self._set(key, footprint.without(slot))
 
     def release(self, key: str) -> None:
         """The binding is gone."""
@@ -241,7 +242,8 @@ class AssumptionCache:
 
     def _own_profiles(self, key: str) -> dict[str, AssumedProfile]:
         mine = self._by_binding.get(key)
-        return {} if mine is None else {c: g.profile for g in mine.groups for c in g.clusters}
+        names = self._columns.names_of
+        return {} if mine is None else {c: g.profile for g in mine.groups for c in names(g.slots)}
 
     def _load_on(self, cluster: str, key: str, listed: bool, own: AssumedProfile | None) -> AssumedLoad | None:
         """The load of every binding's workload on `cluster` but `key`'s (whose profile there is `own`); None when
@@ -268,9 +270,10 @@ class AssumptionCache:
         assumed, the order it keeps from then on)."""
         if self._by_cluster is None:
             index: dict[str, dict[str, AssumedWorkload]] = {}
+            names = self._columns.names_of
             for key, footprint in self._by_binding.items():
                 for group in footprint.groups:
-                    for cluster in group.clusters:
+                    for cluster in names(group.slots):
                         index.setdefault(cluster, {})[key] = group.workload
             self._by_cluster = index
         return self._by_cluster
@@ -278,9 +281,10 @@ class AssumptionCache:
     def _set(self, key: str, footprint: Footprint | None) -> None:
         old = self._by_binding.pop(key, None)
         by_cluster = self._by_cluster
+        names = self._columns.names_of
         for group in old.groups if old is not None else ():
             if by_cluster is not None:
-                for cluster in group.clusters:
+                for cluster in names(group.slots):
                     held = by_cluster[cluster]
                     del held[key]
                     if not held:
@@ -293,7 +297,7 @@ class AssumptionCache:
         for group in footprint.groups:
             if by_cluster is not None:
                 workload = group.workload
-                for cluster in group.clusters:
+                for cluster in names(group.slots):
                     by_cluster.setdefault(cluster, {})[key] = workload
             self._columns.add(group.slots, group.profile, 1)
 
@@ -315,7 +319,8 @@ class AssumptionCache:
 class _OwnAt:
     """The binding's own footprint at its candidates, as columns (what `others` leaves out)."""
 
-    def __init__(self, footprint: Footprint | None, fleet: FleetColumns, indices: Indices) -> None:
+    def __init__(self, footprint: Footprint | None, fleet: FleetColumns, indices: Indices,
+                 names_of: Callable[[HeldSlots], list[str]]) -> None:
         self._groups: list[tuple[AssumedProfile, Indices]] = []
         self._length = len(indices)
         if footprint is None:
@@ -324,7 +329,7 @@ class _OwnAt:
         where[indices] = np.arange(len(indices), dtype=np.intp)
         index = fleet.index
         for group in footprint.groups:
-            at = where[[index[c] for c in group.clusters if c in index]]
+            at = where[[index[c] for c in names_of(group.slots) if c in index]]
             at = at[at >= 0]
             if len(at):
                 self._groups.append((group.profile, at))
@@ -426,7 +431,8 @@ class AssumedAtCandidates:
 
 
 def _groups(
-    binding: Binding, result: Sequence[TargetCluster], multi_template: bool, slots: Callable[[Iterable[str]], Slots]
+    binding: Binding, result: Sequence[TargetCluster], multi_template: bool,
+    slots: Callable[[Iterable[str]], HeldSlots],
 ) -> tuple[FootprintGroup, ...]:
     """What the binding puts on each cluster of `result`, grouped by workload: its component set (a
     multi-template binding), or one component named after the resource with that cluster's replicas (clusters
@@ -435,7 +441,7 @@ def _groups(
     if multi_template and binding.components:
         workload = AssumedWorkload(namespace, binding.components)
         names = tuple(t.name for t in result)
-        return (FootprintGroup(workload, assumed_profile(workload), names, slots(names)),) if names else ()
+        return (FootprintGroup(workload, assumed_profile(workload), slots(names)),) if names else ()
     requirements = binding.replica_requirements
     by_replicas: dict[int, list[str]] = {}
     for target in result:
@@ -444,5 +450,5 @@ def _groups(
     groups = []
     for replicas, given in by_replicas.items():
         workload = AssumedWorkload(namespace, (Component(binding.resource.name, replicas, requirements),))
-        groups.append(FootprintGroup(workload, assumed_profile(workload), tuple(given), slots(given)))
+        groups.append(FootprintGroup(workload, assumed_profile(workload), slots(given)))
     return tuple(groups)
