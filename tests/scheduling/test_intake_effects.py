@@ -153,6 +153,19 @@ def test_a_workload_already_healthy_does_not_release_an_assumption_made_since() 
     assert list(scheduler.ctx.assumptions.assumed_on("m1")) == ["default/web"]
 
 
+def test_a_binding_missing_from_a_complete_list_gives_back_what_it_was_assumed_to_take() -> None:
+    scheduler = make_scheduler(cluster("m1"))
+    kept = body("kept", on=("m1",))
+    scheduler.on_binding(kept)
+    scheduler.on_binding(body("gone", on=("m1",)))
+    assume_on(scheduler, "default/kept", "m1")
+    assume_on(scheduler, "default/gone", "m1")
+
+    scheduler.on_bindings_relisted(True, [kept])
+
+    assert list(scheduler.ctx.assumptions.assumed_on("m1")) == ["default/kept"]
+
+
 def test_an_event_with_the_version_a_409_refused_does_not_end_the_wait_and_a_newer_one_does() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web", version="5"))

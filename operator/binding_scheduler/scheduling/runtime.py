@@ -144,30 +144,31 @@ class Scheduler:
         return waits_for_an_api(binding) or binding.key in self._fit_nowhere
 
     def on_binding_deleted(self, body: Mapping[str, Any]) -> None:
+        self._forget_binding(binding_key(body))
+
+    def _forget_binding(self, key: str) -> None:
+        """The binding is gone: out of the stores and the queue, and what it was assumed to take or claimed is
+        free again."""
         if self.ctx.workload_groups is not None:
-            self.ctx.workload_groups.forget(binding_key(body))
-        self.ctx.assumptions.release(binding_key(body))
-        self.ctx.claims.clear(binding_key(body))
-        self._fit_nowhere.discard(binding_key(body))
-        self._updated_while_committing.discard(binding_key(body))
-        self.ctx.bindings.remove(binding_key(body))
-        self.queue.discard(binding_key(body))
+            self.ctx.workload_groups.forget(key)
+        self.ctx.assumptions.release(key)
+        self.ctx.claims.clear(key)
+        self._fit_nowhere.discard(key)
+        self._updated_while_committing.discard(key)
+        self.ctx.bindings.remove(key)
+        self.queue.discard(key)
 
     def on_bindings_relisted(
         self, namespaced: bool, bodies: Iterable[Mapping[str, Any]], *, keep: Collection[str] = ()
     ) -> list[str]:
         """A complete list of ResourceBindings (`namespaced`) or ClusterResourceBindings: every stored binding of
-        that kind missing from it (but those in `keep`) is forgotten, with its queue entries. Returns their keys."""
+        that kind missing from it (but those in `keep`) is forgotten as a deleted one is (its assumptions and claims
+        released too). Returns their keys."""
         listed = {binding_key(body) for body in bodies}
         stored = list(self.ctx.bindings.keys())
         gone = [key for key in stored if ("/" in key) == namespaced and key not in listed and key not in keep]
         for key in gone:
-            self._updated_while_committing.discard(key)
-            self._fit_nowhere.discard(key)
-            if self.ctx.workload_groups is not None:
-                self.ctx.workload_groups.forget(key)
-            self.ctx.bindings.remove(key)
-            self.queue.discard(key)
+            self._forget_binding(key)
         return gone
 
     def on_clusters_relisted(self, bodies: Iterable[Mapping[str, Any]], *, keep: Collection[str] = ()) -> list[str]:
