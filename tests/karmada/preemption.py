@@ -18,13 +18,17 @@ patch after the binding exists). The binding CRDs carry the field (manifests.wit
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tests.karmada.plane import KarmadaError, KarmadaPlane, Processes, wait_for
+from binding_scheduler.estimation import AccurateEstimator, EstimatorSettings
+from binding_scheduler.model import ReplicaRequirements, parse_cluster
+from binding_scheduler.model.quantity import parse_resource_list
+from tests.karmada.plane import ESTIMATOR_PORT, KarmadaError, KarmadaPlane, Processes, wait_for
 from tests.karmada.restart import deployment
 from tests.realcluster import audit
 
@@ -108,8 +112,8 @@ def run(plane: KarmadaPlane, processes: Processes) -> PreemptionReport:
 def _run(plane: KarmadaPlane, processes: Processes, namespace: str) -> PreemptionReport:
     client = plane.karmada.client()
     member = next(m for m in plane.members if m.name == MEMBER).client()
-    wait_for(lambda: _free(client, member), f"{MEMBER} free of other tests' pods, as its summary shows",
-             processes, timeout=TIMEOUT)
+    wait_for(lambda: _free(client, member) and estimator_room(plane) >= REPLICAS,
+             f"{MEMBER} free of other tests' pods, as its summary and its estimator show", processes, timeout=TIMEOUT)
     for name in (SPARED, VICTIM):  # one after the other: the victim is the newer
         client.ok("POST", DEPLOYMENTS.format(namespace=namespace), deployment(namespace, name, REPLICAS, REQUEST))
         client.ok("POST", POLICIES.format(namespace=namespace), policy(namespace, name))
@@ -151,6 +155,10 @@ def where_it_stands(plane: KarmadaPlane, namespace: str) -> str:
                      f"node {pod['spec'].get('nodeName')}, deleting {bool(pod['metadata'].get('deletionTimestamp'))}")
     summary = client.ok("GET", f"/apis/cluster.karmada.io/v1alpha1/clusters/{MEMBER}")["status"]["resourceSummary"]
     lines.append(f"{MEMBER} summary allocated {summary.get('allocated')}, allocating {summary.get('allocating')}")
+    try:
+        lines.append(f"{MEMBER}'s estimator now gives room for {estimator_room(plane)} replicas of {REQUEST}")
+    except Exception as error:  # a report of what stands: a failure here is one more line, not a new error
+        lines.append(f"{MEMBER}'s estimator did not answer: {error}")
     log = plane.state / "logs" / "scheduler.log"
     if log.exists():
         about = [line for line in log.read_text(errors="replace").splitlines() if namespace in line]
@@ -210,6 +218,32 @@ def _free(client: Any, member: Any) -> bool:
         return False
     summary = client.ok("GET", f"/apis/cluster.karmada.io/v1alpha1/clusters/{MEMBER}")["status"]["resourceSummary"]
     return (summary.get("allocated") or {}).get("cpu", "0") == "0"
+
+
+def estimator_room(plane: KarmadaPlane) -> int:
+    """What member1's own estimator (Karmada's, over TLS, found as the scheduler finds it) answers for replicas of
+    REQUEST: its informers may still hold the pods of the tests before, after the member and its summary are free
+    of them, and a binding the scheduler decides meanwhile is Unschedulable until the 5-minute flush."""
+    client = plane.karmada.client()
+    pki = plane.state / "pki"
+
+    async def service(namespace: str, name: str) -> dict[str, Any] | None:
+        status, body = client.request("GET", f"/api/v1/namespaces/{namespace}/services/{name}")
+        return body if status == 200 else None
+
+    async def ask() -> int:
+        estimator = AccurateEstimator(EstimatorSettings(
+            port=ESTIMATOR_PORT, ca_file=str(pki / "ca.crt"), cert_file=str(pki / "karmada-scheduler-grpc.crt"),
+            key_file=str(pki / "karmada-scheduler-grpc.key")), service_lookup=service)
+        try:
+            cluster = parse_cluster(client.ok("GET", f"/apis/cluster.karmada.io/v1alpha1/clusters/{MEMBER}"))
+            request = ReplicaRequirements(resource_request=parse_resource_list(REQUEST, "request"))
+            answer = await estimator.max_available_replicas([cluster], request)
+            return answer.replicas.get(MEMBER, -1)
+        finally:
+            await estimator.close()
+
+    return asyncio.run(ask())
 
 
 def _wait_running(member: Any, namespace: str, name: str, processes: Processes) -> None:

@@ -41,7 +41,7 @@ from ..algorithm.fleet import FleetColumns, Indices, Mask
 from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload, assumed_profile, replica_units
 from ..algorithm.general_estimator.columns import AssumedAt, Column
 from ..model import Binding, Component, Scope, TargetCluster
-from .assumed_columns import SAFE, AddedAt, AssumedColumns, HeldSlots, Slots
+from .assumed_columns import SAFE, AddedAt, AssumedColumns, HeldSlots
 
 TTL = 300.0
 
