@@ -1,7 +1,8 @@
 """End to end: bindings per second of `binding-scheduler run` against an API server in its own process.
 
     .venv/bin/python -m benchmarks.e2e [--clusters 100] [--bindings 4000] [--workers 1,8] [--rounds 2]
-        [--estimators 20ms --estimator-clusters 10] [--tree NAME=PATH ...] [--profile DIR] [--pin] [--real]
+        [--estimators 20ms --estimator-clusters 10] [--capacity K] [--tree NAME=PATH ...] [--profile DIR]
+        [--pin] [--real]
 
 Each trial starts a fresh API server holding `--clusters` Clusters (10 regions, 3 providers, env/tier labels,
 10 % tainted, API enablements, resource summaries) and `--bindings` bindings of mixed kinds (Duplicated,
@@ -111,7 +112,8 @@ CLUSTER_SCOPED = {
 # ---- the objects ------------------------------------------------------------------------------------------
 
 
-def cluster_doc(index: int, rng: random.Random) -> dict[str, Any]:
+def cluster_doc(index: int, rng: random.Random, capacity: int = 1) -> dict[str, Any]:
+    """One member; `capacity` multiplies what it has allocatable (the draws stay those of capacity 1)."""
     region = REGIONS[index % len(REGIONS)]
     cpu = rng.choice([32, 64, 128])
     taints = [{"key": "maintenance", "effect": "NoSchedule"}] if rng.random() < 0.1 else []
@@ -132,7 +134,8 @@ def cluster_doc(index: int, rng: random.Random) -> dict[str, Any]:
         "status": {
             "apiEnablements": API_ENABLEMENTS,
             "resourceSummary": {
-                "allocatable": {"cpu": str(cpu), "memory": f"{cpu * 4}Gi", "pods": "330"},
+                "allocatable": {"cpu": str(cpu * capacity), "memory": f"{cpu * 4 * capacity}Gi",
+                                "pods": str(330 * capacity)},
                 "allocated": {"cpu": str(rng.randint(0, cpu // 2)), "memory": "16Gi", "pods": "40"},
             },
         },
@@ -213,7 +216,7 @@ async def serve_devcluster() -> None:
         answer: dict[str, Any] = {}
         if command["op"] == "populate":
             started = time.monotonic()
-            populate(api.store, command["clusters"], command["bindings"], command["seed"])
+            populate(api.store, command["clusters"], command["bindings"], command["seed"], command.get("capacity", 1))
             answer = {"seconds": time.monotonic() - started}
         elif command["op"] == "stats":
             times = list(scheduled.values())
@@ -241,12 +244,12 @@ async def serve_devcluster() -> None:
     await api.stop()
 
 
-def populate(store: Any, clusters: int, bindings: int, seed: int) -> None:
+def populate(store: Any, clusters: int, bindings: int, seed: int, capacity: int = 1) -> None:
     rng = random.Random(seed)
     for namespace in ("karmada-system", *(f"team-{i}" for i in range(4))):
         store.ensure_namespace(namespace)
     for index in range(clusters):
-        create(store, "clusters", cluster_doc(index, rng))
+        create(store, "clusters", cluster_doc(index, rng, capacity))
     for index in range(bindings):
         doc = binding_doc(index, rng)
         create(store, "resourcebindings" if doc["kind"] == "ResourceBinding" else "clusterresourcebindings", doc)
@@ -318,10 +321,10 @@ class RealHost:
         self.scheduled: dict[str, float] = {}
         self.audit_offset = 0
 
-    def populate(self, clusters: int, bindings: int, seed: int) -> None:
+    def populate(self, clusters: int, bindings: int, seed: int, capacity: int = 1) -> None:
         rng = random.Random(seed)
         docs = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i}"}} for i in range(4)]
-        docs += [cluster_doc(i, rng) for i in range(clusters)]
+        docs += [cluster_doc(i, rng, capacity) for i in range(clusters)]
         docs += [binding_doc(i, rng) for i in range(bindings)]
         for start in range(0, len(docs), 500):
             chunk = {"apiVersion": "v1", "kind": "List", "items": [
@@ -428,10 +431,11 @@ def run_trial(
     host: Any = RealHost(folder) if args.real else DevclusterHost(args.server_cpu)
     try:
         if args.real:
-            host.populate(args.clusters, args.bindings, args.seed)
+            host.populate(args.clusters, args.bindings, args.seed, args.capacity)
             stats = host.stats
         else:
-            host.ask(op="populate", clusters=args.clusters, bindings=args.bindings, seed=args.seed)
+            host.ask(op="populate", clusters=args.clusters, bindings=args.bindings, seed=args.seed,
+                     capacity=args.capacity)
 
             def stats() -> dict[str, Any]:
                 return host.ask(op="stats")
@@ -582,6 +586,9 @@ def main() -> None:
     parser.add_argument("--qps", type=float, default=1e6, help="spec.kubeAPI.qps (default 1e6, the maximum)")
     parser.add_argument("--estimators", default=None, metavar="LATENCY",
                         help="accurate estimators (one estimator-stub process per cluster) answering after LATENCY")
+    parser.add_argument("--capacity", type=int, default=1, metavar="K",
+                        help="each cluster's allocatable times K (1: 10 clusters are full after ~150 of the "
+                             "bindings, and most passes then contend for the last room)")
     parser.add_argument("--estimator-clusters", type=int, default=None,
                         help="how many clusters get an estimator (default: all of them)")
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=PATH",
