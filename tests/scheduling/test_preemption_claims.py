@@ -97,6 +97,20 @@ def test_a_claim_held_already_or_ending_now_is_not_taken_up_from_an_annotation()
     assert claims.of("default/late") is None
 
 
+def test_a_claim_dropped_for_a_failed_preemption_is_not_taken_up_from_its_annotation_but_a_new_claim_is() -> None:
+    claims = PreemptionClaims(clock=lambda: 100.0)
+    until = claims.set(claim("high", HIGH), until=400.123456)
+    claims.drop("default/high")
+
+    claims.take_up("default/high", {CLAIM_ANNOTATION: claim_annotation(claim("high", HIGH), until)})
+    dropped = claims.of("default/high")
+    claims.take_up("default/high", {CLAIM_ANNOTATION: claim_annotation(claim("high", HIGH, "m2"), 700.0)})
+    renewed = claims.of("default/high")
+
+    assert dropped is None
+    assert renewed is not None and renewed.cluster == "m2"
+
+
 # -- the planner's bounds ---------------------------------------------------------------------------------
 
 

@@ -115,9 +115,12 @@ async def test_nothing_is_preempted_and_the_binding_is_unschedulable_when(
     assert [r for _, _, r, _ in run.events.recorded] == ["ScheduleBindingFailed", "ScheduleBindingFailed"]
 
 
+CONFLICT = Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")
+CLAIM = "binding-scheduler.io/preemption-claim"
+
+
 async def test_a_victim_changed_since_it_was_read_is_not_evicted_and_the_preemption_ends_in_a_scheduler_error() -> None:
-    conflict = Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")
-    client = ScriptedClient(spec=[{}, conflict])
+    client = ScriptedClient(spec=[written(1, "8"), CONFLICT, written(1, "9")])
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
 
     assert await run.pass_("default/high") is PassOutcome.ERROR
@@ -126,6 +129,34 @@ async def test_a_victim_changed_since_it_was_read_is_not_evicted_and_the_preempt
     assert message.startswith("failed to preempt: ")
     assert run.ctx.claims.of("default/high") is None
     assert value(run, "karmada_scheduler_preemption_attempts_total", result="error") == 1
+
+
+async def test_a_failed_preemption_removes_its_claim_from_the_preemptor_before_its_condition() -> None:
+    client = ScriptedClient(spec=[written(1, "8"), CONFLICT, written(1, "9")])
+    run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
+
+    await run.pass_("default/high")
+
+    assert sent(client) == [("spec", "/high"), ("spec", "/low"), ("spec", "/high"), ("status", "/high/status")]
+    removal = client.sent[2][2]
+    assert removal == {"metadata": {"resourceVersion": "8", "annotations": {CLAIM: None}}}
+    assert client.versions()[3] == ("status", "9")
+
+
+async def test_the_claim_of_a_failed_preemption_seen_again_on_the_preemptor_is_not_taken_up_and_it_preempts_again(
+) -> None:
+    client = ScriptedClient(spec=[written(1, "8"), CONFLICT, CONFLICT])  # the removal is refused too
+    run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
+    await run.pass_("default/high")
+    claimed = dict(prioritized("high", HIGH))
+    claimed["metadata"] = {**claimed["metadata"], "resourceVersion": "8",
+                           "annotations": {CLAIM: client.sent[0][2]["metadata"]["annotations"][CLAIM]}}
+    run.ctx.claims.take_up("default/high", claimed["metadata"]["annotations"])  # its watch event comes back
+    client.sent.clear()
+
+    assert run.ctx.claims.of("default/high") is None
+    assert await run.pass_("default/high") is PassOutcome.PREEMPTING
+    assert sent(client)[:2] == [("spec", "/high"), ("spec", "/low")]
 
 
 async def test_while_its_claim_lives_a_preemptor_evicts_no_one_else_and_keeps_waiting() -> None:

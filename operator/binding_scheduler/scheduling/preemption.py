@@ -6,10 +6,10 @@ A preemption is written in this order: the claim, held here and written on the p
 fenced: a 409 preempts no one), so a victim rescheduled by our own write, or by a scheduler that starts
 meanwhile, already sees the capacity taken; then each victim's eviction, fenced with the resourceVersion the plan
 was made from (a stale view evicts nothing: the 409 ends the preemption); then the preemptor's `Preempting`
-condition. The first victim
-that cannot be evicted ends it: the claim goes, and the preemptor gets a SchedulerError condition and backs off;
-victims evicted before stay evicted, as in the PR. A stop lets the pass finish (it is past its commit point),
-within the drain bound.
+condition. The first victim that cannot be evicted ends it: the claim goes (here, and its annotation from the
+preemptor: taken up again, it would have the preemptor wait for capacity no one is freeing), and the preemptor
+gets a SchedulerError condition and backs off; victims evicted before stay evicted, as in the PR. A stop lets
+the pass finish (it is past its commit point), within the drain bound.
 """
 
 from __future__ import annotations
@@ -66,6 +66,9 @@ class PreemptionClaims:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._claims: dict[str, tuple[Claim, float]] = {}
+        self._dropped: dict[str, float] = {}
+        """The deadline of each preemptor's claim dropped for a failed preemption: its annotation, until the write
+        that removes it lands, is not taken up again."""
 
     def set(self, claim: Claim, until: float | None = None) -> float:
         """Hold `claim` until `until` (default: `CLAIM_TTL` from now) and return that; it replaces its
@@ -76,6 +79,7 @@ class PreemptionClaims:
                 del self._claims[key]
         deadline = until if until is not None else self._clock() + CLAIM_TTL
         self._claims[claim.key] = (claim, deadline)
+        self._dropped.pop(claim.key, None)
         return deadline
 
     def take_up(self, key: str, annotations: Mapping[str, str]) -> None:
@@ -84,11 +88,20 @@ class PreemptionClaims:
         if text is None or key in self._claims:
             return
         found = read_claim(key, text)
-        if found is not None and found[1] > self._clock():
+        if found is not None and found[1] > self._clock() and self._dropped.get(key) != round(found[1], 3):
             self.set(*found)
 
     def clear(self, key: str) -> None:
+        """The preemptor is gone, or its claim was never written: nothing of it is held."""
         self._claims.pop(key, None)
+        self._dropped.pop(key, None)
+
+    def drop(self, key: str) -> None:
+        """The preemption behind `key`'s claim failed: the claim goes, and the annotation that carries it is not
+        taken up again (the same deadline; a new claim has a new one)."""
+        held = self._claims.pop(key, None)
+        if held is not None:
+            self._dropped[key] = round(held[1], 3)
 
     def of(self, key: str) -> Claim | None:
         self._expire()
@@ -269,15 +282,30 @@ async def carry_out(entry: ParsedBinding, error: PreemptingError, ctx: PassConte
         except WriteGateClosed:
             raise
         except (KubeError, _Refused) as failure:
-            ctx.claims.clear(binding.key)
+            ctx.claims.drop(binding.key)
             ctx.metrics.preemption_attempt(success=False, victims=0)
             text = failure.message if isinstance(failure, ApiError) else str(failure)
             logger.error("binding %s: preemption on cluster %s stopped at victim %s: %s", binding.key, plan.cluster,
                          victim.key, text)
             verdict = ConditionVerdict("False", "SchedulerError", f"failed to preempt: {text}", retry=True)
-            return Preempted(verdict, PassOutcome.ERROR, version)
+            return Preempted(verdict, PassOutcome.ERROR, await _unclaim(ctx, entry, version))
     ctx.metrics.preemption_attempt(success=True, victims=len(plan.victims))
     return Preempted(condition_for(error), PassOutcome.PREEMPTING, version)
+
+
+async def _unclaim(ctx: PassContext, entry: ParsedBinding, version: str) -> str:
+    """Remove the claim's annotation from the preemptor (fenced by the version its claim write returned), so no
+    scheduler takes the failed claim up again; returns the version the preemptor's status write goes against. A
+    refused removal is logged: this process will not take the claim up again, and the claim expires."""
+    try:
+        answer = await patch_annotations(ctx.client, BindingRef.of_meta(entry.meta), version, {CLAIM_ANNOTATION: None})
+    except KubeError as error:
+        ctx.metrics.write(WriteKind.SPEC, WriteResult.CONFLICT if isinstance(error, Conflict) else WriteResult.ERROR)
+        logger.warning("binding %s: could not remove the claim of its failed preemption (%s): it expires by itself",
+                       entry.binding.key, error)
+        return version
+    ctx.metrics.write(WriteKind.SPEC, WriteResult.OK)
+    return ObjectMeta.of(answer).resource_version or version
 
 
 async def _evict(
