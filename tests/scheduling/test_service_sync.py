@@ -70,10 +70,13 @@ async def test_a_list_that_fails_for_a_while_is_tried_again_until_it_succeeds(
     assert [m.rsplit(": again in ", 1)[1] for m in retries] == ["0.01s", "0.02s"]
 
 
-async def test_a_list_refused_for_good_ends_the_sync_with_that_error() -> None:
+@pytest.mark.parametrize(("refused", "streamed"), [("clusters", False), ("clusterresourcebindings", True)],
+                         ids=["the-clusters", "a-binding-list-the-watch-would-bring"])
+async def test_a_list_refused_for_good_ends_the_sync_with_that_error(refused: str, streamed: bool) -> None:
     async with DevCluster() as api:
-        api.faults.add(method="GET", path=r"/clusters$", status=403)
+        api.faults.add(method="GET", path=rf"/{refused}$", status=403)
         service = SchedulerService(Connection(server=api.url), SchedulerConfig())
+        service.bindings_streamed = streamed
         try:
             with pytest.raises(Forbidden):
                 await service.sync()
@@ -221,20 +224,6 @@ async def test_when_the_watch_lists_the_bindings_the_sync_lists_only_the_cluster
     (line,) = service_lines(caplog)
     assert re.fullmatch(r"caches synced: 2 clusters listed in \d+\.\d s; the bindings are scheduled as the watch "
                         r"lists them", line)
-
-
-async def test_when_the_watch_lists_the_bindings_a_refused_binding_list_still_ends_the_sync_with_that_error(
-) -> None:
-    async with DevCluster() as api:
-        api.faults.add(method="GET", path=r"/clusterresourcebindings$", status=403)
-        service = SchedulerService(Connection(server=api.url), SchedulerConfig())
-        service.bindings_streamed = True
-        try:
-            with pytest.raises(Forbidden):
-                await service.sync()
-        finally:
-            await service.client.close()
-            await service.lease_client.close()
 
 
 async def test_the_first_complete_list_of_each_binding_kind_from_the_watch_is_logged_once(
