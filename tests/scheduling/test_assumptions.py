@@ -237,7 +237,7 @@ def test_what_was_assumed_since_a_read_takes_at_most_a_pod_slot_and_its_share_of
     cache.release("before")  # what goes away frees nothing here
 
     # 2 pods + 2 cpu / 500m + 2Gi / 1Gi
-    assert cache.taken_since(read, ["m1", "m2"], deciding) == {"m1": 2 + 4 + 2, "m2": 0}
+    assert cache.taken_since(read, ["m1", "m2"]) == {"m1": 2 + 4 + 2, "m2": 0}
 
 
 def test_a_fraction_of_a_replicas_share_rounds_down_only_once_over_all_resources() -> None:
@@ -248,11 +248,11 @@ def test_a_fraction_of_a_replicas_share_rounds_down_only_once_over_all_resources
                  [TargetCluster("m1", 1)], multi_template=False)
 
     # 1 pod + 2/3 + 2/3: 2.33..., not 1 + 0 + 0
-    assert cache.taken_since(read, ["m1"], deciding) == {"m1": 2}
+    assert cache.taken_since(read, ["m1"]) == {"m1": 2}
 
 
 def test_versions_not_read_over_the_fleet_cannot_say_what_was_taken_since() -> None:
     cache = AssumptionCache()
     deciding = rb("d")
     _, versions = cache.others(deciding, ["m1"])
-    assert cache.taken_since(versions, ["m1"], deciding) is None
+    assert cache.taken_since(versions, ["m1"]) is None

@@ -15,7 +15,7 @@ integers (an object array) before it does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -133,10 +133,11 @@ class AssumedColumns:
             column = sums[name] = _Sums(self._capacity)
         return column
 
-    def added_at(self, slots: Slots, resources: Iterable[str]) -> AddedAt:
-        """What was ever added at `slots`, now: pods, and each of `resources`."""
+    def added_at(self, slots: Slots, request: Mapping[str, int]) -> AddedAt:
+        """What was ever added at `slots`, now: pods, and each resource of `request` (one replica's, in
+        `AssumedProfile.deducted`'s units)."""
         return AddedAt(self.added_pods.values[slots],
-                       {name: _values_at(self.added.get(name), slots) for name in resources})
+                       {name: _values_at(self.added.get(name), slots) for name in request}, request)
 
     def version(self, name: str) -> int:
         slot = self._slot.get(name)
@@ -169,14 +170,15 @@ class AssumedColumns:
 
 
 class AddedAt:
-    """What had ever been added at some clusters when a pass read them (pods, and the resources its binding
-    requests), in the order it read them."""
+    """What had ever been added at some clusters when a pass read them (pods, and each resource its binding
+    requests), in the order it read them, with the request itself (one replica's)."""
 
-    __slots__ = ("pods", "resources")
+    __slots__ = ("pods", "request", "resources")
 
-    def __init__(self, pods: Column, resources: dict[str, Column]) -> None:
+    def __init__(self, pods: Column, resources: dict[str, Column], request: Mapping[str, int]) -> None:
         self.pods = pods
         self.resources = resources
+        self.request = request
 
 
 def _values_at(sums: _Sums | None, slots: Slots) -> Column:

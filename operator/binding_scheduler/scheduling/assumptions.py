@@ -172,9 +172,10 @@ class AssumptionCache:
         version = self._columns.version
         return [c for c in clusters if version(c) != versions.get(c, -1)]
 
-    def taken_since(self, read: Mapping[str, int], clusters: Sequence[str], binding: Binding) -> dict[str, int] | None:
-        """For each of `clusters`: the most replicas of `binding` that the workloads assumed there since `read` (a
-        decision's `Versions`) can take from the room its estimates gave it, or None when `read` cannot say.
+    def taken_since(self, read: Mapping[str, int], clusters: Sequence[str]) -> dict[str, int] | None:
+        """For each of `clusters`: the most replicas of the binding that read `read` (a decision's `Versions`) the
+        workloads assumed there since can take from the room its estimates gave it, or None when `read` cannot
+        say.
 
         A pod of an assumed workload lands on one node, where it takes one pod slot and, of each resource `k` the
         binding requests (`r_k` a replica), `w_k`: at most `max(1, max_k ceil(w_k / r_k)) <= 1 + sum_k w_k / r_k`
@@ -184,10 +185,7 @@ class AssumptionCache:
         still be using: it frees nothing here)."""
         if not isinstance(read, Versions) or read.added is None:
             return None
-        request = replica_units(binding.replica_requirements)
         then = read.added
-        if not request.keys() <= then.resources.keys():
-            return None
         positions = [read.position(cluster) for cluster in clusters]
         slots = [self._columns.known(cluster) for cluster in clusters]
         if None in positions or None in slots:
@@ -197,7 +195,7 @@ class AssumptionCache:
         pods = columns.added_pods.values[now] - then.pods[at]
         whole: Column = pods
         remainders: Column = np.zeros(len(at), dtype=np.int64)
-        for name, per_replica in request.items():
+        for name, per_replica in then.request.items():
             added = columns.added.get(name)
             amount = (0 if added is None else added.values[now]) - then.resources[name][at]
             whole = whole + amount // per_replica

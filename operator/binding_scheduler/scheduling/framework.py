@@ -472,7 +472,7 @@ class Framework:
             return True
         if not state.room or multi_template:
             return False
-        taken = self.assumptions.taken_since(state.versions, changed, binding)
+        taken = self.assumptions.taken_since(state.versions, changed)
         if taken is None:
             return False
         before = {t.name: t.replicas for t in binding.clusters}

@@ -380,7 +380,7 @@ class SchedulerService:
         """List the Clusters before any pass runs (Karmada waits for its caches the same way): a pass against a
         half-listed fleet could clear a binding's clusters. The bindings are listed here too unless the event
         source lists them (`bindings_streamed`) and no gate needs every one of them before the first pass
-        (`waits_for_every_binding`): then each binding is scheduled as its page arrives, and 50,000 bindings
+        (`needs_every_binding`): then each binding is scheduled as its page arrives, and 50,000 bindings
         are not listed twice (once here, once by the watch)."""
         started = time.monotonic()
         clusters = await self._list(CLUSTERS)
@@ -388,7 +388,7 @@ class SchedulerService:
             self.scheduler.on_cluster(item)
             if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
                 await asyncio.sleep(0)  # tens of thousands of objects: the Lease keeper must not wait
-        if self.bindings_streamed and waits_for_every_binding(self.config) is None:
+        if self.bindings_streamed and not needs_every_binding(self.config):
             for path, _ in BINDINGS:  # a refused list still ends the start here, not in the watch's backoff
                 await self._list(path, whole=False)
             self._first_lists = {path.rsplit("/", 1)[1]: started for path, _ in BINDINGS}
@@ -502,15 +502,12 @@ class SchedulerService:
             self.on_fatal()
 
 
-def waits_for_every_binding(config: SchedulerConfig) -> str | None:
-    """Why the first pass must wait for every binding to be listed (None when it need not): each pass decides
-    its binding alone unless a gate makes the others matter."""
+def needs_every_binding(config: SchedulerConfig) -> bool:
+    """Whether the first pass must wait for every binding to be listed: each pass decides its binding alone
+    unless a gate makes the others matter (PriorityBasedScheduling: the queue hands out the highest priority of
+    all bindings first; WorkloadAffinity: a binding follows the clusters of its group's other bindings)."""
     gates = config.feature_gates
-    if gates.priority_based_scheduling:
-        return "gate PriorityBasedScheduling: the queue takes the highest priority of all bindings first"
-    if gates.workload_affinity:
-        return "gate WorkloadAffinity: a binding follows the clusters of its group's other bindings"
-    return None
+    return gates.priority_based_scheduling or gates.workload_affinity
 
 
 def _report(drain: DrainReport, released: bool, seconds: float) -> ShutdownReport:
