@@ -115,6 +115,26 @@ def test_unreserve_restores_what_was_assumed_before() -> None:
     assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 2}, {})
 
 
+def test_a_pass_undone_after_its_binding_was_deleted_does_not_bring_back_the_footprint_before_it() -> None:
+    cache = AssumptionCache()
+    web = rb("web")
+    cache.assume(web, [TargetCluster("m1", 2)], multi_template=False)
+    previous = cache.assume(web, [TargetCluster("m2", 4)], multi_template=False)  # a pass in flight reserved
+    cache.release("shop/web")  # the binding is deleted; the pass's write then finds it gone
+    cache.restore(web, previous)
+    assert (held(cache, "m1"), held(cache, "m2")) == ({}, {})
+
+
+def test_a_binding_created_again_after_its_deletion_is_restored_as_any_other() -> None:
+    cache = AssumptionCache()
+    web = rb("web")
+    cache.release("shop/web")
+    cache.assume(web, [TargetCluster("m1", 2)], multi_template=False)
+    previous = cache.assume(web, [TargetCluster("m2", 4)], multi_template=False)
+    cache.restore(web, previous)
+    assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 2}, {})
+
+
 def test_a_healthy_workload_releases_its_cluster_only() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)

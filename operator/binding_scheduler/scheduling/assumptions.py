@@ -44,6 +44,9 @@ from ..model import Binding, Component, Scope, TargetCluster
 from .assumed_columns import SAFE, AddedAt, AssumedColumns, HeldSlots
 
 TTL = 300.0
+GONE_KEPT = 4_096
+"""Deleted bindings remembered so that a pass still in flight for one cannot restore its footprint (a pass lasts
+seconds; this many deletions in that time is far beyond any fleet's churn)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,8 @@ class AssumptionCache:
         """The same with its workloads listed: one tuple while nothing there changes, so the estimators'
         requests reuse its encoding."""
         self._columns = AssumedColumns()
+        self._gone: dict[str, None] = {}
+        """Bindings released as deleted, oldest first (at most `GONE_KEPT`): `restore` leaves them released."""
         self._expiries: list[tuple[float, int, str]] = []
         self._sequence = itertools.count()
 
@@ -208,14 +213,16 @@ class AssumptionCache:
         previous = self._by_binding.get(binding.key)
         if binding.scope is Scope.CLUSTER:
             return previous
+        self._gone.pop(binding.key, None)
         groups = _groups(binding, result, multi_template, self._columns.held_slots)
         self._set(binding.key, Footprint(groups, self._clock() + self.ttl))
         self._expire()
         return previous
 
     def restore(self, binding: Binding, previous: Footprint | None) -> None:
-        """Undo an `assume`: the binding's footprint is what it was before."""
-        self._set(binding.key, previous)
+        """Undo an `assume`: the binding's footprint is what it was before, unless the binding was deleted since
+        (a pass whose write then found it gone must not bring back the footprint its deletion released)."""
+        self._set(binding.key, None if binding.key in self._gone else previous)
 
     def holds(self, key: str) -> bool:
         """Anything is assumed for this binding (cheap: intake asks it for every binding event)."""
@@ -232,6 +239,9 @@ class AssumptionCache:
     def release(self, key: str) -> None:
         """The binding is gone."""
         self._set(key, None)
+        self._gone[key] = None
+        if len(self._gone) > GONE_KEPT:
+            del self._gone[next(iter(self._gone))]
 
     def assumed_on(self, cluster: str) -> dict[str, AssumedWorkload]:
         """The unexpired assumptions on `cluster`, by binding key."""
