@@ -191,3 +191,65 @@ def test_a_spec_write_of_new_clusters_after_the_pool_was_emptied_parses_the_entr
 
     assert isinstance(after, Binding)
     assert after.clusters == (TargetCluster("m1", 2), TargetCluster("m2", 1))
+
+
+def _fleet(replicas: int | None, count: int = 20) -> list[dict[str, object]]:
+    return [{"name": f"m{i:02d}"} if replicas is None else {"name": f"m{i:02d}", "replicas": replicas}
+            for i in range(count)]
+
+
+def test_bindings_placed_alike_on_many_clusters_share_one_list_and_one_parsed_tuple() -> None:
+    store = BindingStore()
+    store.upsert(_placed("a", _fleet(None)))
+    store.upsert(_placed("b", _fleet(None)))
+    store.upsert(_placed("c", _fleet(2)))
+
+    a, b, c = _entries(store, "default/a"), _entries(store, "default/b"), _entries(store, "default/c")
+    assert a == _fleet(None) and c == _fleet(2)
+    assert a is b
+    assert c is not a
+    parsed_a, parsed_b = store.parsed("default/a"), store.parsed("default/b")
+    assert isinstance(parsed_a, Binding) and isinstance(parsed_b, Binding)
+    assert parsed_a.clusters == tuple(TargetCluster(f"m{i:02d}", 0) for i in range(20))
+    assert parsed_a.clusters is parsed_b.clusters
+
+
+def test_a_spec_write_of_a_shared_placement_parses_to_the_shared_tuple() -> None:
+    store = BindingStore()
+    store.upsert(_placed("a", _fleet(1)))
+    first = store.parsed("default/a")
+    store.upsert(_placed("b", [], version="1"))
+    store.parsed("default/b")
+    store.upsert(_placed("b", _fleet(1), version="2"))
+
+    written = store.parsed("default/b")
+
+    assert isinstance(first, Binding) and isinstance(written, Binding)
+    assert written.clusters is first.clusters
+
+
+def test_a_placement_with_an_entry_kept_as_sent_or_of_few_clusters_is_not_shared() -> None:
+    store = BindingStore()
+    odd = [*_fleet(1)[:-1], {"name": "m19", "replicas": 1, "extra": True}]
+    store.upsert(_placed("a", odd))
+    store.upsert(_placed("b", [dict(entry) for entry in odd]))
+    store.upsert(_placed("c", _fleet(1, count=15)))
+    store.upsert(_placed("d", _fleet(1, count=15)))
+
+    assert _entries(store, "default/a") is not _entries(store, "default/b")
+    assert _entries(store, "default/a") == odd
+    assert _entries(store, "default/c") is not _entries(store, "default/d")
+    assert _entries(store, "default/c")[0] is _entries(store, "default/d")[0]
+
+
+def test_shared_lists_are_forgotten_at_their_limit_and_bindings_keep_their_entries() -> None:
+    pool = TargetPool(shared_limit=50)
+    store = BindingStore(pool)
+    for replicas in range(1, 6):
+        store.upsert(_placed(f"r{replicas}", _fleet(replicas)))
+
+    assert pool.shared_size <= 50
+    assert [_entries(store, f"default/r{replicas}") for replicas in range(1, 6)] == [
+        _fleet(replicas) for replicas in range(1, 6)]
+    store.upsert(_placed("again", _fleet(5)))
+    assert _entries(store, "default/again") is _entries(store, "default/r5")

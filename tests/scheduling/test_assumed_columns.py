@@ -155,3 +155,24 @@ def test_on_the_column_path_a_binding_is_not_deducted_its_own_assumption() -> No
     indices = np.array([0], dtype=np.intp)
     at = cache.at(web, snapshot.columns, indices, workloads=False)
     assert general_column(web, indices, snapshot, ScheduleOptions(), at.columns).tolist() == [3]
+
+
+def test_footprints_over_the_same_many_clusters_share_one_read_only_slot_array_while_one_holds_it() -> None:
+    cache = AssumptionCache()
+    fleet = [TargetCluster(f"m{i}", 1) for i in range(20)]
+    first, second, other = (parse_binding(builders.binding(name, namespace="shop", replicas=1))
+                            for name in ("first", "second", "other"))
+    cache.assume(first, fleet, multi_template=False)
+    cache.assume(second, fleet, multi_template=False)
+    cache.assume(other, fleet[1:], multi_template=False)
+
+    slots = [cache._by_binding[key].groups[0].slots for key in ("shop/first", "shop/second", "shop/other")]
+
+    assert slots[0] is slots[1]
+    assert slots[2] is not slots[0]
+    assert slots[0].tolist() == list(range(20)) and slots[2].tolist() == list(range(1, 20))
+    assert not slots[0].flags.writeable
+    cache.release("shop/first")
+    cache.release("shop/second")
+    del slots
+    assert list(cache._columns._held.values()) == [cache._by_binding["shop/other"].groups[0].slots]

@@ -15,6 +15,7 @@ integers (an object array) before it does.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -28,6 +29,8 @@ Slots = npt.NDArray[np.intp]
 HeldSlots = npt.NDArray[np.int32]
 """Slots as a footprint keeps them: half the bytes (a cache holds tens of thousands of footprints, a Duplicated
 one over hundreds of clusters)."""
+SHARED_FROM = 16
+"""Footprints over this many clusters or more share equal slot arrays."""
 SAFE = 1 << 61
 """A column stays int64 while the largest magnitude it can hold is below this (adding one amount below it
 cannot overflow)."""
@@ -77,6 +80,8 @@ class AssumedColumns:
         self.added: dict[str, _Sums] = {}
         """Per resource, every amount ever added at a slot (in `AssumedProfile.deducted`'s units)."""
         self._fleet: tuple[tuple[str, ...], Slots] | None = None
+        self._held: weakref.WeakValueDictionary[int, HeldSlots] = weakref.WeakValueDictionary()
+        """Footprints' slot arrays by the hash of their bytes, while a footprint holds them."""
 
     def slot(self, name: str) -> int:
         found = self._slot.get(name)
@@ -92,8 +97,21 @@ class AssumedColumns:
         return np.array([slot(name) for name in names], dtype=np.intp)
 
     def held_slots(self, names: Iterable[str]) -> HeldSlots:
+        """The slots of `names` as a footprint keeps them: read-only, and one array for every footprint over the
+        same `SHARED_FROM` or more clusters while any holds it (the Duplicated bindings of a policy cover the same
+        hundreds of clusters)."""
         slot = self.slot
-        return np.array([slot(name) for name in names], dtype=np.int32)
+        made = np.array([slot(name) for name in names], dtype=np.int32)
+        made.flags.writeable = False
+        if len(made) < SHARED_FROM:
+            return made
+        key = hash(made.tobytes())
+        held = self._held.get(key)
+        if held is None:
+            self._held[key] = made
+        elif np.array_equal(held, made):
+            return held
+        return made
 
     def names_of(self, slots: HeldSlots | Slots) -> list[str]:
         names = self.names
