@@ -356,7 +356,7 @@ class SchedulerService:
         """Serve health, wait for the Lease, then start the passes. Cancellable while waiting."""
         await self.health.start()
         logger.info(self.startup_line())
-        self._trimming = asyncio.create_task(trim_heap(), name="heap-trim")
+        self._trimming = asyncio.create_task(trim_heap(lambda: self.scheduler.passes_started), name="heap-trim")
         if self.decisions is not None:  # started beside the Lease and the lists: passes decide here until ready
             self._starting_decisions = asyncio.create_task(self.decisions.start(), name="decision-processes")
         if self.lease is not None:
