@@ -305,6 +305,36 @@ async def test_reserve_keeps_a_decision_that_adds_no_replicas_where_another_pass
     assert framework.reserve(placed, decision, state) is not None
 
 
+async def test_reserve_keeps_a_decision_whose_modelled_cluster_still_holds_it_after_what_was_assumed_meanwhile(
+) -> None:
+    cache = AssumptionCache()
+    framework = Framework(build_plugins(), assumptions=cache)
+    binding = aggregated("a", 2)
+    state = CycleState()
+    decision = await framework.decide(binding, snapshot(modelled("m1"), modelled("m2")), state)
+    cache.assume(aggregated("other", 2), [TargetCluster("m1", 2)], multi_template=False)  # one 2-cpu node left
+
+    assert decision.clusters == (TargetCluster("m1", 2),)
+    assert framework.reserve(binding, decision, state) is not None
+
+
+async def test_reserve_refuses_a_decision_whose_modelled_cluster_no_longer_holds_it() -> None:
+    cache = AssumptionCache()
+    framework = Framework(build_plugins(), assumptions=cache)
+    binding = aggregated("a", 2)
+    state = CycleState()
+    fleet = snapshot(modelled("m1"), modelled("m2"))
+    stale = await framework.decide(binding, fleet, state)
+    cache.assume(aggregated("other", 3), [TargetCluster("m1", 3)], multi_template=False)  # 1 cpu on one node left
+
+    assert stale.clusters == (TargetCluster("m1", 2),)
+    assert framework.reserve(binding, stale, state) is None
+    state = CycleState()
+    fresh = await framework.decide(binding, fleet, state)
+    assert fresh.clusters == (TargetCluster("m2", 2),)
+    assert framework.reserve(binding, fresh, state) is not None
+
+
 async def test_unreserve_gives_the_capacity_back() -> None:
     cache = AssumptionCache()
     framework = Framework(build_plugins(), assumptions=cache)

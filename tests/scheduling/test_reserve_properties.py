@@ -1,23 +1,29 @@
 """Reserve's guarantee with concurrent passes: however the passes interleave, the replicas reserved on a cluster
 never take more than it has. Every pass decides on the assumptions as they stood before any of them reserved
 (they all awaited their estimates side by side), then they reserve one after the other in any order; Reserve
-keeps a decision whose clusters still have room after what the earlier ones assumed (`taken_since`) and refuses
-the others, which decide again on fresh data, as a pass does."""
+keeps a decision whose clusters still have room after what the earlier ones assumed and refuses the others, which
+decide again on fresh data, as a pass does. The room is the general estimate made again when it was the only
+estimate (`Framework._room_now`), else the estimates' room less the most the later assumptions can take
+(`AssumptionCache.taken_since`): an accurate estimator that knows nothing the general estimator does not stands in
+for one here."""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from binding_scheduler.algorithm.estimates import MAX_INT32
 from binding_scheduler.algorithm.general_estimator import assumed_profile
 from binding_scheduler.algorithm.plugins import CycleState
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.model import Binding, parse_binding
+from binding_scheduler.model import Binding, Cluster, parse_binding
 from binding_scheduler.scheduling.assumptions import AssumptionCache
 from binding_scheduler.scheduling.framework import Framework
 from tests import builders
@@ -66,11 +72,25 @@ def reserved_on(cache: AssumptionCache, cluster: str) -> dict[str, int]:
     return total
 
 
-async def side_by_side(fleet: Snapshot, bindings: list[Binding], order: random.Random) -> tuple[int, int]:
+class Unbounded:
+    """An accurate estimator that sets no bound of its own (the general estimate decides; Reserve bounds it)."""
+
+    async def max_available_replicas(self, clusters: Sequence[Cluster], *_: object, **__: object) -> Answer:
+        return Answer({cluster.name: MAX_INT32 for cluster in clusters})
+
+
+@dataclass
+class Answer:
+    replicas: Mapping[str, int]
+    failures: Mapping[str, str] = field(default_factory=dict)
+
+
+async def side_by_side(fleet: Snapshot, bindings: list[Binding], order: random.Random,
+                       estimator: Unbounded | None = None) -> tuple[int, int]:
     """Every binding decides before any reserves, then they reserve in a random order; a refused one decides
     again alone (up to three times). Returns how many were kept at once and how many were refused."""
     cache = AssumptionCache()
-    framework = Framework(build_plugins(), assumptions=cache)
+    framework = Framework(build_plugins(), assumptions=cache, estimator=estimator)
     decided = []
     for binding in bindings:
         state = CycleState()
@@ -108,12 +128,21 @@ def test_passes_deciding_side_by_side_never_reserve_more_than_a_cluster_has(
     asyncio.run(side_by_side(snapshot_of(fleet), bindings, random.Random(seed)))
 
 
-def test_on_roomy_clusters_every_pass_deciding_side_by_side_is_kept() -> None:
+@settings(max_examples=100, deadline=None)
+@given(fleet=fleets(), bindings=workloads(), seed=st.integers(0, 2**32 - 1))
+def test_passes_asking_an_accurate_estimator_side_by_side_never_reserve_more_than_a_cluster_has(
+    fleet: dict[str, dict[str, int]], bindings: list[Binding], seed: int
+) -> None:
+    asyncio.run(side_by_side(snapshot_of(fleet), bindings, random.Random(seed), Unbounded()))
+
+
+@pytest.mark.parametrize("estimator", [None, Unbounded()], ids=["general estimate", "accurate estimator"])
+def test_on_roomy_clusters_every_pass_deciding_side_by_side_is_kept(estimator: Unbounded | None) -> None:
     roomy = {name: {"cpu": 200, "memory": 400, "pods": 500} for name in CLUSTERS}
     bindings: list[Binding] = [
         parse_binding(builders.binding(f"b{i}", namespace="shop", replicas=4, requests={"cpu": "1", "memory": "1Gi"},
                                        placement=builders.placement(scheduling=builders.DYNAMIC_WEIGHT)))
         for i in range(8)
     ]
-    kept, refused = asyncio.run(side_by_side(snapshot_of(roomy), bindings, random.Random(7)))
+    kept, refused = asyncio.run(side_by_side(snapshot_of(roomy), bindings, random.Random(7), estimator))
     assert (kept, refused) == (8, 0)

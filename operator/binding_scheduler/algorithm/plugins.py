@@ -76,6 +76,10 @@ class CycleState:
     """Each candidate's room for the binding's new replicas as the merged estimates gave it (what `spec.clusters`
     already places there left out), recorded where Reserve may weigh what was assumed since against it instead
     of refusing any change (empty: it refuses)."""
+    room_now: Callable[[Sequence[str]], Mapping[str, int]] | None = None
+    """Where the pass's estimate can be made again exactly (the general estimator alone): the room each of the
+    named candidates has for the binding's new replicas now, what is assumed there now deducted (Reserve weighs
+    a changed cluster against it rather than against `room`)."""
     data: dict[str, Any] = field(default_factory=dict)
 
 

@@ -22,11 +22,13 @@ metrics and `explain`'s record are hooks, the algorithm does not know about them
 
 Reserve and concurrent passes: with an `AssumptionCache`, the general estimator deducts the footprints other
 passes reserved, the accurate estimators are sent them, and `reserve` checks that every cluster the decision
-gives new replicas still has room for them: where another pass reserved after this one read the assumptions,
-the room the estimates gave is cut by the most that what was assumed since can take (`AssumptionCache.
-taken_since`); a decision that no longer fits, or whose estimates cannot be bounded that way (estimate plugins,
-resource models, component sets, a decision made in a decision process), is refused when anything changed on
-its clusters, and the caller decides again on fresh data. So capacity is never handed out twice, however many
+gives new replicas still has room for them. Where another pass reserved after this one read the assumptions:
+when the general estimator was the only estimate, it is made again for those clusters with the assumptions as
+they are now (exact, resource models included); when accurate estimators took part, the room the estimates gave is
+cut by the most that what was assumed since can take (`AssumptionCache.taken_since`). A decision that no longer
+fits, or whose estimates can be neither made again nor bounded (estimate plugins, resource models beside accurate
+estimators, component sets, a decision made in a decision process), is refused when anything changed on its
+clusters, and the caller decides again on fresh data. So capacity is never handed out twice, however many
 passes run, and passes that estimated side by side on roomy clusters all land.
 """
 
@@ -45,6 +47,7 @@ import numpy as np
 
 from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import FitError, SchedulingError
+from ..algorithm.estimates import MAX_INT32, UNAUTHENTIC_REPLICA
 from ..algorithm.fleet import Indices
 from ..algorithm.general_estimator.columns import AssumedAt
 from ..algorithm.multi_template import multi_template_applicable
@@ -371,7 +374,10 @@ class Framework:
         apply_estimates(candidates, general, answers)
         if self.preemptor is not None and needs_estimates(binding):
             _deduct_claims(candidates, self.preemptor)
-        if general is not None and self._bounded_by_assumptions(ctx.snapshot):
+        alone = self.estimator is None and not self.plugins.estimators  # the general estimate: made again at will
+        if general is not None and self.assumptions is not None and alone:
+            state.room_now = partial(self._room_now, ctx.binding, ctx.snapshot, candidates, dict(state.claimed))
+        elif general is not None and self._bounded_by_assumptions(ctx.snapshot):
             state.room = ClusterValues(candidates, candidates.allocatable.copy())
         told = ClusterValues(candidates, general) if general is not None else {}
         for hook in self.hooks:
@@ -383,6 +389,19 @@ class Framework:
         if self.estimator is not None:
             return True
         return _modelled(snapshot).__contains__
+
+    def _room_now(self, binding: Binding, snapshot: Snapshot, candidates: Candidates, claimed: Mapping[str, int],
+                  names: Sequence[str]) -> dict[str, int]:
+        """The general estimate of each of `names` (candidates) again, with the assumptions as they are now, merged
+        as `_estimate` merged it (`apply_estimates`, then the claims it deducted)."""
+        assert self.assumptions is not None
+        at = candidates.positions(names)
+        known = [name for name in names if name in at]
+        indices = candidates.indices[np.array([at[name] for name in known], dtype=np.intp)]
+        held = self.assumptions.at(binding, snapshot.columns, indices, workloads=self.listed_workloads(snapshot))
+        general = general_column(binding, indices, snapshot, self.options, held.columns)
+        merged = np.where((general == UNAUTHENTIC_REPLICA) | (general >= MAX_INT32), binding.replicas, general)
+        return {name: max(room - claimed.get(name, 0), 0) for name, room in zip(known, merged.tolist(), strict=True)}
 
     def _bounded_by_assumptions(self, snapshot: Snapshot) -> bool:
         """Whether each estimate this pass merged can lose at most `AssumptionCache.taken_since` replicas to what
@@ -470,18 +489,23 @@ class Framework:
         changed = self.assumptions.changed(state.versions, [t.name for t in result])
         if not changed:
             return True
-        if not state.room or multi_template:
-            return False
-        taken = self.assumptions.taken_since(state.versions, changed)
-        if taken is None:
+        if multi_template:
             return False
         before = {t.name: t.replicas for t in binding.clusters}
         placed = {t.name: t.replicas for t in result}
-        for name in changed:
-            added = placed[name] - before.get(name, 0)
-            if added > 0 and (name not in state.room or added > state.room[name] - taken[name]):
+        grown = [name for name in changed if placed[name] > before.get(name, 0)]
+        if not grown:
+            return True
+        if state.room_now is not None:
+            room = state.room_now(grown)
+        elif state.room:
+            taken = self.assumptions.taken_since(state.versions, grown)
+            if taken is None:
                 return False
-        return True
+            room = {name: state.room[name] - taken[name] for name in grown if name in state.room}
+        else:
+            return False
+        return all(name in room and placed[name] - before.get(name, 0) <= room[name] for name in grown)
 
     def unreserve(self, reservation: Reservation) -> None:
         """The reserved decision did not land: the assumptions and every Reserve plugin are undone."""
