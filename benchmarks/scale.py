@@ -13,6 +13,7 @@ bindings, every tenth a ClusterResourceBinding). All objects exist before `bindi
    queue is empty and no pass is in flight again (its own metrics; an unchanged decision writes nothing, so
    the API server cannot tell).
 3. **delete**: a prod cluster is deleted; the bindings placed on it are scheduled again, until the queue is empty.
+   RSS is read then, with the peak since the spawn (`VmHWM`).
 4. **soak** (`--soak` seconds): each second 50 bindings change replicas and one cluster's allocated resources
    change, each minute one label flips; the scheduler's RSS is sampled every 5 s and its growth reported
    between the end of the first minute and the end.
@@ -205,6 +206,9 @@ def main() -> None:
                    f"{seconds:.1f} s ({requeued / seconds:,.0f}/s)")
             results["delete_requeued"] = requeued
             results["after_churn_rss_mib"] = proc_rss_mib(proc.pid)
+            results["churn_peak_mib"] = proc_hwm_mib(proc.pid)
+            print(f"  RSS {results['after_churn_rss_mib']:,.0f} MiB as the queue empties; peak since spawn "
+                  f"{results['churn_peak_mib']:,.0f} MiB", flush=True)
 
             # 4. soak
             if args.soak > 0:
@@ -260,9 +264,10 @@ def soak(args: argparse.Namespace, host: DevclusterHost, proc: subprocess.Popen[
     growth = warm[-1] - warm[0]
     results["soak_rss_samples"] = samples
     results["soak_growth_mib"] = growth
+    results["soak_peak_mib"] = proc_hwm_mib(proc.pid)
     print(f"soak {args.soak:.0f} s: RSS {samples[0][1]:,.0f} MiB at start, {warm[0]:,.0f} after the first minute, "
-          f"{warm[-1]:,.0f} at the end (growth {growth:+,.0f} MiB; min {min(warm):,.0f}, max {max(warm):,.0f})",
-          flush=True)
+          f"{warm[-1]:,.0f} at the end (growth {growth:+,.0f} MiB; min {min(warm):,.0f}, max {max(warm):,.0f}); "
+          f"peak since spawn {results['soak_peak_mib']:,.0f} MiB", flush=True)
 
 
 if __name__ == "__main__":

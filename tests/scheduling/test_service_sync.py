@@ -419,17 +419,6 @@ async def test_the_shutdown_of_a_leader_releases_the_lease_after_stopping_its_ke
     assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
 
 
-async def test_a_started_service_trims_the_heap_until_its_shutdown() -> None:
-    async with DevCluster() as api:
-        service = await leading(api)
-        trimming = service._trimming
-        running = trimming is not None and not trimming.done()
-        await service.shutdown()
-
-    assert running
-    assert trimming is not None and trimming.cancelled()
-
-
 async def test_a_lease_release_that_fails_is_a_warning_and_the_lease_is_left_to_expire(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

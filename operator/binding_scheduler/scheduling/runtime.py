@@ -90,8 +90,6 @@ class Scheduler:
         self._tasks: list[asyncio.Task[None]] = []
         self._requeues: set[asyncio.Task[None]] = set()
         self._stopping = False
-        self.passes_started = 0
-        """Passes started so far (whether the scheduler is busy: `heap.trim_heap`)."""
         self._cancelled_at_stop = 0
         self._cancelled_by_stop: set[asyncio.Task[PassOutcome]] = set()
         self._committing_at_stop: set[asyncio.Task[PassOutcome]] = set()
@@ -304,7 +302,6 @@ class Scheduler:
         tracker = PassTracker(info.key, on_commit=self._check_commit, attempt=info.attempts)  # pop counted it
         task = asyncio.create_task(run_pass(info.key, self.ctx, self.settings, tracker), name=f"pass:{info.key}")
         self._in_flight[info.key] = _InFlight(tracker, task)
-        self.passes_started += 1
         self.metrics.pass_started()
         try:
             await asyncio.wait({task})

@@ -35,7 +35,6 @@ from ..model.config import SchedulerConfig, overcommit_protected
 from .decision_pool import DecisionPool
 from .event_sender import BackgroundEvents
 from .health import HealthServer
-from .heap import trim_heap
 from .metrics import MetricsHook, SchedulerMetrics
 from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
@@ -159,7 +158,6 @@ class SchedulerService:
         """Binding plurals whose first complete list is awaited from the event source, each with when the sync
         started (for its log line)."""
         self._resyncing: asyncio.Task[None] | None = None
-        self._trimming: asyncio.Task[None] | None = None
         self.watch_problem: Callable[[], str | None] = lambda: None
         """Why the event source's view is going stale (a watch failing), or None: a leader is not ready then."""
         self._ready = False
@@ -356,7 +354,6 @@ class SchedulerService:
         """Serve health, wait for the Lease, then start the passes. Cancellable while waiting."""
         await self.health.start()
         logger.info(self.startup_line())
-        self._trimming = asyncio.create_task(trim_heap(lambda: self.scheduler.passes_started), name="heap-trim")
         if self.decisions is not None:  # started beside the Lease and the lists: passes decide here until ready
             self._starting_decisions = asyncio.create_task(self.decisions.start(), name="decision-processes")
         if self.lease is not None:
@@ -442,10 +439,9 @@ class SchedulerService:
 
     async def _shutdown_once(self) -> ShutdownReport:
         self.request_stop()
-        for task in (self._resyncing, self._trimming):
-            if task is not None:
-                task.cancel()
-                await asyncio.wait({task})
+        if self._resyncing is not None:
+            self._resyncing.cancel()
+            await asyncio.wait({self._resyncing})
         started = self._stop_requested_at or time.monotonic()
         drain = await self.scheduler.drain(self.config.shutdown.drain_timeout)
         await self._stop_decisions()
