@@ -262,33 +262,51 @@ def roomy_fleet() -> Snapshot:
     return snapshot(*(make_cluster(n, allocatable={"cpu": "16", "pods": "110"}) for n in ("m1", "m2")))
 
 
+def modelled_fleet() -> Snapshot:
+    return snapshot(modelled("m1"), modelled("m2"))
+
+
+ROOM = {
+    # fleet, the binding's replicas, what another pass assumes on m1 leaving room for them, and not
+    "summaries": (roomy_fleet, 3, 2, 14),  # 16 cpus: 14 left, then 2
+    "resource models": (modelled_fleet, 2, 2, 3),  # two 2-cpu nodes: one whole node left, then 1 cpu on one
+}
+
+
+@pytest.mark.parametrize("fleet_kind", list(ROOM))
 async def test_reserve_keeps_a_decision_whose_cluster_still_has_room_after_what_another_pass_assumed_meanwhile(
+    fleet_kind: str,
 ) -> None:
+    fleet, replicas, leaves_room, _ = ROOM[fleet_kind]
     cache = AssumptionCache()
     framework = Framework(build_plugins(), assumptions=cache)
-    binding = aggregated("a", 3)
+    binding = aggregated("a", replicas)
     state = CycleState()
-    decision = await framework.decide(binding, roomy_fleet(), state)
-    cache.assume(aggregated("other", 2), [TargetCluster("m1", 2)], multi_template=False)  # 16 - 2 cpus left
+    decision = await framework.decide(binding, fleet(), state)
+    cache.assume(aggregated("other", leaves_room), [TargetCluster("m1", leaves_room)], multi_template=False)
 
-    assert decision.clusters == (TargetCluster("m1", 3),)
+    assert decision.clusters == (TargetCluster("m1", replicas),)
     assert framework.reserve(binding, decision, state) is not None
     assert sorted(cache.assumed_on("m1")) == ["shop/a", "shop/other"]
 
 
-async def test_reserve_refuses_a_decision_that_what_another_pass_assumed_meanwhile_leaves_no_room_for() -> None:
+@pytest.mark.parametrize("fleet_kind", list(ROOM))
+async def test_reserve_refuses_a_decision_that_what_another_pass_assumed_meanwhile_leaves_no_room_for(
+    fleet_kind: str,
+) -> None:
+    fleet, replicas, _, fills = ROOM[fleet_kind]
     cache = AssumptionCache()
     framework = Framework(build_plugins(), assumptions=cache)
-    binding = aggregated("a", 3)
+    binding = aggregated("a", replicas)
     state = CycleState()
-    stale = await framework.decide(binding, roomy_fleet(), state)
-    cache.assume(aggregated("other", 14), [TargetCluster("m1", 14)], multi_template=False)  # 2 cpus left
+    stale = await framework.decide(binding, fleet(), state)
+    cache.assume(aggregated("other", fills), [TargetCluster("m1", fills)], multi_template=False)
 
-    assert stale.clusters == (TargetCluster("m1", 3),)
+    assert stale.clusters == (TargetCluster("m1", replicas),)
     assert framework.reserve(binding, stale, state) is None
     state = CycleState()
-    fresh = await framework.decide(binding, roomy_fleet(), state)
-    assert fresh.clusters == (TargetCluster("m2", 3),)
+    fresh = await framework.decide(binding, fleet(), state)
+    assert fresh.clusters == (TargetCluster("m2", replicas),)
     assert framework.reserve(binding, fresh, state) is not None
 
 
@@ -303,36 +321,6 @@ async def test_reserve_keeps_a_decision_that_adds_no_replicas_where_another_pass
 
     assert decision.clusters == (TargetCluster("m1", 3),)
     assert framework.reserve(placed, decision, state) is not None
-
-
-async def test_reserve_keeps_a_decision_whose_modelled_cluster_still_holds_it_after_what_was_assumed_meanwhile(
-) -> None:
-    cache = AssumptionCache()
-    framework = Framework(build_plugins(), assumptions=cache)
-    binding = aggregated("a", 2)
-    state = CycleState()
-    decision = await framework.decide(binding, snapshot(modelled("m1"), modelled("m2")), state)
-    cache.assume(aggregated("other", 2), [TargetCluster("m1", 2)], multi_template=False)  # one 2-cpu node left
-
-    assert decision.clusters == (TargetCluster("m1", 2),)
-    assert framework.reserve(binding, decision, state) is not None
-
-
-async def test_reserve_refuses_a_decision_whose_modelled_cluster_no_longer_holds_it() -> None:
-    cache = AssumptionCache()
-    framework = Framework(build_plugins(), assumptions=cache)
-    binding = aggregated("a", 2)
-    state = CycleState()
-    fleet = snapshot(modelled("m1"), modelled("m2"))
-    stale = await framework.decide(binding, fleet, state)
-    cache.assume(aggregated("other", 3), [TargetCluster("m1", 3)], multi_template=False)  # 1 cpu on one node left
-
-    assert stale.clusters == (TargetCluster("m1", 2),)
-    assert framework.reserve(binding, stale, state) is None
-    state = CycleState()
-    fresh = await framework.decide(binding, fleet, state)
-    assert fresh.clusters == (TargetCluster("m2", 2),)
-    assert framework.reserve(binding, fresh, state) is not None
 
 
 async def test_unreserve_gives_the_capacity_back() -> None:
