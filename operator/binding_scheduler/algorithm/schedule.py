@@ -393,16 +393,22 @@ def apply_estimates(candidates: Candidates, general: IntColumn | None, others: S
         allocatable = np.full(len(candidates), MAX_INT32, dtype=np.int64)
         candidates.estimated(allocatable, allocatable + assigned)
         return
-    best = np.full(len(candidates), MAX_INT32, dtype=np.int64)
     columns = [] if general is None else [general]
     if others:
         names = candidates.names
         columns += [_answer_column(answer, names) for answer in others]
+    allocatable = merged_estimates(columns, len(candidates), binding.replicas)
+    candidates.estimated(allocatable, allocatable + assigned)
+
+
+def merged_estimates(columns: Sequence[IntColumn], size: int, replicas: int) -> IntColumn:
+    """`apply_estimates`' merge of estimator columns of `size` clusters: per cluster the minimum from MaxInt32,
+    -1 taking no part; a cluster still at MaxInt32 gets the binding's `replicas`."""
+    best = np.full(size, MAX_INT32, dtype=np.int64)
     for column in columns:
         take = (column != UNAUTHENTIC_REPLICA) & (column < best)
         best[take] = column[take]
-    allocatable = np.where(best == MAX_INT32, binding.replicas, best)
-    candidates.estimated(allocatable, allocatable + assigned)
+    return np.where(best == MAX_INT32, replicas, best)
 
 
 def _answer_column(answer: Mapping[str, int], names: Sequence[str]) -> IntColumn:

@@ -47,7 +47,6 @@ import numpy as np
 
 from ..algorithm.candidates import ClusterDetail
 from ..algorithm.errors import FitError, SchedulingError
-from ..algorithm.estimates import MAX_INT32, UNAUTHENTIC_REPLICA
 from ..algorithm.fleet import Indices
 from ..algorithm.general_estimator.columns import AssumedAt
 from ..algorithm.multi_template import multi_template_applicable
@@ -64,6 +63,7 @@ from ..algorithm.schedule import (
     assign,
     candidates_of,
     general_column,
+    merged_estimates,
     needed_replicas,
     needs_estimates,
     select,
@@ -400,7 +400,7 @@ class Framework:
         indices = candidates.indices[np.array([at[name] for name in known], dtype=np.intp)]
         held = self.assumptions.at(binding, snapshot.columns, indices, workloads=self.listed_workloads(snapshot))
         general = general_column(binding, indices, snapshot, self.options, held.columns)
-        merged = np.where((general == UNAUTHENTIC_REPLICA) | (general >= MAX_INT32), binding.replicas, general)
+        merged = merged_estimates([general], len(known), binding.replicas)
         return {name: max(room - claimed.get(name, 0), 0) for name, room in zip(known, merged.tolist(), strict=True)}
 
     def _bounded_by_assumptions(self, snapshot: Snapshot) -> bool:
@@ -483,8 +483,9 @@ class Framework:
         self, binding: Binding, result: Sequence[TargetCluster], state: CycleState, multi_template: bool
     ) -> bool:
         """Every cluster of `result` whose assumptions changed since the pass read them still has room for the
-        replicas the decision adds there: the room its estimates gave, less the most that the workloads assumed
-        there since can take. Without a recorded room (or for component sets) any change refuses."""
+        replicas the decision adds there: the general estimate made again (`room_now`, when it was the only
+        one), else the room its estimates gave less the most that the workloads assumed there since can take.
+        Without either (or for component sets) any change refuses."""
         assert self.assumptions is not None
         changed = self.assumptions.changed(state.versions, [t.name for t in result])
         if not changed:
