@@ -6,12 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from binding_scheduler.algorithm.assign import assign_replicas
-from binding_scheduler.algorithm.candidates import ClusterDetail
-from binding_scheduler.model import Binding, TargetCluster
-from tests.builders import make_binding, make_cluster
+from binding_scheduler.algorithm.candidates import ClusterDetail, OrderedCandidates
+from binding_scheduler.algorithm.registry import build_plugins
+from binding_scheduler.algorithm.schedule import SnapshotWeights
+from binding_scheduler.algorithm.webster import ARRAYS_FROM
+from binding_scheduler.model import Binding, TargetCluster, WeightPreference, parse_binding
+from tests import builders
+from tests.builders import make_binding, make_cluster, schedule, snapshot
 
 ODD_UID = "uid-1"  # FNV-1a is odd: ties go to names descending
 
@@ -157,3 +164,49 @@ def test_empty_target_cluster_matches_every_cluster() -> None:
 def test_excluded_cluster_does_not_take_the_rule_weight() -> None:
     rules = [{"targetCluster": {"clusterNames": ["m1", "m2"], "exclude": ["m2"]}, "weight": 2}, *by_names({"m2": 1})]
     assert assign_replicas(binding(3, weighted(rules)), details("m1", "m2")) == targets(m1=2, m2=1)
+
+
+# --- a fleet held as columns ---------------------------------------------------------------------------------
+
+
+TIER_RULES = [
+    {"targetCluster": {"labelSelector": {"matchLabels": {"tier": "gold"}}}, "weight": 3},
+    {"targetCluster": {"labelSelector": {"matchLabels": {"tier": "silver"}}}, "weight": 1},
+    {"targetCluster": {"clusterNames": ["m-0007", "m-0100"]}, "weight": 5},
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    tiers=st.lists(st.sampled_from(["gold", "silver", "bronze"]), min_size=ARRAYS_FROM, max_size=200),
+    replicas=st.integers(1, 400),
+    rules=st.sampled_from([TIER_RULES, TIER_RULES[1:2], [TIER_RULES[2]], by_names({"nowhere": 2})]),
+    uid=st.sampled_from(["", ODD_UID, "uid-2"]),
+)
+def test_a_static_division_over_the_fleets_columns_is_the_division_over_cluster_objects(
+    tiers: list[str], replicas: int, rules: list[dict[str, Any]], uid: str
+) -> None:
+    clusters = [make_cluster(f"m-{i:04d}", labels={"tier": tier}) for i, tier in reversed(list(enumerate(tiers)))]
+    rb = binding(replicas, weighted(rules), uid=uid)
+    over_objects = assign_replicas(rb, [ClusterDetail(c) for c in clusters])
+    assert schedule(rb, snapshot(*clusters), build_plugins()) == over_objects
+
+
+def test_a_selection_of_every_candidate_gives_its_rule_weights_by_position_in_name_order() -> None:
+    fleet = snapshot(*(make_cluster(name, labels={"tier": tier})
+                       for name, tier in [("c", "gold"), ("a", "silver"), ("b", "bronze")])).columns
+    selected = OrderedCandidates(fleet.names, np.array([0, 2, 1], dtype=np.intp), list)
+    rules = parse_binding(builders.binding(placement=weighted(TIER_RULES))).placement
+    assert rules is not None and rules.replica_scheduling is not None
+    preference = rules.replica_scheduling.weight_preference
+    assert preference is not None
+    parties = SnapshotWeights(fleet).parties(selected, preference)
+    assert parties is not None
+    assert [parties.names[i] for i in parties.at.tolist()] == ["a", "b", "c"]
+    assert parties.votes.tolist() == [1, 0, 3]
+
+
+def test_a_selection_not_held_as_columns_is_divided_over_its_objects() -> None:
+    fleet = snapshot(make_cluster("a")).columns
+    preference = WeightPreference(static_weight_list=())
+    assert SnapshotWeights(fleet).parties([ClusterDetail(make_cluster("a"))], preference) is None

@@ -3,13 +3,21 @@ AllocateWebsterSeats and pkg/util/helper/binding.go: tieBreakerByUID)."""
 
 from __future__ import annotations
 
+import heapq
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from binding_scheduler.algorithm.webster import allocate_webster, fnv1a_32, names_descending
+from binding_scheduler.algorithm.webster import (
+    ARRAYS_FROM,
+    allocate_webster,
+    allocate_webster_array,
+    fnv1a_32,
+    names_descending,
+)
 
 ODD_UID = "uid-1"  # FNV-1a 0x50c45a43
 EVEN_UID = "uid-2"  # FNV-1a 0x51c45bd6
@@ -222,3 +230,87 @@ def test_the_threshold_jump_gives_what_the_seat_by_seat_greedy_gives(
 ) -> None:
     seats, votes, descending = election
     assert allocate_webster(seats, votes, descending=descending) == seat_by_seat(seats, votes, descending)
+
+
+# --- the same elections counted on arrays ------------------------------------------------------------------
+
+
+def on_arrays(seats: int, votes: list[tuple[str, int]], descending: bool) -> list[tuple[str, int]]:
+    named = sorted(votes)
+    won = allocate_webster_array(seats, np.array([v for _, v in named], dtype=np.int64), descending=descending)
+    return [(name, seats) for (name, _), seats in zip(named, won.tolist(), strict=True)]
+
+
+def greedy_by_heap(seats: int, votes: list[tuple[str, int]], descending: bool) -> list[tuple[str, int]]:
+    """The seat-by-seat greedy with a heap (one seat per step, no jump): the oracle for elections too large for
+    `seat_by_seat`."""
+    named = sorted(votes)
+    won = [0] * len(named)
+    if sum(v for _, v in named) <= 0:
+        return [(name, 0) for name, _ in named]
+    heap = [(-float(v), 0, -i if descending else i, i) for i, (_, v) in enumerate(named)]
+    heapq.heapify(heap)
+    for _ in range(seats):
+        _, held, rank, i = heap[0]
+        won[i] = held + 1
+        heapq.heapreplace(heap, (-(float(named[i][1]) / (2 * held + 3)), held + 1, rank, i))
+    return [(name, w) for (name, _), w in zip(named, won, strict=True)]
+
+
+@settings(max_examples=600, deadline=None)
+@given(elections())
+def test_the_arrays_give_what_the_seat_by_seat_greedy_gives(election: tuple[int, list[tuple[str, int]], bool]) -> None:
+    seats, votes, descending = election
+    assert on_arrays(seats, votes, descending) == seat_by_seat(seats, votes, descending)
+
+
+@pytest.mark.parametrize(
+    ("seats", "votes", "descending"),
+    [
+        (77, [97992, 1112, 585, 289, 421, 530, 617, 595, 926], True),
+        (137, [24845, 99, 155, 108, 181, 143, 619, 105, 186, 199, 43], True),
+        (2, [36, 31, 30], False),
+        (1001, [2001, 1], False),
+        (27, [1, 1, 5, 35, 9], True),
+        (16, [1, 3, 1, 3, 1, 9, 7, 1, 0], False),
+        (0, [1, 2], False),
+        (5, [0, 0], False),
+    ],
+)
+def test_the_arrays_settle_the_elections_where_the_jump_misses(seats: int, votes: list[int], descending: bool) -> None:
+    named = [(f"p{i:02d}", v) for i, v in enumerate(votes)]
+    assert on_arrays(seats, named, descending) == seat_by_seat(seats, named, descending)
+
+
+def test_no_parties_on_arrays_gives_no_seats() -> None:
+    assert allocate_webster_array(3, np.zeros(0, dtype=np.int64)).tolist() == []
+
+
+@st.composite
+def fleet_elections(draw: st.DrawFn) -> tuple[int, list[tuple[str, int]], bool]:
+    """Elections over hundreds of clusters: static weights of a few values (ties everywhere), or free capacities
+    with a few large clusters (parties owed two seats or more among the ones the jump leaves)."""
+    parties = draw(st.integers(ARRAYS_FROM, 260))
+    if draw(st.booleans()):
+        weights = draw(st.lists(st.integers(0, 5), min_size=1, max_size=3))
+        votes = [draw(st.sampled_from(weights)) for _ in range(parties)]
+    else:
+        big = draw(st.lists(st.integers(1_000, 200_000), min_size=1, max_size=4))
+        votes = [*big, *(draw(st.integers(0, 300)) for _ in range(parties - len(big)))]
+    names = [f"member-{i:04d}" for i in draw(st.permutations(range(parties)))]
+    return draw(st.integers(0, 700)), list(zip(names, votes, strict=True)), draw(st.booleans())
+
+
+@settings(max_examples=250, deadline=None)
+@given(fleet_elections())
+def test_hundreds_of_parties_get_what_the_greedy_gives(election: tuple[int, list[tuple[str, int]], bool]) -> None:
+    seats, votes, descending = election
+    assert allocate_webster(seats, votes, descending=descending) == greedy_by_heap(seats, votes, descending)
+
+
+def test_the_heap_oracle_agrees_with_the_textbook_greedy() -> None:
+    rng = random.Random(7)
+    for _ in range(40):
+        votes = [(f"m{i:02d}", rng.choice([0, 1, 2, 3, rng.randint(0, 500)])) for i in range(rng.randint(1, 9))]
+        seats, descending = rng.randint(0, 40), rng.random() < 0.5
+        assert greedy_by_heap(seats, votes, descending) == seat_by_seat(seats, votes, descending)

@@ -16,7 +16,7 @@ from .candidates import ClusterDetail, names_of
 from .dynamic import assign_dynamic
 from .errors import SchedulingError
 from .overflow import assign_by_tiers, overflow_enabled
-from .static_weight import WeightTable, assign_static_weight
+from .static_weight import WeightSource, assign_static_weight
 from .webster import names_descending
 
 NO_CLUSTERS = "no clusters available to schedule"
@@ -61,10 +61,10 @@ class AssignState:
     previous: tuple[TargetCluster, ...]
     fresh: bool
     descending: bool
-    weight_table: WeightTable | None = None
+    weights: WeightSource | None = None
 
     @classmethod
-    def of(cls, binding: Binding, weight_table: WeightTable | None = None) -> AssignState:
+    def of(cls, binding: Binding, weights: WeightSource | None = None) -> AssignState:
         placement = binding.placement
         scheduling = placement.replica_scheduling if placement is not None else None
         return cls(
@@ -73,7 +73,7 @@ class AssignState:
             previous=binding.clusters,
             fresh=binding.reschedule_pending,
             descending=names_descending(binding.resource.uid),
-            weight_table=weight_table,
+            weights=weights,
         )
 
     def assign(self, candidates: Sequence[ClusterDetail], replicas: int) -> list[TargetCluster]:
@@ -82,7 +82,7 @@ class AssignState:
             return TargetCluster.each(names_of(candidates), replicas)
         if self.strategy is Strategy.STATIC_WEIGHT:
             return assign_static_weight(
-                candidates, replicas, self.weight_preference, descending=self.descending, table=self.weight_table
+                candidates, replicas, self.weight_preference, descending=self.descending, source=self.weights
             )
         return assign_dynamic(
             candidates,
@@ -104,11 +104,11 @@ def is_workload_assignment(binding: Binding) -> bool:
 
 
 def assign_replicas(
-    binding: Binding, selected: Sequence[ClusterDetail], *, weight_table: WeightTable | None = None
+    binding: Binding, selected: Sequence[ClusterDetail], *, weights: WeightSource | None = None
 ) -> list[TargetCluster]:
     """Karmada's `AssignReplicas`: the new `spec.clusters` for `binding` over the selected clusters.
 
-    `weight_table` optionally supplies static rule weights precomputed per snapshot (same answer, faster).
+    `weights` optionally supplies static rule weights precomputed per snapshot (same answer, faster).
 
     Raises `SchedulingError` (no clusters, unsupported strategy) or `UnschedulableError` (not enough
     capacity, prefixed with `failed to scale up` / `failed to scale down` / `failed to do fresh scale`).
@@ -117,7 +117,7 @@ def assign_replicas(
         raise SchedulingError(NO_CLUSTERS)
     if not is_workload_assignment(binding):
         return TargetCluster.each(names_of(selected), 0)
-    state = AssignState.of(binding, weight_table)
+    state = AssignState.of(binding, weights)
     if overflow_enabled(binding):
         return remove_zeros(assign_by_tiers(selected, binding.replicas, state.assign))
     if state.strategy is Strategy.DUPLICATED:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
+import numpy as np
+import numpy.typing as npt
+
 from ..model import Cluster
 
 DEFAULT_OVERFLOW_ORDER = 0
@@ -70,15 +73,27 @@ def sort_candidates(candidates: Iterable[ClusterDetail]) -> list[ClusterDetail]:
 
 
 class OrderedCandidates(Sequence[ClusterDetail]):
-    """Candidates in selection order whose names are known without their `ClusterDetail` objects: those are built
-    on first access to an item (a Duplicated placement, or a binding that is no workload, needs names only)."""
+    """Candidates in selection order held as the fleet's positions (`at`, into `fleet_names`): their names are
+    known without their `ClusterDetail` objects, which are built on first access to an item (a Duplicated
+    placement, or a binding that is no workload, needs names only; a StaticWeight division, positions only)."""
 
-    __slots__ = ("_details", "_objects", "names")
+    __slots__ = ("_details", "_names", "_objects", "at", "fleet_names")
 
-    def __init__(self, names: list[str], details: Callable[[], list[ClusterDetail]]) -> None:
-        self.names = names
+    def __init__(
+        self, fleet_names: Sequence[str], at: npt.NDArray[np.intp], details: Callable[[], list[ClusterDetail]]
+    ) -> None:
+        self.fleet_names = fleet_names
+        self.at = at
         self._details = details
+        self._names: list[str] | None = None
         self._objects: list[ClusterDetail] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            fleet_names = self.fleet_names
+            self._names = [fleet_names[i] for i in self.at.tolist()]
+        return self._names
 
     def _all(self) -> list[ClusterDetail]:
         if self._objects is None:
@@ -86,7 +101,7 @@ class OrderedCandidates(Sequence[ClusterDetail]):
         return self._objects
 
     def __len__(self) -> int:
-        return len(self.names)
+        return len(self.at)
 
     def __iter__(self) -> Iterator[ClusterDetail]:
         return iter(self._all())

@@ -44,7 +44,8 @@ from .snapshot import Snapshot
 from .spread import every_candidate_selected
 from .spread.groups import Keyed, Members, OrderedClusters, keyed_by_cluster_field, keyed_by_codes
 from .spread.select import select_ordered
-from .static_weight import rule_weights
+from .static_weight import WeightedParties, rule_weights
+from .webster import VOTES_LIMIT
 
 IntColumn: TypeAlias = npt.NDArray[np.int64]
 
@@ -74,14 +75,14 @@ class Candidates:
 
     def __init__(
         self, binding: Binding, context: AttemptContext, indices: Indices, score: IntColumn, overflow: IntColumn,
-        diagnosis: dict[str, str] | None = None,
+        diagnosis: Mapping[str, str] | None = None,
     ) -> None:
         self.binding = binding
         self.context = context
         self.indices = indices
         self.score = score
         self.overflow = overflow
-        self.diagnosis = diagnosis if diagnosis is not None else {}
+        self.diagnosis: Mapping[str, str] = diagnosis if diagnosis is not None else {}
         self.allocatable: IntColumn = np.zeros(len(indices), dtype=np.int64)
         self.available: IntColumn = np.zeros(len(indices), dtype=np.int64)
         self._details: list[ClusterDetail] | None = None
@@ -193,6 +194,42 @@ class _Positions(Sequence[ClusterDetail]):
         return self._candidates.detail_at(index)
 
 
+class SnapshotWeights:
+    """Static rule weights memoised on the snapshot: by cluster name, and as a column over the fleet that a
+    selection of every candidate (`OrderedCandidates` of this fleet) reads by position."""
+
+    __slots__ = ("_fleet",)
+
+    def __init__(self, fleet: FleetColumns) -> None:
+        self._fleet = fleet
+
+    def table(self, preference: WeightPreference) -> Mapping[str, int]:
+        snapshot = self._fleet.snapshot
+        return snapshot.memo(("static-weights", preference.static_weight_list),
+                             lambda: rule_weights(snapshot.clusters, preference))
+
+    def parties(self, selected: Sequence[ClusterDetail], preference: WeightPreference) -> WeightedParties | None:
+        fleet = self._fleet
+        if not isinstance(selected, OrderedCandidates) or selected.fleet_names is not fleet.names:
+            return None
+        column = fleet.snapshot.memo(("static-weight-column", preference.static_weight_list),
+                                     lambda: self._column(preference))
+        if column is None:
+            return None
+        at = selected.at[np.argsort(fleet.rank[selected.at])]
+        return WeightedParties(fleet.names, at, column[at])
+
+    def _column(self, preference: WeightPreference) -> IntColumn | None:
+        """Every cluster's weight in fleet order; None when their total could overflow int64 (Python's integers
+        then divide)."""
+        weights = self.table(preference)
+        values = [weights[name] for name in self._fleet.names]
+        if max(values, default=0) * max(len(values), 1) >= VOTES_LIMIT:
+            return None
+        return np.array(values, dtype=np.int64)
+
+
+
 class ClusterValues(Mapping[str, int]):
     """One number per candidate, by cluster name, read from a column (the dict is built only when read)."""
 
@@ -250,7 +287,7 @@ def _overflow_orders(binding: Binding, indices: Indices, fleet: FleetColumns) ->
 
 def candidates_of(
     binding: Binding, ctx: AttemptContext, feasible: Indices, scores: Mapping[str, int],
-    diagnosis: dict[str, str],
+    diagnosis: Mapping[str, str],
 ) -> Candidates:
     """The feasible clusters (fleet indices, ascending) as candidates: their scores, and for a ClusterAffinities
     term with overflow affinities, which tier each one matches."""
@@ -437,9 +474,7 @@ def select(
     if reason is not None:
         if trace is not None:
             trace.append(f"{reason}: all {len(candidates)} clusters selected")
-        order = candidates.order()
-        names = candidates.fleet.names
-        return OrderedCandidates([names[i] for i in candidates.indices[order].tolist()],
+        return OrderedCandidates(candidates.fleet.names, candidates.indices[candidates.order()],
                                  candidates.ordered_details)
     try:
         return select_ordered(
@@ -453,14 +488,8 @@ def select(
 def assign(
     candidates: Candidates, selected: Sequence[ClusterDetail], options: ScheduleOptions = DEFAULT_OPTIONS
 ) -> list[TargetCluster]:
-    snapshot = candidates.context.snapshot
-
-    def weight_table(preference: WeightPreference) -> Mapping[str, int]:
-        key = ("static-weights", preference.static_weight_list)
-        return snapshot.memo(key, lambda: rule_weights(snapshot.clusters, preference))
-
     try:
-        result = assign_replicas(candidates.binding, selected, weight_table=weight_table)
+        result = assign_replicas(candidates.binding, selected, weights=SnapshotWeights(candidates.fleet))
     except SchedulingError as error:
         raise error.wrapped("failed to assign replicas") from error
     return with_empty_workloads(with_components(candidates.binding, result, options), selected, options)

@@ -4,16 +4,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple, Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from ..model import Cluster, ClusterAffinity, TargetCluster, WeightPreference
 from .affinity import cluster_matches
 from .candidates import ClusterDetail, names_of
-from .webster import allocate_webster
+from .webster import ARRAYS_FROM, Seats, allocate_webster, allocate_webster_array
 
-WeightTable = Callable[[WeightPreference], Mapping[str, int]]
-"""Given a preference, every cluster's rule weight (0 when no rule matches): lets a caller compute the table
-once per snapshot and policy instead of once per binding."""
+
+class WeightedParties(NamedTuple):
+    """Selected clusters as Webster's parties, in name order: party k is `names[at[k]]` with `votes[k]`."""
+
+    names: Sequence[str]
+    at: npt.NDArray[np.intp]
+    votes: Seats
+
+
+class WeightSource(Protocol):
+    """Rule weights a caller computes once per snapshot and policy instead of once per binding."""
+
+    def table(self, preference: WeightPreference) -> Mapping[str, int]:
+        """Every cluster's rule weight (0 when no rule matches)."""
+
+    def parties(self, selected: Sequence[ClusterDetail], preference: WeightPreference) -> WeightedParties | None:
+        """The selected clusters with their rule weights as arrays, when the selection is held as columns."""
 
 
 def rule_weights(clusters: Iterable[Cluster], preference: WeightPreference) -> dict[str, int]:
@@ -34,7 +52,7 @@ def rule_weights(clusters: Iterable[Cluster], preference: WeightPreference) -> d
 
 
 def static_weights(
-    candidates: Sequence[ClusterDetail], preference: WeightPreference | None, table: WeightTable | None = None
+    candidates: Sequence[ClusterDetail], preference: WeightPreference | None, source: WeightSource | None = None
 ) -> list[tuple[str, int]]:
     """(name, weight) per candidate with a weight, in candidate order.
 
@@ -46,7 +64,9 @@ def static_weights(
     names = names_of(candidates)
     if preference is None:
         return [(name, 1) for name in names]
-    weights = table(preference) if table is not None else rule_weights([d.cluster for d in candidates], preference)
+    weights = (
+        source.table(preference) if source is not None else rule_weights([d.cluster for d in candidates], preference)
+    )
     weighted = [(name, weight) for name in names if (weight := weights.get(name, 0)) > 0]
     return weighted or [(name, 1) for name in names]
 
@@ -67,11 +87,25 @@ def assign_static_weight(
     preference: WeightPreference | None,
     *,
     descending: bool,
-    table: WeightTable | None = None,
+    source: WeightSource | None = None,
 ) -> list[TargetCluster]:
     """Webster from zero over the static weights; previous placement and capacity are ignored.
 
     The result is sorted by cluster name ascending; clusters that get nothing are left out.
     """
-    allocation = allocate_webster(replicas, static_weights(candidates, preference, table), descending=descending)
+    if preference is not None and source is not None and len(candidates) >= ARRAYS_FROM:
+        parties = source.parties(candidates, preference)
+        if parties is not None:
+            return _assign_parties(parties, replicas, descending)
+    allocation = allocate_webster(replicas, static_weights(candidates, preference, source), descending=descending)
     return [TargetCluster(name, seats) for name, seats in allocation if seats > 0]
+
+
+def _assign_parties(parties: WeightedParties, replicas: int, descending: bool) -> list[TargetCluster]:
+    """`static_weights` and Webster over arrays: a party at weight 0 wins nothing (unless all are at 0, and then
+    each counts 1), which is what leaving it out of the election does."""
+    votes = parties.votes if parties.votes.any() else np.ones(len(parties.votes), dtype=np.int64)
+    won = allocate_webster_array(replicas, votes, descending=descending)
+    winners = np.flatnonzero(won)
+    names, at = parties.names, parties.at[winners].tolist()
+    return [TargetCluster(names[i], seats) for i, seats in zip(at, won[winners].tolist(), strict=True)]

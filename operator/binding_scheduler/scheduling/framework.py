@@ -50,7 +50,7 @@ from ..algorithm.errors import FitError, SchedulingError
 from ..algorithm.fleet import Indices
 from ..algorithm.general_estimator.columns import AssumedAt
 from ..algorithm.multi_template import multi_template_applicable
-from ..algorithm.plugins import AttemptContext, CycleState, ReservePlugin, WorkloadGroups
+from ..algorithm.plugins import AttemptContext, CycleState, Diagnosis, FilterMask, ReservePlugin, WorkloadGroups
 from ..algorithm.preemption import PreemptingError, PreemptionPlan, starts_preemption
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
@@ -305,14 +305,13 @@ class Framework:
         with self._step(ExtensionPoint.POST_FILTER):
             return self.preemptor.plan(candidates, candidates.context.state.claimed)
 
-    def filter_clusters(self, ctx: AttemptContext) -> tuple[Indices, dict[str, str]]:
+    def filter_clusters(self, ctx: AttemptContext) -> tuple[Indices, Diagnosis]:
         """Every live cluster through the filters in order, as masks over the fleet; a cluster stops at its first
         failure, whose reason is its diagnosis. Returns the feasible clusters' fleet indices (ascending: snapshot
         order) and the diagnosis by name."""
         fleet = ctx.snapshot.columns
         remaining = fleet.live.copy()
-        diagnosis: dict[str, str] = {}
-        names = fleet.names
+        failures: list[FilterMask] = []
         with self._step(ExtensionPoint.FILTER) as step:
             left = int(np.count_nonzero(remaining))
             for name, run_filter in self.plugins.filter_runners:
@@ -321,18 +320,15 @@ class Framework:
                 failed = self._call(ExtensionPoint.FILTER, name, partial(run_filter, ctx, fleet, remaining))
                 if failed.failed is fleet.nothing:
                     continue
-                where = failed.where
-                if where:
-                    if isinstance(failed.reason, str):
-                        diagnosis.update(dict.fromkeys(map(names.__getitem__, where), failed.reason))
-                    else:
-                        diagnosis.update((names[index], failed.reason(index)) for index in where)
-                    remaining[where] = False
-                    left -= len(where)
+                count = int(np.count_nonzero(failed.failed))
+                if count:
+                    failures.append(failed)
+                    remaining &= ~failed.failed
+                    left -= count
             feasible = np.flatnonzero(remaining)
             if not left:
                 step.result = PluginResult.UNSCHEDULABLE
-        return feasible, diagnosis
+        return feasible, Diagnosis(fleet.names, failures)
 
     def score_clusters(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> dict[str, int]:
         totals: dict[str, int] = {}
