@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from binding_scheduler.algorithm.candidates import ClusterDetail
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from binding_scheduler.algorithm.candidates import ClusterDetail, sort_candidates
 from binding_scheduler.algorithm.spread import group_clusters, group_score, topology_ignored
+from binding_scheduler.algorithm.spread.by_region import _best_rest
+from binding_scheduler.algorithm.spread.groups import ClusterGroup, Members, group_scores
 from binding_scheduler.model import Binding, Placement
 from tests.builders import make_binding, make_cluster
 
@@ -221,3 +227,48 @@ def test_duplicated_score_applies_when_replica_scheduling_is_absent() -> None:
     clusters = [detail("a", 10, 100), detail("b", 9, 0)]
     b = binding(10, {"spreadConstraints": [spread("region", 2, 2)]})
     assert group_score(clusters, b, 2) == 1 * 1000 + 100
+
+
+# --- every group's score at once -----------------------------------------------------------------------------
+
+
+@st.composite
+def laid_out_groups(draw: st.DrawFn) -> tuple[list[list[tuple[int, int]]], Binding, int]:
+    """Groups of (available, score) clusters laid end to end, and a binding whose placement picks the formula."""
+    groups = draw(st.lists(
+        st.lists(st.tuples(st.integers(0, 40), st.integers(-20, 200)), min_size=1, max_size=8),
+        min_size=1, max_size=6,
+    ))
+    scheduling = draw(st.sampled_from([None, DUPLICATED, AGGREGATED]))
+    constraints = [spread("region", 1, 3)]
+    if draw(st.booleans()):
+        constraints.append(spread("cluster", draw(st.integers(1, 6)), 6))
+    placement: dict[str, Any] = {"spreadConstraints": constraints}
+    if scheduling is not None:
+        placement["replicaScheduling"] = scheduling
+    return groups, binding(draw(st.integers(0, 90)), placement), draw(st.integers(1, 4))
+
+
+@settings(max_examples=400, deadline=None)
+@given(laid_out_groups())
+def test_group_scores_over_arrays_are_each_groups_walk(case: tuple[list[list[tuple[int, int]]], Binding, int]) -> None:
+    groups, b, min_groups = case
+    available = np.array([a for group in groups for a, _ in group], dtype=np.int64)
+    scores = np.array([s for group in groups for _, s in group], dtype=np.int64)
+    starts = np.cumsum([0] + [len(group) for group in groups[:-1]])
+    one_by_one = [
+        group_score([ClusterDetail(make_cluster(f"m{k}"), score=s, available=a) for k, (a, s) in enumerate(group)],
+                    b, min_groups)
+        for group in groups
+    ]
+    assert group_scores(available, scores, starts, b, min_groups) == one_by_one
+
+
+def test_the_best_of_the_rest_by_position_is_the_best_by_sort_key() -> None:
+    ordered = sort_candidates([detail(f"m{i}", available=(i * 7) % 11, score=(i % 3) * 50) for i in range(12)])
+    east = Members(ordered, [0, 3, 4, 9])
+    west = Members(ordered, [1, 2, 7, 8, 11])
+    as_groups = [ClusterGroup("east", east, 0, 0), ClusterGroup("west", west, 0, 0)]
+    as_lists = [ClusterGroup("east", list(east), 0, 0), ClusterGroup("west", list(west), 0, 0)]
+    best = names(ordered[p] for p in (2, 3, 4, 7, 8))
+    assert names(_best_rest(as_groups, 5)) == names(_best_rest(as_lists, 5)) == best

@@ -12,11 +12,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Mapping, Sequence
 from itertools import islice
+from typing import cast
+
+import numpy as np
 
 from ...model import SpreadConstraint
 from ..candidates import ClusterDetail
 from ..errors import SchedulingError, no_checkpoint
-from .groups import ClusterGroup
+from .groups import ClusterGroup, Members
 from .select_groups import GroupOption, select_groups
 
 FEWER_REGIONS_THAN_MIN_GROUPS = "the number of feasible region is less than spreadConstraint.MinGroups"
@@ -78,7 +81,15 @@ def select_by_region(
 def _best_rest(chosen: Sequence[ClusterGroup], count: int) -> list[ClusterDetail]:
     """The best `count` clusters after each region's first, in the order of `sort_candidates`.
 
-    Each region's clusters are already in that order, so merging them lazily computes few sort keys.
+    Each region's clusters are already in that order, so merging them lazily computes few sort keys; regions
+    whose members are positions in one ordered list are merged by position, which is that order.
     """
-    merged = heapq.merge(*(group.clusters[1:] for group in chosen), key=ClusterDetail.sort_key)
+    rests = [group.clusters[1:] for group in chosen]
+    if rests and all(isinstance(rest, Members) for rest in rests):
+        members = cast(list[Members], rests)
+        base = members[0].base
+        if all(rest.base is base for rest in members):
+            positions = np.sort(np.concatenate([rest.position_column for rest in members]))[:count]
+            return [base[position] for position in positions.tolist()]
+    merged = heapq.merge(*rests, key=ClusterDetail.sort_key)
     return list(islice(merged, count))

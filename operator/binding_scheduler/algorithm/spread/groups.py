@@ -199,13 +199,27 @@ class OrderedClusters:
 
 
 class Members(Sequence[ClusterDetail]):
-    """Some of the ordered clusters, by position: a group's clusters without copying (or building) them."""
+    """Some of the ordered clusters, by position (`base[positions[k]]`, positions ascending, so in the order of
+    `sort_candidates`): a group's clusters without copying (or building) them."""
 
-    __slots__ = ("_base", "_positions")
+    __slots__ = ("_positions", "base")
 
-    def __init__(self, base: Sequence[ClusterDetail], positions: list[int]) -> None:
-        self._base = base
+    def __init__(self, base: Sequence[ClusterDetail], positions: Sequence[int] | Indices) -> None:
+        self.base = base
         self._positions = positions
+
+    @property
+    def position_column(self) -> Indices:
+        positions = self._positions
+        return positions if isinstance(positions, np.ndarray) else np.array(positions, dtype=np.intp)
+
+    @property
+    def positions(self) -> list[int]:
+        positions = self._positions
+        if not isinstance(positions, list):
+            positions = self._positions = [int(p) for p in positions] if not isinstance(
+                positions, np.ndarray) else positions.tolist()
+        return positions
 
     def __len__(self) -> int:
         return len(self._positions)
@@ -218,18 +232,18 @@ class Members(Sequence[ClusterDetail]):
 
     def __getitem__(self, index: int | slice) -> ClusterDetail | Members:
         if isinstance(index, slice):
-            return Members(self._base, self._positions[index])
-        return self._base[self._positions[index]]
+            return Members(self.base, self._positions[index])
+        return self.base[int(self._positions[index])]
 
     def __iter__(self) -> Iterator[ClusterDetail]:
-        base = self._base
-        return (base[position] for position in self._positions)
+        base = self.base
+        return (base[position] for position in self.positions)
 
 
 def _build_groups(ordered: OrderedClusters, keyed: Keyed, binding: Binding, min_groups: int) -> dict[str, ClusterGroup]:
     """Groups in order of first appearance, each keeping its clusters in the given (sorted) order: a stable sort
     of the pairs by group code keeps each group's clusters in order, and each group's first pair says where it
-    first appears."""
+    first appears. Group sums and scores are array operations over the grouped pairs."""
     if not len(keyed.codes):
         return {}
     by_group = np.argsort(keyed.codes, kind="stable")
@@ -237,14 +251,51 @@ def _build_groups(ordered: OrderedClusters, keyed: Keyed, binding: Binding, min_
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
     bounds = np.append(starts, len(codes)).tolist()
     positions = keyed.positions[by_group]
+    available = ordered.available[positions]
+    scores = group_scores(available, ordered.score[positions], starts, binding, min_groups)
+    totals = np.add.reduceat(available, starts).tolist()
+    first_codes = codes[starts].tolist()
     groups = {}
     for g in np.argsort(by_group[starts]).tolist():
-        members = positions[bounds[g]:bounds[g + 1]]
-        available = ordered.available[members].tolist()
-        name = keyed.names[int(codes[bounds[g]])]
-        score = _score(available, ordered.score[members].tolist(), binding, min_groups)
-        groups[name] = ClusterGroup(name, Members(ordered.clusters, members.tolist()), sum(available), score)
+        name = keyed.names[first_codes[g]]
+        members = Members(ordered.clusters, positions[bounds[g]:bounds[g + 1]])
+        groups[name] = ClusterGroup(name, members, totals[g], scores[g])
     return groups
+
+
+def group_scores(
+    available: IntColumn, scores: IntColumn, starts: Indices, binding: Binding, min_groups: int
+) -> list[int]:
+    """`_score` of each group, the groups laid end to end (group g is `[starts[g], starts[g + 1])`): the Duplicated
+    formula as array operations, the divided walk in Python (it stops after a few clusters of each group, and
+    array operations over a few hundred clusters cost more than that), with the groups' sums as array operations."""
+    placement = binding.placement
+    totals = np.add.reduceat(scores, starts).tolist()
+    sizes = np.diff(np.append(starts, len(available))).tolist()
+    if placement is None or placement.scheduling_type is ReplicaSchedulingType.DUPLICATED:
+        fits = available >= binding.replicas
+        valid = np.add.reduceat(fits.astype(np.int64), starts).tolist()
+        summed = np.add.reduceat(np.where(fits, scores, 0), starts).tolist()
+        return [count * WEIGHT_UNIT + _trunc_div(score, count) if count else 0
+                for count, score in zip(valid, summed, strict=True)]
+    target = -(-binding.replicas // min_groups)
+    cluster_min = max(_cluster_min_groups(placement), min_groups)
+    capacities = available.tolist()
+    each = scores.tolist()
+    result = []
+    for start, size, total in zip(starts.tolist(), sizes, totals, strict=True):
+        available_sum = score_sum = walked = 0
+        for at in range(start, start + size):
+            available_sum += capacities[at]
+            score_sum += each[at]
+            walked += 1
+            if walked >= cluster_min and available_sum >= target:
+                break
+        if available_sum < target:
+            result.append(available_sum * WEIGHT_UNIT + _trunc_div(total, size))
+        else:
+            result.append(target * WEIGHT_UNIT + _trunc_div(score_sum, walked))
+    return result
 
 
 def group_clusters(binding: Binding, candidates: Sequence[ClusterDetail]) -> ClusterGroups:

@@ -144,10 +144,10 @@ def _fast_choice(ordered: Sequence[GroupOption], found: Sequence[_Found]) -> lis
     best_id = min(range(len(found)), key=lambda i: (-found[i][0], -found[i][1], i))
     best = _as_path(ordered, best_id, found[best_id])
     index_of = {g: i for i, g in enumerate(ordered)}
-    by_members = {frozenset(f[2]): i for i, f in enumerate(found) if len(f[2]) < len(best.groups)}
+    by_members = {f[2]: i for i, f in enumerate(found) if len(f[2]) < len(best.groups)}  # indices ascending
     prefixes = [best]
     for length in range(1, len(best.groups)):
-        path_id = by_members.get(frozenset(index_of[g] for g in best.groups[:length]))
+        path_id = by_members.get(tuple(sorted(index_of[g] for g in best.groups[:length])))
         if path_id is not None:
             prefixes.append(_as_path(ordered, path_id, found[path_id]))
     return prefixes
