@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.filters import ClusterAffinityFilter
 from binding_scheduler.algorithm.plugins import AttemptContext
@@ -19,9 +21,13 @@ def context(rb: Binding) -> AttemptContext:
 
 
 def locality(rb: Binding, cluster: Cluster) -> int:
+    """The per-cluster score, checked against the batch and the whole-fleet answers for that cluster alone."""
     ctx = context(rb)
     one = ClusterLocality().score(ctx, cluster)
     assert ClusterLocality().score_many(ctx, [cluster]).get(cluster.name, 0) == one
+    fleet = ctx.snapshot.columns
+    alone = np.array([fleet.index[cluster.name]], dtype=np.intp)
+    assert ClusterLocality().score_fleet(ctx, fleet, alone).get(cluster.name, 0) == one
     return one
 
 
@@ -50,7 +56,7 @@ def test_scores_are_summed_over_plugins() -> None:
             return 7 if cluster.name == "m1" else 0
 
     rb = make_binding(clusters=["m1", "m2"])
-    assert Framework(build_plugins(extra=[Bonus()])).score_clusters(context(rb), [M1, M2]) == {"m1": 107, "m2": 100}
+    assert Framework(build_plugins(extra=[Bonus()])).score_clusters(context(rb), np.arange(2)) == {"m1": 107, "m2": 100}
 
 
 def test_a_failing_score_plugin_names_itself() -> None:
@@ -61,8 +67,16 @@ def test_a_failing_score_plugin_names_itself() -> None:
             raise RuntimeError("boom")
 
     try:
-        Framework(build_plugins(extra=[Broken()])).score_clusters(context(make_binding()), [M1])
+        Framework(build_plugins(extra=[Broken()])).score_clusters(context(make_binding()), np.arange(1))
     except SchedulingError as error:
         assert str(error) == 'failed to prioritize clusters: plugin "Broken" failed with: boom'
     else:
         raise AssertionError("expected a SchedulingError")
+
+
+def test_locality_over_the_fleet_scores_only_the_feasible_targets() -> None:
+    clusters = [make_cluster(f"m{i}") for i in range(6)]
+    rb = make_binding(clusters={"m1": 1, "m4": 2, "gone": 3})
+    ctx = AttemptContext.of(rb, snapshot(*clusters))
+    feasible = np.array([0, 1, 2, 5], dtype=np.intp)
+    assert ClusterLocality().score_fleet(ctx, ctx.snapshot.columns, feasible) == {"m1": 100}

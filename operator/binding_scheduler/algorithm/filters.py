@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from ..model import Cluster, Toleration
-from .fleet import FleetColumns
-from .plugins import AttemptContext, BatchScore, FilterMask, FilterPlugin, MaskFilter, ScorePlugin
+from .fleet import FleetColumns, Indices
+from .plugins import AttemptContext, BatchScore, FilterMask, FilterPlugin, FleetScore, MaskFilter, ScorePlugin
 
 API_REASON = "cluster(s) did not have the API resource"
 AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
@@ -77,7 +77,7 @@ def _untolerated_taint(tolerations: tuple[Toleration, ...], cluster: Cluster) ->
     return None
 
 
-class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchScore, MaskFilter):
+class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchScore, FleetScore, MaskFilter):
     """The cluster matches clusterAffinity, or the observed term's affinity or overflow affinities.
 
     `pkg/scheduler/framework/plugins/clusteraffinity/cluster_affinity.go: ClusterAffinity.Filter`."""
@@ -93,6 +93,9 @@ class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchScore, MaskFilter):
         return 0
 
     def score_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
+        return {}
+
+    def score_fleet(self, ctx: AttemptContext, fleet: FleetColumns, feasible: Indices) -> Mapping[str, int]:
         return {}
 
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:

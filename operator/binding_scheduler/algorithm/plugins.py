@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..model import Binding, Cluster, ClusterAffinity, TargetCluster
 from .candidates import ClusterDetail
-from .fleet import FleetColumns, Mask
+from .fleet import FleetColumns, Indices, Mask
 from .general_estimator import AssumedLoad
 from .snapshot import Snapshot
 
@@ -168,7 +168,7 @@ class FilterMask:
         return self._where
 
     def __bool__(self) -> bool:
-        return bool(self.where)
+        return bool(self._where) if self._where is not None else bool(self.failed.any())
 
     def reason_at(self, index: int) -> str:
         return self.reason if isinstance(self.reason, str) else self.reason(index)
@@ -218,6 +218,12 @@ class MaskFilter(Protocol):
 class BatchScore(Protocol):
     def score_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
         """The non-zero scores among `clusters`, by name."""
+
+
+@runtime_checkable
+class FleetScore(Protocol):
+    def score_fleet(self, ctx: AttemptContext, fleet: FleetColumns, feasible: Indices) -> Mapping[str, int]:
+        """The non-zero scores among the clusters at `feasible` (fleet indices, ascending), by name."""
 
 
 @runtime_checkable

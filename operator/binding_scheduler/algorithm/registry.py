@@ -14,7 +14,7 @@ import numpy as np
 
 from ..model import Cluster
 from .filters import APIEnablement, ClusterAffinityFilter, ClusterEviction, SpreadConstraintFilter, TaintToleration
-from .fleet import FleetColumns, Mask
+from .fleet import FleetColumns, Indices, Mask
 from .plugins import (
     EXTENSION_METHODS,
     AssignPlugin,
@@ -25,6 +25,7 @@ from .plugins import (
     EstimatePlugin,
     FilterMask,
     FilterPlugin,
+    FleetScore,
     MaskFilter,
     PluginError,
     ReservePlugin,
@@ -57,7 +58,8 @@ def in_tree_plugins(*, workload_affinity: bool = False) -> list[InTreePlugin]:
 
 FilterRunner = Callable[[AttemptContext, FleetColumns, Mask], FilterMask]
 """A filter over the clusters still feasible (`remaining`, a mask over the fleet): the ones it fails among them."""
-ScoreRunner = Callable[[AttemptContext, Sequence[Cluster]], Mapping[str, int]]
+ScoreRunner = Callable[[AttemptContext, FleetColumns, Indices], Mapping[str, int]]
+"""A score over the feasible clusters (fleet indices, ascending): the non-zero scores by name."""
 
 
 def _filter_runner(plugin: FilterPlugin) -> FilterRunner:
@@ -86,11 +88,18 @@ def _filter_runner(plugin: FilterPlugin) -> FilterRunner:
 
 
 def _score_runner(plugin: ScorePlugin) -> ScoreRunner:
+    if isinstance(plugin, FleetScore):
+        return plugin.score_fleet
     if isinstance(plugin, BatchScore):
-        return plugin.score_many
+        many = plugin.score_many
 
-    def run(ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, int]:
-        return {c.name: plugin.score(ctx, c) for c in clusters}
+        def batch(ctx: AttemptContext, fleet: FleetColumns, feasible: Indices) -> Mapping[str, int]:
+            return many(ctx, fleet.clusters_at(feasible.tolist()))
+
+        return batch
+
+    def run(ctx: AttemptContext, fleet: FleetColumns, feasible: Indices) -> Mapping[str, int]:
+        return {c.name: plugin.score(ctx, c) for c in fleet.clusters_at(feasible.tolist())}
 
     return run
 

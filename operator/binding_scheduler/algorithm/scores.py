@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from ..model import Cluster
-from .plugins import AttemptContext, BatchScore, ScorePlugin
+from .fleet import FleetColumns, Indices
+from .plugins import AttemptContext, BatchScore, FleetScore, ScorePlugin
 
 MAX_CLUSTER_SCORE = 100
 
 
-class ClusterLocality(ScorePlugin, BatchScore):
+class ClusterLocality(ScorePlugin, BatchScore, FleetScore):
     """100 for a cluster the binding already targets: stickiness to current placements."""
 
     name = "ClusterLocality"
@@ -26,3 +29,15 @@ class ClusterLocality(ScorePlugin, BatchScore):
         if not ctx.targets:
             return {}
         return {c.name: MAX_CLUSTER_SCORE for c in clusters if c.name in ctx.targets}
+
+    def score_fleet(self, ctx: AttemptContext, fleet: FleetColumns, feasible: Indices) -> Mapping[str, int]:
+        """Looks up the binding's few targets among the feasible clusters, not every feasible cluster."""
+        if not ctx.targets or not len(feasible):
+            return {}
+        index = fleet.index
+        at = {name: i for name in ctx.targets if (i := index.get(name)) is not None}
+        if not at:
+            return {}
+        wanted = np.fromiter(at.values(), dtype=np.intp, count=len(at))
+        hits = feasible[np.minimum(np.searchsorted(feasible, wanted), len(feasible) - 1)] == wanted
+        return {name: MAX_CLUSTER_SCORE for name, hit in zip(at, hits.tolist(), strict=True) if hit}

@@ -285,7 +285,7 @@ class Framework:
         feasible, diagnosis = self.filter_clusters(ctx)
         if not len(feasible):
             raise FitError(len(ctx.snapshot), diagnosis)
-        scores = self.score_clusters(ctx, ctx.snapshot.columns.clusters_at(feasible.tolist()))
+        scores = self.score_clusters(ctx, feasible)
         candidates = candidates_of(ctx.binding, ctx, feasible, scores, diagnosis)
         await self._estimate(candidates)
         try:
@@ -330,11 +330,14 @@ class Framework:
                 step.result = PluginResult.UNSCHEDULABLE
         return feasible, Diagnosis(fleet.names, failures)
 
-    def score_clusters(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> dict[str, int]:
+    def score_clusters(self, ctx: AttemptContext, feasible: Indices) -> dict[str, int]:
+        """Every score plugin over the feasible clusters (fleet indices): the non-zero totals by name."""
         totals: dict[str, int] = {}
+        fleet = ctx.snapshot.columns
         with self._step(ExtensionPoint.SCORE):
             for name, run_score in self.plugins.score_runners:
-                for cluster, score in self._call(ExtensionPoint.SCORE, name, partial(run_score, ctx, clusters)).items():
+                scored = self._call(ExtensionPoint.SCORE, name, partial(run_score, ctx, fleet, feasible))
+                for cluster, score in scored.items():
                     if score:
                         totals[cluster] = totals.get(cluster, 0) + score
         return totals
