@@ -25,7 +25,7 @@ space for the pass (what a Filter computed, a Score may read).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -33,6 +33,7 @@ from ..model import Binding, Cluster, ClusterAffinity, TargetCluster
 from .candidates import ClusterDetail
 from .fleet import FleetColumns, Indices, Mask
 from .general_estimator import AssumedLoad
+from .lazy_mapping import LazyMapping
 from .snapshot import Snapshot
 
 
@@ -174,37 +175,26 @@ class FilterMask:
         return self.reason if isinstance(self.reason, str) else self.reason(index)
 
 
-class Diagnosis(Mapping[str, str]):
+class Diagnosis(LazyMapping[str, str]):
     """Each failed cluster's reason by name, in the order the filters failed them: read from their verdicts on
     first use, since only a decision that finds no cluster reports it."""
 
-    __slots__ = ("_by_name", "_failures", "_names")
+    __slots__ = ("_failures", "_names")
 
     def __init__(self, names: Sequence[str], failures: Sequence[FilterMask]) -> None:
+        super().__init__()
         self._names = names
         self._failures = failures
-        self._by_name: dict[str, str] | None = None
 
-    def _dict(self) -> dict[str, str]:
-        if self._by_name is None:
-            names, by_name = self._names, {}
-            for failed in self._failures:
-                reason = failed.reason
-                if isinstance(reason, str):
-                    by_name.update(dict.fromkeys(map(names.__getitem__, failed.where), reason))
-                else:
-                    by_name.update((names[index], reason(index)) for index in failed.where)
-            self._by_name = by_name
-        return self._by_name
-
-    def __getitem__(self, name: str) -> str:
-        return self._dict()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._dict())
-
-    def __len__(self) -> int:
-        return len(self._dict())
+    def _build(self) -> dict[str, str]:
+        names, by_name = self._names, {}
+        for failed in self._failures:
+            reason = failed.reason
+            if isinstance(reason, str):
+                by_name.update(dict.fromkeys(map(names.__getitem__, failed.where), reason))
+            else:
+                by_name.update((names[index], reason(index)) for index in failed.where)
+        return by_name
 
 
 @runtime_checkable

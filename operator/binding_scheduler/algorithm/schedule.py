@@ -7,7 +7,7 @@ hooks and the Reserve step around them; nothing here measures, records or awaits
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias, overload
 
@@ -38,6 +38,7 @@ from .estimates import MAX_INT32, UNAUTHENTIC_REPLICA
 from .fleet import FleetColumns, Indices
 from .general_estimator import AssumedWorkload, estimate_component_sets, estimate_replicas
 from .general_estimator.columns import AssumedAt, replicas_with_assumed, summary_columns
+from .lazy_mapping import LazyMapping
 from .multi_template import multi_template_applicable
 from .plugins import AttemptContext
 from .snapshot import Snapshot
@@ -230,24 +231,16 @@ class SnapshotWeights:
 
 
 
-class ClusterValues(Mapping[str, int]):
+class ClusterValues(LazyMapping[str, int]):
     """One number per candidate, by cluster name, read from a column (the dict is built only when read)."""
 
     def __init__(self, candidates: Candidates, values: IntColumn) -> None:
+        super().__init__()
         self._candidates = candidates
         self._values = values
-        self._by_name: dict[str, int] | None = None
 
-    def _dict(self) -> dict[str, int]:
-        if self._by_name is None:
-            self._by_name = dict(zip(self._candidates.names, self._values.tolist(), strict=True))
-        return self._by_name
-
-    def __getitem__(self, name: str) -> int:
-        return self._dict()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._dict())
+    def _build(self) -> dict[str, int]:
+        return dict(zip(self._candidates.names, self._values.tolist(), strict=True))
 
     def __len__(self) -> int:
         return len(self._values)
