@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from binding_scheduler.algorithm import fleet as fleet_module
 from binding_scheduler.algorithm.plugins import AttemptContext, FilterMask, MaskFilter
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
-from binding_scheduler.model import Binding, parse_binding, parse_cluster
+from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster
 from tests import builders
 
 NAMES = ("b", "a", "m-10", "m-9", "Z", "é", "aa", "m-1")
@@ -84,3 +86,31 @@ def test_the_name_rank_orders_as_python_orders_strings() -> None:
 def test_the_live_column_leaves_out_deleting_clusters() -> None:
     snapshot = Snapshot(parse_cluster(builders.cluster(n, deleting=n == "b")) for n in ("a", "b", "c"))
     assert snapshot.columns.live.tolist() == [True, False, True]
+
+
+def test_a_result_table_puts_the_replicas_on_every_cluster_in_fleet_order() -> None:
+    columns = Snapshot(parse_cluster(builders.cluster(name)) for name in ("b", "a")).columns
+    assert columns.targets_of(3) == (TargetCluster("b", 3), TargetCluster("a", 3))
+    assert columns.targets_of(3) is columns.targets_of(3)
+
+
+def test_result_tables_start_afresh_past_their_entry_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fleet_module, "TARGET_TABLE_ENTRIES", 4)
+    columns = Snapshot(parse_cluster(builders.cluster(name)) for name in ("b", "a")).columns
+    first = columns.targets_of(1)
+    columns.targets_of(2)
+    assert columns.targets_of(1) is first
+    columns.targets_of(3)
+    assert columns.targets_of(1) is not first
+    assert columns.targets_of(1) == first
+
+
+def test_duplicated_results_of_one_snapshot_share_their_entries() -> None:
+    snapshot = Snapshot(parse_cluster(builders.cluster(f"m{i}")) for i in range(4))
+    duplicated = builders.placement(scheduling={"replicaSchedulingType": "Duplicated"})
+    web = parse_binding(builders.binding("web", replicas=2, placement=duplicated))
+    api = parse_binding(builders.binding("api", replicas=2, placement=duplicated))
+    plugins = build_plugins()
+    first, second = builders.schedule(web, snapshot, plugins), builders.schedule(api, snapshot, plugins)
+    assert first == [TargetCluster(f"m{i}", 2) for i in range(4)]
+    assert all(a is b for a, b in zip(first, second, strict=True))

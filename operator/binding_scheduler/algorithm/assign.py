@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..model import Binding, DivisionPreference, ReplicaSchedulingType, TargetCluster, WeightPreference
-from .candidates import ClusterDetail, names_of
+from .candidates import ClusterDetail, targets_each
 from .dynamic import assign_dynamic
 from .errors import SchedulingError
 from .overflow import assign_by_tiers, overflow_enabled
@@ -79,7 +79,7 @@ class AssignState:
     def assign(self, candidates: Sequence[ClusterDetail], replicas: int) -> list[TargetCluster]:
         """One strategy over `candidates` for `replicas` (zero entries not yet removed)."""
         if self.strategy is Strategy.DUPLICATED:
-            return TargetCluster.each(names_of(candidates), replicas)
+            return targets_each(candidates, replicas)
         if self.strategy is Strategy.STATIC_WEIGHT:
             return assign_static_weight(
                 candidates, replicas, self.weight_preference, descending=self.descending, source=self.weights
@@ -116,7 +116,7 @@ def assign_replicas(
     if not selected:
         raise SchedulingError(NO_CLUSTERS)
     if not is_workload_assignment(binding):
-        return TargetCluster.each(names_of(selected), 0)
+        return targets_each(selected, 0)
     state = AssignState.of(binding, weights)
     if overflow_enabled(binding):
         return remove_zeros(assign_by_tiers(selected, binding.replicas, state.assign))

@@ -8,7 +8,7 @@ from typing import overload
 import numpy as np
 import numpy.typing as npt
 
-from ..model import Cluster
+from ..model import Cluster, TargetCluster
 
 DEFAULT_OVERFLOW_ORDER = 0
 UNMATCHED_OVERFLOW_ORDER = 1000
@@ -77,13 +77,16 @@ class OrderedCandidates(Sequence[ClusterDetail]):
     known without their `ClusterDetail` objects, which are built on first access to an item (a Duplicated
     placement, or a binding that is no workload, needs names only; a StaticWeight division, positions only)."""
 
-    __slots__ = ("_details", "_names", "_objects", "at", "fleet_names")
+    __slots__ = ("_details", "_names", "_objects", "at", "fleet_names", "targets_of")
 
     def __init__(
-        self, fleet_names: Sequence[str], at: npt.NDArray[np.intp], details: Callable[[], list[ClusterDetail]]
+        self, fleet_names: Sequence[str], at: npt.NDArray[np.intp], details: Callable[[], list[ClusterDetail]],
+        targets_of: Callable[[int], Sequence[TargetCluster]] | None = None,
     ) -> None:
         self.fleet_names = fleet_names
         self.at = at
+        self.targets_of = targets_of
+        """`replicas` on every cluster of the fleet, by position (`FleetColumns.targets_of`), when known."""
         self._details = details
         self._names: list[str] | None = None
         self._objects: list[ClusterDetail] | None = None
@@ -114,6 +117,15 @@ class OrderedCandidates(Sequence[ClusterDetail]):
 
     def __getitem__(self, index: int | slice) -> ClusterDetail | Sequence[ClusterDetail]:
         return self._all()[index]
+
+
+def targets_each(candidates: Sequence[ClusterDetail], replicas: int) -> list[TargetCluster]:
+    """`replicas` on each candidate, in order: `TargetCluster.each` over their names, read from the fleet's table
+    when the candidates are held as fleet positions."""
+    if isinstance(candidates, OrderedCandidates) and candidates.targets_of is not None:
+        table = candidates.targets_of(replicas)
+        return [table[i] for i in candidates.at.tolist()]
+    return TargetCluster.each(names_of(candidates), replicas)
 
 
 def names_of(candidates: Sequence[ClusterDetail]) -> list[str]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..model import Cluster, ClusterAffinity, Toleration
+from ..model import Cluster, ClusterAffinity, TargetCluster, Toleration
 
 if TYPE_CHECKING:
     from .snapshot import Snapshot
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 Mask: TypeAlias = npt.NDArray[np.bool_]
 Indices: TypeAlias = npt.NDArray[np.intp]
 SPREAD_FIELDS = ("provider", "region", "zone")
+TARGET_TABLE_ENTRIES = 262_144
+"""How many `TargetCluster`s a snapshot's result tables hold in all (~19 MB) before they are started afresh."""
 T = TypeVar("T")
 
 
@@ -44,6 +46,7 @@ class FleetColumns:
         """No cluster (read-only)."""
         self.nothing.flags.writeable = False
         self._targeted: tuple[frozenset[str], Mask] | None = None
+        self._target_tables: dict[int, tuple[TargetCluster, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.names)
@@ -58,6 +61,20 @@ class FleetColumns:
         mask.flags.writeable = False
         self._targeted = (targets, mask)
         return mask
+
+    def targets_of(self, replicas: int) -> tuple[TargetCluster, ...]:
+        """`replicas` on each cluster, in fleet order: a Duplicated result (or a non-workload's, at 0) is read from
+        it by position, since CPython builds a `TargetCluster` at about three times a plain tuple's cost and the
+        bindings of a snapshot share few replica counts. Kept per replica count for the snapshot's life, up to
+        `TARGET_TABLE_ENTRIES` entries in all."""
+        tables = self._target_tables
+        table = tables.get(replicas)
+        if table is None:
+            table = tuple(TargetCluster.each(self.names, replicas))
+            if (len(tables) + 1) * len(table) > TARGET_TABLE_ENTRIES:
+                tables.clear()
+            tables[replicas] = table
+        return table
 
     def of_names(self, names: Collection[str]) -> Mask:
         """True at the clusters named (names not in the snapshot are left out)."""

@@ -467,8 +467,9 @@ def select(
     if reason is not None:
         if trace is not None:
             trace.append(f"{reason}: all {len(candidates)} clusters selected")
-        return OrderedCandidates(candidates.fleet.names, candidates.indices[candidates.order()],
-                                 candidates.ordered_details)
+        fleet = candidates.fleet
+        return OrderedCandidates(fleet.names, candidates.indices[candidates.order()], candidates.ordered_details,
+                                 fleet.targets_of)
     try:
         return select_ordered(
             binding, candidates.ordered_clusters(), needed_replicas(binding, options), trace=trace,
