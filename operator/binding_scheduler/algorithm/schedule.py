@@ -148,8 +148,12 @@ class Candidates:
     def order(self) -> Indices:
         """The positions in Karmada's candidate order: overflow order ascending, then score, then available
         replicas descending, then name ascending (`sort_candidates`, as one lexsort: its last key is the first)."""
-        rank = self.fleet.rank[self.indices]
-        return np.lexsort((rank, -self.available, -self.score, self.overflow))
+        keys = [self.fleet.rank[self.indices], -self.available]
+        if self.score.any():
+            keys.append(-self.score)
+        if self.overflow.any():
+            keys.append(self.overflow)
+        return np.lexsort(keys)  # a key that is 0 everywhere orders nothing: left out
 
     def ordered_details(self) -> list[ClusterDetail]:
         details = self.details

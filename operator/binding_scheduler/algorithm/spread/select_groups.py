@@ -141,11 +141,14 @@ def _fast_choice(ordered: Sequence[GroupOption], found: Sequence[_Found]) -> lis
     Only a strict prefix of the best path can ever be switched to, and a strict prefix of the best path
     holds the best path's first k groups in path order, so looking those sets up is enough.
     """
-    best_id = min(range(len(found)), key=lambda i: (-found[i][0], -found[i][1], i))
+    ranked = [(weight, value) for weight, value, _ in found]
+    best_id = ranked.index(max(ranked))  # the heaviest, then the most valuable, then the first found
     best = _as_path(ordered, best_id, found[best_id])
+    prefixes = [best]
+    if len(best.groups) < 2 or min(len(f[2]) for f in found) >= len(best.groups):
+        return prefixes
     index_of = {g: i for i, g in enumerate(ordered)}
     by_members = {f[2]: i for i, f in enumerate(found) if len(f[2]) < len(best.groups)}  # indices ascending
-    prefixes = [best]
     for length in range(1, len(best.groups)):
         path_id = by_members.get(tuple(sorted(index_of[g] for g in best.groups[:length])))
         if path_id is not None:
