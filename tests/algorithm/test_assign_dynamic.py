@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from binding_scheduler.algorithm.assign import assign_replicas
-from binding_scheduler.algorithm.candidates import ClusterDetail
+from binding_scheduler.algorithm.candidates import ClusterDetail, OrderedCandidates
 from binding_scheduler.algorithm.errors import UnschedulableError
 from binding_scheduler.model import Binding, TargetCluster
 from tests.builders import make_binding, make_cluster
@@ -211,3 +214,41 @@ def test_reschedule_older_than_last_schedule_is_steady() -> None:
     stale = binding(6, DYNAMIC_WEIGHT, {"m1": 6})
     assert not stale.reschedule_pending
     assert assign_replicas(stale, capacity(m1=0, m2=100)) == [TargetCluster("m1", 6)]
+
+
+# --- candidates held as columns -------------------------------------------------------------------------------
+
+
+def held_as_columns(details: list[ClusterDetail]) -> OrderedCandidates:
+    """The same candidates as fleet positions and an allocatable column, whose objects must not be needed."""
+
+    def no_objects() -> list[ClusterDetail]:
+        raise AssertionError("the division built the candidates' objects")
+
+    names = tuple(d.name for d in details)
+    allocatable = np.array([d.allocatable for d in details], dtype=np.int64)
+    return OrderedCandidates(names, np.arange(len(details), dtype=np.intp), no_objects, allocatable=allocatable)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    allocatable=st.lists(st.integers(0, 40), min_size=1, max_size=120),
+    replicas=st.integers(1, 300),
+    previous=st.dictionaries(st.sampled_from([f"m{i:03d}" for i in range(8)]), st.integers(1, 30), max_size=4),
+    placement=st.sampled_from([DYNAMIC_WEIGHT, AGGREGATED]),
+    rescheduled=st.booleans(),
+)
+def test_a_dynamic_division_over_columns_is_the_division_over_cluster_objects(
+    allocatable: list[int], replicas: int, previous: dict[str, int], placement: dict[str, Any], rescheduled: bool
+) -> None:
+    details = capacity(**{f"m{i:03d}": count for i, count in enumerate(allocatable)})
+    rb = binding(replicas, placement, previous, rescheduled=rescheduled)
+    try:
+        expected: list[TargetCluster] | str = assign_replicas(rb, details)
+    except UnschedulableError as error:
+        expected = str(error)
+    try:
+        got: list[TargetCluster] | str = assign_replicas(rb, held_as_columns(details))
+    except UnschedulableError as error:
+        got = str(error)
+    assert got == expected

@@ -77,16 +77,19 @@ class OrderedCandidates(Sequence[ClusterDetail]):
     known without their `ClusterDetail` objects, which are built on first access to an item (a Duplicated
     placement, or a binding that is no workload, needs names only; a StaticWeight division, positions only)."""
 
-    __slots__ = ("_details", "_names", "_objects", "at", "fleet_names", "targets_of")
+    __slots__ = ("_details", "_names", "_objects", "allocatable_column", "at", "fleet_names", "targets_of")
 
     def __init__(
         self, fleet_names: Sequence[str], at: npt.NDArray[np.intp], details: Callable[[], list[ClusterDetail]],
         targets_of: Callable[[int], Sequence[TargetCluster]] | None = None,
+        allocatable: npt.NDArray[np.int64] | None = None,
     ) -> None:
         self.fleet_names = fleet_names
         self.at = at
         self.targets_of = targets_of
         """`replicas` on every cluster of the fleet, by position (`FleetColumns.targets_of`), when known."""
+        self.allocatable_column = allocatable
+        """Each candidate's `allocatable`, in order, when known without the objects."""
         self._details = details
         self._names: list[str] | None = None
         self._objects: list[ClusterDetail] | None = None
@@ -117,6 +120,14 @@ class OrderedCandidates(Sequence[ClusterDetail]):
 
     def __getitem__(self, index: int | slice) -> ClusterDetail | Sequence[ClusterDetail]:
         return self._all()[index]
+
+
+def allocatable_of(candidates: Sequence[ClusterDetail]) -> list[int]:
+    """Each candidate's `allocatable`, in order: read from the column when the candidates hold one."""
+    if isinstance(candidates, OrderedCandidates) and candidates.allocatable_column is not None:
+        column: list[int] = candidates.allocatable_column.tolist()
+        return column
+    return [detail.allocatable for detail in candidates]
 
 
 def targets_each(candidates: Sequence[ClusterDetail], replicas: int) -> list[TargetCluster]:

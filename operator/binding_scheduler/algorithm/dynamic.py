@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from ..model import TargetCluster
-from .candidates import ClusterDetail
+from .candidates import ClusterDetail, allocatable_of, names_of
 from .errors import UnschedulableError
 from .webster import allocate_webster
 
@@ -41,7 +41,7 @@ def scheduled_clusters(candidates: Sequence[ClusterDetail], previous: Sequence[T
     """
     if not previous:
         return []
-    names = {detail.name for detail in candidates}
+    names = set(names_of(candidates))
     return [target for target in previous if target.name in names]
 
 
@@ -53,11 +53,14 @@ def _descending(weights: list[tuple[str, int]]) -> list[tuple[str, int]]:
 def plan_dynamic(
     candidates: Sequence[ClusterDetail], replicas: int, previous: Sequence[TargetCluster], *, fresh: bool
 ) -> DynamicPlan | list[TargetCluster]:
-    """Pick the mode; a Steady binding already at its replica count gets its placement back unchanged."""
+    """Pick the mode; a Steady binding already at its replica count gets its placement back unchanged.
+
+    Reads the candidates' names and allocatable replicas only (from their columns when they hold them)."""
     scheduled = scheduled_clusters(candidates, previous)
     if fresh:
         held = {target.name: target.replicas for target in scheduled}
-        weights = [(d.name, d.allocatable + held.get(d.name, 0)) for d in candidates]
+        weights = [(name, allocatable + held.get(name, 0))
+                   for name, allocatable in zip(names_of(candidates), allocatable_of(candidates), strict=True)]
         return DynamicPlan(replicas, _descending(weights), [], FRESH_SCALE)
     assigned = sum(target.replicas for target in scheduled)
     if assigned > replicas:
@@ -65,7 +68,7 @@ def plan_dynamic(
         weights = [(target.name, target.replicas) for target in scheduled]
         return DynamicPlan(replicas, _descending(weights), [], SCALE_DOWN)
     if assigned < replicas:
-        weights = [(d.name, d.allocatable) for d in candidates]
+        weights = list(zip(names_of(candidates), allocatable_of(candidates), strict=True))
         return DynamicPlan(replicas - assigned, _descending(weights), scheduled, SCALE_UP)
     return scheduled
 

@@ -471,9 +471,9 @@ def select(
     if reason is not None:
         if trace is not None:
             trace.append(f"{reason}: all {len(candidates)} clusters selected")
-        fleet = candidates.fleet
-        return OrderedCandidates(fleet.names, candidates.indices[candidates.order()], candidates.ordered_details,
-                                 fleet.targets_of)
+        fleet, order = candidates.fleet, candidates.order()
+        return OrderedCandidates(fleet.names, candidates.indices[order], candidates.ordered_details,
+                                 fleet.targets_of, candidates.allocatable[order])
     try:
         return select_ordered(
             binding, candidates.ordered_clusters(), needed_replicas(binding, options), trace=trace,
