@@ -220,29 +220,46 @@ def test_reschedule_older_than_last_schedule_is_steady() -> None:
 
 
 def held_as_columns(details: list[ClusterDetail]) -> OrderedCandidates:
-    """The same candidates as fleet positions and an allocatable column, whose objects must not be needed."""
+    """The same candidates as fleet positions with allocatable and name-rank columns, whose objects must not be
+    needed."""
 
     def no_objects() -> list[ClusterDetail]:
         raise AssertionError("the division built the candidates' objects")
 
     names = tuple(d.name for d in details)
+    ranks = np.array([sorted(names).index(name) for name in names], dtype=np.int64)
     allocatable = np.array([d.allocatable for d in details], dtype=np.int64)
-    return OrderedCandidates(names, np.arange(len(details), dtype=np.intp), no_objects, allocatable=allocatable)
+    return OrderedCandidates(names, np.arange(len(details), dtype=np.intp), no_objects, allocatable=allocatable,
+                             name_ranks=ranks)
 
 
-@settings(max_examples=200, deadline=None)
+NAMES = [f"m{i:03d}" for i in range(200)]
+
+
+@settings(max_examples=300, deadline=None)
 @given(
-    allocatable=st.lists(st.integers(0, 40), min_size=1, max_size=120),
-    replicas=st.integers(1, 300),
-    previous=st.dictionaries(st.sampled_from([f"m{i:03d}" for i in range(8)]), st.integers(1, 30), max_size=4),
+    allocatable=st.one_of(st.lists(st.integers(0, 40), min_size=1, max_size=12),
+                          st.lists(st.integers(0, 40), min_size=96, max_size=200)),
+    order=st.randoms(use_true_random=False),
+    replicas=st.integers(1, 400),
+    previous=st.dictionaries(st.sampled_from([*NAMES[:8], "gone"]), st.integers(1, 30), max_size=4),
     placement=st.sampled_from([DYNAMIC_WEIGHT, AGGREGATED]),
     rescheduled=st.booleans(),
+    uid=st.sampled_from(["", "uid-1"]),
 )
 def test_a_dynamic_division_over_columns_is_the_division_over_cluster_objects(
-    allocatable: list[int], replicas: int, previous: dict[str, int], placement: dict[str, Any], rescheduled: bool
+    allocatable: list[int], order: Any, replicas: int, previous: dict[str, int], placement: dict[str, Any],
+    rescheduled: bool, uid: str,
 ) -> None:
-    details = capacity(**{f"m{i:03d}": count for i, count in enumerate(allocatable)})
-    rb = binding(replicas, placement, previous, rescheduled=rescheduled)
+    details = [ClusterDetail(make_cluster(name), allocatable=count, available=count)
+               for name, count in zip(NAMES, allocatable, strict=False)]
+    order.shuffle(details)
+    rb = make_binding(
+        "web", replicas=replicas, requests={"cpu": "100m"}, placement=placement,
+        clusters=previous,
+        last_scheduled="2024-01-01T00:00:00Z", reschedule_at="2024-01-02T00:00:00Z" if rescheduled else None,
+        resource_uid=uid,
+    )
     try:
         expected: list[TargetCluster] | str = assign_replicas(rb, details)
     except UnschedulableError as error:

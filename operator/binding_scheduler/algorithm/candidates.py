@@ -77,12 +77,14 @@ class OrderedCandidates(Sequence[ClusterDetail]):
     known without their `ClusterDetail` objects, which are built on first access to an item (a Duplicated
     placement, or a binding that is no workload, needs names only; a StaticWeight division, positions only)."""
 
-    __slots__ = ("_details", "_names", "_objects", "allocatable_column", "at", "fleet_names", "targets_of")
+    __slots__ = ("_details", "_names", "_objects", "allocatable_column", "at", "fleet_names", "name_ranks",
+                 "targets_of")
 
     def __init__(
         self, fleet_names: Sequence[str], at: npt.NDArray[np.intp], details: Callable[[], list[ClusterDetail]],
         targets_of: Callable[[int], Sequence[TargetCluster]] | None = None,
         allocatable: npt.NDArray[np.int64] | None = None,
+        name_ranks: npt.NDArray[np.int64] | None = None,
     ) -> None:
         self.fleet_names = fleet_names
         self.at = at
@@ -90,6 +92,8 @@ class OrderedCandidates(Sequence[ClusterDetail]):
         """`replicas` on every cluster of the fleet, by position (`FleetColumns.targets_of`), when known."""
         self.allocatable_column = allocatable
         """Each candidate's `allocatable`, in order, when known without the objects."""
+        self.name_ranks = name_ranks
+        """Each candidate's place among the fleet's names sorted (`FleetColumns.rank`), when known."""
         self._details = details
         self._names: list[str] | None = None
         self._objects: list[ClusterDetail] | None = None

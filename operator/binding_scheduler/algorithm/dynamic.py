@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
+import numpy as np
+
 from ..model import TargetCluster
-from .candidates import ClusterDetail, allocatable_of, names_of
+from .candidates import ClusterDetail, OrderedCandidates, allocatable_of, names_of
 from .errors import UnschedulableError
-from .webster import allocate_webster
+from .webster import ARRAYS_FROM, VOTES_LIMIT, allocate_webster, allocate_webster_array
 
 SCALE_UP = "failed to scale up"
 SCALE_DOWN = "failed to scale down"
@@ -101,11 +103,15 @@ def merge(added: Sequence[tuple[str, int]], scheduled: Sequence[TargetCluster]) 
     return merged
 
 
+def _not_enough(available: int) -> UnschedulableError:
+    return UnschedulableError(f"Clusters available replicas {available} are not enough to schedule.")
+
+
 def divide(plan: DynamicPlan, *, aggregated: bool, descending: bool) -> list[TargetCluster]:
     """Karmada's `dynamicDivideReplicas`: check capacity, cut for Aggregated, Webster, merge."""
     available = sum(weight for _, weight in plan.weights)
     if available < plan.target:
-        raise UnschedulableError(f"Clusters available replicas {available} are not enough to schedule.")
+        raise _not_enough(available)
     weights = aggregate(plan.weights, plan.scheduled, plan.target) if aggregated else plan.weights
     return merge(allocate_webster(plan.target, weights, descending=descending), plan.scheduled)
 
@@ -120,6 +126,10 @@ def assign_dynamic(
     descending: bool,
 ) -> list[TargetCluster]:
     """Aggregated or DynamicWeight over the candidates; errors carry the scale-direction prefix."""
+    if not aggregated and isinstance(candidates, OrderedCandidates) and len(candidates) >= ARRAYS_FROM:
+        divided = _divide_on_columns(candidates, replicas, previous, fresh=fresh, descending=descending)
+        if divided is not None:
+            return divided
     plan = plan_dynamic(candidates, replicas, previous, fresh=fresh)
     if isinstance(plan, list):
         return plan
@@ -127,3 +137,38 @@ def assign_dynamic(
         return divide(plan, aggregated=aggregated, descending=descending)
     except UnschedulableError as error:
         raise error.wrapped(plan.error_prefix) from error
+
+
+def _divide_on_columns(
+    candidates: OrderedCandidates, replicas: int, previous: Sequence[TargetCluster], *, fresh: bool, descending: bool
+) -> list[TargetCluster] | None:
+    """DynamicWeight (not Aggregated), fresh or scaling up, over candidates held as columns: Webster over the
+    allocatable column in name order, with no pair per candidate. The division's result comes out in name order
+    whatever the weights' order (only Aggregated reads that), and the previous clusters are all candidates, so
+    the merge is a sum in name order. None where it does not apply (scale down, steady, no columns)."""
+    allocatable, ranks = candidates.allocatable_column, candidates.name_ranks
+    if allocatable is None or ranks is None:
+        return None
+    scheduled = scheduled_clusters(candidates, previous)
+    assigned = sum(entry.replicas for entry in scheduled)
+    if not fresh and assigned >= replicas:
+        return None
+    held = np.zeros(len(candidates), dtype=np.int64)
+    if scheduled:
+        names = candidates.names
+        for entry in scheduled:  # the last entry of a name counts, as in `plan_dynamic`'s and `merge`'s dicts
+            held[names.index(entry.name)] = entry.replicas
+    votes, target, prefix = (allocatable + held, replicas, FRESH_SCALE) if fresh else (
+        allocatable, replicas - assigned, SCALE_UP)
+    available = int(votes.sum())
+    if available < target:
+        raise _not_enough(available).wrapped(prefix)
+    if available >= VOTES_LIMIT:
+        return None
+    by_name = np.argsort(ranks)
+    total = allocate_webster_array(target, votes[by_name], descending=descending)
+    if not fresh:
+        total += held[by_name]
+    kept = np.flatnonzero(total)
+    fleet_names, at = candidates.fleet_names, candidates.at[by_name[kept]].tolist()
+    return [TargetCluster(fleet_names[i], count) for i, count in zip(at, total[kept].tolist(), strict=True)]

@@ -472,8 +472,9 @@ def select(
         if trace is not None:
             trace.append(f"{reason}: all {len(candidates)} clusters selected")
         fleet, order = candidates.fleet, candidates.order()
-        return OrderedCandidates(fleet.names, candidates.indices[order], candidates.ordered_details,
-                                 fleet.targets_of, candidates.allocatable[order])
+        at = candidates.indices[order]
+        return OrderedCandidates(fleet.names, at, candidates.ordered_details, fleet.targets_of,
+                                 candidates.allocatable[order], fleet.rank[at])
     try:
         return select_ordered(
             binding, candidates.ordered_clusters(), needed_replicas(binding, options), trace=trace,
