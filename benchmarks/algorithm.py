@@ -84,6 +84,14 @@ PLACEMENTS: dict[str, dict[str, Any]] = {
             },
         },
     },
+    "DynamicWeight": {
+        "clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}},
+        "replicaScheduling": {
+            "replicaSchedulingType": "Divided",
+            "replicaDivisionPreference": "Weighted",
+            "weightPreference": {"dynamicWeight": "AvailableReplicas"},
+        },
+    },
     "DynamicWeight+region": {
         "clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}},
         "spreadConstraints": [
