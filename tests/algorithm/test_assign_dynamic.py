@@ -230,7 +230,7 @@ def held_as_columns(details: list[ClusterDetail]) -> OrderedCandidates:
     ranks = np.array([sorted(names).index(name) for name in names], dtype=np.int64)
     allocatable = np.array([d.allocatable for d in details], dtype=np.int64)
     return OrderedCandidates(names, np.arange(len(details), dtype=np.intp), no_objects, allocatable=allocatable,
-                             name_ranks=ranks)
+                             ranks=ranks)
 
 
 NAMES = [f"m{i:03d}" for i in range(200)]

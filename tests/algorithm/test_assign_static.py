@@ -195,7 +195,7 @@ def test_a_static_division_over_the_fleets_columns_is_the_division_over_cluster_
 def test_a_selection_of_every_candidate_gives_its_rule_weights_by_position_in_name_order() -> None:
     fleet = snapshot(*(make_cluster(name, labels={"tier": tier})
                        for name, tier in [("c", "gold"), ("a", "silver"), ("b", "bronze")])).columns
-    selected = OrderedCandidates(fleet.names, np.array([0, 2, 1], dtype=np.intp), list)
+    selected = OrderedCandidates(fleet.names, np.array([0, 2, 1], dtype=np.intp), list, ranks=fleet.rank)
     rules = parse_binding(builders.binding(placement=weighted(TIER_RULES))).placement
     assert rules is not None and rules.replica_scheduling is not None
     preference = rules.replica_scheduling.weight_preference
@@ -204,6 +204,20 @@ def test_a_selection_of_every_candidate_gives_its_rule_weights_by_position_in_na
     assert parties is not None
     assert [parties.names[i] for i in parties.at.tolist()] == ["a", "b", "c"]
     assert parties.votes.tolist() == [1, 0, 3]
+
+
+def test_a_static_division_reads_the_selection_by_name_without_ordering_it() -> None:
+    fleet = snapshot(*(make_cluster(name, labels={"tier": "gold"}) for name in ("c", "a", "b"))).columns
+
+    def no_order() -> Any:
+        raise AssertionError("the division ordered the candidates")
+
+    selected = OrderedCandidates(fleet.names, np.array([0, 1, 2], dtype=np.intp), list, order=no_order,
+                                 ranks=fleet.rank)
+    preference = WeightPreference(static_weight_list=())
+    parties = SnapshotWeights(fleet).parties(selected, preference)
+    assert parties is not None
+    assert [parties.names[i] for i in parties.at.tolist()] == ["a", "b", "c"]
 
 
 def test_a_selection_not_held_as_columns_is_divided_over_its_objects() -> None:

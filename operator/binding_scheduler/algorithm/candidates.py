@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import overload
+from typing import TypeAlias, overload
 
 import numpy as np
 import numpy.typing as npt
 
 from ..model import Cluster, TargetCluster
+from .fleet import Indices
+
+IntColumn: TypeAlias = npt.NDArray[np.int64]
 
 DEFAULT_OVERFLOW_ORDER = 0
 UNMATCHED_OVERFLOW_ORDER = 1000
@@ -73,30 +76,58 @@ def sort_candidates(candidates: Iterable[ClusterDetail]) -> list[ClusterDetail]:
 
 
 class OrderedCandidates(Sequence[ClusterDetail]):
-    """Candidates in selection order held as the fleet's positions (`at`, into `fleet_names`): their names are
-    known without their `ClusterDetail` objects, which are built on first access to an item (a Duplicated
-    placement, or a binding that is no workload, needs names only; a StaticWeight division, positions only)."""
+    """Every candidate in selection order, held as columns over the fleet: `members` (fleet indices into
+    `fleet_names`, in snapshot order) and `order`, their positions in selection order, computed on first need (a
+    StaticWeight division reads the members by name, not their order); `at` is the members in selection order.
+    Names, allocatable replicas and name ranks are read from the columns; the `ClusterDetail` objects are built on
+    first access to an item."""
 
-    __slots__ = ("_details", "_names", "_objects", "allocatable_column", "at", "fleet_names", "name_ranks",
-                 "targets_of")
+    __slots__ = ("_allocatable", "_at", "_details", "_names", "_objects", "_order", "fleet_names", "members",
+                 "ranks", "targets_of")
 
     def __init__(
-        self, fleet_names: Sequence[str], at: npt.NDArray[np.intp], details: Callable[[], list[ClusterDetail]],
+        self, fleet_names: Sequence[str], members: Indices, details: Callable[[], list[ClusterDetail]], *,
+        order: Callable[[], Indices] | None = None,
         targets_of: Callable[[int], Sequence[TargetCluster]] | None = None,
-        allocatable: npt.NDArray[np.int64] | None = None,
-        name_ranks: npt.NDArray[np.int64] | None = None,
+        allocatable: IntColumn | None = None,
+        ranks: IntColumn | None = None,
     ) -> None:
         self.fleet_names = fleet_names
-        self.at = at
+        self.members = members
         self.targets_of = targets_of
         """`replicas` on every cluster of the fleet, by position (`FleetColumns.targets_of`), when known."""
-        self.allocatable_column = allocatable
-        """Each candidate's `allocatable`, in order, when known without the objects."""
-        self.name_ranks = name_ranks
-        """Each candidate's place among the fleet's names sorted (`FleetColumns.rank`), when known."""
+        self.ranks = ranks
+        """Every fleet cluster's place among the fleet's names sorted (`FleetColumns.rank`), when known."""
+        self._order = order
+        self._allocatable = allocatable
         self._details = details
+        self._at: Indices | None = None
         self._names: list[str] | None = None
         self._objects: list[ClusterDetail] | None = None
+
+    @property
+    def at(self) -> Indices:
+        if self._at is None:
+            self._at = self.members[self._order()] if self._order is not None else self.members
+        return self._at
+
+    @property
+    def allocatable_column(self) -> IntColumn | None:
+        """Each candidate's `allocatable`, in selection order, when known without the objects."""
+        if self._allocatable is None:
+            return None
+        return self._allocatable[self._order()] if self._order is not None else self._allocatable
+
+    @property
+    def name_ranks(self) -> IntColumn | None:
+        """Each candidate's name rank, in selection order, when known."""
+        return self.ranks[self.at] if self.ranks is not None else None
+
+    def by_name(self) -> Indices | None:
+        """The members in name order, without their selection order; None when the ranks are not known."""
+        if self.ranks is None:
+            return None
+        return self.members[np.argsort(self.ranks[self.members])]
 
     @property
     def names(self) -> list[str]:
@@ -111,7 +142,7 @@ class OrderedCandidates(Sequence[ClusterDetail]):
         return self._objects
 
     def __len__(self) -> int:
-        return len(self.at)
+        return len(self.members)
 
     def __iter__(self) -> Iterator[ClusterDetail]:
         return iter(self._all())

@@ -217,11 +217,13 @@ class SnapshotWeights:
         fleet = self._fleet
         if not isinstance(selected, OrderedCandidates) or selected.fleet_names is not fleet.names:
             return None
+        at = selected.by_name()
+        if at is None:
+            return None
         column = fleet.snapshot.memo(("static-weight-column", preference.static_weight_list),
                                      lambda: self._column(preference))
         if column is None:
             return None
-        at = selected.at[np.argsort(fleet.rank[selected.at])]
         return WeightedParties(fleet.names, at, column[at])
 
     def _column(self, preference: WeightPreference) -> IntColumn | None:
@@ -471,10 +473,9 @@ def select(
     if reason is not None:
         if trace is not None:
             trace.append(f"{reason}: all {len(candidates)} clusters selected")
-        fleet, order = candidates.fleet, candidates.order()
-        at = candidates.indices[order]
-        return OrderedCandidates(fleet.names, at, candidates.ordered_details, fleet.targets_of,
-                                 candidates.allocatable[order], fleet.rank[at])
+        fleet = candidates.fleet
+        return OrderedCandidates(fleet.names, candidates.indices, candidates.ordered_details, order=candidates.order,
+                                 targets_of=fleet.targets_of, allocatable=candidates.allocatable, ranks=fleet.rank)
     try:
         return select_ordered(
             binding, candidates.ordered_clusters(), needed_replicas(binding, options), trace=trace,
