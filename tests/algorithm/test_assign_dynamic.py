@@ -5,6 +5,7 @@ gives.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -242,13 +243,13 @@ NAMES = [f"m{i:03d}" for i in range(200)]
                           st.lists(st.integers(0, 40), min_size=96, max_size=200)),
     order=st.randoms(use_true_random=False),
     replicas=st.integers(1, 400),
-    previous=st.dictionaries(st.sampled_from([*NAMES[:8], "gone"]), st.integers(1, 30), max_size=4),
+    previous=st.lists(st.tuples(st.sampled_from([*NAMES[:8], "gone"]), st.integers(1, 30)), max_size=4),
     placement=st.sampled_from([DYNAMIC_WEIGHT, AGGREGATED]),
     rescheduled=st.booleans(),
     uid=st.sampled_from(["", "uid-1"]),
 )
 def test_a_dynamic_division_over_columns_is_the_division_over_cluster_objects(
-    allocatable: list[int], order: Any, replicas: int, previous: dict[str, int], placement: dict[str, Any],
+    allocatable: list[int], order: Any, replicas: int, previous: list[tuple[str, int]], placement: dict[str, Any],
     rescheduled: bool, uid: str,
 ) -> None:
     details = [ClusterDetail(make_cluster(name), allocatable=count, available=count)
@@ -256,10 +257,10 @@ def test_a_dynamic_division_over_columns_is_the_division_over_cluster_objects(
     order.shuffle(details)
     rb = make_binding(
         "web", replicas=replicas, requests={"cpu": "100m"}, placement=placement,
-        clusters=previous,
-        last_scheduled="2024-01-01T00:00:00Z", reschedule_at="2024-01-02T00:00:00Z" if rescheduled else None,
-        resource_uid=uid,
+        clusters={"m000": 1}, last_scheduled="2024-01-01T00:00:00Z",
+        reschedule_at="2024-01-02T00:00:00Z" if rescheduled else None, resource_uid=uid,
     )
+    rb = dataclasses.replace(rb, clusters=tuple(TargetCluster(name, count) for name, count in previous))  # repeats
     try:
         expected: list[TargetCluster] | str = assign_replicas(rb, details)
     except UnschedulableError as error:

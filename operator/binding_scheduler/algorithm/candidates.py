@@ -118,16 +118,18 @@ class OrderedCandidates(Sequence[ClusterDetail]):
             return None
         return self._allocatable[self._order()] if self._order is not None else self._allocatable
 
-    @property
-    def name_ranks(self) -> IntColumn | None:
-        """Each candidate's name rank, in selection order, when known."""
-        return self.ranks[self.at] if self.ranks is not None else None
-
     def by_name(self) -> Indices | None:
         """The members in name order, without their selection order; None when the ranks are not known."""
         if self.ranks is None:
             return None
         return self.members[np.argsort(self.ranks[self.members])]
+
+    def by_name_with_allocatable(self) -> tuple[Indices, IntColumn] | None:
+        """The members in name order with their allocatable replicas; None when either is not known."""
+        if self.ranks is None or self._allocatable is None:
+            return None
+        order = np.argsort(self.ranks[self.members])
+        return self.members[order], self._allocatable[order]
 
     @property
     def names(self) -> list[str]:

@@ -10,6 +10,7 @@ where Go's order of equal weights is implementation-defined (Aggregated with mor
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -143,21 +144,24 @@ def _divide_on_columns(
     candidates: OrderedCandidates, replicas: int, previous: Sequence[TargetCluster], *, fresh: bool, descending: bool
 ) -> list[TargetCluster] | None:
     """DynamicWeight (not Aggregated), fresh or scaling up, over candidates held as columns: Webster over the
-    allocatable column in name order, with no pair per candidate. The division's result comes out in name order
-    whatever the weights' order (only Aggregated reads that), and the previous clusters are all candidates, so
-    the merge is a sum in name order. None where it does not apply (scale down, steady, no columns)."""
-    allocatable, ranks = candidates.allocatable_column, candidates.name_ranks
-    if allocatable is None or ranks is None:
+    allocatable column in name order, with no pair per candidate and no selection order. The division's result
+    comes out in name order whatever the weights' order (only Aggregated reads that), and the previous clusters
+    kept are all candidates, so the merge is a sum in name order. None where it does not apply (scale down,
+    steady, no columns)."""
+    columns = candidates.by_name_with_allocatable()
+    if columns is None:
         return None
-    scheduled = scheduled_clusters(candidates, previous)
-    assigned = sum(entry.replicas for entry in scheduled)
+    at, allocatable = columns
+    names, positions = candidates.fleet_names, at.tolist()
+    held = np.zeros(len(positions), dtype=np.int64)
+    assigned = 0
+    for entry in previous:  # `scheduled_clusters`, found by name; the last entry of a name is the one held
+        k = bisect_left(positions, entry.name, key=names.__getitem__)
+        if k < len(positions) and names[positions[k]] == entry.name:
+            held[k] = entry.replicas
+            assigned += entry.replicas
     if not fresh and assigned >= replicas:
         return None
-    held = np.zeros(len(candidates), dtype=np.int64)
-    if scheduled:
-        names = candidates.names
-        for entry in scheduled:  # the last entry of a name counts, as in `plan_dynamic`'s and `merge`'s dicts
-            held[names.index(entry.name)] = entry.replicas
     votes, target, prefix = (allocatable + held, replicas, FRESH_SCALE) if fresh else (
         allocatable, replicas - assigned, SCALE_UP)
     available = int(votes.sum())
@@ -165,10 +169,9 @@ def _divide_on_columns(
         raise _not_enough(available).wrapped(prefix)
     if available >= VOTES_LIMIT:
         return None
-    by_name = np.argsort(ranks)
-    total = allocate_webster_array(target, votes[by_name], descending=descending)
+    total = allocate_webster_array(target, votes, descending=descending)
     if not fresh:
-        total += held[by_name]
+        total += held
     kept = np.flatnonzero(total)
-    fleet_names, at = candidates.fleet_names, candidates.at[by_name[kept]].tolist()
-    return [TargetCluster(fleet_names[i], count) for i, count in zip(at, total[kept].tolist(), strict=True)]
+    return [TargetCluster(names[positions[k]], count) for k, count in zip(kept.tolist(), total[kept].tolist(),
+                                                                         strict=True)]
