@@ -5,7 +5,7 @@ score)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from binding_scheduler.algorithm.spread import GroupOption, choose_path, feasible_paths, select_groups
@@ -164,3 +164,18 @@ def test_a_checkpoint_that_raises_abandons_the_search() -> None:
 
     with pytest.raises(Abandon):
         select_groups([g("a", 1, 10), g("b", 1, 10)], 1, 2, 2, checkpoint=abandon)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(3, 9), st.sampled_from([0, 1000, 2000, 2500, 3000])), min_size=1, max_size=9),
+    st.integers(1, 4), st.integers(0, 3), st.integers(0, 3),
+)
+def test_when_every_group_reaches_the_target_the_choice_is_the_searchs(
+    items: list[tuple[int, int]], min_groups: int, extra: int, target: int
+) -> None:
+    """Every group alone reaches the target (values from 3, target at most 3): the choice made without the
+    search (ties in weight and value everywhere) is the one ranking every path the search finds."""
+    groups = [g(f"r{i}", value, weight) for i, (value, weight) in enumerate(items)]
+    slow = choose_path(feasible_paths(groups, min_groups, min_groups + extra, target))
+    assert select_groups(groups, min_groups, min_groups + extra, target) == (slow.groups if slow is not None else ())

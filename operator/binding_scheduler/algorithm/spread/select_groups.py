@@ -156,6 +156,26 @@ def _fast_choice(ordered: Sequence[GroupOption], found: Sequence[_Found]) -> lis
     return prefixes
 
 
+def _best_smallest_path(
+    ordered: Sequence[GroupOption], min_groups: int, max_groups: int, target: int
+) -> tuple[GroupOption, ...] | None:
+    """The search's choice, without the search, when every group alone reaches the target.
+
+    Then a path is feasible exactly when it reaches minGroups groups, so the search finds every combination of
+    minGroups groups, in lexicographic order of their indices, and no shorter feasible path exists to be
+    preferred as a prefix: the choice is the heaviest combination, then the most valuable, then the first. That
+    is the first minGroups groups by (weight descending, value descending, index): a heaviest combination holds
+    every group heavier than its lightest member and the most valuable of those as heavy as it, and the
+    remaining ties go to the lowest indices, which make the first combination. None when that does not hold.
+    """
+    if not 1 <= min_groups <= max_groups or len(ordered) < min_groups:
+        return None
+    if any(group.value < target for group in ordered):
+        return None
+    best = sorted(range(len(ordered)), key=lambda i: (-ordered[i].weight, -ordered[i].value, i))[:min_groups]
+    return tuple(sorted((ordered[i] for i in best), key=_path_order))
+
+
 def select_groups(
     groups: Sequence[GroupOption],
     min_groups: int,
@@ -166,10 +186,15 @@ def select_groups(
 ) -> tuple[GroupOption, ...]:
     """The chosen groups, heaviest first; empty when no combination is feasible.
 
-    Same answer as `choose_path(feasible_paths(...))`, which a property test checks, but it builds paths
-    only for the best one and its feasible prefixes.
+    Same answer as `choose_path(feasible_paths(...))`, which property tests check, but it builds paths
+    only for the best one and its feasible prefixes, and needs no search at all when every group alone reaches
+    the target (unless a trace is asked for: it names the paths found).
     """
     ordered = sorted(groups, key=_search_order)
+    if trace is None:
+        smallest = _best_smallest_path(ordered, min_groups, max_groups, target)
+        if smallest is not None:
+            return smallest
     found = _search(ordered, min_groups, max_groups, target, checkpoint)
     if not found:
         return ()
