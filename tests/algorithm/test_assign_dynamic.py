@@ -270,3 +270,18 @@ def test_a_dynamic_division_over_columns_is_the_division_over_cluster_objects(
     except UnschedulableError as error:
         got = str(error)
     assert got == expected
+
+
+def test_an_every_candidate_selection_orders_its_members_once() -> None:
+    calls = []
+
+    def order() -> Any:
+        calls.append(1)
+        return np.array([2, 0, 1], dtype=np.intp)
+
+    selected = OrderedCandidates(("a", "b", "c"), np.arange(3, dtype=np.intp), list, order=order,
+                                 allocatable=np.array([5, 6, 7], dtype=np.int64))
+    first, again = selected.allocatable_column, selected.allocatable_column
+    assert first is not None and again is not None
+    assert (selected.names, first.tolist(), again.tolist()) == (["c", "a", "b"], [7, 5, 6], [7, 5, 6])
+    assert calls == [1]

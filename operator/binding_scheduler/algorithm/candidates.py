@@ -82,8 +82,8 @@ class OrderedCandidates(Sequence[ClusterDetail]):
     Names, allocatable replicas and name ranks are read from the columns; the `ClusterDetail` objects are built on
     first access to an item."""
 
-    __slots__ = ("_allocatable", "_at", "_details", "_names", "_objects", "_order", "fleet_names", "members",
-                 "ranks", "targets_of")
+    __slots__ = ("_allocatable", "_at", "_details", "_names", "_objects", "_order", "_ordered", "fleet_names",
+                 "members", "ranks", "targets_of")
 
     def __init__(
         self, fleet_names: Sequence[str], members: Indices, details: Callable[[], list[ClusterDetail]], *,
@@ -99,16 +99,26 @@ class OrderedCandidates(Sequence[ClusterDetail]):
         self.ranks = ranks
         """Every fleet cluster's place among the fleet's names sorted (`FleetColumns.rank`), when known."""
         self._order = order
+        self._ordered: Indices | None = None
         self._allocatable = allocatable
         self._details = details
         self._at: Indices | None = None
         self._names: list[str] | None = None
         self._objects: list[ClusterDetail] | None = None
 
+    def _positions(self) -> Indices | None:
+        """The members' positions in selection order (computed once), None when they are in it already."""
+        if self._order is None:
+            return None
+        if self._ordered is None:
+            self._ordered = self._order()
+        return self._ordered
+
     @property
     def at(self) -> Indices:
         if self._at is None:
-            self._at = self.members[self._order()] if self._order is not None else self.members
+            positions = self._positions()
+            self._at = self.members[positions] if positions is not None else self.members
         return self._at
 
     @property
@@ -116,7 +126,8 @@ class OrderedCandidates(Sequence[ClusterDetail]):
         """Each candidate's `allocatable`, in selection order, when known without the objects."""
         if self._allocatable is None:
             return None
-        return self._allocatable[self._order()] if self._order is not None else self._allocatable
+        positions = self._positions()
+        return self._allocatable[positions] if positions is not None else self._allocatable
 
     def by_name(self) -> Indices | None:
         """The members in name order, without their selection order; None when the ranks are not known."""
