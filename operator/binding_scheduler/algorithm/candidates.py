@@ -136,7 +136,7 @@ class OrderedCandidates(Sequence[ClusterDetail]):
         return self.members[np.argsort(self.ranks[self.members])]
 
     def by_name_with_allocatable(self) -> tuple[Indices, IntColumn] | None:
-        """The members in name order with their allocatable replicas; None when either is not known."""
+        """`by_name`, with each member's allocatable replicas; None when either is not known."""
         if self.ranks is None or self._allocatable is None:
             return None
         order = np.argsort(self.ranks[self.members])

@@ -76,6 +76,17 @@ class FleetColumns:
             tables[replicas] = table
         return table
 
+    def positions_in(self, indices: Indices, names: Iterable[str]) -> dict[str, int]:
+        """Where each of `names` stands in `indices` (fleet indices, ascending), for the names found there."""
+        index = self.index
+        known = [(name, index[name]) for name in names if name in index]
+        if not known or not len(indices):
+            return {}
+        wanted = np.fromiter((at for _, at in known), dtype=np.intp, count=len(known))
+        positions = np.minimum(np.searchsorted(indices, wanted), len(indices) - 1).tolist()
+        hits = (indices[positions] == wanted).tolist()
+        return {name: position for (name, _), position, hit in zip(known, positions, hits, strict=True) if hit}
+
     def of_names(self, names: Collection[str]) -> Mask:
         """True at the clusters named (names not in the snapshot are left out)."""
         mask = np.zeros(len(self.names), dtype=np.bool_)

@@ -135,15 +135,7 @@ class Candidates:
 
     def positions(self, names: Iterable[str]) -> dict[str, int]:
         """Where each of `names` that is a candidate stands in the columns."""
-        index = self.fleet.index
-        known = [(name, index[name]) for name in names if name in index]
-        if not known:
-            return {}
-        indices = self.indices
-        wanted = np.fromiter((at for _, at in known), dtype=np.intp, count=len(known))
-        positions = np.minimum(np.searchsorted(indices, wanted), max(len(indices) - 1, 0)).tolist()
-        hits = (indices[positions] == wanted).tolist() if len(indices) else [False] * len(known)
-        return {name: position for (name, _), position, hit in zip(known, positions, hits, strict=True) if hit}
+        return self.fleet.positions_in(self.indices, names)
 
     def order(self) -> Indices:
         """The positions in Karmada's candidate order: overflow order ascending, then score, then available
@@ -234,7 +226,6 @@ class SnapshotWeights:
         if max(values, default=0) * max(len(values), 1) >= VOTES_LIMIT:
             return None
         return np.array(values, dtype=np.int64)
-
 
 
 class ClusterValues(LazyMapping[str, int]):

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from ..model import Cluster
 from .fleet import FleetColumns, Indices
 from .plugins import AttemptContext, BatchScore, FleetScore, ScorePlugin
@@ -32,12 +30,6 @@ class ClusterLocality(ScorePlugin, BatchScore, FleetScore):
 
     def score_fleet(self, ctx: AttemptContext, fleet: FleetColumns, feasible: Indices) -> Mapping[str, int]:
         """Looks up the binding's few targets among the feasible clusters, not every feasible cluster."""
-        if not ctx.targets or not len(feasible):
+        if not ctx.targets:
             return {}
-        index = fleet.index
-        at = {name: i for name in ctx.targets if (i := index.get(name)) is not None}
-        if not at:
-            return {}
-        wanted = np.fromiter(at.values(), dtype=np.intp, count=len(at))
-        hits = feasible[np.minimum(np.searchsorted(feasible, wanted), len(feasible) - 1)] == wanted
-        return {name: MAX_CLUSTER_SCORE for name, hit in zip(at, hits.tolist(), strict=True) if hit}
+        return dict.fromkeys(fleet.positions_in(feasible, ctx.targets), MAX_CLUSTER_SCORE)

@@ -102,12 +102,18 @@ def _claims_above(ballots: list[int], threshold: float) -> list[int]:
         count = int(half)
         slack = _NEAR_INTEGER + half * _RELATIVE_NOISE
         if not slack < half - count < 1.0 - slack:
-            while count > 0 and not fvotes / (2 * count - 1) > threshold:
-                count -= 1
-            while fvotes / (2 * count + 1) > threshold:
-                count += 1
+            count = _settled(fvotes, count, threshold)
         counts.append(count)
     return counts
+
+
+def _settled(votes: float, count: int, threshold: float) -> int:
+    """A closed-form claim count within float noise, checked against the priorities themselves."""
+    while count > 0 and not votes / (2 * count - 1) > threshold:
+        count -= 1
+    while votes / (2 * count + 1) > threshold:
+        count += 1
+    return count
 
 
 def _add_best(won: list[int], ballots: list[int], ranks: Sequence[int], count: int) -> None:
@@ -185,12 +191,7 @@ def _claims_above_array(fvotes: npt.NDArray[np.float64], threshold: float) -> Se
     slack = _NEAR_INTEGER + half * _RELATIVE_NOISE
     unsure = above & ~((slack < fraction) & (fraction < 1.0 - slack))
     for i in np.flatnonzero(unsure).tolist():
-        votes, count = float(fvotes[i]), int(counts[i])
-        while count > 0 and not votes / (2 * count - 1) > threshold:
-            count -= 1
-        while votes / (2 * count + 1) > threshold:
-            count += 1
-        counts[i] = count
+        counts[i] = _settled(float(fvotes[i]), int(counts[i]), threshold)
     return counts
 
 

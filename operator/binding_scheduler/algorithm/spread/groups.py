@@ -217,8 +217,7 @@ class Members(Sequence[ClusterDetail]):
     def positions(self) -> list[int]:
         positions = self._positions
         if not isinstance(positions, list):
-            positions = self._positions = [int(p) for p in positions] if not isinstance(
-                positions, np.ndarray) else positions.tolist()
+            positions = self._positions = positions.tolist() if isinstance(positions, np.ndarray) else list(positions)
         return positions
 
     def __len__(self) -> int:
@@ -270,8 +269,6 @@ def group_scores(
     formula as array operations, the divided walk in Python (it stops after a few clusters of each group, and
     array operations over a few hundred clusters cost more than that), with the groups' sums as array operations."""
     placement = binding.placement
-    totals = np.add.reduceat(scores, starts).tolist()
-    sizes = np.diff(np.append(starts, len(available))).tolist()
     if placement is None or placement.scheduling_type is ReplicaSchedulingType.DUPLICATED:
         fits = available >= binding.replicas
         valid = np.add.reduceat(fits.astype(np.int64), starts).tolist()
@@ -280,6 +277,8 @@ def group_scores(
                 for count, score in zip(valid, summed, strict=True)]
     target = -(-binding.replicas // min_groups)
     cluster_min = max(_cluster_min_groups(placement), min_groups)
+    totals = np.add.reduceat(scores, starts).tolist()
+    sizes = np.diff(np.append(starts, len(available))).tolist()
     capacities = available.tolist()
     each = scores.tolist()
     result = []
