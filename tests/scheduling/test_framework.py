@@ -366,7 +366,7 @@ async def test_reserve_unreserve_and_bind_plugins_are_told_in_order() -> None:
         state = CycleState()
         reservation = framework.reserve(binding, await framework.decide(binding, fleet, state), state)
         assert reservation is not None
-        framework.bound(reservation) if landed else framework.unreserve(reservation)
+        framework.bound(reservation, written=True) if landed else framework.unreserve(reservation)
     assert journal.told == ["reserve a ['m2']", "bound a", "reserve b ['m2']", "unreserve b"]
 
 
@@ -439,7 +439,7 @@ async def test_every_extension_point_is_told_to_the_hooks_once_with_its_result()
 
     reservation = framework.reserve(binding, await framework.decide(binding, tight_fleet(), state), state)
     assert reservation is not None
-    framework.bound(reservation)
+    framework.bound(reservation, written=True)
 
     assert told.steps == [("Filter", "Success"), ("Score", "Success"), ("Estimate", "Success"), ("Select", "Success"),
                           ("Assign", "Success"), ("Reserve", "Success"), ("Bind", "Success")]

@@ -184,11 +184,34 @@ async def test_a_placement_that_landed_stays_assumed_on_its_clusters() -> None:
     assert list(run.ctx.assumptions.assumed_on("m1")) == ["default/web"]
 
 
-async def test_a_result_already_in_place_stays_assumed_too() -> None:
+async def test_a_result_already_in_place_is_not_assumed() -> None:
+    """Karmada assumes only after a patch that changed something (scheduler.go: the empty-patch return comes
+    before updateAssumptionsCache): a new leader deciding again what already runs must not count it twice."""
     run = protected(owing("m1"), ScriptedClient())
 
     assert await run.pass_() is PassOutcome.SCHEDULED
-    assert run.ctx.assumptions.holds("default/web")
+    assert not run.ctx.assumptions.holds("default/web")
+    assert run.ctx.assumptions.assumed_on("m1") == {}
+
+
+async def test_a_duplicated_binding_decided_again_where_it_runs_is_not_assumed() -> None:
+    """What a new leader does at takeover: it decides every Duplicated binding again, and each already holds
+    its result; assuming them would hide the capacity they use twice until the TTL (5 min)."""
+    run = protected(placed_body(), ScriptedClient())
+
+    assert await run.pass_() is PassOutcome.SCHEDULED
+    assert run.ctx.assumptions.assumed_on("m1") == {}
+
+
+async def test_a_result_already_in_place_leaves_the_assumption_of_its_last_write_as_it_was() -> None:
+    run = protected(owing("m1"), ScriptedClient())
+    parsed = run.store.parsed("default/web")
+    assert isinstance(parsed, Binding)
+    run.ctx.assumptions.assume(parsed, list(parsed.clusters), multi_template=False)
+    before = run.ctx.assumptions.assumed_on("m1")
+
+    assert await run.pass_() is PassOutcome.SCHEDULED
+    assert run.ctx.assumptions.assumed_on("m1") == before != {}
 
 
 async def test_a_placement_whose_spec_write_failed_is_assumed_nowhere() -> None:

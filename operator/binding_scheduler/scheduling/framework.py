@@ -516,8 +516,14 @@ class Framework:
             if reservation.assumed and self.assumptions is not None:
                 self.assumptions.restore(reservation.binding, reservation.previous)
 
-    def bound(self, reservation: Reservation) -> None:
-        """The decision's placement landed in the binding's `spec.clusters`."""
+    def bound(self, reservation: Reservation, *, written: bool) -> None:
+        """The decision's placement is in the binding's `spec.clusters`: written by this pass, or held already.
+        A result the binding held already is not assumed (its assumption goes back to what it was before the
+        pass): Karmada assumes only after a patch that changed something (scheduler.go,
+        patchScheduleResultForResourceBinding returns on an empty patch before updateAssumptionsCache), so a new
+        leader deciding again what already runs does not count those replicas a second time."""
+        if not written and reservation.assumed and self.assumptions is not None:
+            self.assumptions.restore(reservation.binding, reservation.previous)
         with self._step(ExtensionPoint.BIND):
             for plugin in self.plugins.binders:
                 self._call(ExtensionPoint.BIND, plugin.name,

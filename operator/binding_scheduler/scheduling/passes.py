@@ -147,7 +147,7 @@ async def _decide_and_reserve(
 @dataclass(frozen=True, slots=True)
 class SpecWrite:
     """What the spec write of a pass did. `landed`: the decision's `spec.clusters` is in the binding now (written
-    by this pass, or there already). `version`/`generation`: what the status write goes against. `error` and
+    by this pass, or there already; `written`: by this pass). `version`/`generation`: what the status write goes against. `error` and
     `verdict`: the decision's, or the aggregate with the write's error. `ended`: the outcome that ends the pass
     here (a 409, a 404, a terminating namespace), or None."""
 
@@ -157,6 +157,7 @@ class SpecWrite:
     error: BaseException | None
     verdict: ConditionVerdict
     ended: PassOutcome | None = None
+    written: bool = False
 
 
 async def _bind(
@@ -179,7 +180,10 @@ async def _bind(
             framework.unreserve(reservation)
         raise
     if reservation is not None:
-        (framework.bound if spec.landed else framework.unreserve)(reservation)
+        if spec.landed:
+            framework.bound(reservation, written=spec.written)
+        else:
+            framework.unreserve(reservation)
     if spec.landed:
         ctx.claims.clear(entry.binding.key)  # a preemptor placed: the capacity it claimed is its own now
     if spec.ended is not None:
@@ -256,7 +260,7 @@ async def _write_spec(binding: Binding, decision: Decision, ctx: PassContext) ->
     ctx.bindings.wrote(binding.key, generation)
     if ctx.workload_groups is not None:
         ctx.workload_groups.assigned(written)
-    return SpecWrite(True, version, generation, decision.error, verdict)
+    return SpecWrite(True, version, generation, decision.error, verdict, written=True)
 
 
 async def _report(
