@@ -10,7 +10,8 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube import ApiClient, TokenBucket, WriteGate, load_connection, resource_path
-from binding_scheduler.kube.errors import ServerError, TooManyRequests
+from binding_scheduler.kube.connection import Connection
+from binding_scheduler.kube.errors import ServerError, TooManyRequests, TransportError
 from binding_scheduler.kube.gate import WriteGateClosed
 from tests.kube.helpers import FakeTime, rb_body, rb_path
 
@@ -153,3 +154,54 @@ async def test_a_write_waiting_out_a_retry_after_stops_at_a_closed_gate(
     with pytest.raises(WriteGateClosed):
         await write
     assert len(api.journal.filter("PATCH")) == 1
+
+
+# -- writes in doubt: sent, and no answer says whether they were applied -------------------------------------
+
+
+async def test_a_write_cut_while_in_flight_is_counted_in_doubt(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    fault = api.faults.add(method="PATCH", hang=True)
+    write = asyncio.create_task(client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}}))
+    await api.journal.wait_for(lambda e: e.method == "PATCH")
+    write.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await write
+    fault.release()
+    assert gate.in_doubt == 1
+
+
+async def test_a_write_answered_504_is_counted_in_doubt(api: DevCluster, client: ApiClient, gate: WriteGate,
+                                                          rb1: dict[str, Any]) -> None:
+    api.faults.add(method="PATCH", status=504, message="Timeout: request did not complete within 60s", times=1)
+    with pytest.raises(ServerError):
+        await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}})
+    assert gate.in_doubt == 1
+
+
+async def test_a_write_with_no_answer_in_time_is_counted_in_doubt(api: DevCluster, gate: WriteGate,
+                                                                   rb1: dict[str, Any]) -> None:
+    api.faults.add(method="PATCH", hang=True)
+    async with ApiClient(load_connection(str(api.kubeconfig_path)), gate, request_timeout=0.2) as client:
+        with pytest.raises(TransportError, match=r"no answer within 0\.2s"):
+            await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}})
+    assert gate.in_doubt == 1
+
+
+async def test_answered_writes_reads_and_writes_that_never_connected_are_not_in_doubt(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="PATCH", status=500, message="etcd is unhappy", times=1)
+    with pytest.raises(ServerError):
+        await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}})
+    api.faults.add(method="GET", hang=True, times=1)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.2):
+            await client.get(rb_path("rb1"))
+    refused = ApiClient(Connection(server="http://127.0.0.1:9"), gate)
+    with pytest.raises(TransportError) as error:
+        await refused.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}})
+    await refused.close()
+    assert error.value.maybe_sent is False
+    assert gate.in_doubt == 0

@@ -6,14 +6,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube.connection import Connection
 from binding_scheduler.kube.errors import Forbidden, TransportError
-from binding_scheduler.model.config import FeatureGatesConfig, LeaderElectionConfig, MetricsConfig, SchedulerConfig
+from binding_scheduler.model.config import (
+    FeatureGatesConfig,
+    LeaderElectionConfig,
+    MetricsConfig,
+    SchedulerConfig,
+    ShutdownConfig,
+)
 from binding_scheduler.scheduling.service import SchedulerService, ShutdownReport
+from binding_scheduler.scheduling.stop_budget import STOP_TAIL
 from tests.builders import binding, cluster, placement
 from tests.scheduling.test_service_wiring import offline
 
@@ -447,7 +455,42 @@ async def test_a_lease_release_that_gets_no_answer_is_given_up_at_the_renew_dead
     assert report.lease_released is False
     assert QUICK_ELECTION.renew_deadline <= report.seconds < 5
     assert [m for m in service_lines(caplog) if "release" in m] == [
-        "could not release the lease (it will expire): no answer in time"]
+        "could not release the lease (it will expire): no answer within 0.5s"]
+    assert "lease not released (no answer within 0.5s): it expires 3s after its last renewal;" in report.line()
+
+
+KARMADA_ELECTION = LeaderElectionConfig(lease_duration=15.0, renew_deadline=10.0, retry_period=2.0)
+
+
+async def test_a_lease_release_that_gets_no_answer_ends_within_the_stops_budget_before_the_renew_deadline() -> None:
+    """karmada-apiserver stalled (SIGSTOP): the release must not wait for Karmada's 10-s renewDeadline, or the stop
+    outlasts the pod's grace period (drainTimeout + 10 s) and the kubelet kills it."""
+    async with DevCluster() as api:
+        api.store.ensure_namespace("karmada-system")
+        service = SchedulerService(Connection(server=api.url), SchedulerConfig(
+            leader_election=KARMADA_ELECTION, shutdown=ShutdownConfig(drain_timeout=0.5),
+            metrics=MetricsConfig(port=0, health_port=0)), identity="pod-a_1")
+        await service.start()
+        api.faults.add(method="PUT", path=LEASE_PATH, hang=True)
+        report = await service.shutdown()
+
+    assert report.seconds <= 0.5 + STOP_TAIL + 0.25
+    assert re.search(r"; lease not released \(no answer within [34]\.\ds\): it expires 15s after its last renewal; "
+                     r"1 write got no answer and may still be applied \(fenced: only where nobody wrote since\); "
+                     r"write gate closed$", report.line()), report.line()
+
+
+async def test_a_stop_with_no_time_left_sends_no_lease_release() -> None:
+    async with DevCluster() as api:
+        service = await leading(api)
+        service._stop_requested_at = time.monotonic() - 60  # the drain and its tail are long over
+        api.journal.clear()
+        report = await service.shutdown()
+        lease_writes = api.journal.filter(path=LEASE_PATH, method="PUT")
+
+    assert lease_writes == []
+    assert ("lease not released (no time left in the stop's budget): it expires 3s after its last renewal"
+            in report.line())
 
 
 async def test_the_shutdown_after_a_lost_lease_writes_no_release() -> None:

@@ -5,6 +5,7 @@ after it exited, and leaves the Lease released for its successor."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,7 +14,17 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
-from tests.operator.harness import apply, binding_doc, cluster_doc, config_spec, get, wait_until, write_config
+from binding_scheduler.scheduling.stop_budget import STOP_TAIL
+from tests.operator.harness import (
+    apply,
+    binding_doc,
+    cluster_doc,
+    config_spec,
+    get,
+    scheduled,
+    wait_until,
+    write_config,
+)
 from tests.shutdown.helpers import lease_held_elsewhere, stubs_in_thread, writes_after
 
 DRAIN_TIMEOUT = 60.0
@@ -89,3 +100,56 @@ def test_sigterm_to_a_standby_waiting_for_the_lease_stops_it_without_kopfs_wind_
 
 
 KOPF_WIND_DOWN = 5.0  # seconds Kopf waits for the tasks left when it stops
+
+
+STALLED_DRAIN = 2.0
+KARMADA_ELECTION = {"leaseNamespace": "karmada-system", "leaseDuration": "15s", "renewDeadline": "10s",
+                    "retryPeriod": "2s"}
+"""karmada-scheduler's defaults: a Lease release waiting for its renewDeadline would take 10 s."""
+EXIT_SLACK = 1.5
+"""Seconds between the shutdown's end and the process's exit (Kopf's wind-down, the interpreter's exit)."""
+
+
+def test_sigterm_with_the_api_server_stalled_exits_within_the_stop_budget_and_says_what_became_of_the_lease(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    """karmada-apiserver stopped (SIGSTOP) during a write burst: every request hangs. The stop ends within
+    drainTimeout + its tail (so inside the chart's grace period of drainTimeout + 10 s), with no traceback, and its
+    last line says the Lease was not released and how many writes may still land."""
+    names = ("m1", "m2")
+    spec = config_spec(workers=4, leaderElection=KARMADA_ELECTION,
+                       shutdown={"drainTimeout": f"{STALLED_DRAIN:g}s"})
+    config = write_config(tmp_path / "config.yaml", spec)
+    apply(api, *(cluster_doc(n) for n in names), binding_doc("web-0"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
+         "--namespace", "karmada-system", "--config-file", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    stall = None
+    try:
+        wait_until(lambda: scheduled(api, "web-0"), timeout=60, what="the first binding to be scheduled")
+        stall = api.faults.add(hang=True)
+        apply(api, *(binding_doc(f"web-{i}") for i in range(1, 5)))  # the watch brings them: their writes hang
+        wait_until(lambda: len(api.journal.filter(method="PATCH", path=r"/resourcebindings/web-[1-4]$")) >= 4,
+                   timeout=30, what="four spec writes hanging")
+        process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        if stall is not None:
+            stall.remove()
+    exited = time.monotonic()
+
+    assert process.returncode == 0, stderr
+    assert exited - signalled < STALLED_DRAIN + STOP_TAIL + EXIT_SLACK, stderr
+    assert "Traceback" not in stderr and "ERROR" not in stderr, stderr
+    report = [line for line in stderr.splitlines() if "shutdown complete" in line]
+    assert len(report) == 1, stderr
+    assert "0 drained, 4 cut at the drain deadline; lease not released (no answer within" in report[0]
+    assert "it expires 15s after its last renewal; " in report[0]
+    assert re.search(r"; [4-9] writes got no answer and may still be applied \(fenced: only where nobody wrote "
+                     r"since\); write gate closed$", report[0]), report[0]

@@ -213,6 +213,8 @@ class ApiClient:
                 status, answer_headers = response.status, response.headers
         except TimeoutError as exc:
             raise TransportError(f"{method} {path}: no answer within {self.request_timeout:g}s") from exc
+        except aiohttp.ClientConnectorError as exc:
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}", maybe_sent=False) from exc
         except aiohttp.ClientError as exc:
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         parsed: Any = None

@@ -10,6 +10,7 @@ or cut, TLS failure, `request_timeout`). `WriteGateClosed` lives in `gate.py` an
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,24 @@ class KubeError(Exception):
 
 
 class TransportError(KubeError):
-    """The request got no HTTP answer: connection refused or dropped, TLS failure, or `request_timeout`."""
+    """The request got no HTTP answer: connection refused or dropped, TLS failure, or `request_timeout`.
+    `maybe_sent`: the request may have reached the server (False only when no connection was made)."""
+
+    def __init__(self, message: str, *, maybe_sent: bool = True) -> None:
+        super().__init__(message)
+        self.maybe_sent = maybe_sent
+
+
+def outcome_unknown(error: BaseException) -> bool:
+    """Whether a write that ended with `error` may still have been applied: it got no answer (a timeout, a
+    dropped connection, a cancellation while in flight) or a 504 (the API server gave up waiting for etcd,
+    which may apply it later). No client can recall such a write; it lands only if its resourceVersion
+    precondition still holds when it is applied."""
+    if isinstance(error, TransportError):
+        return error.maybe_sent
+    if isinstance(error, ApiError):
+        return error.status == 504
+    return isinstance(error, asyncio.CancelledError)
 
 
 class ApiError(KubeError):

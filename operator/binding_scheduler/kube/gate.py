@@ -1,13 +1,16 @@
 """The write gate: every write of ours passes it before touching the network; once closed, it stays closed.
 
 Shutdown (and a lost Lease) closes it; from then on a write raises `WriteGateClosed` before any byte is sent.
-Writes already sent are not cut: shutdown waits for (or cancels) the passes that make them.
+Writes already sent are not cut: shutdown waits for (or cancels) the passes that make them. The gate counts the
+writes that were sent and got no answer (`in_doubt`): those may still be applied by the server after we stopped.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+
+from .errors import outcome_unknown
 
 
 class WriteGateClosed(Exception):
@@ -32,6 +35,8 @@ class WriteGate:
 
     def __init__(self) -> None:
         self._reason: str | None = None
+        self.in_doubt = 0
+        """Writes sent through this gate whose outcome is unknown (no answer, a 504, cut while in flight)."""
 
     @property
     def is_open(self) -> bool:
@@ -54,6 +59,12 @@ class WriteGate:
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[None]:
-        """Check the gate around one write (the block sends it)."""
+        """Check the gate around one write (the block sends it); count it in doubt when it ends without an
+        answer that says what happened to it."""
         self.check()
-        yield
+        try:
+            yield
+        except BaseException as error:
+            if outcome_unknown(error):
+                self.in_doubt += 1
+            raise

@@ -102,6 +102,11 @@ class LeaseElector:
     def is_leader(self) -> bool:
         return self._leader
 
+    @property
+    def may_hold(self) -> bool:
+        """Whether the Lease may name us: we lead, or a write of ours that would take it went out."""
+        return self._leader or self._sent_write
+
     def doubt(self) -> str | None:
         """Why this instance cannot be sure it still leads, or None. Another candidate takes the Lease over only
         after seeing our record unchanged for `lease_duration` by its clock, and it can only have seen our last

@@ -19,13 +19,14 @@ from typing import Any
 
 import kopf
 
+from ..scheduling.stop_budget import STOP_TAIL
 from . import watch_guard
 from .app import CONFIG_GROUP, CONFIG_PLURAL, CONFIG_VERSION, OperatorApp
 from .storages import NoDiffBaseStorage, NoProgressStorage
 
 logger = logging.getLogger(__name__)
 
-CLEANUP_MARGIN = 10.0
+CLEANUP_MARGIN = 2.0
 RESYNC_PERIOD = 300.0  # seconds, on Kopf's own event path only
 KOPF_PATH_BACKOFFS = (1.0, 2.0, 4.0, 8.0, 16.0, *(30.0,) * 20)
 """On Kopf's own path no guard outlives a failing watch: Kopf retries each request this long (about 10 min)
@@ -114,9 +115,14 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
 
     @kopf.on.cleanup(registry=registry, retries=1, errors=kopf.ErrorsMode.IGNORED)
     async def cleanup(**_: Any) -> None:
+        """The shutdown bounds itself (`StopBudget`); this bound only guards Kopf's exit against a bug there."""
         drain = app.service.config.shutdown.drain_timeout if app.service is not None else 0.0
-        async with asyncio.timeout(drain + CLEANUP_MARGIN):
-            await app.shutdown()
+        try:
+            async with asyncio.timeout(drain + STOP_TAIL + CLEANUP_MARGIN):
+                await app.shutdown()
+        except TimeoutError:
+            logger.error("the shutdown outlasted its budget (drainTimeout %gs + %gs) by %gs: exiting without it",
+                         drain, STOP_TAIL, CLEANUP_MARGIN)
 
     for group, version, plural in ROUTED:
         _declare_watch(registry, group, version, plural, event_routes[plural])

@@ -147,9 +147,9 @@ async def _decide_and_reserve(
 @dataclass(frozen=True, slots=True)
 class SpecWrite:
     """What the spec write of a pass did. `landed`: the decision's `spec.clusters` is in the binding now (written
-    by this pass, or there already; `written`: by this pass). `version`/`generation`: what the status write goes against. `error` and
-    `verdict`: the decision's, or the aggregate with the write's error. `ended`: the outcome that ends the pass
-    here (a 409, a 404, a terminating namespace), or None."""
+    by this pass, or there already); `written`: by this pass. `version`/`generation`: what the status write goes
+    against. `error` and `verdict`: the decision's, or the aggregate with the write's error. `ended`: the outcome
+    that ends the pass here (a 409, a 404, a terminating namespace), or None."""
 
     landed: bool
     version: str

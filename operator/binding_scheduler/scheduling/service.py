@@ -40,7 +40,8 @@ from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
 from .preemption import Preemption
 from .queue import SchedulingQueue
-from .runtime import DrainReport, Scheduler
+from .runtime import Scheduler
+from .stop_budget import CLOSE_RESERVE, STOP_TAIL, StopBudget
 from .stores import BindingStore, ClusterStore
 from .workload_groups import WorkloadGroupIndex
 
@@ -65,12 +66,21 @@ class ShutdownReport:
     cut: int
     seconds: float
     lease_released: bool
+    lease: str = "not held"
+    """What happened to the Lease when it was not released: `not held`, `lost`, or `not released (why): ...`."""
+    in_doubt: int = 0
+    """Writes of this instance that got no answer (timeouts, 504s, cut by the stop): the API server may still
+    apply them, each only where its resourceVersion precondition still holds."""
 
     def line(self) -> str:
+        doubt = ""
+        if self.in_doubt:
+            doubt = (f"; {self.in_doubt} write{'s' if self.in_doubt != 1 else ''} got no answer and may still be "
+                     "applied (fenced: only where nobody wrote since)")
         return (
             f"shutdown complete in {self.seconds * 1000:.0f} ms: {self.cancelled} passes cancelled before their "
             f"commit point, {self.drained} drained, {self.cut} cut at the drain deadline; lease "
-            f"{'released' if self.lease_released else 'not held'}; write gate closed"
+            f"{'released' if self.lease_released else self.lease}{doubt}; write gate closed"
         )
 
 
@@ -438,18 +448,23 @@ class SchedulerService:
         return await asyncio.shield(self._shutdown)
 
     async def _shutdown_once(self) -> ShutdownReport:
+        """Every step bounded by what is left of the stop's budget (`StopBudget`), counted from the request."""
         self.request_stop()
+        started = self._stop_requested_at or time.monotonic()
+        drain_timeout = self.config.shutdown.drain_timeout
+        budget = StopBudget.starting(started, drain_timeout)
         if self._resyncing is not None:
             self._resyncing.cancel()
             await asyncio.wait({self._resyncing})
-        started = self._stop_requested_at or time.monotonic()
-        drain = await self.scheduler.drain(self.config.shutdown.drain_timeout)
+        drain = await self.scheduler.drain(budget.share(drain_timeout, keep=STOP_TAIL))
         await self._stop_decisions()
-        await self.background_events.close(EVENT_FLUSH_TIMEOUT)  # before the gate closes: the drained passes' Events
-        released = await self._stop_lease()
+        # Before the gate closes: the drained passes' Events.
+        await self.background_events.close(budget.share(EVENT_FLUSH_TIMEOUT, keep=CLOSE_RESERVE))
+        released, lease = await self._stop_lease(budget)
         self.gate.close("scheduler shut down")
-        await self._close_connections()
-        report = _report(drain, released, time.monotonic() - started)
+        await self._close_connections(budget)
+        report = ShutdownReport(drain.cancelled, drain.drained, drain.cut, time.monotonic() - started, released,
+                                lease, self.gate.in_doubt)
         self.metrics.shutdown_report(report.cancelled, report.drained, report.cut, report.seconds)
         self.metrics.set_leader(False)
         logger.info(report.line())
@@ -467,27 +482,46 @@ class SchedulerService:
             await asyncio.wait({self._starting_decisions})
         await self.decisions.close()
 
-    async def _stop_lease(self) -> bool:
-        """Stop acquiring and renewing, then hand the Lease back if it names us. An acquisition the stop cut
-        short may have sent its write: `release()` then reads the Lease to know."""
+    async def _stop_lease(self, budget: StopBudget) -> tuple[bool, str]:
+        """Stop acquiring and renewing, then hand the Lease back if it names us, within what is left of the
+        stop's budget (and `renewDeadline`). An acquisition the stop cut short may have sent its write:
+        `release()` then reads the Lease to know. Returns whether it was released, and what happened if not."""
         for task in (self._acquiring, self._keeper):
             if task is not None:
                 task.cancel()
                 await asyncio.wait({task})
-        if self.lease is None or not self.gate.is_open:
-            return False
+        if self.lease is None:
+            return False, "not held"
+        if not self.gate.is_open:
+            return False, "lost"
+        if not self.lease.may_hold:
+            return False, "not held"
+        expiry = f"it expires {self.config.leader_election.lease_duration:g}s after its last renewal"
+        seconds = budget.share(self.config.leader_election.renew_deadline, keep=CLOSE_RESERVE)
+        if seconds <= 0:
+            logger.warning("could not release the lease (it will expire): no time left in the stop's budget")
+            return False, f"not released (no time left in the stop's budget): {expiry}"
         try:
-            async with asyncio.timeout(self.config.leader_election.renew_deadline):
-                return await self.lease.release()
+            async with asyncio.timeout(seconds):
+                if await self.lease.release():
+                    return True, "released"
+                return False, "not held"
         except (KubeError, TimeoutError) as error:
-            logger.warning("could not release the lease (it will expire): %s", str(error) or "no answer in time")
-            return False
+            why = str(error) or f"no answer within {seconds:.1f}s"
+            logger.warning("could not release the lease (it will expire): %s", why)
+            return False, f"not released ({why}): {expiry}"
 
-    async def _close_connections(self) -> None:
-        for estimator in self._estimators:
-            await estimator.close()
-        await self.client.close()
-        await self.lease_client.close()
+    async def _close_connections(self, budget: StopBudget) -> None:
+        """Close the gRPC channels and HTTP sessions: local work, bounded all the same (at least
+        `CLOSE_RESERVE`), since a stalled peer must not hold the exit."""
+        try:
+            async with asyncio.timeout(max(budget.left(), CLOSE_RESERVE)):
+                for estimator in self._estimators:
+                    await estimator.close()
+                await self.client.close()
+                await self.lease_client.close()
+        except TimeoutError:
+            logger.warning("closing the connections took longer than the stop's budget: left to the exit")
 
     async def _lease_lost(self, reason: str) -> None:
         """Fatal: close the gate first, then cancel everything, and exit non-zero."""
@@ -510,5 +544,3 @@ def needs_every_binding(config: SchedulerConfig) -> bool:
     return gates.priority_based_scheduling or gates.workload_affinity
 
 
-def _report(drain: DrainReport, released: bool, seconds: float) -> ShutdownReport:
-    return ShutdownReport(drain.cancelled, drain.drained, drain.cut, seconds, released)
