@@ -678,3 +678,21 @@ async def test_a_lease_held_by_another_is_no_problem(
         await attempts(candidate, api, time, 4)
     assert candidate.problem is None
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+async def test_an_attempt_the_api_server_does_not_answer_is_a_problem_once_the_renew_deadline_passes(
+    api: DevCluster, client: ApiClient, time: FakeTime
+) -> None:
+    """karmada-apiserver stalled: the standby's Lease GET hangs instead of failing. Without an answer within
+    `renew_deadline` the standby cannot take part in the election, and its `/readyz` must say so."""
+    stall = api.faults.add(method="GET", path="leases/karmada-scheduler$", hang=True)
+    candidate = elector(client, time, "a", lease_duration=1.0, renew_deadline=0.3, retry_period=0.1)
+    acquiring = asyncio.create_task(candidate.acquire())
+    async with asyncio.timeout(BOUND):
+        while candidate.problem is None:
+            await asyncio.sleep(0.02)
+    assert candidate.problem == "no answer within 0.3s"
+    assert not acquiring.done()
+    stall.remove()
+    await bounded(acquiring)
+    assert candidate.problem is None and candidate.is_leader

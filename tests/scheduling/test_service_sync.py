@@ -529,3 +529,26 @@ async def test_the_shutdown_is_timed_from_the_first_stop_request() -> None:
         report = await service.shutdown()
 
     assert 0.3 <= report.seconds < 5
+
+
+async def test_a_standby_whose_lease_reads_get_no_answer_is_not_ready_until_the_api_server_answers_again() -> None:
+    async with DevCluster() as api:
+        service = standby(api)
+        api.store.create("leases", {"metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+                                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 15}})
+        starting = asyncio.create_task(service.start())
+        await api.journal.wait_for(lambda e: e.method == "GET" and e.path.endswith("/leases/karmada-scheduler"), 5)
+        ready_before = service.probe_ready
+        stall = api.faults.add(method="GET", path=LEASE_PATH, hang=True)
+        async with asyncio.timeout(5):
+            while service.probe_ready:
+                await asyncio.sleep(0.05)
+        stall.remove()
+        async with asyncio.timeout(5):
+            while not service.probe_ready:
+                await asyncio.sleep(0.05)
+        await service.shutdown()
+        with pytest.raises(asyncio.CancelledError):
+            await starting
+
+    assert ready_before is True

@@ -135,12 +135,18 @@ class LeaseElector:
         """Return once this instance holds the Lease; try every `retry_period` meanwhile.
 
         An attempt the API server does not decide (no answer, a TLS failure, a refusal, a missing namespace)
-        is a `problem`: said at WARNING with its cause the first time, when the cause changes and then every
+        is a `problem` (an attempt without an answer within `renew_deadline` too: a stalled API server hangs
+        rather than fails): said at WARNING with its cause the first time, when the cause changes and then every
         PROBLEM_REPEAT seconds while it lasts, and at INFO once it is over. A standby that can take part in
         the election is healthy; one that cannot is blind, and says so."""
         while True:
             try:
-                attempt = await self._try_acquire_or_renew()
+                async with asyncio.timeout(self.renew_deadline):
+                    attempt = await self._try_acquire_or_renew()
+            except TimeoutError:
+                cause = f"no answer within {self.renew_deadline:g}s"  # a stalled API server hangs, it does not fail
+                attempt = _Attempt(False, why=cause)
+                self._report_problem(cause)
             except KubeError as exc:
                 attempt = _Attempt(False, why=str(exc))
                 self._report_problem(str(exc))
