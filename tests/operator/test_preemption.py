@@ -98,3 +98,31 @@ def test_without_the_preemption_gates_nothing_is_preempted(api: DevCluster, tmp_
     assert low is not None and low["spec"]["clusters"] == [{"name": "m1", "replicas": 3}]
     assert not low["spec"].get("gracefulEvictionTasks")
     assert not [e for e in events(api) if e["reason"] in ("Preempted", "PreemptionInitiated")]
+
+
+def test_preemptors_waiting_behind_another_claim_are_scheduled_once_it_lands_not_at_the_unschedulable_flush(
+    api: DevCluster, tmp_path: Path,
+) -> None:
+    """Three equal-priority preemptors at once: one claims m1 and evicts the victim; the other two find its claim
+    and hold none themselves. Once the first lands on the freed capacity, what is left takes them both: they must
+    not wait for the unschedulable flush (5 minutes)."""
+    apply(api, full_m1(), prioritized("low", 100, "Never", {"m1": 3}))
+    config = write_config(tmp_path / "config.yaml", config_spec(featureGates=GATES))
+    operator = OperatorThread(api, config).start()
+    try:
+        wait_until(lambda: reason(api, "low") == "Success", what="the low-priority binding to be scheduled")
+        preemptors = ("high-a", "high-b", "high-c")
+        for name in preemptors:
+            body = prioritized(name, 1000, "PreemptLowerPriority")
+            body["spec"]["replicas"] = 1
+            apply(api, body)
+        wait_until(lambda: get(api, "resourcebindings", "low", "default")["spec"].get("gracefulEvictionTasks"),
+                   what="the victim's eviction")
+        wait_until(lambda: sorted(str(reason(api, name)) for name in preemptors) == [
+            "Preempting", "Unschedulable", "Unschedulable"], what="one preemptor to claim m1, two to find its claim")
+        patch(api, cluster_path("m1") + "/status", {"status": {"resourceSummary": {
+            "allocatable": {"cpu": "30m", "pods": "110"}, "allocated": {"cpu": "0m", "pods": "0"}}}})
+        wait_until(lambda: all(reason(api, name) == "Success" for name in preemptors), 30,
+                   "every preemptor to be scheduled")
+    finally:
+        assert operator.stop() == 0

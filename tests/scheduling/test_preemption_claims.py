@@ -203,3 +203,67 @@ def test_the_plan_of_a_preemptor_still_waiting_on_its_claim_names_it_and_evicts_
     assert (plan.preemptor, plan.priority, plan.cluster, plan.victims, plan.replicas, dict(plan.request)) == (
         "default/high", HIGH, "m1", (), 3, {"cpu": 10})
     assert PreemptingError(plan, SchedulingError("x")).message == 'waiting for the capacity preempted on cluster "m1"'
+
+
+# -- preemptors waiting behind another's claim ------------------------------------------------------------------
+
+
+class Woken(list[tuple[str, int]]):
+    def __call__(self, key: str, priority: int) -> None:
+        self.append((key, priority))
+
+
+def waiting(clock: Any = lambda: 0.0) -> tuple[PreemptionClaims, Woken]:
+    """Claims where "first" holds m1 and "second" (same priority) waits behind it."""
+    claims, woken = PreemptionClaims(clock=clock), Woken()
+    claims.on_free = woken
+    claims.set(claim("first", HIGH))
+    preemption = Preemption(lambda: [prioritized("low", LOW, placed=True)], claims, max_victims=100)
+    assert plan_for(preemption, prioritized("second", HIGH)) is None
+    return claims, woken
+
+
+def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_claims_preemptor_is_placed() -> None:
+    claims, woken = waiting()
+    assert woken == []
+    claims.clear("default/first")
+    assert woken == [("default/second", HIGH)]
+
+
+def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_preemption_fails() -> None:
+    claims, woken = waiting()
+    claims.drop("default/first")
+    assert woken == [("default/second", HIGH)]
+
+
+def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_claim_expires() -> None:
+    now = [0.0]
+    claims, woken = waiting(clock=lambda: now[0])
+    now[0] = 600.0
+    assert claims.on("m1") == []
+    assert woken == [("default/second", HIGH)]
+
+
+def test_a_preemptor_blocked_by_a_claim_is_woken_when_its_clusters_capacity_changes() -> None:
+    claims, woken = waiting()
+    claims.freed("m2")
+    assert woken == []
+    claims.freed("m1")
+    claims.freed("m1")
+    assert woken == [("default/second", HIGH)]
+
+
+def test_a_waiting_preemptor_still_blocked_by_another_claim_is_not_woken_when_one_ends() -> None:
+    claims, woken = waiting()
+    claims.set(claim("third", HIGH))
+    claims.clear("default/first")
+    assert woken == []
+    claims.clear("default/third")
+    assert woken == [("default/second", HIGH)]
+
+
+def test_a_waiting_preemptor_placed_or_gone_meanwhile_is_not_woken() -> None:
+    claims, woken = waiting()
+    claims.clear("default/second")
+    claims.clear("default/first")
+    assert woken == []

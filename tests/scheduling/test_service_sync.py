@@ -540,15 +540,20 @@ async def test_a_standby_whose_lease_reads_get_no_answer_is_not_ready_until_the_
         await api.journal.wait_for(lambda e: e.method == "GET" and e.path.endswith("/leases/karmada-scheduler"), 5)
         ready_before = service.probe_ready
         stall = api.faults.add(method="GET", path=LEASE_PATH, hang=True)
-        async with asyncio.timeout(5):
-            while service.probe_ready:
-                await asyncio.sleep(0.05)
+        ready_in_stall = await readiness_after(service, want=False)
         stall.remove()
-        async with asyncio.timeout(5):
-            while not service.probe_ready:
-                await asyncio.sleep(0.05)
+        ready_again = await readiness_after(service, want=True)
         await service.shutdown()
         with pytest.raises(asyncio.CancelledError):
             await starting
 
-    assert ready_before is True
+    assert (ready_before, ready_in_stall, ready_again) == (True, False, True)
+
+
+async def readiness_after(service: SchedulerService, *, want: bool, seconds: float = 5.0) -> bool:
+    """`probe_ready` once it is `want`, or as it is after `seconds`."""
+    for _ in range(int(seconds / 0.05)):
+        if service.probe_ready is want:
+            break
+        await asyncio.sleep(0.05)
+    return service.probe_ready

@@ -69,6 +69,12 @@ class PreemptionClaims:
         self._dropped: dict[str, float] = {}
         """The deadline of each preemptor's claim dropped for a failed preemption: its annotation, until the write
         that removes it lands, is not taken up again."""
+        self._waiting: dict[str, dict[str, int]] = {}
+        """By cluster, the preemptors (key: priority) that found another's claim there and made no plan: they hold
+        no claim of their own, so no change of that cluster's summary would wake them."""
+        self.on_free: Callable[[str, int], None] = lambda key, priority: None
+        """Told (key, priority) of each waiting preemptor once nothing blocks it on its cluster any more, or that
+        cluster's capacity may have freed (the scheduler puts it back in its queue)."""
 
     def set(self, claim: Claim, until: float | None = None) -> float:
         """Hold `claim` until `until` (default: `CLAIM_TTL` from now) and return that; it replaces its
@@ -80,6 +86,7 @@ class PreemptionClaims:
         deadline = until if until is not None else self._clock() + CLAIM_TTL
         self._claims[claim.key] = (claim, deadline)
         self._dropped.pop(claim.key, None)
+        self._stop_waiting(claim.key)
         return deadline
 
     def take_up(self, key: str, annotations: Mapping[str, str]) -> None:
@@ -92,9 +99,13 @@ class PreemptionClaims:
             self.set(*found)
 
     def clear(self, key: str) -> None:
-        """The preemptor is gone, or its claim was never written: nothing of it is held."""
-        self._claims.pop(key, None)
+        """The preemptor placed, gone, or its claim never written: nothing of it is held, and the preemptors that
+        waited behind its claim try again."""
+        held = self._claims.pop(key, None)
         self._dropped.pop(key, None)
+        self._stop_waiting(key)
+        if held is not None:
+            self._ended(held[0].cluster)
 
     def drop(self, key: str) -> None:
         """The preemption behind `key`'s claim failed: the claim goes, and the annotation that carries it is not
@@ -102,6 +113,40 @@ class PreemptionClaims:
         held = self._claims.pop(key, None)
         if held is not None:
             self._dropped[key] = round(held[1], 3)
+            self._ended(held[0].cluster)
+
+    def wait_behind(self, cluster: str, binding: Binding) -> None:
+        """`binding` would preempt on `cluster` but another's claim there blocks it: it is woken (`on_free`) when
+        that claim ends (its preemptor placed, failed, deleted or the claim expired) or `freed(cluster)`."""
+        self._waiting.setdefault(cluster, {})[binding.key] = binding.schedule_priority
+
+    def waiting_on(self, cluster: str) -> bool:
+        return cluster in self._waiting
+
+    def freed(self, cluster: str) -> None:
+        """Capacity may have freed on `cluster` (its summary changed): every preemptor waiting there tries again."""
+        waiting = self._waiting.pop(cluster, None)
+        for key, priority in (waiting or {}).items():
+            self.on_free(key, priority)
+
+    def _ended(self, cluster: str) -> None:
+        """A claim on `cluster` ended: the preemptors waiting there that no live claim blocks now try again."""
+        waiting = self._waiting.get(cluster)
+        if not waiting:
+            return
+        claims = [claim for claim, _ in self._claims.values() if claim.cluster == cluster]
+        for key, priority in list(waiting.items()):
+            if not any(c.key != key and c.priority >= priority for c in claims):
+                del waiting[key]
+                self.on_free(key, priority)
+        if not waiting:
+            del self._waiting[cluster]
+
+    def _stop_waiting(self, key: str) -> None:
+        for cluster in [c for c, waiting in self._waiting.items() if key in waiting]:
+            del self._waiting[cluster][key]
+            if not self._waiting[cluster]:
+                del self._waiting[cluster]
 
     def of(self, key: str) -> Claim | None:
         self._expire()
@@ -128,7 +173,8 @@ class PreemptionClaims:
     def _expire(self) -> None:
         now = self._clock()
         for key in [k for k, (_, until) in self._claims.items() if until <= now]:
-            del self._claims[key]
+            claim, _ = self._claims.pop(key)
+            self._ended(claim.cluster)
 
 
 def claim_annotation(claim: Claim, until: float) -> str:
@@ -190,7 +236,10 @@ class Preemption:
         if not_applicable(binding, BOTH_GATES) is not None:
             return None
         target = target_cluster(binding, candidates.details, unclaimed)
-        if target is None or self.claims.blocking(target, binding):
+        if target is None:
+            return None
+        if self.claims.blocking(target, binding):
+            self.claims.wait_behind(target, binding)
             return None
         request = milli_request(binding)
         own = self.claims.of(binding.key)

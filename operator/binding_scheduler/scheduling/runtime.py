@@ -95,6 +95,7 @@ class Scheduler:
         self._committing_at_stop: set[asyncio.Task[PassOutcome]] = set()
         self._updated_while_committing: set[str] = set()
         self._fit_nowhere: set[str] = set()  # keys whose last pass here ended NoClusterFit
+        ctx.claims.on_free = self._woken_preemptor
 
     # -- intake (called from Kopf's event handlers; synchronous, never blocks) -----------------------------
 
@@ -199,14 +200,22 @@ class Scheduler:
     def _wake_preemptors(self, previous: Cluster | None, cluster: Cluster) -> None:
         """A preemptor waits for what its victims free on `cluster`: when the cluster's summary changes, that
         capacity may show, so its pass runs now instead of at the unschedulable flush (Karmada's PR waits for the
-        flush, up to 5 minutes). The claims are looked at first: most clusters have none, and the summaries of a
-        large fleet change every few seconds."""
+        flush, up to 5 minutes); so do the preemptors that found another's claim there. The claims are looked at
+        first: most clusters have none, and the summaries of a large fleet change every few seconds."""
         claims = self.ctx.claims.on(cluster.name)
-        if not claims or previous is None or previous.resource_summary == cluster.resource_summary:
+        if not claims and not self.ctx.claims.waiting_on(cluster.name):
+            return
+        if previous is None or previous.resource_summary == cluster.resource_summary:
             return
         for claim in claims:
             if self.queue.push(claim.key, claim.priority):
                 self.metrics.binding_event(BindingEvent.CLUSTER_CHANGED)
+        self.ctx.claims.freed(cluster.name)  # the preemptors that waited behind a claim there
+
+    def _woken_preemptor(self, key: str, priority: int) -> None:
+        """A preemptor that waited behind another's claim: the claim ended or its cluster's capacity changed."""
+        if self.queue.push(key, priority):
+            self.metrics.binding_event(BindingEvent.CLUSTER_CHANGED)
 
     def on_cluster_deleted(self, body: Mapping[str, Any]) -> None:
         self._cluster_gone(ObjectMeta.of(body).name)
