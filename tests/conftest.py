@@ -21,6 +21,7 @@ TESTS = Path(__file__).resolve().parent
 TIERS: dict[str, str] = {
     "algorithm": "unit", "model": "unit", "kube": "unit", "estimation": "unit", "scheduling": "unit",
     "cli": "unit",
+    "test_processes.py": "unit",  # tests/processes.py, which every tier that stops a process goes through
     # the command line as a process, against devcluster; Karmada's oracle behind the golden file
     "cli/test_blind.py": "operator", "cli/test_errors.py": "operator", "cli/test_examples.py": "operator",
     "cli/test_golden_oracle.py": "oracle",

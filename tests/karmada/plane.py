@@ -11,7 +11,8 @@
     the scheduler              karmada-scheduler or binding-scheduler, with karmada-scheduler's Deployment flags
 
 Everything lives in one state directory (`.karmada/` for `dev.py karmada up`): certificates, data, logs,
-kubeconfigs, the pids. `stop(state)` kills every process and removes it."""
+kubeconfigs, the pids with their identities. `stop(state)` kills every process still its own (tests/processes.py)
+and removes it."""
 
 from __future__ import annotations
 
@@ -31,15 +32,13 @@ from typing import Any
 import yaml
 
 from tests.karmada import manifests
+from tests.processes import Identity, exit_status, record, running, signal_group, wait_gone
 from tests.realcluster.controlplane import (
     AUDIT_POLICY,
     ROOT,
     ControlPlaneError,
-    _exited,
-    _wait_gone,
     dying_with_parent,
     free_port,
-    reap,
 )
 from tests.realcluster.controlplane import binaries as kube_binaries
 from tests.realcluster.kube import KubeClient
@@ -135,11 +134,12 @@ class KarmadaPlane:
 
 @dataclass
 class Processes:
-    """Each process in its own process group, logging to `logs/NAME.log`; pids recorded in `pids.json`."""
+    """Each process in its own process group, logging to `logs/NAME.log`; recorded in `pids.json` by its
+    identity (pid, start time, command: tests/processes.py), which is checked again before any signal."""
 
     state: Path
     tie_to_parent: bool
-    pids: dict[str, int] = field(default_factory=dict)
+    identities: dict[str, Identity] = field(default_factory=dict)
 
     def start(self, name: str, command: Sequence[str], env: dict[str, str] | None = None) -> int:
         logs = self.state / "logs"
@@ -149,34 +149,32 @@ class Processes:
                 dying_with_parent(command) if self.tie_to_parent else list(command), stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env,
             )
-        self.pids[name] = process.pid
+        self.identities[name] = record(process.pid, command)
         self._save()
         return process.pid
 
     def stop(self, name: str, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int | None:
         """Signal one process group (SIGTERM), SIGKILL it after `timeout`, and forget it. Its exit status when
-        it was started by this process (None otherwise, or when it was not running)."""
-        pid = self.pids.pop(name, None)
+        it was started by this process (None otherwise, or when it was not running, or its pid is no longer
+        its own: then it is not signalled)."""
+        identity = self.identities.pop(name, None)
         self._save()
-        if pid is None:
+        if identity is None or not signal_group(identity, sig, name):
             return None
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, sig)
         deadline = time.monotonic() + timeout
         while True:
-            status = reap(pid)
+            status = exit_status(identity)
             if status is not None:
                 return status if status >= 0 else None
             if time.monotonic() > deadline:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
-                _wait_gone(pid)
+                signal_group(identity, signal.SIGKILL, name)
+                wait_gone(identity)
                 return None
             time.sleep(0.05)
 
     def check_alive(self, *names: str) -> None:
-        for name in names or tuple(self.pids):
-            if name in self.pids and _exited(self.pids[name]):
+        for name in names or tuple(self.identities):
+            if name in self.identities and exit_status(self.identities[name]) is not None:
                 raise KarmadaError(f"{name} exited:\n{self.log_tail(name)}")
 
     def log_tail(self, name: str, size: int = 3000) -> str:
@@ -184,13 +182,16 @@ class Processes:
         return path.read_text(errors="replace")[-size:] if path.exists() else "(no log)"
 
     def _save(self) -> None:
-        (self.state / "pids.json").write_text(json.dumps(self.pids))
+        (self.state / "pids.json").write_text(
+            json.dumps({name: identity.to_json() for name, identity in self.identities.items()}))
 
     @classmethod
     def of(cls, state: Path) -> Processes:
         """The processes recorded in `state` (a plane started by another process, e.g. `dev.py karmada up`)."""
-        pids = json.loads((state / "pids.json").read_text()) if (state / "pids.json").exists() else {}
-        return cls(state=state, tie_to_parent=False, pids=pids)
+        path = state / "pids.json"
+        recorded = json.loads(path.read_text()) if path.exists() else {}
+        return cls(state=state, tie_to_parent=False,
+                   identities={name: Identity.from_json(value) for name, value in recorded.items()})
 
 
 def wait_for(check: Callable[[], Any], what: str, processes: Processes, timeout: float = READY_TIMEOUT,
@@ -588,7 +589,8 @@ def _clusters_ready(client: KubeClient, members: Sequence[str]) -> bool:
 
 def resident_memory(state: Path) -> dict[str, int]:
     """Resident memory (bytes) of each process group of the plane in `state`, from /proc."""
-    groups = {pid: name for name, pid in Processes.of(state).pids.items()}
+    groups = {identity.pid: name for name, identity in Processes.of(state).identities.items()
+              if running(identity)}
     used = dict.fromkeys(groups.values(), 0)
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -604,17 +606,14 @@ def resident_memory(state: Path) -> dict[str, int]:
 
 def stop(state: Path) -> bool:
     """Kill every process of the plane in `state` and remove `state`. True if something ran there."""
-    processes = Processes.of(state)
-    ran = False
-    for pid in processes.pids.values():
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(int(pid), signal.SIGKILL)
-            ran = True
-    for pid in processes.pids.values():
-        _wait_gone(int(pid))
+    recorded = Processes.of(state).identities
+    killed = [identity for name, identity in recorded.items()
+              if signal_group(identity, signal.SIGKILL, name)]
+    for identity in killed:
+        wait_gone(identity)
     if state.exists():
         shutil.rmtree(state)
-    return ran
+    return bool(killed)
 
 
 def attach(state: Path) -> KarmadaPlane:

@@ -15,10 +15,8 @@ What it sets up:
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
-import os
 import shutil
 import signal
 import socket
@@ -31,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from tests.processes import Identity, exit_status, record, signal_group, wait_gone
 from tests.realcluster.kube import KubeClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,40 +186,31 @@ def start(state: Path, *, tie_to_parent: bool) -> ControlPlane:
 
 
 def stop(state: Path) -> bool:
-    """Kill the processes of the control plane in `state` and remove `state`. True if something ran there."""
-    pids_file = state / "pids.json"
-    ran = False
-    if pids_file.exists():
-        for pid in json.loads(pids_file.read_text()).values():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(int(pid), signal.SIGKILL)
-                ran = True
-        for pid in json.loads(pids_file.read_text()).values():
-            _wait_gone(int(pid))
+    """Kill the processes of the control plane in `state` and remove `state`. True if something ran there. A
+    recorded pid that is no longer the process started there (tests/processes.py) is not signalled."""
+    killed = [identity for name, identity in _recorded(state).items()
+              if signal_group(identity, signal.SIGKILL, name)]
+    for identity in killed:
+        wait_gone(identity)
     if state.exists():
         shutil.rmtree(state)
-    return ran
+    return bool(killed)
 
 
-def _wait_gone(pid: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
-        time.sleep(0.05)
+def _recorded(state: Path) -> dict[str, Identity]:
+    """The processes recorded in `state/pids.json` (a bare pid, as older state files hold, cannot be checked)."""
+    path = state / "pids.json"
+    recorded = json.loads(path.read_text()) if path.exists() else {}
+    return {name: Identity.from_json(value) for name, value in recorded.items()}
 
 
 class _Spawner:
-    """Starts each process in its own process group, logging to `state/NAME.log`, and records its pid."""
+    """Starts each process in its own process group, logging to `state/NAME.log`, and records its identity."""
 
     def __init__(self, state: Path, tie_to_parent: bool) -> None:
         self.state = state
         self.tie_to_parent = tie_to_parent
-        self.pids: dict[str, int] = {}
+        self.identities: dict[str, Identity] = {}
 
     def __call__(self, name: str, command: Sequence[str]) -> None:
         with (self.state / f"{name}.log").open("wb") as log:
@@ -228,8 +218,9 @@ class _Spawner:
                 dying_with_parent(command) if self.tie_to_parent else list(command), stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
             )
-        self.pids[name] = process.pid
-        (self.state / "pids.json").write_text(json.dumps(self.pids))
+        self.identities[name] = record(process.pid, command)
+        (self.state / "pids.json").write_text(
+            json.dumps({name: identity.to_json() for name, identity in self.identities.items()}))
 
 
 def _wait_ready(plane: ControlPlane) -> None:
@@ -237,9 +228,9 @@ def _wait_ready(plane: ControlPlane) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
     last = ""
     while time.monotonic() < deadline:
+        recorded = _recorded(plane.state)
         for name in ("etcd", "kube-apiserver"):
-            pid = json.loads((plane.state / "pids.json").read_text())[name]
-            if _exited(pid):
+            if exit_status(recorded[name]) is not None:
                 log = (plane.state / f"{name}.log").read_text(errors="replace")[-3000:]
                 raise ControlPlaneError(f"{name} exited while starting:\n{log}")
         try:
@@ -251,23 +242,6 @@ def _wait_ready(plane: ControlPlane) -> None:
             last = str(error)
         time.sleep(0.2)
     raise ControlPlaneError(f"kube-apiserver not ready after {READY_TIMEOUT:g}s: {last}")
-
-
-def _exited(pid: int) -> bool:
-    return reap(pid) is not None
-
-
-def reap(pid: int) -> int | None:
-    """The exit status of `pid` once it has exited (-1 when it is not our child), None while it runs."""
-    try:
-        done, status = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return -1
-        return None
-    return os.waitstatus_to_exitcode(status) if done == pid else None
 
 
 def _install(plane: ControlPlane) -> None:
