@@ -41,6 +41,8 @@ from .wire import (
 )
 
 _RPC_REASONS = {grpc.StatusCode.UNAVAILABLE: Reason.UNAVAILABLE}
+_CONNECTION_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+"""Statuses that may mean the estimator is no longer where the channel points (see `ChannelPool.call_failed`)."""
 
 
 class _Failed(Exception):
@@ -178,6 +180,7 @@ class AccurateEstimator:
         deadline: float,
     ) -> int:
         short = method.rsplit("/", 1)[-1]
+        channel: grpc.aio.Channel | None = None  # known once the pool gave it: a failure after that may be its own
         try:
             async with asyncio.timeout_at(deadline):
                 channel = await self._pool.channel(cluster)
@@ -192,12 +195,16 @@ class AccurateEstimator:
             # Not us: gRPC ends a call this way when its channel is closed under it (forget, close).
             raise _Failed(Reason.UNAVAILABLE, f"cluster {cluster}: the channel was closed during the call") from None
         except TimeoutError:
+            if channel is not None:
+                self._pool.call_failed(cluster, channel)
             raise self._deadline_passed(cluster) from None
         except DiscoveryError as exc:
             raise _Failed(Reason.DISCOVERY, f"cluster {cluster}: estimator not found: {exc}") from None
         except DialError as exc:
             raise _Failed(Reason.DIAL, f"cluster {cluster}: cannot connect to the estimator: {exc}") from None
         except grpc.aio.AioRpcError as exc:
+            if channel is not None and exc.code() in _CONNECTION_CODES:
+                self._pool.call_failed(cluster, channel)
             if exc.code() is grpc.StatusCode.DEADLINE_EXCEEDED:  # gRPC's clock was first: same failure
                 raise self._deadline_passed(cluster) from None
             reason = _RPC_REASONS.get(exc.code(), Reason.RPC_ERROR)
