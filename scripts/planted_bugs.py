@@ -141,6 +141,85 @@ BUGS: tuple[Bug, ...] = (
         "return self._elapsed() > self._seen_at + 2 * float(duration)",
         ("tests/kube/test_lease.py",),
     ),
+    Bug(
+        "drain-returns-before-passes-end",
+        "the drain stops waiting for the passes and cancels the workers instead (cancelling an asyncio.wait does "
+        "not cancel the task it awaits)",
+        f"{PKG}/scheduling/runtime.py",
+        "        if everything:\n            _, stuck = await asyncio.wait(everything, timeout=STRAGGLER_GRACE)\n",
+        "        for worker in self._tasks:\n            worker.cancel()\n",
+        ("tests/scheduling/test_drain.py",),
+    ),
+    Bug(
+        "estimator-call-outlives-cancel",
+        "an estimator call shielded from its pass's cancellation and awaited to its deadline",
+        f"{PKG}/estimation/accurate.py",
+        "                data: bytes = await call(request, timeout=remaining, metadata=metadata)\n",
+        "                pending = asyncio.ensure_future(call(request, timeout=remaining, metadata=metadata))\n"
+        "                try:\n"
+        "                    data: bytes = await asyncio.shield(pending)\n"
+        "                except asyncio.CancelledError:\n"
+        "                    await asyncio.wait({pending})\n"
+        "                    raise\n",
+        ("tests/estimation/test_cancellation.py",),
+    ),
+    Bug(
+        "cancelled-pass-counted-forgotten",
+        "a pass cancelled before its commit point counted as `forgotten` in binding_scheduler_pass_outcomes_total",
+        f"{PKG}/scheduling/runtime.py",
+        "        if task.cancelled():\n            return PassOutcome.CANCELLED\n",
+        "        if task.cancelled():\n            return PassOutcome.FORGOTTEN\n",
+        ("tests/scheduling/test_drain.py",),
+    ),
+    Bug(
+        "readyz-ignores-failing-watches",
+        "/readyz ignores failing watches",
+        f"{PKG}/scheduling/health.py",
+        "    return scheduling and watch_problem is None\n",
+        "    return scheduling\n",
+        ("tests/scheduling/test_health.py",),
+    ),
+    Bug(
+        "stale-false-condition-not-owed",
+        "a binding whose last decision landed without its condition, over a stale Scheduled=False, is not decided "
+        "again",
+        f"{PKG}/algorithm/triggers.py",
+        '    return scheduled is None or scheduled.status != "True"\n',
+        "    return scheduled is None\n",
+        ("tests/algorithm/test_triggers.py", "tests/operator/test_lost_status.py"),
+    ),
+    Bug(
+        "status-write-unfenced",
+        "the status write sent without its resourceVersion",
+        f"{PKG}/kube/bindings.py",
+        '    body = {"metadata": {"resourceVersion": resource_version}, "status": dict(status)}\n',
+        '    body = {"status": dict(status)}\n',
+        ("tests/scheduling/test_pass_writes.py",),
+    ),
+    Bug(
+        "unchanged-result-assumed",
+        "a decision the binding already holds is assumed (a new leader counts running replicas twice)",
+        f"{PKG}/scheduling/framework.py",
+        "        if not written and reservation.assumed and self.assumptions is not None:\n",
+        "        if False:\n",
+        ("tests/scheduling/test_pass_endings.py", "tests/operator/test_takeover_capacity.py"),
+    ),
+    Bug(
+        "stop-without-budget",
+        "the Lease release waits its whole renewDeadline, whatever is left of the stop's budget",
+        f"{PKG}/scheduling/service.py",
+        "        seconds = budget.share(self.config.leader_election.renew_deadline, keep=CLOSE_RESERVE)\n",
+        "        seconds = self.config.leader_election.renew_deadline\n",
+        ("tests/scheduling/test_service_sync.py",),
+    ),
+    Bug(
+        "waiting-preemptors-not-woken",
+        "a preemptor blocked by another's claim is not woken when that claim ends",
+        f"{PKG}/scheduling/preemption.py",
+        "                del waiting[key]\n                self.on_free(key, priority)\n",
+        "                pass\n",
+        ("tests/scheduling/test_preemption_claims.py",),
+    ),
 )
 
 

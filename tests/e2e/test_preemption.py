@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.harness import Journal, Objects, condition, e2e_config, start_operator, unique
+from tests.fencing import fence
 from tests.operator.harness import binding_doc, wait_until
 from tests.realcluster.kube import KubeClient
 
@@ -82,4 +83,4 @@ def test_a_preemption_evicts_with_one_fenced_patch_and_the_preemptor_lands_once_
     evictions = [e for e in journal.operator_writes("/resourcebindings/low") if not e.subresource
                  and "gracefulEvictionTasks" in (e.body or {}).get("spec", {})]
     assert [e.code for e in evictions] == [200]
-    assert evictions[0].body["metadata"]["resourceVersion"]  # fenced
+    fence(evictions[0].body, evictions[0])

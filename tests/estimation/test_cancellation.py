@@ -1,4 +1,8 @@
-"""Cancelling a pass stops every estimator call at once; the deadline ends calls that do not answer."""
+"""Cancelling a pass stops every estimator call at once; the deadline ends calls that do not answer.
+
+The cancellation tests give the calls a 60-s deadline and wait at most `PROMPTLY` for the pass to end and the
+server to see the RPC cancelled: a call that outlived its cancellation (shielded, awaited to its deadline) fails
+them, instead of only making them slow as the estimator's default 3-s deadline would."""
 
 from __future__ import annotations
 
@@ -11,19 +15,27 @@ from binding_scheduler.estimation import FAILURES_METRIC
 from binding_scheduler.model import Cluster
 from tests.estimation.helpers import MakeEstimator, StartStub, estimator_tasks
 
+LONG_DEADLINE = 60.0
+PROMPTLY = 2.0  # seconds: a cancellation reaches the server in milliseconds
+
+
+async def cancelled_promptly(task: asyncio.Task[object]) -> None:
+    """Cancel `task` and let it end within `PROMPTLY` (a TimeoutError instead fails the test)."""
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(task), PROMPTLY)
+
 
 async def test_cancelling_the_pass_cancels_the_call_on_the_server(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     hang = await stubs("hang", replicas=1, mode="hang")
-    estimator = make_estimator([hang])
+    estimator = make_estimator([hang], timeout=LONG_DEADLINE)
     task = asyncio.create_task(estimator.max_available_replicas([Cluster(name="hang")], None))
     await hang.arrived.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancelled_promptly(task)
     assert estimator_tasks() == []
-    await hang.cancelled.wait()
+    await asyncio.wait_for(hang.cancelled.wait(), PROMPTLY)
     assert hang.outcomes() == ["cancelled"]
 
 
@@ -31,16 +43,14 @@ async def test_cancelling_the_pass_cancels_every_call_in_flight(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     hanging = [await stubs(f"h{i}", replicas=1, mode="hang") for i in range(5)]
-    estimator = make_estimator(hanging)
+    estimator = make_estimator(hanging, timeout=LONG_DEADLINE)
     task = asyncio.create_task(estimator.max_available_replicas([Cluster(name=s.cluster_name) for s in hanging], None))
     for stub in hanging:
         await stub.arrived.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancelled_promptly(task)
     assert estimator_tasks() == []
     for stub in hanging:
-        await stub.cancelled.wait()
+        await asyncio.wait_for(stub.cancelled.wait(), PROMPTLY)
     assert [s.outcomes() for s in hanging] == [["cancelled"]] * 5
 
 
@@ -48,12 +58,10 @@ async def test_the_estimator_still_works_after_a_cancelled_pass(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     stub = await stubs("a", replicas=1, mode="hang")
-    estimator = make_estimator([stub])
+    estimator = make_estimator([stub], timeout=LONG_DEADLINE)
     task = asyncio.create_task(estimator.max_available_replicas([Cluster(name="a")], None))
     await stub.arrived.wait()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await cancelled_promptly(task)
     stub.mode = stub.mode.OK
     answer = await estimator.max_available_replicas([Cluster(name="a")], None)
     assert dict(answer.replicas) == {"a": 1}

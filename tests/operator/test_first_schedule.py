@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
+from tests.fencing import fence
 from tests.operator.harness import OperatorThread, apply, binding_doc, cluster_doc, scheduled, wait_until
 
 
@@ -20,12 +21,12 @@ def test_a_new_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, conf
     writes = api.journal.filter(method="PATCH", path=r"/resourcebindings/web")
     spec_write, status_write = writes[0], writes[1]
     assert spec_write.path.endswith("/resourcebindings/web")
-    assert spec_write.body["metadata"]["resourceVersion"]
+    fence(spec_write.body, spec_write)
     assert json.loads(spec_write.body["metadata"]["annotations"]["policy.karmada.io/applied-placement"]) == {
         "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}
     }
     assert spec_write.body["spec"] == {"clusters": [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 1}]}
     assert status_write.path.endswith("/resourcebindings/web/status")
-    assert int(status_write.body["metadata"]["resourceVersion"]) > int(spec_write.body["metadata"]["resourceVersion"])
+    assert int(fence(status_write.body, status_write)) > int(fence(spec_write.body, spec_write))
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
     assert [c["reason"] for c in body["status"]["conditions"]] == ["Success"]

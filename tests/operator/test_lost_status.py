@@ -140,3 +140,37 @@ def test_a_lost_condition_of_a_multi_component_binding_whose_component_results_w
         assert operator.stop() == 0
     assert [c["name"] for c in body["spec"]["clusters"]] == ["m1"]
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
+
+
+def test_the_next_leader_writes_the_condition_of_a_pass_cut_between_its_writes_over_a_stale_false_condition(
+    api: DevCluster, tmp_path: Path
+) -> None:
+    """Across a stop: the old leader's spec write lands, the drain deadline cuts its status write, and the binding
+    still carries the `Scheduled=False` of its previous generation. That condition is stale, not the outcome of the
+    landed decision: the next leader decides again and writes `Success`, without writing the spec a second time."""
+    doc = binding_doc("web", replicas=4)
+    doc["status"] = {"schedulerObservedGeneration": 1, "conditions": [
+        {"type": "Scheduled", "status": "False", "reason": "NoClusterFit", "message": "0/0 clusters are available",
+         "lastTransitionTime": "2026-12-01T00:00:00Z"}]}
+    apply(api, cluster_doc("m1"), cluster_doc("m2"), doc)
+    config = write_config(tmp_path / "config.yaml", config_spec(shutdown={"drainTimeout": "200ms"}))
+    held = api.faults.add(method="PATCH", path=r"/resourcebindings/web/status$", hang=True)
+    old = OperatorThread(api, config, identity="old").start()
+    try:
+        wait_until(lambda: held.hits >= 1, what="the old leader's status write to be held")
+    finally:
+        assert old.stop() == 0
+    held.remove()
+    cut = get(api, "resourcebindings", "web", "default")
+    assert cut is not None and cut["metadata"]["generation"] == 2
+    assert (condition(cut) or {}).get("status") == "False"
+
+    new = OperatorThread(api, config, identity="new").start()
+    try:
+        body = wait_until(lambda: success(api, "web"), timeout=30, what="the Success condition")
+    finally:
+        assert new.stop() == 0
+    assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
+    assert body["status"]["schedulerObservedGeneration"] == 2
+    spec_writes = [w for w in binding_writes(api, "web") if not w.path.endswith("/status")]
+    assert len(spec_writes) == 1

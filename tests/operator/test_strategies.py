@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
+from tests.fencing import fence
 from tests.operator.harness import (
     OperatorThread,
     apply,
@@ -41,7 +42,7 @@ def assert_first_schedule(api: DevCluster, body: Mapping[str, Any], placement: M
     annotation = spec_write.body["metadata"]["annotations"]["policy.karmada.io/applied-placement"]
     assert json.loads(annotation) == placement
     assert spec_write.body == {
-        "metadata": {"resourceVersion": spec_write.body["metadata"]["resourceVersion"],
+        "metadata": {"resourceVersion": fence(spec_write.body, spec_write),
                      "annotations": {"policy.karmada.io/applied-placement": annotation}},
         "spec": {"clusters": clusters},
     }
@@ -112,6 +113,6 @@ def test_a_cluster_resource_binding_is_scheduled_with_two_fenced_writes(api: Dev
     assert spec_write.body["spec"] == {"clusters": [{"name": "m1"}, {"name": "m2"}]}
     assert spec_write.body["metadata"]["annotations"] == {"policy.karmada.io/applied-placement": "{}"}
     assert status_write.path == "/apis/work.karmada.io/v1alpha2/clusterresourcebindings/role/status"
-    assert status_write.body["metadata"]["resourceVersion"] != spec_write.body["metadata"]["resourceVersion"]
+    assert fence(status_write.body, status_write) != fence(spec_write.body, spec_write)
     assert body["spec"]["clusters"] == [{"name": "m1"}, {"name": "m2"}]
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]

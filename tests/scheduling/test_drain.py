@@ -173,3 +173,96 @@ async def test_a_pass_slow_to_unwind_its_cancellation_is_counted_once_however_of
 
     assert (report.cancelled, report.drained, report.cut) == (1, 0, 0)
     assert client.sent == []
+
+
+# -- drain() returns only after every pass (the original report: "Run waiting for the worker before it returns") --
+
+UNWIND_TURNS = 25
+"""Event-loop turns a well-behaved pass takes to unwind its cancellation (an estimator call or a write being cut:
+the request's abort, the connection's close), then it re-raises."""
+
+
+async def unwind_slowly() -> None:
+    for _ in range(UNWIND_TURNS):
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.02)
+
+
+class SlowToUnwindWrites(HeldWrites):
+    """Held writes whose cancellation takes many turns to unwind, as a real request's abort does."""
+
+    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return await super().patch_merge(path, body)
+        except asyncio.CancelledError:
+            await unwind_slowly()
+            raise
+
+
+def several(client: HeldWrites, during: During | None, count: int) -> Scheduler:
+    """A scheduler with `count` workers and as many bindings."""
+    scheduler = make_scheduler(client, during)
+    scheduler.set_workers(count)
+    for index in range(1, count):
+        body = binding(f"web-{index}", replicas=1, placement=placement(), uid=f"uid-{index}")
+        body["metadata"]["labels"] = {"propagationpolicy.karmada.io/permanent-id": "p"}
+        scheduler.on_binding(body)
+    return scheduler
+
+
+async def test_drain_returns_only_when_every_pass_task_has_ended_though_unwinding_takes_many_turns() -> None:
+    entered = asyncio.Semaphore(0)
+
+    async def held_in_an_estimator_call(ctx: AttemptContext) -> None:
+        entered.release()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await unwind_slowly()
+            raise
+
+    scheduler = several(HeldWrites(held=False), held_in_an_estimator_call, 3)
+    scheduler.start()
+    for _ in range(3):
+        await asyncio.wait_for(entered.acquire(), BOUND)
+    passes = [entry.task for entry in scheduler._in_flight.values()]
+
+    report = await scheduler.drain(60.0)
+
+    assert len(passes) == 3
+    assert [task.done() for task in passes] == [True, True, True]
+    assert (report.cancelled, report.drained, report.cut) == (3, 0, 0)
+    assert scheduler.in_flight == {}
+
+
+async def test_drain_returns_only_when_a_pass_cut_in_its_write_has_ended_though_the_cut_takes_many_turns() -> None:
+    client = SlowToUnwindWrites()
+    scheduler = make_scheduler(client)
+    scheduler.start()
+    await asyncio.wait_for(client.arrived.wait(), BOUND)
+    passes = [entry.task for entry in scheduler._in_flight.values()]
+
+    report = await scheduler.drain(DEADLINE)
+
+    assert [task.done() for task in passes] == [True]
+    assert (report.cancelled, report.drained, report.cut) == (0, 0, 1)
+    assert client.cancelled == [SPEC]
+    client.released.set()
+
+
+async def test_a_pass_cancelled_before_its_commit_point_is_counted_cancelled_not_forgotten() -> None:
+    """What operators read during a rollout: `binding_scheduler_pass_outcomes_total{outcome="cancelled"}`."""
+    entered = asyncio.Event()
+
+    async def held(ctx: AttemptContext) -> None:
+        entered.set()
+        await asyncio.Event().wait()
+
+    scheduler = make_scheduler(HeldWrites(held=False), held)
+    scheduler.start()
+    await asyncio.wait_for(entered.wait(), BOUND)
+    await scheduler.drain(60.0)
+
+    outcomes = {outcome: scheduler.metrics.registry.get_sample_value(
+        "binding_scheduler_pass_outcomes_total", {"outcome": outcome}) for outcome in ("cancelled", "forgotten")}
+    assert outcomes == {"cancelled": 1.0, "forgotten": 0.0}

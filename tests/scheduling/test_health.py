@@ -6,12 +6,13 @@ from __future__ import annotations
 import inspect
 import socket
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from binding_scheduler.scheduling.health import HealthServer, ServeError
+from binding_scheduler.scheduling.health import HealthServer, ServeError, readiness
 from binding_scheduler.scheduling.metrics import CONTENT_TYPE, SchedulerMetrics
 
 HOST = "127.0.0.1"
@@ -241,3 +242,31 @@ async def test_equal_ports_on_different_hosts_are_two_servers(client: aiohttp.Cl
         assert await get(client, s.metrics_port, "/healthz") == (404, "404: Not Found")
         async with client.get(f"http://[::1]:{port}/healthz") as response:
             assert (response.status, await response.text()) == (200, "ok")
+
+
+# -- the readiness rule ------------------------------------------------------------------------------------------
+
+
+LEADING = {"stopping": False, "lease_lost": False, "standing_by": False, "lease_problem": None, "scheduling": True,
+           "watch_problem": None}
+STANDBY = {**LEADING, "standing_by": True, "scheduling": False}
+
+
+@pytest.mark.parametrize(("state", "ready"), [
+    pytest.param(LEADING, True, id="a leader scheduling"),
+    pytest.param({**LEADING, "scheduling": False}, False, id="a leader listing its caches"),
+    pytest.param({**LEADING, "watch_problem": "the watch of clusters is failing"}, False,
+                 id="a leader whose watch fails"),
+    pytest.param({**LEADING, "lease_problem": "no answer within 10s"}, True,
+                 id="a leader: the Lease's renewals are the keeper's, not the probe's"),
+    pytest.param({**LEADING, "stopping": True}, False, id="a leader stopping"),
+    pytest.param({**LEADING, "lease_lost": True}, False, id="a leader that lost its Lease"),
+    pytest.param(STANDBY, True, id="a standby taking part in the election"),
+    pytest.param({**STANDBY, "lease_problem": "no answer within 10s"}, False, id="a standby whose Lease hangs"),
+    pytest.param({**STANDBY, "lease_problem": "403 Forbidden"}, False, id="a standby refused the Lease"),
+    pytest.param({**STANDBY, "watch_problem": "the watch of clusters is failing"}, True,
+                 id="a standby watches nothing yet"),
+    pytest.param({**STANDBY, "stopping": True}, False, id="a standby stopping"),
+])
+def test_readiness_rule(state: dict[str, Any], ready: bool) -> None:
+    assert readiness(**state) is ready

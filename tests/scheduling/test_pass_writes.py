@@ -18,6 +18,7 @@ from binding_scheduler.scheduling.pass_context import PassContext, PassSettings,
 from binding_scheduler.scheduling.passes import run_pass
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
+from tests.fencing import fence
 
 CONFLICT = Conflict(409, "Conflict", "the object has been modified")
 
@@ -46,7 +47,7 @@ class ScriptedClient:
 
     def versions(self) -> list[tuple[str, str]]:
         """(kind, resourceVersion precondition) of every write sent."""
-        return [(kind, body["metadata"]["resourceVersion"]) for kind, _, body in self.sent if kind != "get"]
+        return [(kind, fence(body, f"the {kind} write to {path}")) for kind, path, body in self.sent if kind != "get"]
 
 
 class Events:

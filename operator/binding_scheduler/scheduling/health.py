@@ -34,6 +34,26 @@ ALL_INTERFACES = ("0.0.0.0", "::")
 NO_IPV6 = frozenset({errno.EAFNOSUPPORT, errno.EADDRNOTAVAIL, errno.EPROTONOSUPPORT})
 
 
+def readiness(
+    *,
+    stopping: bool,
+    lease_lost: bool,
+    standing_by: bool,
+    lease_problem: str | None,
+    scheduling: bool,
+    watch_problem: str | None,
+) -> bool:
+    """What `/readyz` answers, from the service's state. Never once stopping or after a lost Lease. A standby is
+    ready while it can take part in the election (its Lease attempts get answers): a rollout waits for each new
+    pod to be ready, and a new pod cannot win the Lease while an old one holds it. A leader is ready once its
+    caches are listed and its passes run (`scheduling`), and while no watch fails."""
+    if stopping or lease_lost:
+        return False
+    if standing_by:
+        return lease_problem is None
+    return scheduling and watch_problem is None
+
+
 class ServeError(Exception):
     """A server could not listen where it was asked to; the message says which server, where and why."""
 

@@ -34,7 +34,7 @@ from ..model import ObjectMeta
 from ..model.config import SchedulerConfig, overcommit_protected
 from .decision_pool import DecisionPool
 from .event_sender import BackgroundEvents
-from .health import HealthServer
+from .health import HealthServer, readiness
 from .metrics import MetricsHook, SchedulerMetrics
 from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
@@ -345,11 +345,14 @@ class SchedulerService:
         fail (its decisions would rest on a view going stale) until they list again. Whether this instance
         leads is the `leader` metric (and the Lease's holderIdentity).
         """
-        if self._stop_requested_at is not None or self.lost_at is not None:
-            return False
-        if self._standing_by:
-            return self.lease is None or self.lease.problem is None
-        return self._ready and self.watch_problem() is None
+        return readiness(
+            stopping=self._stop_requested_at is not None,
+            lease_lost=self.lost_at is not None,
+            standing_by=self._standing_by,
+            lease_problem=self.lease.problem if self.lease is not None else None,
+            scheduling=self._ready,
+            watch_problem=self.watch_problem() if not self._standing_by else None,
+        )
 
     def startup_line(self) -> str:
         """What an operator checks first: which version, which API server, which configuration, where it serves."""
