@@ -122,6 +122,7 @@ def test_a_port_in_use_stops_run_with_one_line_naming_it_and_status_1(tmp_path: 
     from binding_scheduler.devcluster import DevCluster
 
     with socket.socket() as taken, DevCluster.in_thread() as api:
+        api.store.ensure_namespace("karmada-system")
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
@@ -228,6 +229,7 @@ def test_config_without_namespace_is_read_in_karmada_system_whatever_the_kubecon
     from binding_scheduler.devcluster import DevCluster
 
     with DevCluster.in_thread() as api:
+        api.store.ensure_namespace("karmada-system")
         kubeconfig = yaml.safe_load(api.kubeconfig_path.read_text())
         for context in kubeconfig["contexts"]:
             context["context"]["namespace"] = "elsewhere"
@@ -333,3 +335,88 @@ def test_estimator_stub_on_a_port_in_use_is_one_line_naming_it_and_status_1() ->
         result = cli("estimator-stub", "--cluster", "m1", "--replicas", "3", "--port", str(port), timeout=30)
     assert result.returncode == 1
     assert result.stderr == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+
+
+# -- before the Lease: the API server is karmada-apiserver, with what --config and --namespace name --------------
+
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def crds_without(tmp_path: Path, *left_out: str) -> Path:
+    """devcluster's CRDs but those named: a server that lacks some of the APIs."""
+    from binding_scheduler.devcluster.cluster import default_crds_dir
+
+    folder = tmp_path / "crds"
+    folder.mkdir()
+    for crd in default_crds_dir().glob("*.yaml"):
+        if not any(crd.name.startswith(name) for name in left_out):
+            (folder / crd.name).write_bytes(crd.read_bytes())
+    return folder
+
+
+def run_against(api: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    return cli("run", "--kubeconfig", str(api.kubeconfig_path), *args, timeout=60)
+
+
+def the_line(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    (line,) = [line for line in result.stderr.splitlines() if "cannot start" in line]
+    return line.split("cannot start: ", 1)[1]
+
+
+def test_run_against_a_server_without_karmadas_apis_names_it_and_writes_nothing(tmp_path: Path) -> None:
+    from binding_scheduler.devcluster import DevCluster
+
+    with DevCluster.in_thread(crds_dir=crds_without(tmp_path, "cluster.karmada.io", "work.karmada.io")) as api:
+        api.store.ensure_namespace("karmada-system")
+        result = run_against(api)
+        writes = [f"{e.method} {e.path}" for e in api.journal if e.method in WRITES]
+    assert the_line(result) == (f"{api.url} does not serve cluster.karmada.io/v1alpha1 clusters (is --kubeconfig "
+                                "karmada-apiserver's? The host cluster's kubeconfig, or ~/.kube/config, is not)")
+    assert writes == []
+    assert len(result.stderr.splitlines()) <= 3, result.stderr
+
+
+def test_run_with_config_on_a_server_without_the_schedulerconfiguration_crd_says_the_crd_is_missing(
+    tmp_path: Path,
+) -> None:
+    from binding_scheduler.devcluster import DevCluster
+
+    with DevCluster.in_thread(crds_dir=crds_without(tmp_path, "config.binding-scheduler.io")) as api:
+        api.store.ensure_namespace("karmada-system")
+        result = run_against(api, "--config", "binding-scheduler")
+        writes = [e for e in api.journal if e.method in WRITES]
+    assert the_line(result) == (
+        f"{api.url} has no SchedulerConfiguration CRD (schedulerconfigurations.config.binding-scheduler.io), so "
+        "--config binding-scheduler cannot be read: install it with `kubectl apply -f crds/` against "
+        "karmada-apiserver (the chart does it too), or start with --config-file")
+    assert writes == []
+
+
+def test_run_in_a_namespace_that_does_not_exist_names_it_before_taking_the_lease() -> None:
+    from binding_scheduler.devcluster import DevCluster
+
+    with DevCluster.in_thread() as api:
+        result = run_against(api, "--namespace", "no-such-namespace")
+        writes = [e for e in api.journal if e.method in WRITES]
+    assert the_line(result) == ("namespace no-such-namespace (--namespace, where the Lease and the configuration "
+                                f"live) does not exist on {api.url}: create it, or name another")
+    assert writes == []
+
+
+def test_run_against_a_server_that_does_not_answer_names_it() -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    kubeconfig = Path(os.environ.get("TMPDIR", "/tmp")) / f"kubeconfig-refused-{port}"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "x",
+        "clusters": [{"name": "x", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}], "users": [{"name": "x", "user": {}}],
+    }))
+    try:
+        result = cli("run", "--kubeconfig", str(kubeconfig))
+    finally:
+        kubeconfig.unlink()
+    assert the_line(result).startswith(f"cannot reach http://127.0.0.1:{port}: GET /apis/cluster.karmada.io/v1alpha1:")

@@ -16,10 +16,11 @@ from typing import Any, NoReturn
 import kopf
 
 from ..estimation.credentials import TlsFileError
-from ..kube.client import ApiClient
+from ..kube.client import USER_AGENT, ApiClient
 from ..kube.connection import ConfigError, Connection, load_connection
 from ..kube.errors import Conflict, KubeError, NotFound
 from ..kube.gate import WriteGate, WriteGateClosed
+from ..kube.lease import default_identity
 from ..model import ObjectMeta, ValidationError
 from ..model.config import (
     API_VERSION,
@@ -33,6 +34,7 @@ from ..scheduling.health import ServeError
 from ..scheduling.service import SchedulerService, ShutdownReport
 from .config_file import load_config_file
 from .options import DEFAULT_NAMESPACE, LaunchOptions
+from .preflight import PreflightError, preflight
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +49,8 @@ class StartError(Exception):
 class OperatorApp:
     def __init__(self, options: LaunchOptions, *, plugins: Sequence[object] = ()) -> None:
         self.options = options
+        self.identity = options.identity or default_identity()
+        """This instance's name: its Lease holder identity, and in the User-Agent of every request it sends."""
         self.plugins = tuple(plugins)
         """Out-of-tree plugins given in code (`SchedulerService.plugins`)."""
         self.connection: Connection | None = None
@@ -75,14 +79,15 @@ class OperatorApp:
                 self.options.kubeconfig, self.options.context, master=self.options.master
             )
             self.namespace = self.options.namespace or DEFAULT_NAMESPACE
+            await self._preflight(self.connection)
             config = await self._initial_config(self.connection)
-        except (StartError, ConfigError) as error:
+        except (StartError, ConfigError, PreflightError) as error:
             self._cannot_start(error)
         try:
             self.service = SchedulerService(
                 self.connection,
                 config,
-                identity=self.options.identity,
+                identity=self.identity,
                 plugins=self.plugins,
                 config_source=self._config_source(),
             )
@@ -173,13 +178,22 @@ class OperatorApp:
 
     # -- configuration -----------------------------------------------------------------------------------
 
+    async def _preflight(self, connection: Connection) -> None:
+        """Before the Lease is taken: the API server is karmada-apiserver, with what `--config` and
+        `--namespace` name (read-only)."""
+        client = ApiClient(connection, WriteGate(), user_agent=f"{USER_AGENT} ({self.identity})")
+        try:
+            await preflight(client, namespace=self.namespace, config_name=self.options.config_name)
+        finally:
+            await client.close()
+
     async def _initial_config(self, connection: Connection) -> SchedulerConfig:
         overrides = self.options.overrides
         if self.options.config_file:
             return load_config_file(self.options.config_file, overrides)
         if not self.options.config_name:
             return overrides.parse()
-        client = ApiClient(connection, WriteGate())
+        client = ApiClient(connection, WriteGate(), user_agent=f"{USER_AGENT} ({self.identity})")
         try:
             try:
                 body = await client.get(self._config_path())
