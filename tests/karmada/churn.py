@@ -13,8 +13,9 @@
        placed within seconds, as karmada-scheduler places them (not refused until the assumptions expire).
 
 Judged by karmada-apiserver's audit log (no write of an instance after it exited), by every binding's final
-`spec.clusters` (on its newest placement, decided for its current generation), and by the scale-ups' outcome.
-`python3 dev.py karmada rollout --scheduler ours|karmada` runs it on a plane of its own (docs/karmada-e2e.md)."""
+`spec.clusters` (on its newest placement, decided for its current generation; and what Karmada's own scheduling
+code, the oracle, decides on an export of the final state), and by the scale-ups' outcome.
+`python3 dev.py karmada churn --scheduler ours|karmada` runs it on a plane of its own (docs/karmada-e2e.md)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from typing import Any
 
 from tests.karmada.plane import KARMADA_SYSTEM, KarmadaError, KarmadaPlane, Processes, scheduler_command, wait_for
 from tests.karmada.restart import BINDINGS, POLICIES, deployment, instance_kubeconfig
+from tests.oracle import oracle
 from tests.realcluster import audit
 
 AFFINITIES = (["member1", "member2"], ["member1", "member3"], ["member2", "member3"])
@@ -59,11 +61,13 @@ class ScaleUp:
 
 
 @dataclass
-class RolloutReport:
+class ChurnReport:
     scheduler: str
     workloads: int
     stops: list[Stop] = field(default_factory=list)
     writes_after_exit: list[str] = field(default_factory=list)  # any instance's writes after it exited
+    oracle_agrees: int = 0  # bindings whose final spec.clusters is what Karmada's own code decides on the export
+    oracle_differs: list[str] = field(default_factory=list)  # the others, with both results
     not_on_newest: list[str] = field(default_factory=list)  # bindings whose final spec is not their newest decision
     scale_ups: list[ScaleUp] = field(default_factory=list)
 
@@ -73,7 +77,8 @@ class RolloutReport:
 
     @property
     def passed(self) -> bool:
-        return not self.writes_after_exit and not self.not_on_newest and self.scale_ups_placed == len(self.scale_ups)
+        return (not self.writes_after_exit and not self.not_on_newest and not self.oracle_differs
+                and self.scale_ups_placed == len(self.scale_ups))
 
     def to_json(self) -> str:
         return json.dumps({**asdict(self), "scale_ups_placed": self.scale_ups_placed}, indent=2)
@@ -87,6 +92,7 @@ class RolloutReport:
                 f"SIGTERM to exit at most {slowest:.2f} s, takeover at most {takeover:.1f} s; "
                 f"{len(self.writes_after_exit)} writes after an instance's exit; "
                 f"{len(self.not_on_newest)} of {self.workloads} bindings not on their newest decision; "
+                f"{self.oracle_agrees} of {self.workloads} where Karmada's own code decides on the export; "
                 f"scale-ups placed {self.scale_ups_placed}/{len(self.scale_ups)} (slowest {scale:.1f} s)")
 
 
@@ -111,14 +117,14 @@ def policy(namespace: str, workload: _Workload) -> dict[str, Any]:
 
 
 def run(plane: KarmadaPlane, processes: Processes, *, workloads: int = 150, restarts: int = 10, kill_every: int = 3,
-        scale_ups: int = 5, seed: int = 7) -> RolloutReport:
+        scale_ups: int = 5, seed: int = 7) -> ChurnReport:
     """The scenario on `plane` (its own scheduler is stopped first and started again at the end)."""
     rng = random.Random(seed)
     client = plane.karmada.client()
-    namespace = f"rollout-{uuid.uuid4().hex[:6]}"
+    namespace = f"churn-{uuid.uuid4().hex[:6]}"
     client.ok("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     chosen = [_Workload(f"app-{i:03d}", i % 3 == 0, list(AFFINITIES[i % len(AFFINITIES)])) for i in range(workloads)]
-    report = RolloutReport(scheduler=plane.scheduler, workloads=workloads)
+    report = ChurnReport(scheduler=plane.scheduler, workloads=workloads)
     processes.stop("scheduler")
     users: dict[str, str] = {}
     exits: dict[str, float] = {}
@@ -243,7 +249,7 @@ def _scale_up(client: Any, namespace: str, workloads: list[_Workload], processes
     return [outcomes.get(w.name, ScaleUp(w.name, "", SCALE_UP_TIMEOUT)) for w in workloads]
 
 
-def _judge(plane: KarmadaPlane, report: RolloutReport, client: Any, namespace: str, workloads: list[_Workload],
+def _judge(plane: KarmadaPlane, report: ChurnReport, client: Any, namespace: str, workloads: list[_Workload],
            users: dict[str, str], exits: dict[str, float]) -> None:
     entries = audit.read(plane.audit_log)
     for name, exited in exits.items():
@@ -254,3 +260,31 @@ def _judge(plane: KarmadaPlane, report: RolloutReport, client: Any, namespace: s
         why = _misplaced(bindings.get(workload.name), workload)
         if why is not None:
             report.not_on_newest.append(f"{workload.name}: {why}")
+    _ask_the_oracle(report, client, bindings)
+
+
+def _ask_the_oracle(report: ChurnReport, client: Any, bindings: dict[str, dict[str, Any]]) -> None:
+    """Karmada's own scheduling code (karmada-oracle, tests/oracle) decides every binding on an export of the final
+    Clusters and bindings: where the scheduler left each binding must be where Karmada's code puts it now. The
+    oracle estimates from the members' resource summaries (no accurate estimator), as `simulate` does."""
+    clusters = client.ok("GET", "/apis/cluster.karmada.io/v1alpha1/clusters")["items"]
+    documents = [_exported(c, "Cluster") for c in clusters]
+    documents += [_exported(body, "ResourceBinding") for body in bindings.values()]
+    results = oracle.decide(documents)["results"]
+    by_name = {str(r["name"]).removesuffix("-deployment"): r for r in results if r.get("kind") == "ResourceBinding"}
+    for name, body in sorted(bindings.items()):
+        placed = sorted((c["name"], int(c.get("replicas") or 0)) for c in body["spec"].get("clusters") or ())
+        theirs = by_name.get(name) or {}
+        decided = sorted((c["name"], int(c.get("replicas") or 0)) for c in theirs.get("clusters") or ())
+        if placed == decided:
+            report.oracle_agrees += 1
+        else:
+            report.oracle_differs.append(f"{name}: placed {placed}, Karmada decides {decided} "
+                                         f"({theirs.get('reason')}: {theirs.get('message')})")
+
+
+def _exported(body: dict[str, Any], kind: str) -> dict[str, Any]:
+    """`body` as `kubectl get -o json` exports it, without the server's bookkeeping."""
+    metadata = {k: v for k, v in body["metadata"].items() if k not in ("managedFields",)}
+    api_version = "cluster.karmada.io/v1alpha1" if kind == "Cluster" else "work.karmada.io/v1alpha2"
+    return {**body, "apiVersion": body.get("apiVersion") or api_version, "kind": kind, "metadata": metadata}

@@ -8,8 +8,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from tests.karmada import churn as churn_scenario
 from tests.karmada import restart as restart_scenario
-from tests.karmada import rollout as rollout_scenario
 from tests.karmada import suite
 from tests.karmada import table as spec_table
 from tests.karmada.plane import (
@@ -95,28 +95,28 @@ def restart(scheduler: str, bindings: int, delay: float) -> int:
     return 0 if not report.writes_after_exit and not report.stale_bindings else 1
 
 
-def rollout(scheduler: str, workloads: int, restarts: int, kill_every: int, scale_ups: int) -> int:
-    """Rolling restarts under policy churn, then scale-ups (tests/karmada/rollout.py), on a plane of its own."""
-    state = ROOT / ".karmada-rollout"
+def churn(scheduler: str, workloads: int, restarts: int, kill_every: int, scale_ups: int) -> int:
+    """Rolling restarts under policy churn, then scale-ups (tests/karmada/churn.py), on a plane of its own."""
+    state = ROOT / ".karmada-churn"
     plane = start(state, scheduler=scheduler, tie_to_parent=True)
     try:
-        report = rollout_scenario.run(plane, Processes.of(state), workloads=workloads, restarts=restarts,
+        report = churn_scenario.run(plane, Processes.of(state), workloads=workloads, restarts=restarts,
                                       kill_every=kill_every, scale_ups=scale_ups)
     finally:
         kept = keep_logs(state)
         stop(state)
-        print(f"karmada rollout: the plane's logs are kept in {kept}", file=sys.stderr)
+        print(f"karmada churn: the plane's logs are kept in {kept}", file=sys.stderr)
     REPORTS.mkdir(exist_ok=True)
-    path = REPORTS / f"rollout-{scheduler}.json"
+    path = REPORTS / f"churn-{scheduler}.json"
     path.write_text(report.to_json())
-    print(f"karmada rollout ({scheduler}): {report.summary()}; report {path}")
+    print(f"karmada churn ({scheduler}): {report.summary()}; report {path}")
     return 0 if report.passed else 1
 
 
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 dev.py karmada")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("up", "e2e", "restart", "rollout"):
+    for name in ("up", "e2e", "restart", "churn"):
         command = commands.add_parser(name)
         command.add_argument("--scheduler", choices=SCHEDULERS, default="ours")
     commands.choices["e2e"].add_argument("--focus", default="", help="ginkgo focus regex over spec names")
@@ -128,11 +128,11 @@ def main(argv: Sequence[str]) -> int:
     commands.choices["restart"].add_argument("--bindings", type=int, default=6)
     commands.choices["restart"].add_argument("--delay", type=float, default=20.0,
                                              help="seconds the slow estimator holds each call")
-    commands.choices["rollout"].add_argument("--workloads", type=int, default=150)
-    commands.choices["rollout"].add_argument("--restarts", type=int, default=10)
-    commands.choices["rollout"].add_argument("--kill-every", type=int, default=3,
+    commands.choices["churn"].add_argument("--workloads", type=int, default=150)
+    commands.choices["churn"].add_argument("--restarts", type=int, default=10)
+    commands.choices["churn"].add_argument("--kill-every", type=int, default=3,
                                              help="every Nth stop is SIGKILL, the others SIGTERM")
-    commands.choices["rollout"].add_argument("--scale-ups", type=int, default=5,
+    commands.choices["churn"].add_argument("--scale-ups", type=int, default=5,
                                              help="Divided Deployments scaled 3 -> 5 after the last takeover")
     commands.add_parser("down")
     table = commands.add_parser("table", help="docs/karmada-e2e.md's table from the two e2e reports")
@@ -153,8 +153,8 @@ def main(argv: Sequence[str]) -> int:
             return spec_table.main(args.reports)
         if args.command == "restart":
             return restart(args.scheduler, args.bindings, args.delay)
-        if args.command == "rollout":
-            return rollout(args.scheduler, args.workloads, args.restarts, args.kill_every, args.scale_ups)
+        if args.command == "churn":
+            return churn(args.scheduler, args.workloads, args.restarts, args.kill_every, args.scale_ups)
         return e2e(args.scheduler, args.focus, args.skip, args.files, args.poll_timeout, state)
     except KarmadaError as error:
         print(f"karmada: {error}", file=sys.stderr)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.karmada import preemption, restart, rollout, suite
+from tests.karmada import churn, preemption, restart, suite
 from tests.karmada.plane import KarmadaError, KarmadaPlane, Processes, start, stop
 from tests.realcluster.controlplane import go_available
 
@@ -99,10 +99,11 @@ def test_a_rolling_restart_held_in_a_slow_estimator_leaves_no_late_or_stale_writ
 def test_rolling_restarts_under_policy_churn_leave_no_late_write_and_scale_ups_are_placed_at_once(
     plane: KarmadaPlane,
 ) -> None:
-    """The rollout scenario (tests/karmada/rollout.py), small: two restarts under Karmada's Deployment flags (one
+    """The churn scenario (tests/karmada/churn.py), small: two restarts under Karmada's Deployment flags (one
     SIGTERM, one SIGKILL) while policies change, then two scale-ups after the last takeover."""
-    report = rollout.run(plane, Processes.of(plane.state), workloads=12, restarts=2, kill_every=2, scale_ups=2)
+    report = churn.run(plane, Processes.of(plane.state), workloads=12, restarts=2, kill_every=2, scale_ups=2)
     assert report.writes_after_exit == [], report.to_json()
     assert report.not_on_newest == [], report.to_json()
+    assert (report.oracle_agrees, report.oracle_differs) == (12, []), report.to_json()
     assert [(s.signal, s.exit_code) for s in report.stops] == [("TERM", 0), ("KILL", -1)], report.to_json()
     assert [s.reason for s in report.scale_ups] == ["Success", "Success"], report.to_json()
