@@ -56,10 +56,15 @@ class DrainReport:
 
     def line(self) -> str:
         return (
-            f"scheduler stopped: {self.cancelled} passes cancelled before their commit point, {self.drained} "
+            f"scheduler stopped: {passes(self.cancelled)} cancelled before their commit point, {self.drained} "
             f"drained, {self.cut} cut at the drain deadline, in {self.seconds * 1000:.0f} ms"
         )
 
+
+
+def passes(count: int) -> str:
+    """`1 pass`, `3 passes`: the reports' count of passes."""
+    return f"{count} pass" if count == 1 else f"{count} passes"
 
 @dataclass(slots=True)
 class _InFlight:

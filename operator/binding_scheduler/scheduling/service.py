@@ -40,7 +40,7 @@ from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
 from .preemption import Preemption
 from .queue import SchedulingQueue
-from .runtime import Scheduler
+from .runtime import Scheduler, passes
 from .stop_budget import CLOSE_RESERVE, STOP_TAIL, StopBudget
 from .stores import BindingStore, ClusterStore
 from .workload_groups import WorkloadGroupIndex
@@ -78,7 +78,7 @@ class ShutdownReport:
             doubt = (f"; {self.in_doubt} write{'s' if self.in_doubt != 1 else ''} got no answer and may still be "
                      "applied (fenced: only where nobody wrote since)")
         return (
-            f"shutdown complete in {self.seconds * 1000:.0f} ms: {self.cancelled} passes cancelled before their "
+            f"shutdown complete in {self.seconds * 1000:.0f} ms: {passes(self.cancelled)} cancelled before their "
             f"commit point, {self.drained} drained, {self.cut} cut at the drain deadline; lease "
             f"{'released' if self.lease_released else self.lease}{doubt}; write gate closed"
         )
