@@ -207,9 +207,9 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "stop-without-budget",
         "the Lease release waits its whole renewDeadline, whatever is left of the stop's budget",
-        f"{PKG}/scheduling/service.py",
-        "        seconds = budget.share(self.config.leader_election.renew_deadline, keep=CLOSE_RESERVE)\n",
-        "        seconds = self.config.leader_election.renew_deadline\n",
+        f"{PKG}/scheduling/stop_budget.py",
+        "    seconds = budget.share(renew_deadline, keep=CLOSE_RESERVE)\n",
+        "    seconds = renew_deadline\n",
         ("tests/scheduling/test_service_sync.py",),
     ),
     Bug(

@@ -16,7 +16,8 @@ from binding_scheduler.scheduling.labels import PassOutcome
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.pass_context import PassContext, PassSettings
 from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import DrainReport, Scheduler
+from binding_scheduler.scheduling.runtime import Scheduler
+from binding_scheduler.scheduling.stop_report import DrainReport
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
 
@@ -299,3 +300,42 @@ async def test_the_stop_ends_a_requeue_in_slices_and_the_drain_waits_for_it(monk
     assert report.cut == 0
     assert events_counted(scheduler, "ClusterChanged") == 4  # the first slice, for the old labels and the new
     assert not any(task.get_name().startswith("requeue-") for task in asyncio.all_tasks())
+
+
+# -- no binding ignored in silence --------------------------------------------------------------------------------
+
+RUNTIME = "binding_scheduler.scheduling.runtime"
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    (lambda b: b["metadata"].pop("labels"),
+     "it carries none of the labels propagationpolicy.karmada.io/permanent-id, "
+     "clusterpropagationpolicy.karmada.io/permanent-id, binding.karmada.io/managed-by (Karmada's event filter: a "
+     "binding made by Karmada's detector from a PropagationPolicy has one)"),
+    (lambda b: b["spec"].update(schedulerName="karmada-scheduler"),
+     "spec.schedulerName is karmada-scheduler, and this scheduler is default-scheduler"),
+    (lambda b: b["spec"].update(suspension={"scheduling": True}), "spec.suspension.scheduling is true"),
+])
+def test_a_binding_the_event_filter_refuses_is_said_once_at_default_verbosity_with_why(
+    change: Any, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    scheduler = make_scheduler()
+    refused = body("web")
+    change(refused)
+    with caplog.at_level(logging.INFO, logger=RUNTIME):
+        scheduler.on_binding(refused)
+        scheduler.on_binding({**refused, "metadata": {**refused["metadata"], "resourceVersion": "2"}})
+    assert [r.getMessage() for r in caplog.records if r.name == RUNTIME] == [
+        f"binding default/web is not scheduled here: {reason}"]
+    assert queued(scheduler) == []
+
+
+def test_a_binding_refused_again_after_it_passed_is_said_again(caplog: pytest.LogCaptureFixture) -> None:
+    scheduler = make_scheduler()
+    unlabelled = body("web")
+    unlabelled["metadata"].pop("labels")
+    with caplog.at_level(logging.INFO, logger=RUNTIME):
+        scheduler.on_binding(unlabelled)
+        scheduler.on_binding(body("web", version="2"))
+        scheduler.on_binding({**unlabelled, "metadata": {**unlabelled["metadata"], "resourceVersion": "3"}})
+    assert len([r for r in caplog.records if r.name == RUNTIME and "is not scheduled here" in r.getMessage()]) == 2

@@ -22,7 +22,8 @@ from binding_scheduler.scheduling import runtime
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, Phase
 from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import DrainReport, Scheduler
+from binding_scheduler.scheduling.runtime import Scheduler
+from binding_scheduler.scheduling.stop_report import DrainReport
 from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
 from tests.pass_plugins import During, plugins_with

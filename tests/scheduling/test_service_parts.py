@@ -21,7 +21,9 @@ from binding_scheduler.model.config import (
     QueueConfig,
     SchedulerConfig,
 )
-from binding_scheduler.scheduling.service import SchedulerService, ShutdownReport, estimator_settings
+from binding_scheduler.scheduling.config_views import estimator_settings
+from binding_scheduler.scheduling.service import SchedulerService
+from binding_scheduler.scheduling.stop_report import ShutdownReport
 from tests.builders import binding, cluster, placement
 
 SERVICE = "binding_scheduler.scheduling.service"

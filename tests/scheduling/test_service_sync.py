@@ -20,15 +20,19 @@ from binding_scheduler.model.config import (
     SchedulerConfig,
     ShutdownConfig,
 )
-from binding_scheduler.scheduling.service import SchedulerService, ShutdownReport
+from binding_scheduler.scheduling.service import SchedulerService
 from binding_scheduler.scheduling.stop_budget import STOP_TAIL
+from binding_scheduler.scheduling.stop_report import ShutdownReport
 from tests.builders import binding, cluster, placement
 from tests.scheduling.test_service_wiring import offline
 
+SERVICE_LOGGERS = ("binding_scheduler.scheduling.service", "binding_scheduler.scheduling.stop_budget")
+
 
 def service_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
-    """The service's own log lines (other loggers may log at INFO when another test set the root level)."""
-    return [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.scheduling.service"]
+    """The service's own log lines, its stop's included (other loggers may log at INFO when another test set the
+    root level)."""
+    return [r.getMessage() for r in caplog.records if r.name in SERVICE_LOGGERS]
 
 
 async def test_the_sync_lists_clusters_and_both_binding_kinds_across_pages_and_says_how_many(
@@ -433,7 +437,7 @@ async def test_a_lease_release_that_fails_is_a_warning_and_the_lease_is_left_to_
     async with DevCluster() as api:
         service = await leading(api)
         api.faults.add(method="PUT", path=LEASE_PATH, status=403, message="no")
-        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.stop_budget"):
             report = await service.shutdown()
         spec = lease_spec(api)
 
@@ -449,7 +453,7 @@ async def test_a_lease_release_that_gets_no_answer_is_given_up_at_the_renew_dead
     async with DevCluster() as api:
         service = await leading(api)
         api.faults.add(method="PUT", path=LEASE_PATH, hang=True)
-        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.stop_budget"):
             report = await service.shutdown()
 
     assert report.lease_released is False

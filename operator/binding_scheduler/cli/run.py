@@ -20,7 +20,7 @@ from ..model.overrides import SpecOverrides
 from ..operator.config_file import ConfigFileError, load_config_file
 from ..operator.options import DEFAULT_NAMESPACE, EVENT_PATHS, LaunchOptions
 from ..operator.runner import main as run_main
-from ..scheduling.service import estimator_settings
+from ..scheduling.config_views import estimator_settings
 from . import goflags
 from .goflags import Flag, FlagError
 from .karmada_flags import IGNORED, MAPPED, KarmadaSettings, karmada_flags, parse_bool, read

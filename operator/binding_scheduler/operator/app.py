@@ -31,7 +31,8 @@ from ..model.config import (
     validity,
 )
 from ..scheduling.health import ServeError
-from ..scheduling.service import SchedulerService, ShutdownReport
+from ..scheduling.service import SchedulerService
+from ..scheduling.stop_report import ShutdownReport
 from .config_file import load_config_file
 from .options import DEFAULT_NAMESPACE, LaunchOptions
 from .preflight import PreflightError, preflight

@@ -20,6 +20,7 @@ from typing import Any
 from ..algorithm.requeue import (
     affected_by_cluster,
     cluster_change_requeues,
+    event_filter_refusal,
     gained_apis,
     passes_event_filter,
     waits_for_an_api,
@@ -33,6 +34,7 @@ from .pass_context import PassContext, PassSettings, PassTracker, Phase
 from .passes import run_pass
 from .preemption import CLAIM_ANNOTATION
 from .queue import QueuedBinding, SchedulingQueue
+from .stop_report import DrainReport
 from .stores import binding_key
 
 logger = logging.getLogger(__name__)
@@ -45,26 +47,6 @@ REQUEUE_SLICE = 1_000
 one go held the loop (watch streams, lease renewals, the metrics endpoint) for seconds."""
 
 
-@dataclass(frozen=True, slots=True)
-class DrainReport:
-    """What a stop did to the passes in flight."""
-
-    cancelled: int
-    drained: int
-    cut: int
-    seconds: float
-
-    def line(self) -> str:
-        return (
-            f"scheduler stopped: {passes(self.cancelled)} cancelled before their commit point, {self.drained} "
-            f"drained, {self.cut} cut at the drain deadline, in {self.seconds * 1000:.0f} ms"
-        )
-
-
-
-def passes(count: int) -> str:
-    """`1 pass`, `3 passes`: the reports' count of passes."""
-    return f"{count} pass" if count == 1 else f"{count} passes"
 
 @dataclass(slots=True)
 class _InFlight:
@@ -100,6 +82,7 @@ class Scheduler:
         self._committing_at_stop: set[asyncio.Task[PassOutcome]] = set()
         self._updated_while_committing: set[str] = set()
         self._fit_nowhere: set[str] = set()  # keys whose last pass here ended NoClusterFit
+        self._skipped_said: dict[str, str] = {}  # why each binding the event filter refuses was left alone, once said
         ctx.claims.on_free = self._woken_preemptor
 
     # -- intake (called from Kopf's event handlers; synchronous, never blocks) -----------------------------
@@ -123,6 +106,10 @@ class Scheduler:
             self.ctx.claims.take_up(key, annotations)
         now_passes = passes_event_filter(body, self.scheduler_name)
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
+        if not now_passes:
+            self._say_skipped(key, body)
+        elif key in self._skipped_said:
+            del self._skipped_said[key]
         if now_passes and not was_passing:
             self._enqueue(body, BindingEvent.ADD)
         elif now_passes and was_passing and _generation(previous) != _generation(body):
@@ -137,6 +124,13 @@ class Scheduler:
                 self._enqueue(body, BindingEvent.CLUSTER_CHANGED)
         elif now_passes and self._placed_on_a_missing_cluster(body):
             self._enqueue(body, BindingEvent.CLUSTER_CHANGED)
+
+    def _say_skipped(self, key: str, body: Mapping[str, Any]) -> None:
+        """Once per binding and reason, at Karmada's default verbosity: why this scheduler leaves it alone."""
+        reason = event_filter_refusal(body, self.scheduler_name) or "Karmada's event filter refuses it"
+        if self._skipped_said.get(key) != reason:
+            self._skipped_said[key] = reason
+            logger.info("binding %s is not scheduled here: %s", key, reason)
 
     def _placed_on_a_missing_cluster(self, body: Mapping[str, Any]) -> bool:
         """A body that places the binding on a cluster we no longer know: its removal reached us before this
@@ -160,6 +154,7 @@ class Scheduler:
         self.ctx.assumptions.release(key)
         self.ctx.claims.clear(key)
         self._fit_nowhere.discard(key)
+        self._skipped_said.pop(key, None)
         self._updated_while_committing.discard(key)
         self.ctx.bindings.remove(key)
         self.queue.discard(key)

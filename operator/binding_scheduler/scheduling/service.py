@@ -18,12 +18,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from .. import __version__
 from ..algorithm.schedule import ScheduleOptions
-from ..estimation import AccurateEstimator, EstimatorSettings
+from ..estimation import AccurateEstimator
 from ..kube.client import USER_AGENT, ApiClient
 from ..kube.connection import Connection
 from ..kube.errors import KubeError, NotFound, ServerError, TooManyRequests, TransportError
@@ -32,6 +32,7 @@ from ..kube.gate import WriteGate
 from ..kube.lease import LeaseElector, default_identity
 from ..model import ObjectMeta
 from ..model.config import SchedulerConfig, overcommit_protected
+from .config_views import estimator_settings, needs_every_binding
 from .decision_pool import DecisionPool
 from .event_sender import BackgroundEvents
 from .health import HealthServer, readiness
@@ -40,8 +41,9 @@ from .pass_context import PassContext, PassSettings
 from .plugins import load_plugins, plugin_warnings
 from .preemption import Preemption
 from .queue import SchedulingQueue
-from .runtime import Scheduler, passes
-from .stop_budget import CLOSE_RESERVE, STOP_TAIL, StopBudget
+from .runtime import Scheduler
+from .stop_budget import CLOSE_RESERVE, STOP_TAIL, StopBudget, release_within
+from .stop_report import ShutdownReport
 from .stores import BindingStore, ClusterStore
 from .workload_groups import WorkloadGroupIndex
 
@@ -57,48 +59,6 @@ BINDINGS = (
     ("/apis/work.karmada.io/v1alpha2/resourcebindings", "ResourceBinding"),
     ("/apis/work.karmada.io/v1alpha2/clusterresourcebindings", "ClusterResourceBinding"),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ShutdownReport:
-    cancelled: int
-    drained: int
-    cut: int
-    seconds: float
-    lease_released: bool
-    lease: str = "not held"
-    """What happened to the Lease when it was not released: `not held`, `lost`, or `not released (why): ...`."""
-    in_doubt: int = 0
-    """Writes of this instance that got no answer (timeouts, 504s, cut by the stop): the API server may still
-    apply them, each only where its resourceVersion precondition still holds."""
-
-    def line(self) -> str:
-        doubt = ""
-        if self.in_doubt:
-            doubt = (f"; {self.in_doubt} write{'s' if self.in_doubt != 1 else ''} got no answer and may still be "
-                     "applied (fenced: only where nobody wrote since)")
-        return (
-            f"shutdown complete in {self.seconds * 1000:.0f} ms: {passes(self.cancelled)} cancelled before their "
-            f"commit point, {self.drained} drained, {self.cut} cut at the drain deadline; lease "
-            f"{'released' if self.lease_released else self.lease}{doubt}; write gate closed"
-        )
-
-
-def estimator_settings(config: SchedulerConfig) -> EstimatorSettings:
-    estimator = config.estimator
-    return EstimatorSettings(
-        timeout=estimator.timeout,
-        service_namespace=estimator.service.namespace,
-        service_prefix=estimator.service.prefix,
-        port=estimator.service.port,
-        endpoints=dict(estimator.endpoints),
-        ca_file=estimator.tls.ca_file,
-        cert_file=estimator.tls.cert_file,
-        key_file=estimator.tls.key_file,
-        insecure_skip_verify=estimator.tls.insecure_skip_verify,
-        partial_failure="discard" if estimator.partial_failure == "discard" else "fallback",
-        disable_in_pull_mode=estimator.disable_in_pull_mode,
-    )
 
 
 class SchedulerService:
@@ -499,20 +459,8 @@ class SchedulerService:
             return False, "lost"
         if not self.lease.may_hold:
             return False, "not held"
-        expiry = f"it expires {self.config.leader_election.lease_duration:g}s after its last renewal"
-        seconds = budget.share(self.config.leader_election.renew_deadline, keep=CLOSE_RESERVE)
-        if seconds <= 0:
-            logger.warning("could not release the lease (it will expire): no time left in the stop's budget")
-            return False, f"not released (no time left in the stop's budget): {expiry}"
-        try:
-            async with asyncio.timeout(seconds):
-                if await self.lease.release():
-                    return True, "released"
-                return False, "not held"
-        except (KubeError, TimeoutError) as error:
-            why = str(error) or f"no answer within {seconds:.1f}s"
-            logger.warning("could not release the lease (it will expire): %s", why)
-            return False, f"not released ({why}): {expiry}"
+        election = self.config.leader_election
+        return await release_within(self.lease, budget, election.renew_deadline, election.lease_duration)
 
     async def _close_connections(self, budget: StopBudget) -> None:
         """Close the gRPC channels and HTTP sessions: local work, bounded all the same (at least
@@ -537,13 +485,3 @@ class SchedulerService:
         self.scheduler.abort()
         if self.on_fatal is not None:
             self.on_fatal()
-
-
-def needs_every_binding(config: SchedulerConfig) -> bool:
-    """Whether the first pass must wait for every binding to be listed: each pass decides its binding alone
-    unless a gate makes the others matter (PriorityBasedScheduling: the queue hands out the highest priority of
-    all bindings first; WorkloadAffinity: a binding follows the clusters of its group's other bindings)."""
-    gates = config.feature_gates
-    return gates.priority_based_scheduling or gates.workload_affinity
-
-

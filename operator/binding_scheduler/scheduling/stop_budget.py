@@ -10,8 +10,15 @@ which leaves `STOP_TAIL` and the interpreter's exit inside it.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from dataclasses import dataclass
+
+from ..kube.errors import KubeError
+from ..kube.lease import LeaseElector
+
+logger = logging.getLogger(__name__)
 
 STOP_TAIL = 4.0
 """Seconds a stop may take after the drain, whatever the API server does."""
@@ -35,3 +42,25 @@ class StopBudget:
     def share(self, bound: float, *, keep: float = 0.0) -> float:
         """What a step bounded by `bound` may take now, leaving `keep` seconds for the steps after it."""
         return max(0.0, min(bound, self.left() - keep))
+
+
+async def release_within(
+    lease: LeaseElector, budget: StopBudget, renew_deadline: float, lease_duration: float
+) -> tuple[bool, str]:
+    """Hand the Lease back within what is left of the stop's budget (and `renew_deadline`), keeping
+    `CLOSE_RESERVE` for the connections. Whether it was released, and what became of it if not: the report's
+    words (`not held`, `not released (why): it expires ...`)."""
+    expiry = f"it expires {lease_duration:g}s after its last renewal"
+    seconds = budget.share(renew_deadline, keep=CLOSE_RESERVE)
+    if seconds <= 0:
+        logger.warning("could not release the lease (it will expire): no time left in the stop's budget")
+        return False, f"not released (no time left in the stop's budget): {expiry}"
+    try:
+        async with asyncio.timeout(seconds):
+            if await lease.release():
+                return True, "released"
+            return False, "not held"
+    except (KubeError, TimeoutError) as error:
+        why = str(error) or f"no answer within {seconds:.1f}s"
+        logger.warning("could not release the lease (it will expire): %s", why)
+        return False, f"not released ({why}): {expiry}"
