@@ -34,6 +34,23 @@ def passes_event_filter(body: Mapping[str, Any], scheduler_name: str) -> bool:
     return any(isinstance(labels.get(label), str) and labels.get(label) for label in FILTER_LABELS)
 
 
+def event_filter_refusal(body: Mapping[str, Any], scheduler_name: str) -> str | None:
+    """Why Karmada's binding event filter (`passes_event_filter`) refuses `body`, in a user's words; None when it
+    passes."""
+    name = _get(body, "spec", "schedulerName") or DEFAULT_SCHEDULER_NAME
+    if name != scheduler_name:
+        return f"spec.schedulerName is {name}, and this scheduler is {scheduler_name}"
+    if _get(body, "spec", "suspension", "scheduling") is True:
+        return "spec.suspension.scheduling is true"
+    labels = _get(body, "metadata", "labels")
+    if not isinstance(labels, Mapping) or not any(
+        isinstance(labels.get(label), str) and labels.get(label) for label in FILTER_LABELS
+    ):
+        return (f"it carries none of the labels {', '.join(FILTER_LABELS)} (Karmada's event filter: a binding made "
+                "by Karmada's detector from a PropagationPolicy has one)")
+    return None
+
+
 def cluster_change_requeues(old: Cluster | None, new: Cluster) -> list[Cluster]:
     """The cluster objects whose affected bindings are requeued for an update (Karmada's
     `pkg/scheduler/event_handler.go: updateCluster`): the new one when deletion just started; old and new when
