@@ -71,3 +71,21 @@ def test_kopf_run_exits_non_zero_when_the_lease_is_lost(api: DevCluster, config_
             process.communicate()
     assert process.returncode == 1, output
     assert "lease lost" in output
+
+
+@pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
+def test_kopf_run_that_cannot_start_says_why_in_one_line_as_run_does_and_exits_1(tmp_path: Path) -> None:
+    """A missing kubeconfig: 76-79 lines with two tracebacks and a never-awaited coroutine before; now the line
+    `binding-scheduler run` prints, and status 1."""
+    missing = tmp_path / "missing-kubeconfig"
+    env = {**os.environ, "BINDING_SCHEDULER_KUBECONFIG": str(missing), "BINDING_SCHEDULER_NAMESPACE": "karmada-system"}
+    assert KOPF is not None
+    result = subprocess.run([KOPF, "run", "--standalone", "--all-namespaces", "-m",
+                             "binding_scheduler.operator.kopf_main"], env=env, capture_output=True, text=True,
+                            timeout=60, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "Traceback" not in output and "never awaited" not in output, output
+    (line,) = [text for text in output.splitlines() if "cannot start" in text]
+    assert line.endswith(f"cannot start: kubeconfig {missing} does not exist"), line
+    assert len(output.strip().splitlines()) == 1, output

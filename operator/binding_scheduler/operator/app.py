@@ -103,6 +103,7 @@ class OperatorApp:
         except ServeError as error:
             self._say_cannot_start(error)  # the cause first, then the shutdown's report
             await self.service.shutdown()
+            self._leave_under_kopf_run()
             raise kopf.PermanentError(str(error)) from None
         if self._config_body is not None:  # its Valid condition is a write: only once we lead
             await self.config_event({"type": None, "object": self._config_body})
@@ -128,7 +129,16 @@ class OperatorApp:
     def _cannot_start(self, error: Exception) -> NoReturn:
         """One line, then Kopf's startup fails for good (no retry, no traceback): the process exits 1."""
         self._say_cannot_start(error)
+        self._leave_under_kopf_run()
         raise kopf.PermanentError(str(error)) from None
+
+    def _leave_under_kopf_run(self) -> None:
+        """Under `kopf run` (no runner of ours: no stop flag) Kopf would log the failed startup again with two
+        tracebacks and exit 0 or 1 as it sees fit: after our one line, the process leaves at once with status 1,
+        as `binding-scheduler run` does. Nothing of ours runs yet (or the service's shutdown has finished)."""
+        if self.stop_flag is None:
+            logging.shutdown()
+            os._exit(1)
 
     def _say_cannot_start(self, error: Exception) -> None:
         self.start_error = str(error)
