@@ -337,6 +337,29 @@ def test_estimator_stub_on_a_port_in_use_is_one_line_naming_it_and_status_1() ->
     assert result.stderr == f"error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
 
 
+def test_estimator_stub_that_hangs_needs_no_answers_to_give() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "binding_scheduler.cli.main", "estimator-stub", "--cluster",
+                                "m1", "--mode", "hang", "--port", "0"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert re.fullmatch(r"estimator-stub: cluster m1 serving on 127\.0\.0\.1:\d+\n", first), first
+
+
+def test_estimator_stub_that_answers_without_answers_to_give_says_so() -> None:
+    result = cli("estimator-stub", "--cluster", "m1", "--port", "0", timeout=30)
+    assert result.returncode != 0
+    assert "a stub that answers (mode ok) needs fixed answers (replicas/sets) or a resource summary source" in (
+        result.stderr)
+
+
 # -- before the Lease: the API server is karmada-apiserver, with what --config and --namespace name --------------
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")

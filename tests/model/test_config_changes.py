@@ -95,6 +95,8 @@ def test_an_unchanged_config_needs_nothing() -> None:
         (None, [], (True, "Valid", "applied")),
         (None, ["spec.metrics.port", "spec.kubeAPI.qps"],
          (True, "RestartRequired", "applied except spec.metrics.port, spec.kubeAPI.qps, which take effect at restart")),
+        (None, ["spec.metrics.port"],
+         (True, "RestartRequired", "applied except spec.metrics.port, which takes effect at restart")),
         (ValidationError("spec.workers", "0 is less than 1"), [],
          (False, "InvalidSpec", "spec.workers: 0 is less than 1; the last valid configuration stays in force")),
     ],

@@ -91,8 +91,9 @@ class EstimatorStub:
         port: int = 0,
         tls: StubTls | None = None,
     ) -> None:
-        if replicas is None and summary is None:
-            raise ValueError("give fixed answers (replicas/sets) or a resource summary source")
+        if replicas is None and summary is None and StubMode(mode) is StubMode.OK:
+            raise ValueError("a stub that answers (mode ok) needs fixed answers (replicas/sets) or a resource summary "
+                             "source; one that hangs or fails needs neither")
         self.cluster_name = cluster_name
         self.replicas = replicas
         self.sets = sets

@@ -26,6 +26,7 @@ from ..model.config import (
     API_VERSION,
     CONDITION_VALID,
     SchedulerConfig,
+    at_restart,
     changed_fields,
     restart_required,
     validity,
@@ -274,8 +275,8 @@ class OperatorApp:
                 logger.info("SchedulerConfiguration %s generation %s applied: %s", self._name(), generation,
                             ", ".join(applied))
             if restart:
-                logger.warning("SchedulerConfiguration %s generation %s changes %s, which take effect at restart",
-                               self._name(), generation, ", ".join(restart))
+                logger.warning("SchedulerConfiguration %s generation %s changes %s, %s", self._name(), generation,
+                               ", ".join(restart), at_restart(restart))
         await self._write_config_status(service.client, body, *self._validity(None, restart))
 
     def _validity(

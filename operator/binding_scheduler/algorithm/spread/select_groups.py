@@ -199,7 +199,7 @@ def select_groups(
     if not found:
         return ()
     if trace is not None:
-        trace.append(f"{len(found)} feasible region combinations")
+        trace.append(f"{len(found)} feasible region combination{'' if len(found) == 1 else 's'}")
     chosen = choose_path(_fast_choice(ordered, found), trace)
     assert chosen is not None
     return chosen.groups

@@ -63,5 +63,10 @@ def validity(
     if error is not None:
         return False, REASON_INVALID_SPEC, f"{error}; the last valid configuration stays in force"
     if restart:
-        return True, REASON_RESTART_REQUIRED, f"applied except {', '.join(restart)}, which take effect at restart"
+        return True, REASON_RESTART_REQUIRED, f"applied except {', '.join(restart)}, {at_restart(restart)}"
     return True, REASON_VALID, "applied"
+
+
+def at_restart(paths: Sequence[str]) -> str:
+    """`which takes effect at restart` for one field, `which take effect at restart` for several."""
+    return "which takes effect at restart" if len(paths) == 1 else "which take effect at restart"
