@@ -18,6 +18,12 @@ and a whole local Karmada control plane with three kwok-simulated members (tests
     python3 dev.py karmada rollout [--scheduler ...]        # rolling restarts under policy churn, then scale-ups
     python3 dev.py karmada down                            # stop it and remove .karmada/
 
+and binding-scheduler's container image, built here from Debian's packages and the project's wheel (no container
+engine, no registry; scripts/image.py):
+
+    python3 dev.py image           # prints `image: binding-scheduler:<version> at <path> (oci-archive)`
+    python3 dev.py image --refresh # debootstrap its Debian base again first (Debian's newest security updates)
+
 Each creates `.venv` and installs the project into it when needed (again only when pyproject.toml changed).
 """
 
@@ -127,8 +133,13 @@ def karmada(args: list[str]) -> None:
     _run([_python(), "-m", "tests.karmada", *args])
 
 
+def image(args: list[str]) -> None:
+    _ensure_venv()
+    _run([_python(), "-m", "scripts.image", *args])
+
+
 def main() -> None:
-    commands = {"demo": demo, "test": test, "cluster": cluster, "karmada": karmada}
+    commands = {"demo": demo, "test": test, "cluster": cluster, "karmada": karmada, "image": image}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         sys.exit(f"usage: python3 dev.py {{{'|'.join(commands)}}} [args...]")
     commands[sys.argv[1]](sys.argv[2:])
