@@ -99,6 +99,7 @@ EXPECTED_FAMILIES = {
     "binding_scheduler_queue_depth": ("gauge", {"queue"}),
     "binding_scheduler_passes_in_flight": ("gauge", set()),
     "binding_scheduler_pass_outcomes": ("counter", {"outcome"}),
+    "binding_scheduler_schedule_errors": ("counter", {"fault"}),
     "binding_scheduler_writes": ("counter", {"kind", "result"}),
     "binding_scheduler_shutdown_duration_seconds": ("gauge", set()),
     "binding_scheduler_shutdown_passes": ("counter", {"fate"}),

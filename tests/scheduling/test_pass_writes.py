@@ -6,11 +6,14 @@ generation recorded when no decision is needed."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.kube.errors import Conflict
+from binding_scheduler.kube.errors import Conflict, ServerError
 from binding_scheduler.model import parse_binding, parse_cluster
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
@@ -256,3 +259,45 @@ async def test_an_unknown_binding_key_is_forgotten_with_no_request() -> None:
     assert await Run(binding(replicas=1, placement=placement()), client).pass_("default/other") is (
         PassOutcome.FORGOTTEN)
     assert client.sent == []
+
+
+# -- who must act on a failure: the log level and the error metric ------------------------------------------------
+
+PASSES_LOGGER = "binding_scheduler.scheduling.passes"
+
+
+def errors_by_fault(run: Run) -> dict[str, float | None]:
+    return {fault: run.metrics.registry.get_sample_value("binding_scheduler_schedule_errors_total", {"fault": fault})
+            for fault in ("owner", "operator")}
+
+
+async def test_a_placement_the_owner_must_fix_is_a_warning_and_not_the_operators_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Karmada's reason stays SchedulerError; but a tenant's spreadByLabel is not the scheduler's fault, so it must
+    not log ERROR on every retry nor fire the operator's alert."""
+    unsupported = placement(spread=[{"spreadByLabel": "team", "minGroups": 1, "maxGroups": 1}])
+    run = Run(binding(replicas=1, placement=unsupported), ScriptedClient())
+    with caplog.at_level(logging.INFO, logger=PASSES_LOGGER):
+        outcome = await run.pass_()
+
+    assert outcome is PassOutcome.ERROR
+    (record,) = [r for r in caplog.records if r.name == PASSES_LOGGER and "not scheduled" in r.getMessage()]
+    assert record.levelname == "WARNING"
+    assert "SchedulerError: failed to select clusters: just support cluster and region spread constraint" in (
+        record.getMessage())
+    assert errors_by_fault(run) == {"owner": 1.0, "operator": 0.0}
+
+
+async def test_a_failure_of_the_schedulers_own_is_an_error_counted_for_the_operator(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    failing = ScriptedClient(spec=[ServerError(500, "InternalError", "etcd is unhappy")])
+    run = Run(binding(replicas=1, placement=placement()), failing)
+    with caplog.at_level(logging.INFO, logger=PASSES_LOGGER):
+        outcome = await run.pass_()
+
+    assert outcome is PassOutcome.ERROR
+    (record,) = [r for r in caplog.records if r.name == PASSES_LOGGER and "not scheduled" in r.getMessage()]
+    assert record.levelname == "ERROR"
+    assert errors_by_fault(run) == {"owner": 0.0, "operator": 1.0}

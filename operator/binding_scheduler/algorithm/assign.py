@@ -14,7 +14,7 @@ from enum import StrEnum
 from ..model import Binding, DivisionPreference, ReplicaSchedulingType, TargetCluster, WeightPreference
 from .candidates import ClusterDetail, targets_each
 from .dynamic import assign_dynamic
-from .errors import SchedulingError
+from .errors import PlacementError
 from .overflow import assign_by_tiers, overflow_enabled
 from .static_weight import WeightSource, assign_static_weight
 from .webster import names_descending
@@ -45,7 +45,7 @@ def select_strategy(binding: Binding) -> Strategy:
             if weights is not None and weights.dynamic_weight
             else Strategy.STATIC_WEIGHT
         )
-    raise SchedulingError(
+    raise PlacementError(
         f"unsupported replica scheduling strategy, replicaSchedulingType: {scheduling.type.value}, "
         f"replicaDivisionPreference: {preference.value if preference is not None else ''}, "
         "please try another scheduling strategy"
@@ -114,7 +114,7 @@ def assign_replicas(
     capacity, prefixed with `failed to scale up` / `failed to scale down` / `failed to do fresh scale`).
     """
     if not selected:
-        raise SchedulingError(NO_CLUSTERS)
+        raise PlacementError(NO_CLUSTERS)
     if not is_workload_assignment(binding):
         return targets_each(selected, 0)
     state = AssignState.of(binding, weights)

@@ -47,7 +47,19 @@ class UnschedulableError(SchedulingError):
     reason: ClassVar[str] = "Unschedulable"
 
 
-class NotEnoughResources(SchedulingError):
+class PlacementError(SchedulingError):
+    """The placement cannot be met as written against this fleet (an unsupported strategy or spread constraint,
+    fewer clusters or regions than `minGroups`, no cluster to place on, no room): reason `SchedulerError` as in
+    Karmada, but the binding's owner or the fleet's must act, not the scheduler's operator (logged at WARNING,
+    counted as `fault="owner"`)."""
+
+
+def owner_must_act(error: BaseException | None) -> bool:
+    """Whether a failed attempt is for the binding's owner or the fleet's to act on (not the scheduler's)."""
+    return isinstance(error, PlacementError | UnschedulableError | FitError)
+
+
+class NotEnoughResources(PlacementError):
     """Cluster spread selection found no set of clusters with room for the replicas (`no enough resource when
     selecting N clusters`). Reason `SchedulerError` as in Karmada v1.18.2; with preemption on it starts a
     preemption, as Karmada's PR #7832 (which makes it an UnschedulableError) does."""

@@ -7,7 +7,8 @@
 Levels follow who must act:
 - INFO: scheduled (`Success`); nobody.
 - WARNING: the binding's owner or the fleet's: a binding refused as it is (invalid, no placement, over its CPU
-  budget), `NoClusterFit`, `Unschedulable`.
+  budget), `NoClusterFit`, `Unschedulable`, and a `SchedulerError` whose placement cannot be met as written
+  (`algorithm.errors.PlacementError`: an unsupported spread constraint, fewer clusters than `minGroups`, ...).
 - ERROR: the scheduler's operator: any other failure (`SchedulerError` from an estimator, a plugin or a write)
   and an `Unreadable` object.
 
@@ -47,6 +48,8 @@ class DecisionRecord:
     seconds: float | None = None
     attempt: int = 1
     refused: bool = False
+    owner: bool = False
+    """A failure the binding's owner or the fleet's must act on, whatever its reason (`PlacementError`)."""
 
     @property
     def scheduled(self) -> bool:
@@ -56,7 +59,7 @@ class DecisionRecord:
     def level(self) -> int:
         if self.scheduled:
             return logging.INFO
-        if self.refused or self.reason in OWNER_REASONS:
+        if self.refused or self.owner or self.reason in OWNER_REASONS:
             return logging.WARNING
         return logging.ERROR
 

@@ -119,6 +119,9 @@ def build_info_labels() -> dict[str, str]:
     return labels
 
 
+FAULTS = ("owner", "operator")
+"""Who must act on a failed attempt (`binding_scheduler_schedule_errors_total{fault}`)."""
+
 class SchedulerMetrics:
     """Every metric the scheduler exports, registered in `registry` (a fresh `CollectorRegistry` by default)."""
 
@@ -181,6 +184,11 @@ class SchedulerMetrics:
             "binding_scheduler_pass_outcomes",
             "Number of finished scheduling passes, by outcome.",
             ["outcome"], registry=r)
+        self._errors = Counter(
+            "binding_scheduler_schedule_errors",
+            "Number of failed scheduling attempts, by who must act: the binding's owner or the fleet's (a placement "
+            "that cannot be met, no room) or the scheduler's operator (an estimator, a plugin, a write, the API).",
+            ["fault"], registry=r)
         self._writes = Counter(
             "binding_scheduler_writes",
             "Number of API writes (spec patch, status patch, event), by result.",
@@ -220,6 +228,8 @@ class SchedulerMetrics:
             self._shutdown_passes.labels(fate=fate)
         for limit in ("victims", "rate"):
             self._preemptions_limited.labels(limit=limit)
+        for fault in FAULTS:
+            self._errors.labels(fault=fault)
         self._in_flight.set(0)
         self._leader.set(0)
         self._config_valid.set(1)  # the defaults are valid until a configuration says otherwise
@@ -273,6 +283,10 @@ class SchedulerMetrics:
     def pass_started(self) -> None:
         """A pass began; pair with `pass_finished`."""
         self._in_flight.inc()
+
+    def schedule_error(self, *, owner: bool) -> None:
+        """A scheduling attempt failed; `owner`: the binding's owner or the fleet's must act, else the operator."""
+        self._errors.labels(fault="owner" if owner else "operator").inc()
 
     def pass_finished(self, outcome: PassOutcome) -> None:
         """A pass ended with `outcome`."""

@@ -22,7 +22,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..algorithm.errors import ConditionVerdict, FitError, SchedulingError, UnschedulableError, condition_for
+from ..algorithm.errors import (
+    ConditionVerdict,
+    FitError,
+    SchedulingError,
+    UnschedulableError,
+    condition_for,
+    owner_must_act,
+)
 from ..algorithm.events import FAILED_REASON, SUCCEED_REASON, deleting_message
 from ..algorithm.plugins import CycleState
 from ..algorithm.preemption import PreemptingError
@@ -217,7 +224,9 @@ async def _preempt(
         return ended
     seconds = time.perf_counter() - started
     ctx.metrics.observe_attempt(AttemptResult.ERROR, trigger, seconds)
-    _log_decision(binding, preempted.verdict, decision, trigger, seconds, attempt)
+    preempting = preempted.verdict.reason != "SchedulerError"  # else a victim could not be evicted: ours to act on
+    ctx.metrics.schedule_error(owner=preempting)
+    _log_decision(binding, preempted.verdict, decision, trigger, seconds, attempt, owner=preempting)
     return preempted.outcome
 
 
@@ -288,7 +297,9 @@ async def _report(
         AttemptResult.ERROR if error is not None and not isinstance(error, FitError) else AttemptResult.SCHEDULED,
         trigger, seconds,
     )
-    _log_decision(binding, verdict, decision, trigger, seconds, attempt)
+    if error is not None:
+        ctx.metrics.schedule_error(owner=owner_must_act(error))
+    _log_decision(binding, verdict, decision, trigger, seconds, attempt, owner=owner_must_act(error))
     for warning in decision.warnings:
         await _event_pair(ctx, entry, "Warning", FAILED_REASON, warning)
     kind, message = decision.event(binding)
@@ -302,12 +313,14 @@ async def _report(
 
 def _log_decision(
     binding: Binding, verdict: ConditionVerdict, decision: Decision, trigger: ScheduleType, seconds: float,
-    attempt: int,
+    attempt: int, *, owner: bool = False,
 ) -> None:
-    """The one line of a pass that decided: which binding, the result, how long, which try."""
+    """The one line of a pass that decided: which binding, the result, how long, which try (`owner`: a failure
+    the binding's owner or the fleet's must act on)."""
     clusters = [(target.name, target.replicas) for target in decision.clusters or ()]
     log_decision(DecisionRecord(
         binding.key, binding.scope.value, verdict.reason, verdict.message, clusters, trigger.value, seconds, attempt,
+        owner=owner,
     ))
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ...model import SpreadConstraint
 from ..candidates import ClusterDetail
-from ..errors import NotEnoughResources, SchedulingError
+from ..errors import NotEnoughResources, PlacementError
 
 IGNORE_CAPACITY = -1
 """`need_replicas` meaning "capacity does not matter" (Karmada's InvalidReplicas)."""
@@ -73,7 +73,7 @@ def select_by_cluster(
     is the error `no enough resource when selecting 0 clusters`.
     """
     if len(ordered) < constraint.min_groups:
-        raise SchedulingError(FEWER_CLUSTERS_THAN_MIN_GROUPS)
+        raise PlacementError(FEWER_CLUSTERS_THAN_MIN_GROUPS)
     need_count = min(len(ordered), constraint.max_groups)
     if trace is not None:
         trace.append(

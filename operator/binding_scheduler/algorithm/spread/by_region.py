@@ -18,7 +18,7 @@ import numpy as np
 
 from ...model import SpreadConstraint
 from ..candidates import ClusterDetail
-from ..errors import SchedulingError, no_checkpoint
+from ..errors import PlacementError, no_checkpoint
 from .groups import ClusterGroup, Members
 from .select_groups import GroupOption, select_groups
 
@@ -41,11 +41,11 @@ def choose_regions(
     QUIRK kept from Karmada: a region constraint without maxGroups (0) never has a feasible combination.
     """
     if len(regions) < region.min_groups:
-        raise SchedulingError(FEWER_REGIONS_THAN_MIN_GROUPS)
+        raise PlacementError(FEWER_REGIONS_THAN_MIN_GROUPS)
     options = [GroupOption(g.name, len(g.clusters), g.score) for g in regions.values()]
     chosen = select_groups(options, region.min_groups, region.max_groups, cluster.min_groups, trace, checkpoint)
     if not chosen:
-        raise SchedulingError(NO_FEASIBLE_REGIONS)
+        raise PlacementError(NO_FEASIBLE_REGIONS)
     return [regions[option.name] for option in chosen]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ...model import Binding, Placement, ReplicaSchedulingType, SpreadField
 from ..candidates import ClusterDetail
-from ..errors import SchedulingError, no_checkpoint
+from ..errors import PlacementError, no_checkpoint
 from .by_cluster import IGNORE_CAPACITY, select_by_cluster
 from .by_region import select_by_region
 from .groups import ClusterGroup, OrderedClusters, group_ordered, spread_ignored_for_static_weight
@@ -80,7 +80,7 @@ def select_ordered(
     elif cluster is not None:
         selected = select_by_cluster(cluster, groups.clusters, need_replicas, trace)
     else:
-        raise SchedulingError(UNSUPPORTED_CONSTRAINTS)
+        raise PlacementError(UNSUPPORTED_CONSTRAINTS)
     if trace is not None:
         trace.append(f"selected {', '.join(c.name for c in selected) or 'no cluster'}")
     return selected
