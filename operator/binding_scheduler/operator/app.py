@@ -191,11 +191,11 @@ class OperatorApp:
     # -- configuration -----------------------------------------------------------------------------------
 
     async def _preflight(self, connection: Connection) -> None:
-        """Before the Lease is taken: the API server is karmada-apiserver, with what `--config` and
-        `--namespace` name (read-only)."""
+        """Before the Lease is taken: the API server is karmada-apiserver, with the CRD `--config` needs
+        (read-only)."""
         client = ApiClient(connection, WriteGate(), user_agent=f"{USER_AGENT} ({self.identity})")
         try:
-            await preflight(client, namespace=self.namespace, config_name=self.options.config_name)
+            await preflight(client, config_name=self.options.config_name)
         finally:
             await client.close()
 
