@@ -572,3 +572,13 @@ async def test_an_object_of_another_kind_is_ignored_with_one_error_line_and_no_w
     assert caplog.messages == [
         "binding default/web (Deployment): not scheduled: Unreadable: ignored: kind: 'Deployment' is not one of "
         "ResourceBinding, ClusterResourceBinding (attempt 1)"]
+
+
+async def test_a_spec_write_the_server_applied_as_a_no_op_is_not_assumed() -> None:
+    """Karmada v1.18.2 stores a multi-component result without what our comparison saw, so the pass patches what
+    the server already holds: the answer keeps the resourceVersion, nothing changed, nothing is assumed."""
+    unchanged = {"metadata": {"resourceVersion": "7", "generation": 1}}
+    run = protected(binding(replicas=2, placement=DIVIDED), ScriptedClient(spec=[unchanged]))
+
+    assert await run.pass_() is PassOutcome.SCHEDULED
+    assert not run.ctx.assumptions.holds("default/web")

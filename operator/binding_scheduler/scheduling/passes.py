@@ -154,9 +154,10 @@ async def _decide_and_reserve(
 @dataclass(frozen=True, slots=True)
 class SpecWrite:
     """What the spec write of a pass did. `landed`: the decision's `spec.clusters` is in the binding now (written
-    by this pass, or there already); `written`: by this pass. `version`/`generation`: what the status write goes
-    against. `error` and `verdict`: the decision's, or the aggregate with the write's error. `ended`: the outcome
-    that ends the pass here (a 409, a 404, a terminating namespace), or None."""
+    by this pass, or there already); `written`: changed by this pass (a patch the server applied as a no-op keeps
+    the resourceVersion: not written). `version`/`generation`: what the status write goes against. `error` and
+    `verdict`: the decision's, or the aggregate with the write's error. `ended`: the outcome that ends the pass
+    here (a 409, a 404, a terminating namespace), or None."""
 
     landed: bool
     version: str
@@ -265,11 +266,12 @@ async def _write_spec(binding: Binding, decision: Decision, ctx: PassContext) ->
         return replace(unwritten, error=error, verdict=verdict)
     ctx.metrics.write(WriteKind.SPEC, WriteResult.OK)
     landed = ObjectMeta.of(written)
+    changed = bool(landed.resource_version) and landed.resource_version != version  # a no-op patch keeps it
     version, generation = landed.resource_version or version, landed.generation or generation
     ctx.bindings.wrote(binding.key, generation)
     if ctx.workload_groups is not None:
         ctx.workload_groups.assigned(written)
-    return SpecWrite(True, version, generation, decision.error, verdict, written=True)
+    return SpecWrite(True, version, generation, decision.error, verdict, written=changed)
 
 
 async def _report(
