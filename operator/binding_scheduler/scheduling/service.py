@@ -1,12 +1,13 @@
 """The whole scheduler process minus Kopf: API client and write gate, estimators, Lease, health, passes.
 
 `start()` acquires the Lease (a standby instance makes no other API call) and starts the passes.
-`shutdown()` is the headline guarantee, in this order (ARCHITECTURE.md, "Shutdown protocol"):
+`shutdown()` is the headline guarantee, in this order (docs/architecture.md, "Shutdown"):
 
 1. stop intake; 2. cancel every pass before its commit point; 3. drain the committing ones within
 `shutdown.drainTimeout`, cutting them at the deadline; 4. await every pass task, and let the queued Events be
-posted (at most `EVENT_FLUSH_TIMEOUT`); 5. release the Lease;
-6. close the write gate, the gRPC channels and the HTTP session; 7. report (one log line and metrics).
+posted (at most `EVENT_FLUSH_TIMEOUT`); 5. release the Lease; 6. close the write gate, stop the decision
+processes, close the gRPC channels and the HTTP session; 7. report (one log line and metrics). Everything after
+the drain shares `STOP_TAIL`, each step bounded by what is left (`stop_budget`), whatever the API server does.
 
 It returns only when all of that is done: after it, nothing of ours writes. On Lease loss the gate is closed
 first, then everything is cancelled, and the process exits non-zero.
@@ -420,11 +421,11 @@ class SchedulerService:
             self._resyncing.cancel()
             await asyncio.wait({self._resyncing})
         drain = await self.scheduler.drain(budget.share(drain_timeout, keep=STOP_TAIL))
-        await self._stop_decisions()
-        # Before the gate closes: the drained passes' Events.
+        # Before the gate closes: the drained passes' Events, then the Lease.
         await self.background_events.close(budget.share(EVENT_FLUSH_TIMEOUT, keep=CLOSE_RESERVE))
         released, lease = await self._stop_lease(budget)
         self.gate.close("scheduler shut down")
+        await self._stop_decisions()  # local: the decision processes write nothing, the successor need not wait
         await self._close_connections(budget)
         report = ShutdownReport(drain.cancelled, drain.drained, drain.cut, time.monotonic() - started, released,
                                 lease, self.gate.in_doubt)
