@@ -103,7 +103,7 @@ def values_schema() -> dict[str, Any]:
             }),
             "extraArgs": {"type": "array", "items": {"type": "string"}},
             "extraEnv": {"type": "array", "items": ANY_OBJECT},
-            "terminationGracePeriodMarginSeconds": {"type": "integer", "minimum": 5},
+            "terminationGracePeriodMarginSeconds": {"type": "integer", "minimum": 6},
             "terminationGracePeriodSeconds": {"type": ["integer", "null"], "minimum": 1},
             "resources": ANY_OBJECT,
             "probes": _object({"liveness": PROBE, "readiness": PROBE, "startup": PROBE}),

@@ -74,15 +74,15 @@ def test_the_grace_period_is_the_drain_timeout_plus_the_margin() -> None:
     assert pod(render())["terminationGracePeriodSeconds"] == 5 + 10
     assert pod(render({"config.shutdown.drainTimeout": "1m30s"}))["terminationGracePeriodSeconds"] == 90 + 10
     assert pod(render({"config.shutdown.drainTimeout": "2500ms",
-                       "terminationGracePeriodMarginSeconds": 5}))["terminationGracePeriodSeconds"] == 3 + 5
+                       "terminationGracePeriodMarginSeconds": 6}))["terminationGracePeriodSeconds"] == 3 + 6
 
 
 def test_a_margin_shorter_than_the_stops_tail_and_exit_is_refused() -> None:
-    assert "terminationGracePeriodMarginSeconds" in refusal({"terminationGracePeriodMarginSeconds": 4})
+    assert "terminationGracePeriodMarginSeconds" in refusal({"terminationGracePeriodMarginSeconds": 5})
 
 
 def test_an_explicit_grace_period_that_holds_the_drain_and_the_stops_tail_is_kept() -> None:
-    assert pod(render({"terminationGracePeriodSeconds": 10}))["terminationGracePeriodSeconds"] == 10
+    assert pod(render({"terminationGracePeriodSeconds": 11}))["terminationGracePeriodSeconds"] == 11
 
 
 def test_probes_use_healthz_for_liveness_and_startup_and_readyz_for_readiness() -> None:
@@ -268,9 +268,9 @@ def test_an_unknown_top_level_key_is_refused() -> None:
 
 
 def test_a_grace_period_without_room_for_the_stops_tail_after_the_drain_is_refused() -> None:
-    message = refusal({"terminationGracePeriodSeconds": 34, "config.shutdown.drainTimeout": "30s"})
-    assert ("terminationGracePeriodSeconds (34) must be at least config.shutdown.drainTimeout (30s) + 5 s (4 s for "
-            "the Events, the Lease release and closing after the drain, 1 s to exit)") in message
+    message = refusal({"terminationGracePeriodSeconds": 35, "config.shutdown.drainTimeout": "30s"})
+    assert ("terminationGracePeriodSeconds (35) must be at least config.shutdown.drainTimeout (30s) + 6 s (4 s for "
+            "the Events, the Lease release and closing after the drain, 2 s to exit)") in message
 
 
 def test_an_unknown_configuration_field_is_refused_with_its_path() -> None:

@@ -82,7 +82,7 @@ Lease and of the estimator Services. Rendered as YAML.
 
 {{/* terminationGracePeriodSeconds: the drain timeout rounded up plus the margin, or the value given. A stop takes
 at most the drain timeout plus 4 s (the drained passes' Events, the Lease release and closing, whatever the API
-server does) plus about a second to exit: a grace period shorter than that would let the kubelet kill it. */}}
+server does) plus up to 2 s to exit: a grace period shorter than that would let the kubelet kill it. */}}
 {{- define "binding-scheduler.gracePeriod" -}}
 {{- $shutdown := get (.Values.config | default dict) "shutdown" | default dict -}}
 {{- $drainText := get $shutdown "drainTimeout" | default "5s" -}}
@@ -91,8 +91,8 @@ server does) plus about a second to exit: a grace period shorter than that would
 {{- add (ceil $drain | int) .Values.terminationGracePeriodMarginSeconds -}}
 {{- else -}}
 {{- $grace := .Values.terminationGracePeriodSeconds | int -}}
-{{- if lt (float64 $grace) (addf $drain 5.0) -}}
-{{- fail (printf "terminationGracePeriodSeconds (%d) must be at least config.shutdown.drainTimeout (%s) + 5 s (4 s for the Events, the Lease release and closing after the drain, 1 s to exit): the kubelet would kill the scheduler while it stops" $grace $drainText) -}}
+{{- if lt (float64 $grace) (addf $drain 6.0) -}}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must be at least config.shutdown.drainTimeout (%s) + 6 s (4 s for the Events, the Lease release and closing after the drain, 2 s to exit): the kubelet would kill the scheduler while it stops" $grace $drainText) -}}
 {{- end -}}
 {{- $grace -}}
 {{- end -}}
