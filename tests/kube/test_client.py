@@ -205,3 +205,44 @@ async def test_answered_writes_reads_and_writes_that_never_connected_are_not_in_
     await refused.close()
     assert error.value.maybe_sent is False
     assert gate.in_doubt == 0
+
+
+async def test_a_write_answered_504_then_applied_on_its_retry_is_not_in_doubt(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="PATCH", status=504, retry_after=0, message="Timeout: request did not complete", times=1)
+    await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}})
+    assert gate.in_doubt == 0
+
+
+async def test_a_write_answered_504_twice_is_one_write_in_doubt(
+    api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="PATCH", status=504, retry_after=0, message="Timeout: request did not complete", times=1)
+    api.faults.add(method="PATCH", status=504, message="Timeout: request did not complete", times=1)
+    with pytest.raises(ServerError):
+        await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}})
+    assert gate.in_doubt == 1
+
+
+async def test_a_write_cancelled_before_it_was_sent_is_not_in_doubt(api: DevCluster, gate: WriteGate,
+                                                                     rb1: dict[str, Any]) -> None:
+    async with ApiClient(load_connection(str(api.kubeconfig_path)), gate, qps=0.001, burst=1) as slow:
+        await slow.get(rb_path("rb1"))  # the one token
+        write = asyncio.create_task(slow.patch_merge(rb_path("rb1"), {"spec": {"replicas": 7}}))
+        await asyncio.sleep(0.05)  # waiting for a token, not sent
+        write.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await write
+    assert gate.in_doubt == 0
+    assert api.journal.filter(method="PATCH") == []
+
+
+def test_a_server_timeout_answer_leaves_the_outcome_unknown_and_a_conflict_does_not() -> None:
+    from binding_scheduler.kube.errors import Conflict, outcome_unknown
+
+    assert outcome_unknown(ServerError(500, "ServerTimeout", "the server cannot complete the requested operation "
+                                                            "at this time, try again later"))
+    assert outcome_unknown(ServerError(504, "Timeout", "request did not complete within 60s"))
+    assert not outcome_unknown(ServerError(500, "InternalError", "etcd is unhappy"))
+    assert not outcome_unknown(Conflict(409, "Conflict", "the object has been modified"))

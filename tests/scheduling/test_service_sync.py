@@ -480,8 +480,8 @@ async def test_a_lease_release_that_gets_no_answer_ends_within_the_stops_budget_
 
     assert report.seconds <= 0.5 + STOP_TAIL + 0.25
     assert re.search(r"; lease not released \(no answer within [34]\.\ds\): it expires 15s after its last renewal; "
-                     r"1 write got no answer and may still be applied \(fenced: only where nobody wrote since\); "
-                     r"write gate closed$", report.line()), report.line()
+                     r"1 write got no answer and may still be applied \(binding and Lease writes are fenced: "
+                     r"only where nobody wrote since\); write gate closed$", report.line()), report.line()
 
 
 async def test_a_stop_with_no_time_left_sends_no_lease_release() -> None:

@@ -24,7 +24,7 @@ import aiohttp
 
 from . import jsonio
 from .connection import ConfigError, Connection
-from .errors import ServerError, TooManyRequests, TransportError, error_from_response
+from .errors import ServerError, TooManyRequests, TransportError, error_from_response, outcome_unknown
 from .gate import LeadershipInDoubt, WriteGate
 from .ratelimit import TokenBucket
 from .tls import ssl_context
@@ -155,20 +155,28 @@ class ApiClient:
         write: bool = False,
     ) -> dict[str, Any]:
         attempt = 1
-        while True:
-            try:
-                return await self._attempt(method, path, params, body, content_type, write)
-            except (TooManyRequests, ServerError) as error:
-                if error.retry_after is None or attempt >= RETRY_AFTER_ATTEMPTS:
-                    raise
-                delay = min(error.retry_after, RETRY_AFTER_CAP)
-                logger.info(
-                    "%s %s answered %d %s (Retry-After %gs): attempt %d of %d in %gs",
-                    method, path, error.status, error.reason, error.retry_after, attempt + 1, RETRY_AFTER_ATTEMPTS,
-                    delay,
-                )
-                await asyncio.sleep(delay)
-                attempt += 1
+        sent = _Progress()  # a write of this request went out: from then on its outcome may be unknown
+        doubtful = False
+        try:
+            while True:
+                try:
+                    return await self._attempt(method, path, params, body, content_type, write, sent)
+                except (TooManyRequests, ServerError) as error:
+                    doubtful = doubtful or outcome_unknown(error)
+                    if error.retry_after is None or attempt >= RETRY_AFTER_ATTEMPTS:
+                        raise
+                    delay = min(error.retry_after, RETRY_AFTER_CAP)
+                    logger.info(
+                        "%s %s answered %d %s (Retry-After %gs): attempt %d of %d in %gs",
+                        method, path, error.status, error.reason, error.retry_after, attempt + 1,
+                        RETRY_AFTER_ATTEMPTS, delay,
+                    )
+                    await asyncio.sleep(delay)
+                    attempt += 1
+        except BaseException as error:
+            if sent.sent and (doubtful or outcome_unknown(error)):
+                self.gate.in_doubt += 1  # once per request, however many attempts
+            raise
 
     async def _attempt(
         self,
@@ -178,6 +186,7 @@ class ApiClient:
         body: Mapping[str, Any] | None,
         content_type: str,
         write: bool,
+        progress: _Progress,
     ) -> dict[str, Any]:
         if write:
             self.gate.check()
@@ -188,6 +197,7 @@ class ApiClient:
             doubt = self.leadership_doubt() if self.leadership_doubt is not None else None
             if doubt is not None:
                 raise LeadershipInDoubt(doubt)
+            progress.sent = True
             return await self._send(method, path, params, body, content_type)
 
     async def _send(
@@ -207,10 +217,13 @@ class ApiClient:
         try:
             async with session.request(
                 method, url, params=query, data=data, headers=headers,
-                timeout=aiohttp.ClientTimeout(total=self.request_timeout),
+                timeout=aiohttp.ClientTimeout(total=self.request_timeout, sock_connect=self.request_timeout),
             ) as response:
                 raw = await response.read()
                 status, answer_headers = response.status, response.headers
+        except aiohttp.ConnectionTimeoutError as exc:  # before TimeoutError, which it is too: nothing was sent
+            raise TransportError(f"{method} {path}: no connection within {self.request_timeout:g}s",
+                                 maybe_sent=False) from exc
         except TimeoutError as exc:
             raise TransportError(f"{method} {path}: no answer within {self.request_timeout:g}s") from exc
         except aiohttp.ClientConnectorError as exc:
@@ -256,6 +269,15 @@ class ApiClient:
             pair = f"{connection.username}:{connection.password or ''}".encode()
             return "Basic " + base64.b64encode(pair).decode("ascii")
         return None
+
+
+class _Progress:
+    """How far one request got: whether a write of it went out (a failure after that may have been applied)."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = False
 
 
 def _query_value(value: str | int | bool) -> str:

@@ -30,13 +30,13 @@ class TransportError(KubeError):
 
 def outcome_unknown(error: BaseException) -> bool:
     """Whether a write that ended with `error` may still have been applied: it got no answer (a timeout, a
-    dropped connection, a cancellation while in flight) or a 504 (the API server gave up waiting for etcd,
-    which may apply it later). No client can recall such a write; it lands only if its resourceVersion
-    precondition still holds when it is applied."""
+    dropped connection, a cancellation while in flight), a 504 or a `ServerTimeout`/`Timeout` answer (the API
+    server gave up waiting for etcd, which may apply it later). No client can recall such a write; it lands only
+    if its resourceVersion precondition still holds when it is applied."""
     if isinstance(error, TransportError):
         return error.maybe_sent
     if isinstance(error, ApiError):
-        return error.status == 504
+        return error.status == 504 or error.reason in ("ServerTimeout", "Timeout")
     return isinstance(error, asyncio.CancelledError)
 
 

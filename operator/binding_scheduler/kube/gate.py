@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from .errors import outcome_unknown
-
 
 class WriteGateClosed(Exception):
     """A write was attempted after the write gate closed. `reason` says why it closed."""
@@ -36,7 +34,8 @@ class WriteGate:
     def __init__(self) -> None:
         self._reason: str | None = None
         self.in_doubt = 0
-        """Writes sent through this gate whose outcome is unknown (no answer, a 504, cut while in flight)."""
+        """Writes sent through this gate whose outcome is unknown (no answer, a 504, cut while in flight), counted
+        once per request by the client that sent them."""
 
     @property
     def is_open(self) -> bool:
@@ -59,12 +58,6 @@ class WriteGate:
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[None]:
-        """Check the gate around one write (the block sends it); count it in doubt when it ends without an
-        answer that says what happened to it."""
+        """Check the gate around one write (the block sends it)."""
         self.check()
-        try:
-            yield
-        except BaseException as error:
-            if outcome_unknown(error):
-                self.in_doubt += 1
-            raise
+        yield

@@ -45,7 +45,7 @@ class ShutdownReport:
         doubt = ""
         if self.in_doubt:
             doubt = (f"; {self.in_doubt} write{'s' if self.in_doubt != 1 else ''} got no answer and may still be "
-                     "applied (fenced: only where nobody wrote since)")
+                     "applied (binding and Lease writes are fenced: only where nobody wrote since)")
         return (
             f"shutdown complete in {self.seconds * 1000:.0f} ms: {passes(self.cancelled)} cancelled before their "
             f"commit point, {self.drained} drained, {self.cut} cut at the drain deadline; lease "
