@@ -267,3 +267,17 @@ def test_a_waiting_preemptor_placed_or_gone_meanwhile_is_not_woken() -> None:
     claims.clear("default/second")
     claims.clear("default/first")
     assert woken == []
+
+
+def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_claim_moves_to_another_cluster() -> None:
+    claims, woken = waiting()
+    claims.set(claim("first", HIGH, "m2"))
+    assert woken == [("default/second", HIGH)]
+
+
+def test_the_claim_of_a_placed_preemptor_is_not_taken_up_again_from_an_older_event() -> None:
+    claims = PreemptionClaims(clock=lambda: 100.0)
+    until = claims.set(claim("high", HIGH), until=400.0)
+    claims.clear("default/high")
+    claims.take_up("default/high", {CLAIM_ANNOTATION: claim_annotation(claim("high", HIGH), until)})
+    assert claims.of("default/high") is None

@@ -80,6 +80,8 @@ class PreemptionClaims:
         """Hold `claim` until `until` (default: `CLAIM_TTL` from now) and return that; it replaces its
         preemptor's earlier one and the lower-priority claims of others on its cluster."""
         self._expire()
+        replaced = [other.cluster for key, (other, _) in self._claims.items()
+                    if key == claim.key or (other.cluster == claim.cluster and other.priority < claim.priority)]
         for key, (other, _) in list(self._claims.items()):
             if other.cluster == claim.cluster and other.priority < claim.priority:
                 del self._claims[key]
@@ -87,6 +89,8 @@ class PreemptionClaims:
         self._claims[claim.key] = (claim, deadline)
         self._dropped.pop(claim.key, None)
         self._stop_waiting(claim.key)
+        for cluster in dict.fromkeys(replaced):  # a claim moved off a cluster frees its waiters there
+            self._ended(cluster)
         return deadline
 
     def take_up(self, key: str, annotations: Mapping[str, str]) -> None:
@@ -99,12 +103,13 @@ class PreemptionClaims:
             self.set(*found)
 
     def clear(self, key: str) -> None:
-        """The preemptor placed, gone, or its claim never written: nothing of it is held, and the preemptors that
-        waited behind its claim try again."""
+        """The preemptor placed, gone, or its claim never written: nothing of it is held (nor taken up again from
+        an event that still carries its annotation), and the preemptors that waited behind its claim try again."""
         held = self._claims.pop(key, None)
         self._dropped.pop(key, None)
         self._stop_waiting(key)
         if held is not None:
+            self._dropped[key] = round(held[1], 3)  # an event still carrying its annotation must not take it up
             self._ended(held[0].cluster)
 
     def drop(self, key: str) -> None:
