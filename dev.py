@@ -99,6 +99,28 @@ def _build_go_tools() -> None:
             print(f"dev.py: built {name} in {seconds:.0f} s (cached for later runs)", flush=True)
 
 
+IMAGE_CANNOT = 3
+"""scripts/image.py's exit status on a machine that cannot build images (not root, no apt-get): its tier skips."""
+
+
+def _build_image() -> None:
+    """Build the image before the tests start (tests/deploy/test_image.py runs it): a first build debootstraps
+    Debian, about a minute and a half; later ones take seconds, or nothing when no input changed. Only as root:
+    elsewhere that tier skips with its own one line."""
+    if os.name != "posix" or os.geteuid() != 0:
+        return
+    started = time.monotonic()
+    result = subprocess.run([_python(), "-m", "scripts.image"], cwd=ROOT, capture_output=True, text=True,
+                            check=False)
+    if result.returncode == IMAGE_CANNOT:
+        return
+    if result.returncode != 0:
+        sys.exit(f"dev.py: python3 dev.py image failed: {result.stderr.strip()[-4000:]}")
+    seconds = time.monotonic() - started
+    if seconds > 5:
+        print(f"dev.py: built the image in {seconds:.0f} s (its Debian base cached for later runs)", flush=True)
+
+
 def test(args: list[str]) -> None:
     """Everything CI runs; `--fast` is the inner loop: ruff and the unit tier only (no type check, no Go build)."""
     _ensure_venv()
@@ -110,6 +132,7 @@ def test(args: list[str]) -> None:
     _run([str(BIN / "mypy")])
     _run([str(BIN / "lint-imports"), "--no-cache"])
     _build_go_tools()
+    _build_image()
     _run([_python(), "-m", "pytest", *_parallel(args), *args])
 
 
