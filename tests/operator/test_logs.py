@@ -67,7 +67,7 @@ def test_a_configuration_change_is_logged_once_with_what_changed(
     said = lines(caplog, "binding_scheduler.operator.app")
     assert said.count("SchedulerConfiguration karmada-system/sched generation 2 applied: spec.workers") == 1
     assert said.count("SchedulerConfiguration karmada-system/sched generation 2 changes spec.schedulerName, which "
-                      "take effect at restart") == 1
+                      "takes effect at restart") == 1
     invalid = [line for line in said if "generation 3 is invalid" in line]
     assert invalid == ["SchedulerConfiguration karmada-system/sched generation 3 is invalid, keeping the last valid "
                        "one: spec.queue.initialBackoff: '20s' is greater than maxBackoff ('10s')"]
