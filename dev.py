@@ -15,7 +15,7 @@ and a whole local Karmada control plane with three kwok-simulated members (tests
 
     python3 dev.py karmada up [--scheduler karmada|ours]   # build what is missing, start it all
     python3 dev.py karmada e2e [--scheduler ...] [--focus REGEX]   # Karmada's own e2e scheduling specs
-    python3 dev.py karmada rollout [--scheduler ...]        # rolling restarts under policy churn, then scale-ups
+    python3 dev.py karmada churn [--scheduler ...]        # rolling restarts under policy churn, then scale-ups
     python3 dev.py karmada down                            # stop it and remove .karmada/
 
 and binding-scheduler's container image, built here from Debian's packages and the project's wheel (no container
