@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from tests.karmada import churn as churn_scenario
 from tests.karmada import restart as restart_scenario
@@ -27,6 +28,13 @@ from tests.karmada.plane import (
 from tests.realcluster.controlplane import ROOT
 
 STATE = ROOT / ".karmada"
+
+
+class Report(Protocol):
+    def to_json(self) -> str: ...
+
+
+T = TypeVar("T", bound=Report)
 REPORTS = ROOT / ".karmada-e2e"
 
 
@@ -76,19 +84,27 @@ def e2e(scheduler: str, focus: str, skip: str, files: Sequence[str], poll_timeou
     return 0 if found and all(r.state in ("passed", "skipped", "pending") for r in found) else 1
 
 
-def restart(scheduler: str, bindings: int, delay: float) -> int:
-    """The rolling-restart scenario (tests/karmada/restart.py) on a plane of its own, stopped after it."""
-    state = ROOT / ".karmada-restart"
+def on_own_plane(name: str, scheduler: str, scenario: Callable[[KarmadaPlane, Processes], T]) -> tuple[T, Path]:
+    """`scenario` on a plane of its own (`.karmada-<name>/`), stopped after it with its logs kept; its report is
+    written to `.karmada-e2e/<name>-<scheduler>.json` (the scenario's `to_json()`). Returns it and that path."""
+    state = ROOT / f".karmada-{name}"
     plane = start(state, scheduler=scheduler, tie_to_parent=True)
     try:
-        report = restart_scenario.run(plane, Processes.of(state), bindings=bindings, delay=delay)
+        report = scenario(plane, Processes.of(state))
     finally:
         kept = keep_logs(state)
         stop(state)
-        print(f"karmada restart: the plane's logs are kept in {kept}", file=sys.stderr)
+        print(f"karmada {name}: the plane's logs are kept in {kept}", file=sys.stderr)
     REPORTS.mkdir(exist_ok=True)
-    path = REPORTS / f"restart-{scheduler}.json"
+    path = REPORTS / f"{name}-{scheduler}.json"
     path.write_text(report.to_json())
+    return report, path
+
+
+def restart(scheduler: str, bindings: int, delay: float) -> int:
+    """The rolling-restart scenario (tests/karmada/restart.py) on a plane of its own, stopped after it."""
+    report, path = on_own_plane("restart", scheduler, lambda plane, processes: restart_scenario.run(
+        plane, processes, bindings=bindings, delay=delay))
     print(report.to_json())
     print(f"karmada restart ({scheduler}): {len(report.writes_after_exit)} writes by the old instance after it "
           f"exited, {len(report.stale_bindings)} bindings not on the newest decision; report {path}")
@@ -97,18 +113,8 @@ def restart(scheduler: str, bindings: int, delay: float) -> int:
 
 def churn(scheduler: str, workloads: int, restarts: int, kill_every: int, scale_ups: int) -> int:
     """Rolling restarts under policy churn, then scale-ups (tests/karmada/churn.py), on a plane of its own."""
-    state = ROOT / ".karmada-churn"
-    plane = start(state, scheduler=scheduler, tie_to_parent=True)
-    try:
-        report = churn_scenario.run(plane, Processes.of(state), workloads=workloads, restarts=restarts,
-                                      kill_every=kill_every, scale_ups=scale_ups)
-    finally:
-        kept = keep_logs(state)
-        stop(state)
-        print(f"karmada churn: the plane's logs are kept in {kept}", file=sys.stderr)
-    REPORTS.mkdir(exist_ok=True)
-    path = REPORTS / f"churn-{scheduler}.json"
-    path.write_text(report.to_json())
+    report, path = on_own_plane("churn", scheduler, lambda plane, processes: churn_scenario.run(
+        plane, processes, workloads=workloads, restarts=restarts, kill_every=kill_every, scale_ups=scale_ups))
     print(f"karmada churn ({scheduler}): {report.summary()}; report {path}")
     return 0 if report.passed else 1
 
