@@ -120,7 +120,8 @@ async def test_a_relist_of_one_binding_kind_forgets_the_missing_ones_of_that_kin
         await service.relisted(plural, listed)
 
     assert sorted(service.context.bindings.keys()) == kept
-    assert caplog.messages == [f"binding {gone} is gone (not in the new list)"]
+    assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
+        f"binding {gone} is gone (not in the new list)"]
 
 
 async def test_a_relist_of_another_resource_forgets_nothing(service: SchedulerService) -> None:
