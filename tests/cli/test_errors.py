@@ -240,11 +240,18 @@ def test_config_without_namespace_is_read_in_karmada_system_whatever_the_kubecon
     assert "cannot start: SchedulerConfiguration karmada-system/sched (--config) does not exist" in result.stderr
 
 
-def test_version_prints_the_package_version() -> None:
-    from binding_scheduler import __version__
+def test_version_prints_the_package_version_then_the_compatibility_sentence() -> None:
+    from binding_scheduler import COMPATIBILITY, __version__
 
     result = cli("--version")
-    assert (result.returncode, result.stdout) == (0, f"binding-scheduler {__version__}\n")
+    assert (result.returncode, result.stdout) == (0, f"binding-scheduler {__version__}\n{COMPATIBILITY}\n")
+
+
+def test_the_readme_and_the_compatibility_page_tell_the_version_story_in_the_same_sentence() -> None:
+    from binding_scheduler import COMPATIBILITY
+
+    for page in (ROOT / "README.md", ROOT / "docs" / "compatibility.md"):
+        assert COMPATIBILITY in " ".join(page.read_text().split()), page
 
 
 def test_simulate_ends_with_a_summary_and_exits_3_on_an_unscheduled_binding_with_fail_on_unscheduled(

@@ -117,7 +117,8 @@ def test_its_entrypoint_answers_the_version_as_uid_10001_on_a_read_only_root(
     """ctr takes a command as the whole argv, so the image's own entrypoint is read from its config."""
     config = image_config(built[1])["config"]
     version = engine.run(REFERENCE, *config["Entrypoint"], "--version")
-    assert (version.returncode, version.stdout) == (0, f"binding-scheduler {VERSION}\n"), version.stderr
+    assert (version.returncode, version.stdout.splitlines()[0]) == (0, f"binding-scheduler {VERSION}"), (
+        version.stderr)
     who = engine.run(REFERENCE, "id")
     assert who.stdout == "uid=10001(scheduler) gid=10001(scheduler) groups=10001(scheduler)\n", who.stderr
 

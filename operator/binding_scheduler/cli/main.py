@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+from .. import COMPATIBILITY, __version__
 from .parsers import CommandParser
 
 COMMAND_MODULES = (
@@ -25,6 +25,16 @@ COMMAND_MODULES = (
 )
 
 
+
+class _Version(argparse.Action):
+    """`--version`: the version on its own line (scripts read it), then the compatibility sentence, unwrapped."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"binding-scheduler {__version__}\n{COMPATIBILITY}")
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="binding-scheduler",
@@ -32,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Errors are one line on stderr (exit 2 for bad usage or input, 1 at run time); --debug, anywhere "
         "on the command line, shows the traceback of a failure.",
     )
-    parser.add_argument("--version", action="version", version=f"binding-scheduler {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="the version, and which Karmada it decides as")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=CommandParser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
@@ -127,3 +137,4 @@ def exit_at_once(code: int) -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
