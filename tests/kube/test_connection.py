@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import ssl
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +233,28 @@ def test_a_master_that_is_not_a_url_is_an_error(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config")
     with pytest.raises(ConfigError, match=r"^--master 'ftp://x' is not an API server URL \(https://host:port\)$"):
         load_connection(str(path), master="ftp://x")
+
+
+def test_an_inline_client_certificate_loads_without_a_writable_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only root with no writable /tmp (a container's securityContext) and a kubeconfig that carries its
+    client certificate inline, as Karmada's karmada-scheduler-config Secret does."""
+    from tests.estimation.helpers import make_certificates
+
+    files = make_certificates(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    connection = Connection("https://api.example", ca_data=files["ca.crt"].read_bytes(),
+                            cert_data=files["client.crt"].read_bytes(), key_data=files["client.key"].read_bytes())
+    assert ssl_context(connection) is not None
+    assert not (tmp_path / "no-such-folder").exists()
+
+
+def test_an_inline_client_certificate_with_another_certificates_key_is_a_config_error(tmp_path: Path) -> None:
+    from tests.estimation.helpers import make_certificates
+
+    files = make_certificates(tmp_path)
+    connection = Connection("https://api.example", ca_data=files["ca.crt"].read_bytes(),
+                            cert_data=files["client.crt"].read_bytes(), key_data=files["server.key"].read_bytes())
+    with pytest.raises(ConfigError, match="TLS settings"):
+        ssl_context(connection)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import ssl
 import tempfile
+from collections.abc import Iterator
 
 from .connection import ConfigError, Connection
 
@@ -40,19 +42,35 @@ def _load_client_certificate(context: ssl.SSLContext, connection: Connection) ->
         assert connection.cert_file is not None
         context.load_cert_chain(connection.cert_file, connection.key_file)
         return
-    # ssl loads certificate chains from files only: write the inline data to private, short-lived files.
-    with tempfile.TemporaryDirectory(prefix="binding-scheduler-tls-") as folder:
-        cert_path = _pem_file(folder, "client.crt", connection.cert_data, connection.cert_file)
-        key_path = _pem_file(folder, "client.key", connection.key_data, connection.key_file)
+    with _pem_paths(connection) as (cert_path, key_path):
         context.load_cert_chain(cert_path, key_path)
 
 
-def _pem_file(folder: str, name: str, data: bytes | None, path: str | None) -> str:
-    if data is None:
-        assert path is not None
-        return path
-    target = os.path.join(folder, name)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    return target
+@contextlib.contextmanager
+def _pem_paths(connection: Connection) -> Iterator[tuple[str, str]]:
+    """Paths `ssl` can load the client certificate and key from: the files given, and the inline data in
+    anonymous memory files (`memfd`, Linux) read through `/proc/self/fd`, so a read-only root with no writable
+    /tmp works (a container's securityContext); elsewhere in private, short-lived files."""
+    with contextlib.ExitStack() as stack:
+        if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+            def place(name: str, data: bytes) -> str:
+                fd = os.memfd_create(f"binding-scheduler-{name}", os.MFD_CLOEXEC)
+                stack.callback(os.close, fd)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                return f"/proc/self/fd/{fd}"
+        else:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="binding-scheduler-tls-"))
+
+            def place(name: str, data: bytes) -> str:
+                target = os.path.join(folder, name)
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                return target
+
+        cert = place("client.crt", connection.cert_data) if connection.cert_data is not None else connection.cert_file
+        key = place("client.key", connection.key_data) if connection.key_data is not None else connection.key_file
+        assert cert is not None and key is not None
+        yield cert, key
