@@ -697,3 +697,16 @@ async def test_an_attempt_the_api_server_does_not_answer_is_a_problem_once_the_r
     stall.remove()
     await bounded(acquiring)
     assert candidate.problem is None and candidate.is_leader
+
+
+async def test_a_standby_that_reads_another_live_holder_no_longer_counts_a_write_of_its_own_as_holding(
+    api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
+) -> None:
+    """A standby that once lost a race (its write refused) must not report, at its stop, a Lease it never held as
+    'not released': reading another live holder after its write settles that none of its writes took it."""
+    await bounded(elector(other_client, time, "b").acquire())
+    candidate = elector(client, time, "a")
+    candidate._sent_write = True  # a write of its own went out once, and was refused
+    attempt = await candidate._try_acquire_or_renew()
+    assert attempt.holder == "b"
+    assert not candidate.may_hold

@@ -296,6 +296,10 @@ class LeaseElector:
             spec = dict(lease.get("spec") or {})
             holder = str(spec.get("holderIdentity") or "")
             if holder and holder != self.identity and not self._expired(spec):
+                if not self._leader:
+                    # Read after any write of ours: none took it, and a late one is fenced (or refused as a
+                    # duplicate create), so a stop has nothing of ours to release.
+                    self._sent_write = False
                 return _Attempt(False, holder=holder, why=f"held by {holder}")
             if holder != self.identity and self._leader:
                 # We believed we held it, but it expired and someone (or a release) changed it: not ours.
