@@ -39,7 +39,7 @@ def test_the_default_folder_is_examples_in_the_working_directory(
 
 def test_existing_files_are_kept_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "clusters.yaml").write_text("mine\n")
-    assert main(["examples", str(tmp_path)]) == 1
+    assert main(["examples", str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"examples: not overwriting {tmp_path / 'clusters.yaml'} (--force does)\n"
     assert (tmp_path / "clusters.yaml").read_text() == "mine\n"
     assert not (tmp_path / "bindings.yaml").exists()  # nothing is half-written

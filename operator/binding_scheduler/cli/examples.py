@@ -53,6 +53,9 @@ def handle(args: argparse.Namespace) -> int:
     if args.dir is not None or not args.apply:
         try:
             written = write_examples(Path(args.dir or "examples"), force=args.force)
+        except FileExistsError as error:  # the caller's choice to make: bad input, as the help says (status 2)
+            print(f"examples: {error}", file=sys.stderr)
+            return 2
         except OSError as error:
             print(f"examples: {error}", file=sys.stderr)
             return 1
