@@ -568,3 +568,10 @@ def test_the_artifacts_args_log_json_at_debug_and_warn_about_the_gates() -> None
     parsed = run_args(*substituted(ARTIFACTS_ARGS))
     assert (parsed.verbosity, parsed.log_format) == (4, "json")
     assert [line.partition(":")[0] for line in parsed.karmada.warnings] == ["--feature-gates", "--feature-gates"]
+
+
+@pytest.mark.parametrize("flag", ["--v", "-v"])
+def test_a_verbosity_that_is_not_a_number_names_the_flag(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(["run", flag, "abc"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(
+        f"error: {flag}: 'abc' is not a number (the value is optional; given, it is a number: {flag}=4)")

@@ -52,7 +52,11 @@ def parse(argv: Sequence[str], flags: Mapping[str, Flag]) -> list[Given]:
         elif arg.startswith("-") and len(arg) > 1:
             given.append(_short(arg, rest, shorthands, flags))
         else:
-            flag = flags.get(normalize(previous[2:]))
+            long_name = previous[2:].partition("=")[0] if previous.startswith("--") else ""
+            flag = flags.get(normalize(long_name)) if long_name else shorthands.get(previous[1:2])
+            if flag is not None and flag.optional_number:
+                raise FlagError(f"{previous}: {arg!r} is not a number (the value is optional; given, it is a number: "
+                                f"{previous}=4)")
             hint = f" (a boolean takes its value after '=': {previous}={arg})" if flag and flag.boolean else ""
             raise FlagError(f"takes no arguments, got {arg!r}{hint}")
         previous = arg
