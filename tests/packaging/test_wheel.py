@@ -117,6 +117,6 @@ def test_the_wheel_works_from_a_fresh_venv_outside_the_repository(tmp_path: Path
     run([command, "examples", "fleet"], "binding-scheduler examples", cwd=work)
     assert sorted(p.name for p in (work / "fleet").iterdir()) == sorted(BUNDLED)
     again = subprocess.run([command, "examples", "fleet"], cwd=work, capture_output=True, text=True, check=False)
-    assert again.returncode == 1, again  # no silent overwrite
+    assert again.returncode == 2, again  # no silent overwrite: bad input, status 2
     out = run([command, "simulate", "-f", "fleet", "-o", "json"], "binding-scheduler simulate", cwd=work)
     assert json.loads(out) == json.loads(GOLDEN.read_text())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -45,7 +46,6 @@ ignores its cancellation is abandoned after this (it can no longer write: the ga
 REQUEUE_SLICE = 1_000
 """Bindings a cluster change tests before it lets the event loop run: at 50,000 bindings, testing them all in
 one go held the loop (watch streams, lease renewals, the metrics endpoint) for seconds."""
-
 
 
 @dataclass(slots=True)
@@ -127,9 +127,9 @@ class Scheduler:
 
     def _say_skipped(self, key: str, body: Mapping[str, Any]) -> None:
         """Once per binding and reason, at Karmada's default verbosity: why this scheduler leaves it alone."""
-        reason = event_filter_refusal(body, self.scheduler_name) or "Karmada's event filter refuses it"
+        reason = sys.intern(event_filter_refusal(body, self.scheduler_name) or "Karmada's event filter refuses it")
         if self._skipped_said.get(key) != reason:
-            self._skipped_said[key] = reason
+            self._skipped_said[key] = reason  # interned: a handful of texts for any number of bindings
             logger.info("binding %s is not scheduled here: %s", key, reason)
 
     def _placed_on_a_missing_cluster(self, body: Mapping[str, Any]) -> bool:
