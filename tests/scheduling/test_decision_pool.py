@@ -21,7 +21,8 @@ from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse
 from binding_scheduler.scheduling.assumptions import AssumptionCache
 from binding_scheduler.scheduling.cpu import OverCpuLimit
 from binding_scheduler.scheduling.decision_pool import DecisionPool, remote_setup
-from binding_scheduler.scheduling.framework import ExtensionPoint, Framework, FrameworkHook
+from binding_scheduler.scheduling.framework import Framework
+from binding_scheduler.scheduling.framework_hooks import ExtensionPoint, FrameworkHook
 from binding_scheduler.scheduling.labels import PluginResult
 from tests import builders
 from tests.builders import AGGREGATED, DUPLICATED, DYNAMIC_WEIGHT, placement

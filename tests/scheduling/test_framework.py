@@ -26,7 +26,8 @@ from binding_scheduler.model import (
     parse_cluster,
 )
 from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.framework import ExtensionPoint, Framework, FrameworkHook
+from binding_scheduler.scheduling.framework import Framework
+from binding_scheduler.scheduling.framework_hooks import ExtensionPoint, FrameworkHook
 from binding_scheduler.scheduling.labels import PluginResult
 from binding_scheduler.scheduling.record import AttemptRecord, AttemptRecorder
 from tests.builders import AGGREGATED, DUPLICATED, cluster, make_binding, make_cluster, placement, snapshot, term

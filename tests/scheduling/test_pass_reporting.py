@@ -24,7 +24,8 @@ from binding_scheduler.kube.errors import Forbidden, ServerError, TransportError
 from binding_scheduler.kube.gate import WriteGateClosed
 from binding_scheduler.model import Binding, Cluster, ObjectMeta, StoredBinding, TargetCluster, parse_binding
 from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.framework import Framework, FrameworkHook
+from binding_scheduler.scheduling.framework import Framework
+from binding_scheduler.scheduling.framework_hooks import FrameworkHook
 from binding_scheduler.scheduling.framework_ports import ReplicaEstimator
 from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
 from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker

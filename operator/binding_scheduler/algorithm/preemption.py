@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from ..model import Binding, PreemptionPolicy, ReplicaSchedulingType, Scope
 from ..model.placement import DivisionPreference
@@ -25,6 +26,9 @@ from .candidates import ClusterDetail
 from .errors import NotEnoughResources, SchedulingError, UnschedulableError
 from .spread.by_cluster import IGNORE_CAPACITY
 from .spread.select import select_best_clusters
+
+if TYPE_CHECKING:
+    from .schedule import Candidates
 
 MAX_VICTIM_CANDIDATES = 1000
 """More bindings than this on the target cluster, eligible or not, and the preemption fails (the PR's
@@ -230,3 +234,20 @@ class PreemptingError(UnschedulableError):
         super().__init__(plan.message)
         self.plan = plan
         self.cause = cause
+
+
+def deduct_claims(candidates: Candidates, taken: Mapping[str, int]) -> None:
+    """What other bindings' preemption claims hold on a cluster (`taken`, replicas by cluster) is not available to
+    this one (the PR's `withClaimDeductions`), so a victim rescheduled meanwhile cannot take back what was freed for
+    its preemptor."""
+    if not taken:
+        return
+    claimed = candidates.context.state.claimed
+    allocatable, available = candidates.allocatable.copy(), candidates.available.copy()
+    for name, position in candidates.positions(taken).items():
+        cut = min(taken[name], int(allocatable[position]))
+        if cut > 0:
+            allocatable[position] -= cut
+            available[position] -= cut
+            claimed[name] = cut
+    candidates.estimated(allocatable, available)

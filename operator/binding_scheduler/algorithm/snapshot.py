@@ -49,6 +49,13 @@ class Snapshot:
             self._columns = FleetColumns(self)
         return self._columns
 
+    def modelled(self) -> frozenset[str]:
+        """The clusters whose resource summary carries resource models."""
+        return self.memo(("modelled", None), lambda: frozenset(
+            c.name for c in self.clusters
+            if c.resource_summary is not None and c.resource_summary.allocatable_modelings
+        ))
+
     def __len__(self) -> int:
         return len(self.clusters)
 

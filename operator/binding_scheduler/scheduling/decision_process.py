@@ -37,7 +37,8 @@ from ..algorithm.snapshot import Snapshot
 from ..algorithm.walk import Decision
 from ..model import Binding, Cluster, TargetCluster
 from .cpu import OverCpuLimit, compute_here
-from .framework import ExtensionPoint, Framework, FrameworkHook
+from .framework import Framework
+from .framework_hooks import ExtensionPoint, FrameworkHook
 from .labels import PluginResult
 
 

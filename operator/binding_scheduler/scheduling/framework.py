@@ -38,7 +38,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import partial
 from types import MappingProxyType
 from typing import TypeVar
@@ -51,7 +50,7 @@ from ..algorithm.fleet import Indices
 from ..algorithm.general_estimator.columns import AssumedAt
 from ..algorithm.multi_template import multi_template_applicable
 from ..algorithm.plugins import AttemptContext, CycleState, Diagnosis, FilterMask, ReservePlugin, WorkloadGroups
-from ..algorithm.preemption import PreemptingError, PreemptionPlan, starts_preemption
+from ..algorithm.preemption import PreemptingError, PreemptionPlan, deduct_claims, starts_preemption
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import (
     DEFAULT_OPTIONS,
@@ -74,52 +73,11 @@ from ..algorithm.walk import Attempt, Decision, Outcome, attempts, decide
 from ..model import Binding, Cluster, TargetCluster
 from .assumptions import AssumptionCache, Footprint
 from .cpu import Compute, compute
+from .framework_hooks import ExtensionPoint, FrameworkHook
 from .framework_ports import AssumptionReader, EstimateAnswerLike, Preemptor, ReplicaEstimator
 from .labels import PluginResult
 
 T = TypeVar("T")
-
-
-class ExtensionPoint(StrEnum):
-    FILTER = "Filter"
-    SCORE = "Score"
-    ESTIMATE = "Estimate"
-    SELECT = "Select"
-    ASSIGN = "Assign"
-    POST_FILTER = "PostFilter"
-    RESERVE = "Reserve"
-    UNRESERVE = "Unreserve"
-    BIND = "Bind"
-
-
-class FrameworkHook:
-    """Told what the framework does; every method does nothing unless overridden. `wants_trace`: the hook
-    reads `selected`'s trace of the spread selection (building it costs a little). `timings_only`: the hook reads
-    nothing but `step` and `plugin`, which a decision process reports back (so decisions may run there)."""
-
-    wants_trace = False
-    timings_only = False
-
-    def step(self, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
-        """An extension point ran for one attempt."""
-
-    def plugin(self, plugin: str, point: ExtensionPoint, result: PluginResult, seconds: float) -> None:
-        """One plugin ran at one extension point."""
-
-    def attempt_started(self, binding: Binding) -> None:
-        """An attempt begins (the binding with the affinity term under trial as its observed term)."""
-
-    def estimated(
-        self, candidates: Candidates, general: Mapping[str, int], accurate: Mapping[str, int],
-        failures: Mapping[str, str],
-    ) -> None:
-        """The candidates with their estimates applied, and what the estimators answered."""
-
-    def selected(self, selected: Sequence[ClusterDetail], trace: Sequence[str]) -> None:
-        """What selection kept (and its trace, when a hook wants it)."""
-
-    def attempt_ended(self, outcome: Outcome) -> None:
-        """The attempt's result or its error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,7 +330,7 @@ class Framework:
                         ))
         apply_estimates(candidates, general, answers)
         if self.preemptor is not None and needs_estimates(binding):
-            _deduct_claims(candidates, self.preemptor)
+            deduct_claims(candidates, self.preemptor.claimed(candidates.binding, candidates.names))
         alone = self.estimator is None and not self.plugins.estimators  # the general estimate: made again at will
         if general is not None and self.assumptions is not None and alone:
             state.room_now = partial(self._room_now, ctx.binding, ctx.snapshot, candidates, dict(state.claimed))
@@ -387,7 +345,7 @@ class Framework:
         estimator is asked (they are sent), else on the clusters whose resource models place them."""
         if self.estimator is not None:
             return True
-        return _modelled(snapshot).__contains__
+        return snapshot.modelled().__contains__
 
     def _room_now(self, binding: Binding, snapshot: Snapshot, candidates: Candidates, claimed: Mapping[str, int],
                   names: Sequence[str]) -> dict[str, int]:
@@ -407,7 +365,7 @@ class Framework:
         other passes assume after it read them: the general estimate on resource summaries and the accurate
         estimators pack pods into free resources, while resource models place workloads as sets and estimate
         plugins may do anything with what they read."""
-        return self.assumptions is not None and not self.plugins.estimators and not _modelled(snapshot)
+        return self.assumptions is not None and not self.plugins.estimators and not snapshot.modelled()
 
     async def _ask_estimator(
         self, binding: Binding, clusters: Sequence[Cluster], state: CycleState
@@ -528,32 +486,6 @@ class Framework:
             for plugin in self.plugins.binders:
                 self._call(ExtensionPoint.BIND, plugin.name,
                            partial(plugin.bound, reservation.binding, reservation.result))
-
-
-def _modelled(snapshot: Snapshot) -> frozenset[str]:
-    """The clusters whose resource summary carries resource models."""
-    return snapshot.memo(("modelled", None), lambda: frozenset(
-        c.name for c in snapshot.clusters
-        if c.resource_summary is not None and c.resource_summary.allocatable_modelings
-    ))
-
-
-def _deduct_claims(candidates: Candidates, preemptor: Preemptor) -> None:
-    """What other bindings' preemption claims hold on a cluster is not available to this one (the PR's
-    `withClaimDeductions`), so a victim rescheduled meanwhile cannot take back what was freed for its
-    preemptor."""
-    taken = preemptor.claimed(candidates.binding, candidates.names)
-    if not taken:
-        return
-    claimed = candidates.context.state.claimed
-    allocatable, available = candidates.allocatable.copy(), candidates.available.copy()
-    for name, position in candidates.positions(taken).items():
-        cut = min(taken[name], int(allocatable[position]))
-        if cut > 0:
-            allocatable[position] -= cut
-            available[position] -= cut
-            claimed[name] = cut
-    candidates.estimated(allocatable, available)
 
 
 def _plugin_result(point: ExtensionPoint, value: object) -> PluginResult:

@@ -21,7 +21,7 @@ from prometheus_client.registry import Collector
 from binding_scheduler import __version__
 
 from ..algorithm.triggers import ScheduleType
-from .framework import ExtensionPoint, FrameworkHook
+from .framework_hooks import ExtensionPoint, FrameworkHook
 from .labels import (
     AttemptResult,
     BindingEvent,

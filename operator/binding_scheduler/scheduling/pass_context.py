@@ -19,7 +19,8 @@ from ..kube.client import ApiClient
 from ..model import Binding
 from .assumptions import AssumptionCache
 from .decision_pool import DecisionPool
-from .framework import Framework, FrameworkHook
+from .framework import Framework
+from .framework_hooks import FrameworkHook
 from .framework_ports import Preemptor, ReplicaEstimator
 from .metrics import SchedulerMetrics
 from .preemption import PreemptionClaims

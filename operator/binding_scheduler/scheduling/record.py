@@ -9,7 +9,7 @@ from ..algorithm.candidates import ClusterDetail
 from ..algorithm.schedule import Candidates
 from ..algorithm.walk import Outcome
 from ..model import Binding
-from .framework import FrameworkHook
+from .framework_hooks import FrameworkHook
 
 
 @dataclass(slots=True)
