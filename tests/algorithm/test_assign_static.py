@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from binding_scheduler.algorithm.assign import assign_replicas
 from binding_scheduler.algorithm.candidates import ClusterDetail, OrderedCandidates
 from binding_scheduler.algorithm.registry import build_plugins
-from binding_scheduler.algorithm.schedule import SnapshotWeights
+from binding_scheduler.algorithm.static_weight import SnapshotWeights
 from binding_scheduler.algorithm.webster import ARRAYS_FROM
 from binding_scheduler.model import Binding, TargetCluster, WeightPreference, parse_binding
 from tests import builders

@@ -22,7 +22,6 @@ from ..model import (
     SpreadField,
     TargetCluster,
     TargetComponent,
-    WeightPreference,
 )
 from .affinity import cluster_matches
 from .assign import assign_replicas
@@ -45,8 +44,7 @@ from .snapshot import Snapshot
 from .spread import every_candidate_selected
 from .spread.groups import Keyed, Members, OrderedClusters, keyed_by_cluster_field, keyed_by_codes
 from .spread.select import select_ordered
-from .static_weight import WeightedParties, rule_weights
-from .webster import VOTES_LIMIT
+from .static_weight import SnapshotWeights
 
 IntColumn: TypeAlias = npt.NDArray[np.int64]
 
@@ -189,43 +187,6 @@ class _Positions(Sequence[ClusterDetail]):
         if isinstance(index, slice):
             return [self._candidates.detail_at(k) for k in range(len(self))[index]]
         return self._candidates.detail_at(index)
-
-
-class SnapshotWeights:
-    """Static rule weights memoised on the snapshot: by cluster name, and as a column over the fleet that a
-    selection of every candidate (`OrderedCandidates` of this fleet) reads by position."""
-
-    __slots__ = ("_fleet",)
-
-    def __init__(self, fleet: FleetColumns) -> None:
-        self._fleet = fleet
-
-    def table(self, preference: WeightPreference) -> Mapping[str, int]:
-        snapshot = self._fleet.snapshot
-        return snapshot.memo(("static-weights", preference.static_weight_list),
-                             lambda: rule_weights(snapshot.clusters, preference))
-
-    def parties(self, selected: Sequence[ClusterDetail], preference: WeightPreference) -> WeightedParties | None:
-        fleet = self._fleet
-        if not isinstance(selected, OrderedCandidates) or selected.fleet_names is not fleet.names:
-            return None
-        at = selected.by_name()
-        if at is None:
-            return None
-        column = fleet.snapshot.memo(("static-weight-column", preference.static_weight_list),
-                                     lambda: self._column(preference))
-        if column is None:
-            return None
-        return WeightedParties(fleet.names, at, column[at])
-
-    def _column(self, preference: WeightPreference) -> IntColumn | None:
-        """Every cluster's weight in fleet order; None when their total could overflow int64 (Python's integers
-        then divide)."""
-        weights = self.table(preference)
-        values = [weights[name] for name in self._fleet.names]
-        if max(values, default=0) * max(len(values), 1) >= VOTES_LIMIT:
-            return None
-        return np.array(values, dtype=np.int64)
 
 
 class ClusterValues(LazyMapping[str, int]):

@@ -12,8 +12,9 @@ import numpy.typing as npt
 
 from ..model import Cluster, ClusterAffinity, TargetCluster, WeightPreference
 from .affinity import cluster_matches
-from .candidates import ClusterDetail, names_of
-from .webster import ARRAYS_FROM, Seats, allocate_webster, allocate_webster_array
+from .candidates import ClusterDetail, OrderedCandidates, names_of
+from .fleet import FleetColumns
+from .webster import ARRAYS_FROM, VOTES_LIMIT, Seats, allocate_webster, allocate_webster_array
 
 
 class WeightedParties(NamedTuple):
@@ -109,3 +110,40 @@ def _assign_parties(parties: WeightedParties, replicas: int, descending: bool) -
     winners = np.flatnonzero(won)
     names, at = parties.names, parties.at[winners].tolist()
     return [TargetCluster(names[i], seats) for i, seats in zip(at, won[winners].tolist(), strict=True)]
+
+
+class SnapshotWeights:
+    """Static rule weights memoised on the snapshot: by cluster name, and as a column over the fleet that a
+    selection of every candidate (`OrderedCandidates` of this fleet) reads by position."""
+
+    __slots__ = ("_fleet",)
+
+    def __init__(self, fleet: FleetColumns) -> None:
+        self._fleet = fleet
+
+    def table(self, preference: WeightPreference) -> Mapping[str, int]:
+        snapshot = self._fleet.snapshot
+        return snapshot.memo(("static-weights", preference.static_weight_list),
+                             lambda: rule_weights(snapshot.clusters, preference))
+
+    def parties(self, selected: Sequence[ClusterDetail], preference: WeightPreference) -> WeightedParties | None:
+        fleet = self._fleet
+        if not isinstance(selected, OrderedCandidates) or selected.fleet_names is not fleet.names:
+            return None
+        at = selected.by_name()
+        if at is None:
+            return None
+        column = fleet.snapshot.memo(("static-weight-column", preference.static_weight_list),
+                                     lambda: self._column(preference))
+        if column is None:
+            return None
+        return WeightedParties(fleet.names, at, column[at])
+
+    def _column(self, preference: WeightPreference) -> npt.NDArray[np.int64] | None:
+        """Every cluster's weight in fleet order; None when their total could overflow int64 (Python's integers
+        then divide)."""
+        weights = self.table(preference)
+        values = [weights[name] for name in self._fleet.names]
+        if max(values, default=0) * max(len(values), 1) >= VOTES_LIMIT:
+            return None
+        return np.array(values, dtype=np.int64)
