@@ -335,6 +335,15 @@ def standby(api: DevCluster) -> SchedulerService:
         leader_election=QUICK_ELECTION, metrics=MetricsConfig(port=0, health_port=0)), identity="pod-a_1")
 
 
+async def standing_by_beside_another_holder(api: DevCluster, service: SchedulerService) -> asyncio.Task[None]:
+    """`service` started while "other" holds the Lease: its start task, once it has read the Lease."""
+    api.store.create("leases", {"metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
+                                "spec": {"holderIdentity": "other", "leaseDurationSeconds": 15}})
+    starting = asyncio.create_task(service.start())
+    await api.journal.wait_for(lambda e: e.method == "GET" and e.path.endswith("/leases/karmada-scheduler"), 5)
+    return starting
+
+
 async def leading(api: DevCluster) -> SchedulerService:
     service = standby(api)
     await service.start()
@@ -396,10 +405,7 @@ async def test_a_stop_while_the_lease_is_being_won_cancels_the_acquisition_and_h
 async def test_a_stop_while_standing_by_cancels_the_acquisition_and_writes_nothing() -> None:
     async with DevCluster() as api:
         service = standby(api)
-        api.store.create("leases", {"metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
-                                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 15}})
-        starting = asyncio.create_task(service.start())
-        await api.journal.wait_for(lambda e: e.method == "GET" and e.path.endswith("/leases/karmada-scheduler"), 5)
+        starting = await standing_by_beside_another_holder(api, service)
         report = await service.shutdown()
         with pytest.raises(asyncio.CancelledError):
             await starting
@@ -538,10 +544,7 @@ async def test_the_shutdown_is_timed_from_the_first_stop_request() -> None:
 async def test_a_standby_whose_lease_reads_get_no_answer_is_not_ready_until_the_api_server_answers_again() -> None:
     async with DevCluster() as api:
         service = standby(api)
-        api.store.create("leases", {"metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"},
-                                    "spec": {"holderIdentity": "other", "leaseDurationSeconds": 15}})
-        starting = asyncio.create_task(service.start())
-        await api.journal.wait_for(lambda e: e.method == "GET" and e.path.endswith("/leases/karmada-scheduler"), 5)
+        starting = await standing_by_beside_another_holder(api, service)
         ready_before = service.probe_ready
         stall = api.faults.add(method="GET", path=LEASE_PATH, hang=True)
         ready_in_stall = await readiness_after(service, want=False)

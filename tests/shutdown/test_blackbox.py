@@ -30,6 +30,22 @@ from tests.shutdown.helpers import lease_held_elsewhere, stubs_in_thread, writes
 DRAIN_TIMEOUT = 60.0
 
 
+
+def run_process(api: DevCluster, config: Path) -> subprocess.Popen[str]:
+    """`binding-scheduler run` against `api` with the configuration file `config`, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
+         "--namespace", "karmada-system", "--config-file", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def reap(process: subprocess.Popen[str]) -> None:
+    """A process a failed test left running: killed and waited for."""
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
+
 def test_sigterm_stops_the_process_at_once_with_passes_blocked_in_estimator_calls(
     api: DevCluster, tmp_path: Path
 ) -> None:
@@ -42,20 +58,14 @@ def test_sigterm_stops_the_process_at_once_with_passes_blocked_in_estimator_call
         )
         config = write_config(tmp_path / "config.yaml", spec)
         apply(api, *(cluster_doc(n) for n in names), *(binding_doc(f"web-{i}") for i in range(4)))
-        process = subprocess.Popen(
-            [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
-             "--namespace", "karmada-system", "--config-file", str(config)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        process = run_process(api, config)
         try:
             wait_until(lambda: all(len(s.calls) >= 4 for s in stubs), timeout=60, what="4 passes in estimator calls")
             process.send_signal(signal.SIGTERM)
             signalled = time.monotonic()
             _, stderr = process.communicate(timeout=DRAIN_TIMEOUT / 2)
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+            reap(process)
         exited = time.monotonic()
 
         assert process.returncode == 0, stderr
@@ -76,11 +86,7 @@ def test_sigterm_to_a_standby_waiting_for_the_lease_stops_it_without_kopfs_wind_
     the tasks of a startup it cut short."""
     lease_held_elsewhere(api)
     config = write_config(tmp_path / "config.yaml", config_spec())
-    process = subprocess.Popen(
-        [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
-         "--namespace", "karmada-system", "--config-file", str(config)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    process = run_process(api, config)
     try:
         wait_until(lambda: len(api.journal.filter(path=r"/leases/karmada-scheduler$")) >= 2,
                    what="the standby to poll the Lease")
@@ -88,9 +94,7 @@ def test_sigterm_to_a_standby_waiting_for_the_lease_stops_it_without_kopfs_wind_
         signalled = time.monotonic()
         _, stderr = process.communicate(timeout=30)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        reap(process)
     exited = time.monotonic()
 
     assert process.returncode == 0, stderr
@@ -121,11 +125,7 @@ def test_sigterm_with_the_api_server_stalled_exits_within_the_stop_budget_and_sa
                        shutdown={"drainTimeout": f"{STALLED_DRAIN:g}s"})
     config = write_config(tmp_path / "config.yaml", spec)
     apply(api, *(cluster_doc(n) for n in names), binding_doc("web-0"))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "binding_scheduler.cli.main", "run", "--kubeconfig", str(api.kubeconfig_path),
-         "--namespace", "karmada-system", "--config-file", str(config)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    process = run_process(api, config)
     stall = None
     try:
         wait_until(lambda: scheduled(api, "web-0"), timeout=60, what="the first binding to be scheduled")
@@ -137,9 +137,7 @@ def test_sigterm_with_the_api_server_stalled_exits_within_the_stop_budget_and_sa
         signalled = time.monotonic()
         _, stderr = process.communicate(timeout=60)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        reap(process)
         if stall is not None:
             stall.remove()
     exited = time.monotonic()
