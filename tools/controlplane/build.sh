@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from the versions pinned in
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, kubectl and etcd from the versions pinned in
 # go.mod into a cache outside the clone:
 #   ${BINDING_SCHEDULER_CACHE:-~/.cache/binding-scheduler}/controlplane/<k8s>-<etcd>-<go>/
 # Prints that directory. A binary already there is not rebuilt; pki (our own, ./pki) is rebuilt when its
@@ -34,5 +34,8 @@ build etcd ./etcd
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+# A node of the in-cluster tier (tests/karmada/node.py): kubelet and kube-proxy of the same release.
+build kubelet k8s.io/kubernetes/cmd/kubelet
+build kube-proxy k8s.io/kubernetes/cmd/kube-proxy
 build kubectl k8s.io/kubernetes/cmd/kubectl
 echo "$out"
