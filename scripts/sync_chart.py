@@ -66,6 +66,8 @@ def _map(values: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 NAME = {"type": "string", "maxLength": 253}
+# karmadaAPI.layout: hack/local-up-karmada.sh, `karmadactl init`, Karmada's Helm chart, karmada-operator.
+KARMADA_LAYOUTS = ("local-up", "karmadactl-init", "helm", "operator")
 ANY_OBJECT = {"type": "object"}
 ANY_LIST = {"type": "array"}
 PROBE = _object({
@@ -91,11 +93,19 @@ def values_schema() -> dict[str, Any]:
             "imagePullSecrets": {"type": "array", "items": _object({"name": NAME}, required=["name"])},
             "karmadaAPI": _object({
                 "mode": {"enum": ["kubeconfigSecret", "inCluster"]},
-                "kubeconfigSecret": _object({
-                    "name": {**NAME, "minLength": 1},
-                    "key": {"type": "string", "minLength": 1},
+                "layout": {
+                    "description": "The Karmada install the chart runs beside; it names karmada-scheduler's Secrets.",
+                    "enum": list(KARMADA_LAYOUTS),
+                },
+                "helm": _object({"releaseName": {**NAME, "minLength": 1, "maxLength": 53}}),
+                "operator": _object({"instanceName": {**NAME, "minLength": 1}}),
+                "kubeconfigSecret": _object({"name": NAME, "key": {"type": "string"}}),
+                "estimatorClientCertificate": _object({
+                    "enabled": {"type": "boolean"},
+                    "secretName": NAME,
+                    "keys": _object({key: {"type": "string"} for key in ("ca", "cert", "key")}),
                 }),
-            }, required=["mode"]),
+            }, required=["mode", "layout"]),
             "config": config_schema(),
             "configuration": _object({
                 "source": {"enum": ["", "object", "file"]},

@@ -128,7 +128,9 @@ def test_by_default_the_scheduler_reads_karmada_apiserver_through_the_kubeconfig
     documents = render()
     main, spec = container(documents), pod(documents)
     assert "--kubeconfig=/etc/karmada/config/karmada.config" in main["args"]
-    assert {"name": "karmada-config", "secret": {"secretName": "karmada-scheduler-config"}} in spec["volumes"]
+    assert {"name": "karmada-config", "secret": {
+        "secretName": "karmada-scheduler-config", "items": [{"key": "karmada.config", "path": "karmada.config"}],
+    }} in spec["volumes"]
     assert spec["automountServiceAccountToken"] is False
     assert "--config-file=/etc/binding-scheduler/scheduler-configuration.yaml" in main["args"]
     assert find(documents, "SchedulerConfiguration") == []
@@ -157,8 +159,8 @@ def test_config_values_become_the_configuration_the_scheduler_parses() -> None:
     document = yaml.safe_load(one(documents, "ConfigMap")["data"]["scheduler-configuration.yaml"])
     config = parse_config(document)
     assert (config.workers, config.scheduler_name, config.shutdown.drain_timeout) == (4, "fast", 20.0)
-    assert config.leader_election.lease_namespace == "sched"
-    assert config.estimator.service.namespace == "sched"
+    assert config.leader_election.lease_namespace == "karmada-system"
+    assert config.estimator.service.namespace == "karmada-system"
 
 
 def test_a_changed_configuration_file_rolls_the_pods() -> None:
@@ -179,11 +181,11 @@ def test_extra_args_pass_karmada_flags_after_the_charts_own() -> None:
 # --- RBAC ----------------------------------------------------------------------------------------------------
 
 
-def test_rbac_by_default_grants_the_always_rules_and_the_lease_in_the_release_namespace() -> None:
+def test_rbac_by_default_grants_the_always_rules_and_the_lease_in_karmada_system() -> None:
     documents = render(namespace="sched")
     cluster_rules, namespaced = expected_rules("leaderElection")
     assert one(documents, "ClusterRole")["rules"] == cluster_rules
-    assert [role["metadata"]["namespace"] for role in find(documents, "Role")] == ["sched"]
+    assert [role["metadata"]["namespace"] for role in find(documents, "Role")] == ["karmada-system"]
     assert one(documents, "Role")["rules"] == namespaced
 
 
@@ -191,7 +193,9 @@ def test_rbac_in_cluster_with_estimators_grants_every_rule_of_the_rules_file() -
     documents = render({**IN_CLUSTER, "config.estimator.enabled": True}, namespace="sched")
     cluster_rules, namespaced = expected_rules("configObject", "leaderElection", "estimator")
     assert one(documents, "ClusterRole")["rules"] == cluster_rules
-    assert sorted(map(str, one(documents, "Role")["rules"])) == sorted(map(str, namespaced))
+    roles = find(documents, "Role")
+    assert sorted(role["metadata"]["namespace"] for role in roles) == ["karmada-system", "sched"]
+    assert sorted(str(rule) for role in roles for rule in role["rules"]) == sorted(map(str, namespaced))
 
 
 def test_rbac_without_leader_election_grants_no_lease() -> None:

@@ -44,20 +44,21 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
 {{/*
-The SchedulerConfiguration spec: .Values.config with the release namespace as the default namespace of the
-Lease and of the estimator Services. Rendered as YAML.
+The SchedulerConfiguration spec: .Values.config with karmada-system as the default namespace of the Lease and of
+the estimator Services, whatever the release namespace: both are looked up in the Karmada API server, where
+Karmada keeps them in karmada-system (its scheduler's Lease, its estimators' Services). Rendered as YAML.
 */}}
 {{- define "binding-scheduler.configSpec" -}}
 {{- $spec := deepCopy (.Values.config | default dict) -}}
 {{- $election := get $spec "leaderElection" | default dict -}}
 {{- if not (hasKey $election "leaseNamespace") -}}
-{{- $_ := set $election "leaseNamespace" .Release.Namespace -}}
+{{- $_ := set $election "leaseNamespace" "karmada-system" -}}
 {{- end -}}
 {{- $_ := set $spec "leaderElection" $election -}}
 {{- $estimator := get $spec "estimator" | default dict -}}
 {{- $service := get $estimator "service" | default dict -}}
 {{- if not (hasKey $service "namespace") -}}
-{{- $_ := set $service "namespace" .Release.Namespace -}}
+{{- $_ := set $service "namespace" "karmada-system" -}}
 {{- end -}}
 {{- $_ := set $estimator "service" $service -}}
 {{- $_ := set $spec "estimator" $estimator -}}
@@ -161,11 +162,71 @@ spellings), and any other value fails the render naming the flag.
 {{/*
 The namespaces the scheduler's Roles must be in, as the scheduler will run: the Lease's and the estimator
 Services', from Karmada's flags in extraArgs when given there (they win over the configuration), else from the
-configuration (the release namespace by default). Rendered as YAML: {lease: NS, estimators: NS}.
+configuration (karmada-system by default). Rendered as YAML: {lease: NS, estimators: NS}.
 */}}
 {{- define "binding-scheduler.roleNamespaces" -}}
 {{- $spec := include "binding-scheduler.configSpec" . | fromYaml -}}
 {{- $lease := include "binding-scheduler.flag" (dict "args" .Values.extraArgs "name" "leader-elect-resource-namespace") | default $spec.leaderElection.leaseNamespace -}}
 {{- $estimators := include "binding-scheduler.flag" (dict "args" .Values.extraArgs "name" "scheduler-estimator-service-namespace") | default $spec.estimator.service.namespace -}}
 {{- toYaml (dict "lease" $lease "estimators" $estimators) -}}
+{{- end -}}
+
+{{/*
+The Secrets the Karmada install named by karmadaAPI.layout creates for its karmada-scheduler, in its namespace:
+the kubeconfig for karmada-apiserver, and the client certificate towards the scheduler estimators. A name or key
+given in the values wins over the layout's. Rendered as YAML:
+{kubeconfig: {name, key}, estimatorClientCertificate: {secretName, ca, cert, key}}.
+*/}}
+{{- define "binding-scheduler.karmadaSecrets" -}}
+{{- $api := .Values.karmadaAPI -}}
+{{- $kubeconfig := dict "key" "karmada.config" -}}
+{{- $client := dict "ca" "ca.crt" "cert" "karmada.crt" "key" "karmada.key" -}}
+{{- if eq $api.layout "local-up" -}}
+{{- $_ := set $kubeconfig "name" "karmada-scheduler-config" -}}
+{{- $client = dict "secretName" "karmada-scheduler-scheduler-estimator-client-cert" "ca" "ca.crt" "cert" "tls.crt" "key" "tls.key" -}}
+{{- else if eq $api.layout "karmadactl-init" -}}
+{{- $_ := set $kubeconfig "name" "karmada-scheduler-config" -}}
+{{- $_ := set $client "secretName" "karmada-cert" -}}
+{{- else if eq $api.layout "helm" -}}
+{{- $release := required "karmadaAPI.helm.releaseName: the release name of Karmada's chart is required with karmadaAPI.layout=helm" $api.helm.releaseName -}}
+{{- $kubeconfig = dict "name" (printf "%s-kubeconfig" $release) "key" "kubeconfig" -}}
+{{- $_ := set $client "secretName" (printf "%s-cert" $release) -}}
+{{- $_ := set $client "ca" "server-ca.crt" -}}
+{{- else if eq $api.layout "operator" -}}
+{{- $instance := required "karmadaAPI.operator.instanceName: the name of the Karmada object is required with karmadaAPI.layout=operator" $api.operator.instanceName -}}
+{{- /* The operator names an instance's objects <instance>-<suffix> when the name contains "karmada", else <instance>-karmada-<suffix>. */ -}}
+{{- $prefix := ternary $instance (printf "%s-karmada" $instance) (contains "karmada" $instance) -}}
+{{- $_ := set $kubeconfig "name" (printf "%s-scheduler-config" $prefix) -}}
+{{- $_ := set $client "secretName" (printf "%s-cert" $prefix) -}}
+{{- else -}}
+{{- fail (printf "karmadaAPI.layout: %q is not one of local-up, karmadactl-init, helm, operator" (toString $api.layout)) -}}
+{{- end -}}
+{{- range $field, $value := $api.kubeconfigSecret | default dict -}}
+{{- if $value }}{{ $_ := set $kubeconfig $field $value }}{{ end -}}
+{{- end -}}
+{{- $given := $api.estimatorClientCertificate | default dict -}}
+{{- with $given.secretName }}{{ $_ := set $client "secretName" . }}{{ end -}}
+{{- range $field, $value := $given.keys | default dict -}}
+{{- if $value }}{{ $_ := set $client $field $value }}{{ end -}}
+{{- end -}}
+{{- toYaml (dict "kubeconfig" $kubeconfig "estimatorClientCertificate" $client) -}}
+{{- end -}}
+
+{{/*
+Whether the pods mount the estimator client certificate and pass it as Karmada's --scheduler-estimator-*-file
+flags: with a kubeconfig Secret (a Karmada install beside the chart), when the scheduler asks the estimators and
+karmadaAPI.estimatorClientCertificate.enabled. Those flags would win over config.estimator.tls's files, so
+giving both fails the render.
+*/}}
+{{- define "binding-scheduler.estimatorClientCertificate" -}}
+{{- $wanted := (.Values.karmadaAPI.estimatorClientCertificate | default dict).enabled -}}
+{{- if and (eq .Values.karmadaAPI.mode "kubeconfigSecret") (eq (include "binding-scheduler.estimatorEnabled" .) "true") $wanted -}}
+{{- $tls := get (get (.Values.config | default dict) "estimator" | default dict) "tls" | default dict -}}
+{{- range $field := list "caFile" "certFile" "keyFile" -}}
+{{- if get $tls $field -}}
+{{- fail (printf "config.estimator.tls.%s is set, but the chart passes the client certificate of karmadaAPI.estimatorClientCertificate as Karmada's --scheduler-estimator-*-file flags, which win over it: drop it, or set karmadaAPI.estimatorClientCertificate.enabled=false" $field) -}}
+{{- end -}}
+{{- end -}}
+true
+{{- end -}}
 {{- end -}}
