@@ -2,6 +2,7 @@
 
     python3 dev.py image              # build it (or find it built from the same inputs); prints the contract line
     python3 dev.py image --refresh    # debootstrap the base again first (Debian's newest security updates)
+    python3 dev.py image --karmada-scheduler | --pause   # an image of one static binary (scripts/binary_image.py)
 
 The contract: the only line on stdout is `image: binding-scheduler:<version> at <path> (oci-archive)`; progress
 goes to stderr; a failure is one line on stderr and exit status 1, or exit status 3 when this machine cannot
@@ -428,24 +429,27 @@ def tree(root: Path, *, top: bool = True) -> Iterator[Path]:
             yield from tree(path, top=False)
 
 
-def write_layer(root: Path, paths: Iterable[Path], blob: Path) -> Layer:
-    """These paths of `root` as one gzip'd tar (owners and modes as they are, mtimes fixed)."""
+def write_layer(root: Path, paths: Iterable[Path], blob: Path, *, owner: tuple[int, int] | None = None) -> Layer:
+    """These paths of `root` as one gzip'd tar (modes as they are, mtimes fixed; owners as they are, or every
+    entry's uid and gid `owner`)."""
     with blob.open("wb") as out:
         compressed = Digesting(out)
         with gzip.GzipFile(filename="", mode="wb", fileobj=compressed, mtime=0, compresslevel=6) as zipped:
             plain = Digesting(zipped)
             with tarfile.open(fileobj=plain, mode="w|", format=tarfile.PAX_FORMAT) as tar:
                 for path in paths:
-                    add_to_layer(tar, root, path)
+                    add_to_layer(tar, root, path, owner)
     return Layer(blob, plain.digest(), compressed.digest(), compressed.size, plain.size)
 
 
-def add_to_layer(tar: tarfile.TarFile, root: Path, path: Path) -> None:
+def add_to_layer(tar: tarfile.TarFile, root: Path, path: Path, owner: tuple[int, int] | None = None) -> None:
     info = tar.gettarinfo(str(path), arcname=path.relative_to(root).as_posix())
     if info is None or info.ischr() or info.isblk() or info.isfifo():
         return
     info.mtime = epoch()
     info.uname = info.gname = ""
+    if owner is not None:
+        info.uid, info.gid = owner
     if info.isreg():
         with path.open("rb") as handle:
             tar.addfile(info, handle)
@@ -686,29 +690,38 @@ def image_config(base: Base, layers: Sequence[Layer]) -> dict[str, Any]:
 
 
 def write_oci_archive(base: Base, layers: Sequence[Layer], work: Path, archive: Path) -> None:
-    """The OCI image layout (oci-layout, index.json, blobs), tarred into `archive`."""
+    """binding-scheduler's image: its config and layers as an OCI archive (write_image_archive)."""
+    write_image_archive(image_config(base, layers), layers, work, archive,
+                        reference=f"docker.io/library/{NAME}:{version()}", version=version())
+
+
+def write_image_archive(config: dict[str, Any], layers: Sequence[Layer], work: Path, archive: Path, *,
+                        reference: str, version: str) -> None:
+    """The OCI image layout (oci-layout, index.json, blobs) of one image, for the config's platform, tarred into
+    `archive`. The index names its manifest `reference` (a full one: registry/repository:tag), which
+    `ctr images import` takes as the image's name, and its tag as the OCI ref name."""
     layout = work / "layout"
     blobs = layout / "blobs" / "sha256"
     blobs.mkdir(parents=True)
     for layer in layers:
         os.link(layer.blob, blobs / layer.digest.removeprefix("sha256:"))
-    config = store_json(blobs, image_config(base, layers))
+    stored = store_json(blobs, config)
     manifest = store_json(blobs, {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", **config},
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", **stored},
         "layers": [layer.descriptor() for layer in layers],
-        "annotations": {"org.opencontainers.image.version": version()},
+        "annotations": {"org.opencontainers.image.version": version},
     })
     index = {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.index.v1+json",
         "manifests": [{
             "mediaType": "application/vnd.oci.image.manifest.v1+json", **manifest,
-            "platform": {"architecture": base.arch, "os": "linux"},
+            "platform": {"architecture": config["architecture"], "os": config["os"]},
             "annotations": {
-                "io.containerd.image.name": f"docker.io/library/{NAME}:{version()}",
-                "org.opencontainers.image.ref.name": version(),
+                "io.containerd.image.name": reference,
+                "org.opencontainers.image.ref.name": tag_of(reference),
             },
         }],
     }
@@ -724,6 +737,14 @@ def write_oci_archive(base: Base, layers: Sequence[Layer], work: Path, archive: 
                     tar.addfile(info, handle)
             else:
                 tar.addfile(info)
+
+
+def tag_of(reference: str) -> str:
+    """`registry/repository:tag`'s tag (a registry's port is no tag)."""
+    _, colon, tag = reference.rpartition(":")
+    if not colon or "/" in tag or not tag:
+        raise BuildError(f"the image reference {reference!r} has no tag")
+    return tag
 
 
 def store_json(blobs: Path, document: dict[str, Any]) -> dict[str, Any]:
@@ -831,7 +852,15 @@ def remove_path(path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 dev.py image", description=__doc__.split("\n\n")[0])
     parser.add_argument("--refresh", action="store_true", help="debootstrap the base again (security updates)")
+    other = parser.add_mutually_exclusive_group()
+    for name in ("karmada-scheduler", "pause"):
+        other.add_argument(f"--{name}", action="store_const", const=name, dest="other",
+                           help=f"build the {name} image instead (scripts/binary_image.py)")
     args = parser.parse_args(argv)
+    if args.other is not None:
+        from scripts import binary_image  # it imports this module's writers
+
+        return binary_image.main([args.other])
     try:
         archive = build(refresh=args.refresh)
     except CannotBuild as error:
