@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from tests.karmada import churn as churn_scenario
+from tests.karmada import incluster, node, suite
 from tests.karmada import restart as restart_scenario
-from tests.karmada import suite
 from tests.karmada import table as spec_table
 from tests.karmada.plane import (
     SCHEDULERS,
@@ -45,9 +45,11 @@ def serving_line(plane: KarmadaPlane) -> str:
             f"members {members})")
 
 
-def up(scheduler: str, state: Path = STATE) -> KarmadaPlane:
+def up(scheduler: str, state: Path = STATE, *, in_cluster: bool = False, layout: str = "") -> KarmadaPlane:
     started = time.monotonic()
-    plane = start(state, scheduler=scheduler, tie_to_parent=False)
+    if in_cluster and (reason := node.missing()):
+        raise KarmadaError(f"--in-cluster: {node.REQUIREMENT}; this machine: {reason}")
+    plane = start(state, scheduler=scheduler, tie_to_parent=False, in_cluster=in_cluster, layout=layout)
     print(serving_line(plane), flush=True)
     memory = sum(resident_memory(state).values())
     print(f"karmada: scheduler {scheduler}, started in {time.monotonic() - started:.0f} s, "
@@ -125,6 +127,14 @@ def main(argv: Sequence[str]) -> int:
     for name in ("up", "e2e", "restart", "churn"):
         command = commands.add_parser(name)
         command.add_argument("--scheduler", choices=SCHEDULERS, default="ours")
+    commands.choices["up"].add_argument(
+        "--in-cluster", action="store_true",
+        help="the host cluster is a real one (a node with a kubelet, containerd, CNI) and the scheduler runs in it "
+             "as pods: the chart's, or karmada-scheduler's Deployment from Karmada's manifest")
+    commands.choices["up"].add_argument("--layout", choices=sorted(incluster.LAYOUTS), default="",
+                                        help="with --in-cluster: the Karmada install the host cluster is laid "
+                                             f"out as, selected in the chart by karmadaAPI.layout (default "
+                                             f"{incluster.DEFAULT_LAYOUT})")
     commands.choices["e2e"].add_argument("--focus", default="", help="ginkgo focus regex over spec names")
     commands.choices["e2e"].add_argument("--skip", default="", help="ginkgo skip regex over spec names")
     commands.choices["e2e"].add_argument("--file", action="append", default=[], dest="files",
@@ -150,7 +160,9 @@ def main(argv: Sequence[str]) -> int:
     state = args.state.resolve()
     try:
         if args.command == "up":
-            up(args.scheduler, state)
+            if args.layout and not args.in_cluster:
+                parser.error("--layout: only with --in-cluster")
+            up(args.scheduler, state, in_cluster=args.in_cluster, layout=args.layout)
             return 0
         if args.command == "down":
             print("karmada: stopped" if stop(state) else "karmada: nothing was running")

@@ -137,15 +137,17 @@ def bootstrap_token_configuration(ca: Path, karmada_url: str) -> list[dict[str, 
     })
 
 
-def estimator_service(cluster: str, namespace: str, scheduler_port: int, target_port: int) -> dict[str, Any]:
+def estimator_service(cluster: str, namespace: str, scheduler_port: int, target_port: int,
+                      address: str = LOOPBACK) -> dict[str, Any]:
     """The Service karmada-scheduler (and binding-scheduler) look up to find a member's estimator: named
-    `karmada-scheduler-estimator-<cluster>`, ExternalName, its port the scheduler's `--scheduler-estimator-port`
-    and its targetPort where the estimator listens."""
+    `karmada-scheduler-estimator-<cluster>`, ExternalName `address` (where the scheduler reaches the host's
+    estimator processes), its port the scheduler's `--scheduler-estimator-port` and its targetPort where the
+    estimator listens."""
     return {
         "apiVersion": "v1", "kind": "Service",
         "metadata": {"name": f"karmada-scheduler-estimator-{cluster}", "namespace": namespace,
                      "labels": {"cluster": cluster}},
-        "spec": {"type": "ExternalName", "externalName": LOOPBACK,
+        "spec": {"type": "ExternalName", "externalName": address,
                  "ports": [{"name": "grpc", "port": scheduler_port, "targetPort": target_port}]},
     }
 

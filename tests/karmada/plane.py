@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from tests.karmada import manifests
+from tests.karmada import manifests, node
 from tests.processes import Identity, exit_status, record, running, signal_group, wait_gone
 from tests.realcluster.controlplane import (
     AUDIT_POLICY,
@@ -47,6 +47,8 @@ KARMADA_SYSTEM = "karmada-system"
 MEMBERS = ("member1", "member2", "member3")
 ESTIMATOR_PORT = 10352  # karmada-scheduler's --scheduler-estimator-port default: the Services' port
 SCHEDULERS = ("karmada", "ours")
+NODE_AGENTS = ("node-kubelet", "node-kube-proxy")
+"""The in-cluster node's agents, stopped before its containerd so that nothing restarts a container."""
 READY_TIMEOUT = 120.0
 FEATURE_GATES = "--feature-gates=AllAlpha=true,AllBeta=true"  # as Karmada's own deployments set them
 
@@ -230,9 +232,10 @@ def write_kubeconfig(path: Path, contexts: dict[str, str], ca: Path, cert: Path,
 class Builder:
     """Starts the plane step by step; each step waits for what the next one needs."""
 
-    def __init__(self, state: Path, *, tie_to_parent: bool, members: Sequence[str]) -> None:
+    def __init__(self, state: Path, *, tie_to_parent: bool, members: Sequence[str], in_cluster: bool = False) -> None:
         self.state = state
         self.members = tuple(members)
+        self.in_cluster = in_cluster
         self.kube = kube_binaries()
         self.karmada = karmada_binaries()
         self.kwok = kwok_binary()
@@ -249,9 +252,13 @@ class Builder:
                  "karmada-webhook": [f"karmada-webhook.{KARMADA_SYSTEM}.svc"],
                  "karmada-scheduler-estimator": [f"karmada-scheduler-estimator-{m}.{KARMADA_SYSTEM}.svc"
                                                  for m in self.members]}
+        addresses = [manifests.LOOPBACK, *([node.GATEWAY] if self.in_cluster else [])]
         for name, dns in names.items():
-            self._issue(name, f"system:karmada:{name}", usage="server", dns=["localhost", *dns],
-                        ip=[manifests.LOOPBACK])
+            self._issue(name, f"system:karmada:{name}", usage="server", dns=["localhost", *dns], ip=addresses)
+        if self.in_cluster:  # pods reach karmada-apiserver at the gateway
+            self._issue("apiserver", "kube-apiserver", usage="server",
+                        dns=["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+                        ip=[*addresses, "10.0.0.1"])
         self._issue("front-proxy-client", "front-proxy-client", usage="client")
         self._issue("karmada-scheduler-grpc", "system:karmada:karmada-scheduler-grpc", usage="client",
                     org=["system:masters"])
@@ -259,6 +266,9 @@ class Builder:
         webhook_dir.mkdir()
         shutil.copy(self.pki / "karmada-webhook.crt", webhook_dir / "tls.crt")
         shutil.copy(self.pki / "karmada-webhook.key", webhook_dir / "tls.key")
+
+    def issue_client(self, name: str, cn: str, org: Sequence[str] = ()) -> None:
+        self._issue(name, cn, usage="client", org=org)
 
     def _issue(self, name: str, cn: str, *, usage: str, dns: Sequence[str] = (), ip: Sequence[str] = (),
                org: Sequence[str] = ()) -> None:
@@ -286,10 +296,13 @@ class Builder:
             "--unsafe-no-fsync", "--log-level", "warn",
         ])
         pki = self.pki
+        bind = "0.0.0.0" if karmada and self.in_cluster else "127.0.0.1"  # pods reach it at the gateway
         command = [
             str(self.kube / "kube-apiserver"),
             "--etcd-servers", f"http://127.0.0.1:{etcd_port}",
-            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", str(api_port),
+            "--bind-address", bind, "--advertise-address", "127.0.0.1", "--secure-port", str(api_port),
+            "--kubelet-client-certificate", str(pki / "admin.crt"), "--kubelet-client-key", str(pki / "admin.key"),
+            "--kubelet-preferred-address-types", "InternalIP",
             "--tls-cert-file", str(pki / "apiserver.crt"), "--tls-private-key-file", str(pki / "apiserver.key"),
             "--client-ca-file", str(pki / "ca.crt"),
             "--authorization-mode", "Node,RBAC", "--allow-privileged=true", "--enable-bootstrap-token-auth=true",
@@ -457,7 +470,9 @@ class Builder:
             f"--metrics-bind-address=127.0.0.1:{free_port()}",
             f"--health-probe-bind-address=127.0.0.1:{free_port()}", FEATURE_GATES, "--v=2",
         ])
-        self.apply(karmada, [manifests.estimator_service(member.name, KARMADA_SYSTEM, ESTIMATOR_PORT, port)])
+        address = node.GATEWAY if self.in_cluster else manifests.LOOPBACK
+        self.apply(karmada, [manifests.estimator_service(member.name, KARMADA_SYSTEM, ESTIMATOR_PORT, port,
+                                                         address)])
         wait_for(lambda: _https_listening(port), f"{member.name}'s estimator serving", self.processes)
 
     def _run(self, command: list[str], what: str) -> None:
@@ -505,14 +520,18 @@ def scheduler_command(scheduler: str, plane_state: Path, kubeconfig: Path, *extr
 
 
 def start(state: Path, *, scheduler: str = "ours", tie_to_parent: bool,
-          members: Sequence[str] = MEMBERS) -> KarmadaPlane:
-    """Start the whole plane in `state` (created; whatever ran there before is stopped first)."""
+          members: Sequence[str] = MEMBERS, in_cluster: bool = False, layout: str = "") -> KarmadaPlane:
+    """Start the whole plane in `state` (created; whatever ran there before is stopped first). `in_cluster`:
+    the host cluster is a real one with a node, and the scheduler runs in it as the chart's pods, installed
+    beside Karmada's install `layout` (tests/karmada/incluster.py)."""
     if scheduler not in SCHEDULERS:
         raise KarmadaError(f"--scheduler {scheduler!r}: expected one of {', '.join(SCHEDULERS)}")
     stop(state)
     state.mkdir(parents=True)
-    builder = Builder(state, tie_to_parent=tie_to_parent, members=members)
+    builder = Builder(state, tie_to_parent=tie_to_parent, members=members, in_cluster=in_cluster)
     try:
+        if in_cluster:
+            node.make_bridge(state / "node")
         builder.certificates()
         karmada = builder.api_server("karmada", karmada=True)
         builder.wait_ready(karmada)
@@ -521,8 +540,11 @@ def start(state: Path, *, scheduler: str = "ours", tie_to_parent: bool,
                                             "clusterrole-aggregation")
         builder.karmada_components(karmada)
         joined = [builder.member(name) for name in members]
+        from tests.karmada import incluster  # it builds on this module
+
+        host = incluster.start_host(builder) if in_cluster else karmada
         pki = builder.pki
-        contexts = {"karmada-apiserver": karmada.url, "karmada-host": karmada.url,
+        contexts = {"karmada-apiserver": karmada.url, "karmada-host": host.url,
                     **{member.name: member.url for member in joined}}
         plane = KarmadaPlane(state=state, karmada=karmada, members=tuple(joined), scheduler=scheduler)
         write_kubeconfig(plane.kubeconfig, contexts, pki / "ca.crt", pki / "admin.crt", pki / "admin.key",
@@ -532,10 +554,14 @@ def start(state: Path, *, scheduler: str = "ours", tie_to_parent: bool,
             builder.estimator(karmada, member)
         wait_for(lambda: _clusters_ready(karmada.client(), members), "every member Ready in Karmada",
                  builder.processes, timeout=180)
-        start_scheduler(plane, builder.processes)
+        if in_cluster:
+            incluster.install(plane, layout or incluster.DEFAULT_LAYOUT)
+        else:
+            start_scheduler(plane, builder.processes)
         (state / "plane.json").write_text(json.dumps({
             "scheduler": scheduler, "karmada": karmada.url,
             "members": {member.name: member.url for member in joined},
+            **({"host": host.url, "layout": layout or incluster.DEFAULT_LAYOUT} if in_cluster else {}),
         }))
     except BaseException as error:
         kept = keep_logs(state)
@@ -605,8 +631,12 @@ def resident_memory(state: Path) -> dict[str, int]:
 
 
 def stop(state: Path) -> bool:
-    """Kill every process of the plane in `state` and remove `state`. True if something ran there."""
+    """Kill every process of the plane in `state`, undo its node if it has one, and remove `state`. True if
+    something ran there."""
     recorded = Processes.of(state).identities
+    if (state / "node").exists():
+        node.teardown(state / "node", [recorded.pop(name) for name in NODE_AGENTS if name in recorded],
+                      recorded.pop("node-containerd", None))
     killed = [identity for name, identity in recorded.items()
               if signal_group(identity, signal.SIGKILL, name)]
     for identity in killed:
