@@ -98,9 +98,10 @@ def test_the_scheduler_schedules_with_exactly_the_charts_rbac_and_arguments(
     health = free_port()
     documents = render({
         "karmadaAPI.mode": "inCluster",
-        "config": {"schedulerName": scheduler_name, "leaderElection": {"leaseName": scheduler_name},
+        "config": {"schedulerName": scheduler_name,
+                   "leaderElection": {"leaseName": scheduler_name, "leaseNamespace": release_namespace},
                    "metrics": {"port": 0, "healthPort": health},
-                   "estimator": {"enabled": True, "timeout": "1s"}},
+                   "estimator": {"enabled": True, "timeout": "1s", "service": {"namespace": release_namespace}}},
     }, release="bs", namespace=release_namespace)
     objects.create(*documents)
     account = one(documents, "ServiceAccount")["metadata"]["name"]
