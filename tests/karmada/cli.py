@@ -12,6 +12,7 @@ from typing import Protocol, TypeVar
 from tests.karmada import churn as churn_scenario
 from tests.karmada import incluster, node, suite
 from tests.karmada import restart as restart_scenario
+from tests.karmada import rollout as rollout_scenario
 from tests.karmada import table as spec_table
 from tests.karmada.plane import (
     SCHEDULERS,
@@ -121,10 +122,34 @@ def churn(scheduler: str, workloads: int, restarts: int, kill_every: int, scale_
     return 0 if report.passed else 1
 
 
+def rollout(scheduler: str, triggers: Sequence[str], bindings: int, delay: float) -> int:
+    """The rollout scenario (tests/karmada/rollout.py), each trigger in turn, on an in-cluster plane of its own."""
+    if reason := node.missing():
+        raise KarmadaError(f"rollout: {node.REQUIREMENT}; this machine: {reason}")
+    chosen = [t for t in triggers or rollout_scenario.TRIGGERS if not (t == "upgrade" and scheduler == "karmada")]
+    state = ROOT / ".karmada-rollout"
+    plane = start(state, scheduler=scheduler, tie_to_parent=True, in_cluster=True)
+    reports = []
+    try:
+        for trigger in chosen:
+            reports.append(rollout_scenario.run(plane, trigger=trigger, bindings=bindings, delay=delay))
+            print(rollout_scenario.row(reports[-1]), flush=True)
+    finally:
+        kept = keep_logs(state)
+        stop(state)
+        print(f"karmada rollout: the plane's logs are kept in {kept}", file=sys.stderr)
+    REPORTS.mkdir(exist_ok=True)
+    path = REPORTS / f"rollout-{scheduler}.json"
+    path.write_text("[\n" + ",\n".join(report.to_json() for report in reports) + "\n]\n")
+    print(rollout_scenario.table(reports))
+    print(f"karmada rollout ({scheduler}): report {path}")
+    return 0 if all(report.passed for report in reports) else 1
+
+
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 dev.py karmada")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("up", "e2e", "restart", "churn"):
+    for name in ("up", "e2e", "restart", "churn", "rollout"):
         command = commands.add_parser(name)
         command.add_argument("--scheduler", choices=SCHEDULERS, default="ours")
     commands.choices["up"].add_argument(
@@ -150,6 +175,12 @@ def main(argv: Sequence[str]) -> int:
                                              help="every Nth stop is SIGKILL, the others SIGTERM")
     commands.choices["churn"].add_argument("--scale-ups", type=int, default=5,
                                              help="Divided Deployments scaled 3 -> 5 after the last takeover")
+    commands.choices["rollout"].add_argument("--trigger", action="append", default=[], dest="triggers",
+                                             choices=rollout_scenario.TRIGGERS,
+                                             help="restart, upgrade (the chart only), delete, kill (default all)")
+    commands.choices["rollout"].add_argument("--bindings", type=int, default=6)
+    commands.choices["rollout"].add_argument("--delay", type=float, default=20.0,
+                                             help="seconds the slow estimator holds each call")
     commands.add_parser("down")
     table = commands.add_parser("table", help="docs/karmada-e2e.md's table from the two e2e reports")
     table.add_argument("reports", nargs=2, metavar="REPORT.json", help="karmada-scheduler's, then ours")
@@ -171,6 +202,8 @@ def main(argv: Sequence[str]) -> int:
             return spec_table.main(args.reports)
         if args.command == "restart":
             return restart(args.scheduler, args.bindings, args.delay)
+        if args.command == "rollout":
+            return rollout(args.scheduler, args.triggers, args.bindings, args.delay)
         if args.command == "churn":
             return churn(args.scheduler, args.workloads, args.restarts, args.kill_every, args.scale_ups)
         return e2e(args.scheduler, args.focus, args.skip, args.files, args.poll_timeout, state)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -170,6 +171,19 @@ def import_image(home: Path, archive: Path) -> None:
 
 def images(home: Path) -> list[str]:
     return ctr(home, "images", "ls", "-q").stdout.split()
+
+
+def kill_container(home: Path, client: Any, namespace: str, pod: str) -> int:
+    """SIGKILL to the first container of `pod` on the node, as the node itself would kill it (the OOM killer,
+    a crash): the kubelet restarts it. Returns the pid killed."""
+    status = client.ok("GET", f"/api/v1/namespaces/{namespace}/pods/{pod}")["status"]
+    container = status["containerStatuses"][0]["containerID"].removeprefix("containerd://")
+    for line in ctr(home, "tasks", "ls").stdout.splitlines()[1:]:
+        task, pid, *_ = line.split()
+        if task == container:
+            os.kill(int(pid), signal.SIGKILL)
+            return int(pid)
+    raise NodeError(f"no task of {pod}'s container {container} on the node")
 
 
 def teardown(home: Path, stopped_first: Sequence[Identity] = (), containerd: Identity | None = None) -> None:

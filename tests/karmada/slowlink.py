@@ -12,10 +12,12 @@ from collections.abc import Iterator
 
 
 class SlowLink:
-    """`with SlowLink(target_port) as link:` relays 127.0.0.1:link.port to 127.0.0.1:target_port."""
+    """`with SlowLink(target_port) as link:` relays host:link.port to 127.0.0.1:target_port (`host`: where the
+    scheduler reaches it, the pods' gateway for a scheduler in pods)."""
 
-    def __init__(self, target_port: int, delay: float = 20.0) -> None:
+    def __init__(self, target_port: int, delay: float = 20.0, host: str = "127.0.0.1") -> None:
         self.target_port = target_port
+        self.host = host
         self.delay = delay
         self.slow = False
         self.port = 0
@@ -37,7 +39,7 @@ class SlowLink:
         self._thread.join(10)
 
     async def _serve(self) -> asyncio.Server:
-        return await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return await asyncio.start_server(self._relay, self.host, 0)
 
     async def _close(self) -> None:
         if self._server is not None:
@@ -75,6 +77,6 @@ class SlowLink:
 
 
 @contextlib.contextmanager
-def slow_link(target_port: int, delay: float = 20.0) -> Iterator[SlowLink]:
-    with SlowLink(target_port, delay) as link:
+def slow_link(target_port: int, delay: float = 20.0, host: str = "127.0.0.1") -> Iterator[SlowLink]:
+    with SlowLink(target_port, delay, host) as link:
         yield link

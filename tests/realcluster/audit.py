@@ -33,6 +33,7 @@ class AuditEntry:
     received: float  # requestReceivedTimestamp, seconds since the epoch
     body: Any
     agent: str = ""  # the client's User-Agent: its program's name first
+    source: str = ""  # the client's address (the first of sourceIPs): a pod's IP tells pods apart
 
     @property
     def is_write(self) -> bool:
@@ -99,6 +100,7 @@ def _entry(event: dict[str, Any]) -> AuditEntry:
         received=_seconds(event["requestReceivedTimestamp"]),
         body=event.get("requestObject"),
         agent=event.get("userAgent", ""),
+        source=(event.get("sourceIPs") or [""])[0],
     )
 
 
