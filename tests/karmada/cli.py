@@ -131,9 +131,10 @@ def rollout(scheduler: str, triggers: Sequence[str], bindings: int, delay: float
     plane = start(state, scheduler=scheduler, tie_to_parent=True, in_cluster=True)
     reports = []
     try:
-        for trigger in chosen:
-            reports.append(rollout_scenario.run(plane, trigger=trigger, bindings=bindings, delay=delay))
-            print(rollout_scenario.row(reports[-1]), flush=True)
+        with rollout_scenario.estimator_relay(plane, delay) as link:
+            for trigger in chosen:
+                reports.append(rollout_scenario.run(plane, link, trigger=trigger, bindings=bindings))
+                print(rollout_scenario.row(reports[-1]), flush=True)
     finally:
         kept = keep_logs(state)
         stop(state)

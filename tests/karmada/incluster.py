@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +160,10 @@ def install(plane: KarmadaPlane, layout: str, *values: str) -> None:
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": KARMADA_SYSTEM}},
         *(secret(name, {key: held[what] for key, what in keys.items()}) for name, keys in LAYOUTS[layout].items()),
     ]
+    others = {name for other, secrets in LAYOUTS.items() if other != layout for name in secrets} - set(
+        LAYOUTS[layout])
+    plane.kubectl("-n", KARMADA_SYSTEM, "delete", "secret", "--ignore-not-found", *sorted(others),
+                  context="karmada-host")  # only the layout's own Secrets are there
     plane.kubectl("apply", "-f", "-", context="karmada-host", input=yaml.safe_dump_all(documents))
     if plane.scheduler == "karmada":
         plane.kubectl("apply", "-f", "-", context="karmada-host",
@@ -174,6 +177,7 @@ def install(plane: KarmadaPlane, layout: str, *values: str) -> None:
     client = host_client(plane)
     wait_for(lambda: pods_ready(client, selector, 2), f"the scheduler's two pods ({selector}) Running and Ready",
              Processes.of(plane.state), timeout=PODS_READY_TIMEOUT)
+    wait_rollout(plane, "karmada-scheduler" if plane.scheduler == "karmada" else RELEASE)
 
 
 def karmada_scheduler_manifest() -> list[dict[str, Any]]:
@@ -222,7 +226,6 @@ def helm(plane: KarmadaPlane, *args: str, timeout: float = 300) -> str:
 
 
 def wait_rollout(plane: KarmadaPlane, deployment: str, timeout: float = PODS_READY_TIMEOUT) -> None:
-    started = time.monotonic()
+    """Until the Deployment's newest ReplicaSet has all its pods Ready and no old pod is left."""
     plane.kubectl("-n", KARMADA_SYSTEM, "rollout", "status", f"deployment/{deployment}", f"--timeout={timeout:.0f}s",
                   context="karmada-host")
-    del started

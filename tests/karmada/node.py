@@ -173,17 +173,23 @@ def images(home: Path) -> list[str]:
     return ctr(home, "images", "ls", "-q").stdout.split()
 
 
-def kill_container(home: Path, client: Any, namespace: str, pod: str) -> int:
-    """SIGKILL to the first container of `pod` on the node, as the node itself would kill it (the OOM killer,
-    a crash): the kubelet restarts it. Returns the pid killed."""
+def container_pid(home: Path, client: Any, namespace: str, pod: str) -> int:
+    """The host pid of the first container of `pod` (its PID 1: tini, in binding-scheduler's image)."""
     status = client.ok("GET", f"/api/v1/namespaces/{namespace}/pods/{pod}")["status"]
     container = status["containerStatuses"][0]["containerID"].removeprefix("containerd://")
     for line in ctr(home, "tasks", "ls").stdout.splitlines()[1:]:
         task, pid, *_ = line.split()
         if task == container:
-            os.kill(int(pid), signal.SIGKILL)
             return int(pid)
     raise NodeError(f"no task of {pod}'s container {container} on the node")
+
+
+def kill_container(home: Path, client: Any, namespace: str, pod: str) -> int:
+    """SIGKILL to the first container of `pod` on the node, as the node itself would kill it (the OOM killer,
+    a crash): the kubelet restarts it. Returns the pid killed."""
+    pid = container_pid(home, client, namespace, pod)
+    os.kill(pid, signal.SIGKILL)
+    return pid
 
 
 def teardown(home: Path, stopped_first: Sequence[Identity] = (), containerd: Identity | None = None) -> None:

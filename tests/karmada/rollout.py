@@ -20,12 +20,14 @@ policy change to every binding placed."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import subprocess
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -43,7 +45,7 @@ from tests.karmada.restart import (
     deployment,
     policy,
 )
-from tests.karmada.slowlink import slow_link
+from tests.karmada.slowlink import SlowLink, slow_link
 from tests.realcluster import audit
 from tests.realcluster.controlplane import binaries as kube_binaries
 
@@ -186,7 +188,29 @@ def leader_pod(plane: KarmadaPlane) -> str:
     return holder.split("_", 1)[0]
 
 
-def run(plane: KarmadaPlane, *, trigger: str = "restart", bindings: int = 6, delay: float = 20.0) -> RolloutReport:
+@contextlib.contextmanager
+def estimator_relay(plane: KarmadaPlane, delay: float) -> Iterator[SlowLink]:
+    """member1's estimator reached through a relay that can turn slow, for as long as the block runs. Both
+    schedulers dial an estimator once and keep the connection while it works (karmada-scheduler:
+    pkg/estimator/client EstablishConnection, cached; binding-scheduler re-resolves only after a failed
+    connection), so the pods are restarted first, to dial the relay."""
+    client = plane.karmada.client()
+    service_path = f"/api/v1/namespaces/{KARMADA_SYSTEM}/services/karmada-scheduler-estimator-member1"
+    service = client.ok("GET", service_path)
+    estimator_port = int(service["spec"]["ports"][0]["targetPort"])
+    try:
+        with slow_link(estimator_port, delay, node.GATEWAY) as link:
+            _point_estimator(client, service_path, service, link.port)
+            _trigger(plane, "restart", "")
+            plane.kubectl("-n", KARMADA_SYSTEM, "rollout", "status", f"deployment/{deployment_name(plane)}",
+                          "--timeout=180s", context="karmada-host")
+            yield link
+    finally:
+        _point_estimator(client, service_path, service, estimator_port)
+
+
+def run(plane: KarmadaPlane, link: SlowLink, *, trigger: str = "restart", bindings: int = 6) -> RolloutReport:
+    """The scenario once, with `trigger`, member1's estimator behind `link` (estimator_relay)."""
     if trigger not in TRIGGERS:
         raise ValueError(f"trigger {trigger!r}: expected one of {', '.join(TRIGGERS)}")
     if trigger == "upgrade" and plane.scheduler == "karmada":
@@ -196,16 +220,13 @@ def run(plane: KarmadaPlane, *, trigger: str = "restart", bindings: int = 6, del
     namespace = f"rollout-{uuid.uuid4().hex[:6]}"
     client.ok("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     names = [f"web-{index}" for index in range(bindings)]
-    service_path = f"/api/v1/namespaces/{KARMADA_SYSTEM}/services/karmada-scheduler-estimator-member1"
-    service = client.ok("GET", service_path)
-    estimator_port = int(service["spec"]["ports"][0]["targetPort"])
     report = RolloutReport(scheduler=plane.scheduler, trigger=trigger, bindings=bindings)
     logs_dir = plane.state / "rollout-logs" / namespace
     logs_dir.mkdir(parents=True)
     followers: dict[str, LogFollower] = {}
+    held_before = link.held
     try:
-        with slow_link(estimator_port, delay, node.GATEWAY) as link, PodWatch(plane, selector(plane)) as watch:
-            _point_estimator(client, service_path, service, link.port)
+        with PodWatch(plane, selector(plane)) as watch:
             for name in names:
                 client.ok("POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", deployment(namespace, name, 4))
                 client.ok("POST", POLICIES.format(namespace=namespace), policy(namespace, name, AFFINITIES[0]))
@@ -220,7 +241,7 @@ def run(plane: KarmadaPlane, *, trigger: str = "restart", bindings: int = 6, del
                 _set_affinity(client, namespace, name, AFFINITIES[1])
             wait_for(lambda: link.held > 0, "a call held in the slow estimator", processes, timeout=30)
             signalled = time.time()
-            _trigger(plane, trigger, leader, watch)
+            _trigger(plane, trigger, leader)
             _wait_replaced(plane, trigger, old, leader, watch, processes)
             for name in names:
                 _set_affinity(client, namespace, name, AFFINITIES[2])
@@ -229,8 +250,8 @@ def run(plane: KarmadaPlane, *, trigger: str = "restart", bindings: int = 6, del
             wait_for(lambda: _bindings_on(plane, namespace, names, AFFINITIES[2]), "every binding on the newest "
                      "placement", processes, timeout=180)
             report.settle_seconds = round(time.monotonic() - changed, 1)
-            time.sleep(delay + 5.0)  # anything still in flight anywhere lands now
-            report.held_calls = link.held
+            time.sleep(link.delay + 5.0)  # anything still in flight anywhere lands now
+            report.held_calls = link.held - held_before
             for pod in report.old_pods:
                 pod.exit_code = watch.seen[pod.name]["exit_code"]
         for pod in report.old_pods:
@@ -242,11 +263,10 @@ def run(plane: KarmadaPlane, *, trigger: str = "restart", bindings: int = 6, del
     finally:
         for follower in followers.values():
             follower.close(timeout=1)
-        _point_estimator(client, service_path, service, estimator_port)
         client.request("DELETE", f"/api/v1/namespaces/{namespace}")
 
 
-def _trigger(plane: KarmadaPlane, trigger: str, leader: str, watch: PodWatch) -> None:
+def _trigger(plane: KarmadaPlane, trigger: str, leader: str) -> None:
     name = deployment_name(plane)
     if trigger == "restart":
         plane.kubectl("-n", KARMADA_SYSTEM, "rollout", "restart", f"deployment/{name}", context="karmada-host")
@@ -258,7 +278,6 @@ def _trigger(plane: KarmadaPlane, trigger: str, leader: str, watch: PodWatch) ->
                       context="karmada-host")
     else:
         node.kill_container(plane.state / "node", incluster.host_client(plane), KARMADA_SYSTEM, leader)
-    del watch
 
 
 def _wait_replaced(plane: KarmadaPlane, trigger: str, old: dict[str, str], leader: str, watch: PodWatch,
