@@ -18,6 +18,11 @@ and a whole local Karmada control plane with three kwok-simulated members (tests
     python3 dev.py karmada churn [--scheduler ...]        # rolling restarts under policy churn, then scale-ups
     python3 dev.py karmada down                            # stop it and remove .karmada/
 
+and the same plane with a host cluster that is a real one (a node with a kubelet, containerd, CNI; as root):
+
+    python3 dev.py karmada up --in-cluster [--layout L]    # the scheduler as the chart's pods (or karmada's)
+    python3 dev.py karmada rollout [--scheduler ...]       # the original report's scenario as Deployment rollouts
+
 and binding-scheduler's container image, built here from Debian's packages and the project's wheel (no container
 engine, no registry; scripts/image.py):
 
@@ -75,7 +80,7 @@ def demo(args: list[str]) -> None:
 
 GO_TOOLS: tuple[tuple[str, ...], ...] = (
     ("controlplane",), ("karmada",), ("karmada-oracle",), ("helm",), ("kwok",), ("karmada", "control-plane"),
-    ("promcheck",),
+    ("promcheck",), ("cni",), ("node",),
 )
 """The reference binaries the tests run, each built from its Go module by tools/<name>/build.sh into
 ~/.cache/binding-scheduler/ (kept there, keyed by version); a tool's build.sh may take what to build as

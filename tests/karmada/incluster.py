@@ -180,6 +180,20 @@ def install(plane: KarmadaPlane, layout: str, *values: str) -> None:
     wait_rollout(plane, "karmada-scheduler" if plane.scheduler == "karmada" else RELEASE)
 
 
+def uninstall(plane: KarmadaPlane) -> None:
+    """The scheduler's pods gone (the chart uninstalled, or Karmada's Deployment deleted), the Secrets kept."""
+    if plane.scheduler == "karmada":
+        plane.kubectl("-n", KARMADA_SYSTEM, "delete", "deployment", "karmada-scheduler", "--ignore-not-found",
+                      context="karmada-host")
+        selector = "app=karmada-scheduler"
+    else:
+        helm(plane, "uninstall", RELEASE, "--namespace", KARMADA_SYSTEM, "--wait")
+        selector = SELECTOR
+    client = host_client(plane)
+    wait_for(lambda: not client.ok("GET", f"/api/v1/namespaces/{KARMADA_SYSTEM}/pods?labelSelector={selector}")[
+        "items"], "the scheduler's pods gone", Processes.of(plane.state), timeout=PODS_READY_TIMEOUT)
+
+
 def karmada_scheduler_manifest() -> list[dict[str, Any]]:
     """artifacts/deploy/karmada-scheduler.yaml as hack/deploy-karmada.sh applies it, with the image built here
     (scripts/binary_image.py) and pulled never."""

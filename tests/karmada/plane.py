@@ -108,6 +108,7 @@ class KarmadaPlane:
     karmada: Cluster
     members: tuple[Cluster, ...]
     scheduler: str
+    in_cluster: bool = False  # the host cluster is a real one and the scheduler runs in it as pods
 
     @property
     def kubeconfig(self) -> Path:
@@ -546,7 +547,8 @@ def start(state: Path, *, scheduler: str = "ours", tie_to_parent: bool,
         pki = builder.pki
         contexts = {"karmada-apiserver": karmada.url, "karmada-host": host.url,
                     **{member.name: member.url for member in joined}}
-        plane = KarmadaPlane(state=state, karmada=karmada, members=tuple(joined), scheduler=scheduler)
+        plane = KarmadaPlane(state=state, karmada=karmada, members=tuple(joined), scheduler=scheduler,
+                             in_cluster=in_cluster)
         write_kubeconfig(plane.kubeconfig, contexts, pki / "ca.crt", pki / "admin.crt", pki / "admin.key",
                          "karmada-apiserver")
         for member in joined:
@@ -594,6 +596,9 @@ def swap_scheduler(plane: KarmadaPlane, scheduler: str) -> KarmadaPlane:
     Deployment's Recreate would; the new one takes the same Lease)."""
     if scheduler not in SCHEDULERS:
         raise KarmadaError(f"--scheduler {scheduler!r}: expected one of {', '.join(SCHEDULERS)}")
+    if plane.in_cluster:
+        raise KarmadaError(f"the plane in {plane.state} runs its scheduler in-cluster: start one with "
+                           f"`dev.py karmada up --in-cluster --scheduler {scheduler}` instead")
     processes = Processes.of(plane.state)
     processes.stop("scheduler")
     swapped = KarmadaPlane(state=plane.state, karmada=plane.karmada, members=plane.members, scheduler=scheduler)
@@ -653,4 +658,5 @@ def attach(state: Path) -> KarmadaPlane:
     facts = json.loads((state / "plane.json").read_text())
     karmada = Cluster("karmada", facts["karmada"], state / "karmada" / "admin.kubeconfig")
     members = tuple(Cluster(name, url, state / name / "admin.kubeconfig") for name, url in facts["members"].items())
-    return KarmadaPlane(state=state, karmada=karmada, members=members, scheduler=facts["scheduler"])
+    return KarmadaPlane(state=state, karmada=karmada, members=members, scheduler=facts["scheduler"],
+                        in_cluster="host" in facts)

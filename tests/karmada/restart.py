@@ -123,7 +123,7 @@ def run(plane: KarmadaPlane, processes: Processes, *, bindings: int = 6, delay: 
     old_config, old_user = instance_kubeconfig(plane, "old")
     new_config, new_user = instance_kubeconfig(plane, "new")
     try:
-        with slow_link(estimator_port, delay) as link:
+        with slow_link(estimator_port, delay, service["spec"]["externalName"]) as link:
             _point_estimator(client, service_path, service, link.port)
             processes.start("scheduler-old", scheduler_command(plane.scheduler, plane.state, old_config))
             for name in names:

@@ -69,7 +69,9 @@ def read_log(path: Path) -> AuditLog:
     answered: dict[str, AuditEntry] = {}
     received: dict[str, AuditEntry] = {}
     if path.exists():
-        for line in path.read_text().splitlines():
+        text = path.read_text()
+        complete = text if text.endswith("\n") else text[:text.rfind("\n") + 1]  # the server may be mid-line
+        for line in complete.splitlines():
             if not line.strip():
                 continue
             event = json.loads(line)
