@@ -48,6 +48,8 @@ def serving_line(plane: KarmadaPlane) -> str:
 
 def up(scheduler: str, state: Path = STATE, *, in_cluster: bool = False, layout: str = "") -> KarmadaPlane:
     started = time.monotonic()
+    if in_cluster:
+        stop(state)  # a plane of its own that ran there before frees the node's bridge
     if in_cluster and (reason := node.missing()):
         raise KarmadaError(f"--in-cluster: {node.REQUIREMENT}; this machine: {reason}")
     plane = start(state, scheduler=scheduler, tie_to_parent=False, in_cluster=in_cluster, layout=layout)

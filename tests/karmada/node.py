@@ -67,6 +67,9 @@ def missing() -> str | None:
         return f"no cgroup hierarchy at {CGROUP_ROOT}"
     if not Path("/proc/self/ns/net").exists():
         return "no network namespaces"
+    if _ip("link", "show", BRIDGE).returncode == 0:
+        return (f"the bridge {BRIDGE} exists: another in-cluster plane runs on this machine (one node at a time: "
+                f"stop it with `dev.py karmada down`, or `ip link del {BRIDGE}` if none runs)")
     return None
 
 
