@@ -84,9 +84,11 @@ class RolloutReport:
 
     @property
     def passed(self) -> bool:
+        """No late write, no stale binding, and for binding-scheduler an exit status of 0 wherever it was let
+        finish its shutdown (karmada-scheduler's 255 is recorded, not judged)."""
         leader = self.leader
-        clean_exit = self.trigger == "kill" or (leader is not None and leader.exit_code == 0) or (
-            self.trigger == "delete")
+        clean_exit = (self.scheduler != "ours" or self.trigger in ("kill", "delete")
+                      or (leader is not None and leader.exit_code == 0))
         return not self.writes_after_exit and not self.stale_bindings and clean_exit
 
     def to_json(self) -> str:
@@ -338,14 +340,15 @@ def judge(plane: KarmadaPlane, report: RolloutReport, namespace: str, names: lis
     del names
 
 
-HEADER = ("| trigger | old leader's exit | its stop (s) | writes after its end | stale bindings "
-          "| first new decision (s) | settled (s) |")
+HEADER = ("| trigger | old leader's exit status | trigger to its last line (s) | writes after its last line "
+          "| stale bindings | trigger to a new pod's first decision (s) | newest policy to all placed (s) |")
 
 
 def row(report: RolloutReport) -> str:
     leader = report.leader
     code = "?" if leader is None or leader.exit_code is None else str(leader.exit_code)
-    return (f"| {report.trigger} | {code} | {report.stop_seconds:.1f} | {len(report.writes_after_exit)} "
+    stop = "-" if report.trigger == "kill" else f"{report.stop_seconds:.1f}"
+    return (f"| {report.trigger} | {code} | {stop} | {len(report.writes_after_exit)} "
             f"| {len(report.stale_bindings)} | {report.resume_seconds:.1f} | {report.settle_seconds:.1f} |")
 
 
