@@ -21,7 +21,7 @@ and a whole local Karmada control plane with three kwok-simulated members (tests
 and the same plane with a host cluster that is a real one (a node with a kubelet, containerd, CNI; as root):
 
     python3 dev.py karmada up --in-cluster [--layout L]    # the scheduler as the chart's pods (or karmada's)
-    python3 dev.py karmada rollout [--scheduler ...]       # the original report's scenario as Deployment rollouts
+    python3 dev.py karmada rollout [--scheduler ...]       # the original report as Deployment rollouts (both)
 
 and binding-scheduler's container image, built here from Debian's packages and the project's wheel (no container
 engine, no registry; scripts/image.py):

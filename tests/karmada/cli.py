@@ -124,8 +124,20 @@ def churn(scheduler: str, workloads: int, restarts: int, kill_every: int, scale_
     return 0 if report.passed else 1
 
 
-def rollout(scheduler: str, triggers: Sequence[str], bindings: int, delay: float) -> int:
-    """The rollout scenario (tests/karmada/rollout.py), each trigger in turn, on an in-cluster plane of its own."""
+def rollout(scheduler: str | None, triggers: Sequence[str], bindings: int, delay: float) -> int:
+    """The rollout scenario (tests/karmada/rollout.py), each trigger in turn, on an in-cluster plane of its own;
+    without `scheduler`, with binding-scheduler then karmada-scheduler, and their table side by side."""
+    if scheduler is None:
+        ours, code = rollout_reports("ours", triggers, bindings, delay)
+        karmada, _ = rollout_reports("karmada", triggers, bindings, delay)
+        print(rollout_scenario.side_by_side(ours, karmada))
+        return code
+    _, code = rollout_reports(scheduler, triggers, bindings, delay)
+    return code
+
+
+def rollout_reports(scheduler: str, triggers: Sequence[str], bindings: int,
+                    delay: float) -> tuple[list[rollout_scenario.RolloutReport], int]:
     if reason := node.missing():
         raise KarmadaError(f"rollout: {node.REQUIREMENT}; this machine: {reason}")
     chosen = [t for t in triggers or rollout_scenario.TRIGGERS if not (t == "upgrade" and scheduler == "karmada")]
@@ -136,7 +148,7 @@ def rollout(scheduler: str, triggers: Sequence[str], bindings: int, delay: float
         with rollout_scenario.estimator_relay(plane, delay) as link:
             for trigger in chosen:
                 reports.append(rollout_scenario.run(plane, link, trigger=trigger, bindings=bindings))
-                print(rollout_scenario.row(reports[-1]), flush=True)
+                print(f"{scheduler}: {rollout_scenario.row(reports[-1])}", flush=True)
     finally:
         kept = keep_logs(state)
         stop(state)
@@ -146,7 +158,7 @@ def rollout(scheduler: str, triggers: Sequence[str], bindings: int, delay: float
     path.write_text("[\n" + ",\n".join(report.to_json() for report in reports) + "\n]\n")
     print(rollout_scenario.table(reports))
     print(f"karmada rollout ({scheduler}): report {path}")
-    return 0 if all(report.passed for report in reports) else 1
+    return reports, 0 if all(report.passed for report in reports) else 1
 
 
 def main(argv: Sequence[str]) -> int:
@@ -154,7 +166,8 @@ def main(argv: Sequence[str]) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("up", "e2e", "restart", "churn", "rollout"):
         command = commands.add_parser(name)
-        command.add_argument("--scheduler", choices=SCHEDULERS, default="ours")
+        command.add_argument("--scheduler", choices=SCHEDULERS, default=None if name == "rollout" else "ours",
+                             help="default: ours" + ("; for rollout: both, side by side" if name == "rollout" else ""))
     commands.choices["up"].add_argument(
         "--in-cluster", action="store_true",
         help="the host cluster is a real one (a node with a kubelet, containerd, CNI) and the scheduler runs in it "

@@ -222,6 +222,30 @@ def teardown(home: Path, stopped_first: Sequence[Identity] = (), containerd: Ide
             leftover.rmdir()  # only when empty: another containerd on the machine keeps it
 
 
+def leftovers(home: Path) -> list[str]:
+    """What a node in `home` left on the machine after teardown: mounts under it, its shims, the pods'
+    cgroups, Kubernetes' iptables chains, the bridge (empty when teardown did its job)."""
+    prefix = str(home.resolve())
+    found = [f"mount {point}" for point in (line.split()[4] for line in
+                                             Path("/proc/self/mountinfo").read_text().splitlines())
+             if point == prefix or point.startswith(prefix + "/")]
+    address = str(socket_path(home)).encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with suppress(OSError):
+                if address in (entry / "cmdline").read_bytes().split(b"\0"):
+                    found.append(f"process {entry.name}")
+    found += [f"cgroup {path}" for path in CGROUP_ROOT.glob("*/kubepods")]
+    for command in ("iptables", "ip6tables"):
+        for table in ("filter", "nat", "mangle"):
+            listed = subprocess.run([command, "-t", table, "-S"], capture_output=True, text=True,
+                                    check=False).stdout
+            found += [f"{command} -t {table} {line}" for line in listed.splitlines() if "KUBE-" in line]
+    if _ip("link", "show", BRIDGE).returncode == 0:
+        found.append(f"bridge {BRIDGE}")
+    return found
+
+
 def _remove_containers(home: Path) -> None:
     """Every task killed and deleted and every container removed, so that no sandbox keeps a network
     namespace."""

@@ -223,7 +223,7 @@ def run(plane: KarmadaPlane, link: SlowLink, *, trigger: str = "restart", bindin
     client.ok("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     names = [f"web-{index}" for index in range(bindings)]
     report = RolloutReport(scheduler=plane.scheduler, trigger=trigger, bindings=bindings)
-    logs_dir = plane.state / "rollout-logs" / namespace
+    logs_dir = plane.state / "logs" / "rollout" / namespace  # kept with the plane's logs
     logs_dir.mkdir(parents=True)
     followers: dict[str, LogFollower] = {}
     held_before = link.held
@@ -355,3 +355,25 @@ def row(report: RolloutReport) -> str:
 def table(reports: list[RolloutReport]) -> str:
     """The reports as docs/karmada-e2e.md's rollout table (one scheduler)."""
     return "\n".join([HEADER, "|" + "---|" * 7, *(row(report) for report in reports)])
+
+
+SIDE_BY_SIDE = ("| trigger | old leader's exit status | writes after its last line | stale bindings "
+                "| trigger to a new pod's first decision (s) | newest policy to all placed (s) |")
+
+
+def side_by_side(ours: list[RolloutReport], karmada: list[RolloutReport]) -> str:
+    """One row per trigger, each cell `binding-scheduler / karmada-scheduler` ("-" where one did not run)."""
+    theirs = {report.trigger: report for report in karmada}
+    lines = [SIDE_BY_SIDE, "|" + "---|" * 6]
+    for report in ours:
+        other = theirs.get(report.trigger)
+        cells = [_cells(report), _cells(other) if other else ["-"] * 5]
+        lines.append(f"| {report.trigger} | " + " | ".join(f"{a} / {b}" for a, b in zip(*cells, strict=True)) + " |")
+    return "\n".join(lines)
+
+
+def _cells(report: RolloutReport) -> list[str]:
+    leader = report.leader
+    code = "?" if leader is None or leader.exit_code is None else str(leader.exit_code)
+    return [code, str(len(report.writes_after_exit)), str(len(report.stale_bindings)),
+            f"{report.resume_seconds:.1f}", f"{report.settle_seconds:.1f}"]

@@ -12,7 +12,6 @@ uninstalled and the rest runs with binding-scheduler as a process, as on a plane
 from __future__ import annotations
 
 import ipaddress
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,7 +67,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KarmadaPlane]:
         yield started
     finally:
         stop(state)
-        assert node.GATEWAY not in _addresses(), "the node's bridge outlived the plane"
+        assert node.leftovers(state / "node") == [], "the node outlived its plane"
 
 
 @pytest.fixture(scope="module")
@@ -86,10 +85,6 @@ def scheduling(plane: KarmadaPlane) -> KarmadaPlane:
         incluster.uninstall(plane)
         start_scheduler(plane, Processes.of(plane.state))
     return plane
-
-
-def _addresses() -> str:
-    return subprocess.run(["ip", "-4", "addr"], capture_output=True, text=True, check=False).stdout
 
 
 def _scheduler_pods(plane: KarmadaPlane) -> list[dict[str, object]]:
@@ -166,6 +161,27 @@ def test_a_pod_runs_as_uid_10001_with_no_capability_under_seccomp_on_a_read_only
     root = next(line.split() for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
                 if line.split()[4] == "/")
     assert "ro" in root[5].split(",")
+
+
+def test_the_charts_memory_limit_is_the_pods_cgroup_limit(in_cluster: KarmadaPlane) -> None:
+    import yaml
+
+    limit = yaml.safe_load((incluster.CHART / "values.yaml").read_text())["resources"]["limits"]["memory"]
+    assert limit.endswith("Mi")
+    pod = _scheduler_pods(in_cluster)[0]
+    pid = node.container_pid(in_cluster.state / "node", incluster.host_client(in_cluster), KARMADA_SYSTEM,
+                             pod["metadata"]["name"])  # type: ignore[index]
+    memory = next(line.split(":", 2)[2] for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+                  if line.split(":", 2)[1] == "memory")
+    enforced = int(Path(f"/sys/fs/cgroup/memory{memory}/memory.limit_in_bytes").read_text())
+    assert enforced == int(limit.removesuffix("Mi")) * 2**20
+
+
+def test_the_pod_disruption_budget_counts_both_pods_and_allows_one_disruption(in_cluster: KarmadaPlane) -> None:
+    client = incluster.host_client(in_cluster)
+    budgets = client.ok("GET", f"/apis/policy/v1/namespaces/{KARMADA_SYSTEM}/poddisruptionbudgets")["items"]
+    assert [(b["status"].get("expectedPods"), b["status"].get("currentHealthy"), b["status"].get(
+        "disruptionsAllowed")) for b in budgets] == [(2, 2, 1)]
 
 
 def test_one_pod_leads_and_the_lease_lives_in_karmada_apiservers_karmada_system(in_cluster: KarmadaPlane) -> None:
