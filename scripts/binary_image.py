@@ -42,7 +42,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from scripts.image import (
-    EXIT_CANNOT,
     ROOT,
     SYSTEM_PATH,
     BuildError,
@@ -52,6 +51,7 @@ from scripts.image import (
     locked,
     note,
     project,
+    report_build,
     tag_of,
     tree,
     which,
@@ -278,17 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("image", choices=sorted(IMAGES))
     args = parser.parse_args(argv)
     reference, build = IMAGES[args.image]
-    try:
-        archive = build()
-        line = f"image: {reference()} at {archive} (oci-archive)"
-    except CannotBuild as error:
-        print(f"image: {error}", file=sys.stderr)
-        return EXIT_CANNOT
-    except BuildError as error:
-        print(f"image: {error}", file=sys.stderr)
-        return 1
-    print(line, flush=True)
-    return 0
+    return report_build(lambda: f"image: {reference()} at {build()} (oci-archive)")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ import tarfile
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
@@ -861,15 +861,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         from scripts import binary_image  # it imports this module's writers
 
         return binary_image.main([args.other])
+    return report_build(lambda: contract_line(build(refresh=args.refresh)))
+
+
+def report_build(build_line: Callable[[], str]) -> int:
+    """The exit status of a build whose success is one printed line (`image: ... (oci-archive)`): its
+    error on standard error otherwise, EXIT_CANNOT where this machine cannot build images."""
     try:
-        archive = build(refresh=args.refresh)
+        line = build_line()
     except CannotBuild as error:
         print(f"image: {error}", file=sys.stderr)
         return EXIT_CANNOT
     except BuildError as error:
         print(f"image: {error}", file=sys.stderr)
         return 1
-    print(contract_line(archive), flush=True)
+    print(line, flush=True)
     return 0
 
 

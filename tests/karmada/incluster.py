@@ -62,14 +62,7 @@ def cni_binaries() -> Path:
 def start_host(builder: Builder) -> Cluster:
     """The host cluster with its node Ready and the images imported; its bridge must already exist
     (node.make_bridge)."""
-    host = builder.api_server(HOST, karmada=False)
-    builder.wait_ready(host)
-    builder.controller_manager(host, "*")
-    builder.processes.start(f"{HOST}-kube-scheduler", [
-        str(builder.kube / "kube-scheduler"), f"--kubeconfig={host.kubeconfig}",
-        f"--authentication-kubeconfig={host.kubeconfig}", f"--authorization-kubeconfig={host.kubeconfig}",
-        "--bind-address=127.0.0.1", f"--secure-port={free_port()}", "--leader-elect=false", "--v=1",
-    ])
+    host = builder.kube_cluster(HOST)
     start_node(builder, host)
     return host
 

@@ -414,15 +414,20 @@ class Builder:
 
     # -- members ------------------------------------------------------------------------------------------
 
-    def member(self, name: str) -> Cluster:
-        member = self.api_server(name, karmada=False)
-        self.wait_ready(member)
-        self.controller_manager(member, "*")
+    def kube_cluster(self, name: str) -> Cluster:
+        """etcd, kube-apiserver, kube-controller-manager (every controller) and kube-scheduler for `name`."""
+        cluster = self.api_server(name, karmada=False)
+        self.wait_ready(cluster)
+        self.controller_manager(cluster, "*")
         self.processes.start(f"{name}-kube-scheduler", [
-            str(self.kube / "kube-scheduler"), f"--kubeconfig={member.kubeconfig}",
-            f"--authentication-kubeconfig={member.kubeconfig}", f"--authorization-kubeconfig={member.kubeconfig}",
+            str(self.kube / "kube-scheduler"), f"--kubeconfig={cluster.kubeconfig}",
+            f"--authentication-kubeconfig={cluster.kubeconfig}", f"--authorization-kubeconfig={cluster.kubeconfig}",
             "--bind-address=127.0.0.1", f"--secure-port={free_port()}", "--leader-elect=false", "--v=1",
         ])
+        return cluster
+
+    def member(self, name: str) -> Cluster:
+        member = self.kube_cluster(name)
         stages = self.state / "kwok-stages.yaml"
         if not stages.exists():
             stages.write_text(manifests.kwok_stages())

@@ -32,7 +32,7 @@ from tests.karmada.plane import (
     wait_for,
     write_kubeconfig,
 )
-from tests.karmada.slowlink import slow_link
+from tests.karmada.slowlink import SlowLink, slow_link
 from tests.realcluster import audit
 from tests.realcluster.controlplane import binaries as kube_binaries
 
@@ -141,13 +141,7 @@ def run(plane: KarmadaPlane, processes: Processes, *, bindings: int = 6, delay: 
             old_code = processes.stop("scheduler-old", timeout=60)
             exited = time.time()
             old_last_lines = processes.log_tail("scheduler-old", 1500).splitlines()[-3:]
-            for name in names:
-                _set_affinity(client, namespace, name, AFFINITIES[2])
-            changed = time.monotonic()
-            link.slow = False
-            wait_for(lambda: _bindings_on(plane, namespace, names, AFFINITIES[2]), "every binding on the newest "
-                     "placement", processes, timeout=180)
-            settled = time.monotonic() - changed
+            settled = settle_on_newest(plane, namespace, names, link, processes)
             time.sleep(delay + 5.0)  # anything still in flight anywhere lands now
             held = link.held
         report = judge(plane, namespace, names, old_user, new_user, exited)
@@ -163,6 +157,20 @@ def run(plane: KarmadaPlane, processes: Processes, *, bindings: int = 6, delay: 
         processes.stop("scheduler-old")
         client.request("DELETE", f"/api/v1/namespaces/{namespace}")
         processes.start("scheduler", scheduler_command(plane.scheduler, plane.state, plane.karmada.kubeconfig))
+
+
+def settle_on_newest(plane: KarmadaPlane, namespace: str, names: list[str], link: SlowLink,
+                     processes: Processes) -> float:
+    """Every policy moved to the newest placement and member1's estimator fast again; the seconds until every
+    binding is on that placement."""
+    client = plane.karmada.client()
+    for name in names:
+        _set_affinity(client, namespace, name, AFFINITIES[2])
+    changed = time.monotonic()
+    link.slow = False
+    wait_for(lambda: _bindings_on(plane, namespace, names, AFFINITIES[2]), "every binding on the newest "
+             "placement", processes, timeout=180)
+    return time.monotonic() - changed
 
 
 def judge(plane: KarmadaPlane, namespace: str, names: list[str], old_user: str, new_user: str,

@@ -44,6 +44,7 @@ from tests.karmada.restart import (
     _set_affinity,
     deployment,
     policy,
+    settle_on_newest,
 )
 from tests.karmada.slowlink import SlowLink, slow_link
 from tests.realcluster import audit
@@ -245,13 +246,7 @@ def run(plane: KarmadaPlane, link: SlowLink, *, trigger: str = "restart", bindin
             signalled = time.time()
             _trigger(plane, trigger, leader)
             _wait_replaced(plane, trigger, old, leader, watch, processes)
-            for name in names:
-                _set_affinity(client, namespace, name, AFFINITIES[2])
-            changed = time.monotonic()
-            link.slow = False
-            wait_for(lambda: _bindings_on(plane, namespace, names, AFFINITIES[2]), "every binding on the newest "
-                     "placement", processes, timeout=180)
-            report.settle_seconds = round(time.monotonic() - changed, 1)
+            report.settle_seconds = round(settle_on_newest(plane, namespace, names, link, processes), 1)
             time.sleep(link.delay + 5.0)  # anything still in flight anywhere lands now
             report.held_calls = link.held - held_before
             for pod in report.old_pods:
