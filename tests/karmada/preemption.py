@@ -118,6 +118,7 @@ def _run(plane: KarmadaPlane, processes: Processes, namespace: str) -> Preemptio
         client.ok("POST", DEPLOYMENTS.format(namespace=namespace), deployment(namespace, name, REPLICAS, REQUEST))
         client.ok("POST", POLICIES.format(namespace=namespace), policy(namespace, name))
         _wait_running(member, namespace, name, processes)
+        _wait_healthy(client, namespace, name, processes)
         if name == SPARED:
             _wait_past_creation_second(client, namespace, name, processes)
     template = client.ok("POST", DEPLOYMENTS.format(namespace=namespace),
@@ -249,6 +250,23 @@ def estimator_room(plane: KarmadaPlane) -> int:
 def _wait_running(member: Any, namespace: str, name: str, processes: Processes) -> None:
     wait_for(lambda: _ready(member, namespace, name) == REPLICAS, f"{name}'s pods on {MEMBER}", processes,
              timeout=TIMEOUT)
+
+
+def _wait_healthy(client: Any, namespace: str, name: str, processes: Processes) -> None:
+    """Until karmada-apiserver's binding of `name` reports its workload Healthy on the member: the scheduler,
+    which watches the bindings in order, has then stopped assuming its replicas (the member's estimator counts
+    its pods), before the next binding of the scenario is created. Without it a binding created in between is
+    decided with those replicas counted twice, found no room, and (as in Karmada) waits for the unschedulable
+    queue's flush."""
+    path = f"{BINDINGS.format(namespace=namespace)}/{name}-deployment"
+    wait_for(lambda: _healthy_on_member(client.request("GET", path)), f"{name}'s binding Healthy on {MEMBER}",
+             processes, timeout=TIMEOUT)
+
+
+def _healthy_on_member(answer: tuple[int, dict[str, Any]]) -> bool:
+    status, body = answer
+    items = (body.get("status") or {}).get("aggregatedStatus") or [] if status == 200 else []
+    return any(i.get("clusterName") == MEMBER and i.get("health") == "Healthy" for i in items)
 
 
 def _ready(member: Any, namespace: str, name: str) -> int:
