@@ -89,11 +89,12 @@ def e2e(scheduler: str, focus: str, skip: str, files: Sequence[str], poll_timeou
     return 0 if found and all(r.state in ("passed", "skipped", "pending") for r in found) else 1
 
 
-def on_own_plane(name: str, scheduler: str, scenario: Callable[[KarmadaPlane, Processes], T]) -> tuple[T, Path]:
+def on_own_plane(name: str, scheduler: str, scenario: Callable[[KarmadaPlane, Processes], T], *,
+                 in_cluster: bool = False) -> tuple[T, Path]:
     """`scenario` on a plane of its own (`.karmada-<name>/`), stopped after it with its logs kept; its report is
     written to `.karmada-e2e/<name>-<scheduler>.json` (the scenario's `to_json()`). Returns it and that path."""
     state = ROOT / f".karmada-{name}"
-    plane = start(state, scheduler=scheduler, tie_to_parent=True)
+    plane = start(state, scheduler=scheduler, tie_to_parent=True, in_cluster=in_cluster)
     try:
         report = scenario(plane, Processes.of(state))
     finally:
@@ -141,21 +142,16 @@ def rollout_reports(scheduler: str, triggers: Sequence[str], bindings: int,
     if reason := node.missing():
         raise KarmadaError(f"rollout: {node.REQUIREMENT}; this machine: {reason}")
     chosen = [t for t in triggers or rollout_scenario.TRIGGERS if not (t == "upgrade" and scheduler == "karmada")]
-    state = ROOT / ".karmada-rollout"
-    plane = start(state, scheduler=scheduler, tie_to_parent=True, in_cluster=True)
-    reports = []
-    try:
+
+    def scenario(plane: KarmadaPlane, _: Processes) -> rollout_scenario.Rollouts:
+        reports = rollout_scenario.Rollouts()
         with rollout_scenario.estimator_relay(plane, delay) as link:
             for trigger in chosen:
                 reports.append(rollout_scenario.run(plane, link, trigger=trigger, bindings=bindings))
                 print(f"{scheduler}: {rollout_scenario.row(reports[-1])}", flush=True)
-    finally:
-        kept = keep_logs(state)
-        stop(state)
-        print(f"karmada rollout: the plane's logs are kept in {kept}", file=sys.stderr)
-    REPORTS.mkdir(exist_ok=True)
-    path = REPORTS / f"rollout-{scheduler}.json"
-    path.write_text("[\n" + ",\n".join(report.to_json() for report in reports) + "\n]\n")
+        return reports
+
+    reports, path = on_own_plane("rollout", scheduler, scenario, in_cluster=True)
     print(rollout_scenario.table(reports))
     print(f"karmada rollout ({scheduler}): report {path}")
     return reports, 0 if all(report.passed for report in reports) else 1

@@ -96,6 +96,13 @@ class RolloutReport:
         return json.dumps(asdict(self), indent=2)
 
 
+class Rollouts(list[RolloutReport]):
+    """The reports of one plane's runs, written as one JSON list."""
+
+    def to_json(self) -> str:
+        return "[\n" + ",\n".join(report.to_json() for report in self) + "\n]\n"
+
+
 def deployment_name(plane: KarmadaPlane) -> str:
     return "karmada-scheduler" if plane.scheduler == "karmada" else incluster.RELEASE
 
