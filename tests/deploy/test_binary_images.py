@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -26,6 +25,7 @@ import pytest
 from scripts import binary_image as recipe
 from scripts.image import EXIT_CANNOT, BuildError, CannotBuild, cache_dir, ensure_commands
 from tests.deploy.containerd import Containerd, ContainerdError, containerd
+from tests.deploy.observe import blob_name, read_json
 from tests.realcluster.controlplane import ROOT, dying_with_parent
 
 NEEDS_GO = "binary images: Go builds their binaries, and go is not on PATH"
@@ -94,14 +94,6 @@ def contents(archive: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, t
             return index, config, {entry.name: entry for entry in entries}
 
 
-def blob_name(descriptor: dict[str, Any]) -> str:
-    return f"blobs/sha256/{str(descriptor['digest']).removeprefix('sha256:')}"
-
-
-def read_json(tar: tarfile.TarFile, name: str) -> dict[str, Any]:
-    member = tar.extractfile(name)
-    assert member is not None, name
-    return dict(json.load(member))
 
 
 def test_each_command_prints_the_contract_line_with_the_full_reference(built: dict[str, tuple[str, Path]]) -> None:

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import tomllib
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from tests.cli.test_karmada_flags import ARTIFACTS_ARGS
+from tests.deploy.observe import get
 from tests.estimation.helpers import make_certificates
 from tests.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
 from tests.realcluster.controlplane import ROOT, free_port
@@ -75,13 +75,6 @@ def karmada_command(api: DevCluster, certs: dict[str, Path], health: int, metric
         args.append(arg)
     return [str(WRAPPER), *args]
 
-
-def get(port: int, path: str) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as answer:
-            return int(answer.status)
-    except OSError:
-        return 0
 
 
 def test_karmadas_deployment_command_schedules_through_the_image_wrapper_and_stops_on_sigterm(

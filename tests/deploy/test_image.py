@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tarfile
 import tomllib
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from binding_scheduler.devcluster import DevCluster
 from scripts import image as recipe
 from tests.cli.test_karmada_flags import ARTIFACTS_ARGS
 from tests.deploy.containerd import Containerd, ContainerdError, containerd
+from tests.deploy.observe import blob_name, get, read_json
 from tests.estimation.helpers import make_certificates
 from tests.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
 from tests.realcluster.controlplane import ROOT, dying_with_parent, free_port
@@ -78,14 +78,6 @@ def image_config(archive: Path) -> dict[str, Any]:
         return read_json(tar, blob_name(manifest["config"]))
 
 
-def blob_name(descriptor: dict[str, Any]) -> str:
-    return f"blobs/sha256/{str(descriptor['digest']).removeprefix('sha256:')}"
-
-
-def read_json(tar: tarfile.TarFile, name: str) -> dict[str, Any]:
-    member = tar.extractfile(name)
-    assert member is not None, name
-    return dict(json.load(member))
 
 
 def test_dev_py_image_prints_the_contract_line(built: tuple[str, Path]) -> None:
@@ -181,13 +173,6 @@ def readable_copy(source: Path, target: Path) -> Path:
     target.chmod(0o644)
     return target
 
-
-def get(port: int, path: str) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as answer:
-            return int(answer.status)
-    except OSError:
-        return 0
 
 
 @pytest.fixture

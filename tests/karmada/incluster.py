@@ -22,7 +22,16 @@ import yaml
 
 from tests.chart.helm import CHART
 from tests.karmada import manifests, node
-from tests.karmada.plane import KARMADA_SYSTEM, Builder, Cluster, KarmadaError, KarmadaPlane, Processes, wait_for
+from tests.karmada.plane import (
+    KARMADA_SYSTEM,
+    Builder,
+    Cluster,
+    KarmadaError,
+    KarmadaPlane,
+    Processes,
+    cni_binaries,
+    wait_for,
+)
 from tests.realcluster.controlplane import free_port
 from tests.realcluster.kube import KubeClient
 
@@ -51,12 +60,6 @@ SCHEDULER_FLAGS = ["--enable-scheduler-estimator=true", "--v=2"]
 """As Karmada's own Deployment of karmada-scheduler (artifacts/deploy): every member's estimator asked."""
 NODE_READY_TIMEOUT = 120.0
 PODS_READY_TIMEOUT = 180.0
-
-
-def cni_binaries() -> Path:
-    from tests.karmada.plane import ROOT, _build
-
-    return _build(ROOT / "tools" / "cni" / "build.sh")
 
 
 def start_host(builder: Builder) -> Cluster:

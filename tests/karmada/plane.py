@@ -84,6 +84,11 @@ def kwok_binary() -> Path:
     return _build(manifests.KWOK_TOOLS / "build.sh") / "kwok"
 
 
+def cni_binaries() -> Path:
+    """The CNI plugins' directory (tools/cni/build.sh): the in-cluster node's containerd runs them."""
+    return _build(ROOT / "tools" / "cni" / "build.sh")
+
+
 def binding_scheduler_binary() -> Path:
     return Path(sys.executable).parent / "binding-scheduler"
 
