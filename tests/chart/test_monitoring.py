@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,13 +15,13 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
-from binding_scheduler.estimation.failures import failure_counter
 from binding_scheduler.scheduling.metrics import SchedulerMetrics
 from tests.chart.helm import CHART, find, one, render
 from tests.realcluster.controlplane import ROOT, go_available
 
 ALERTS = CHART / "files" / "alerts.yaml"
 DASHBOARD = CHART / "files" / "dashboard.json"
+DOCS = ROOT / "docs" / "metrics.md"
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$namespace": "karmada-system"}
 EXPOSED_SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",),
                     "info": ("_info",), "summary": ("_sum", "_count")}
@@ -43,12 +44,24 @@ def check(rules: str = "", exprs: list[str] | None = None) -> dict[str, Any]:
     return answer
 
 
-def exported_metrics() -> set[str]:
-    """Every series name the scheduler can expose: its own metrics and the estimator's failure counter."""
+def exported_families() -> dict[str, str]:
+    """Every series name the scheduler can expose -> its family's name as docs/metrics.md writes it (a counter
+    with `_total`, a histogram without its suffixes)."""
     registry = CollectorRegistry()
     SchedulerMetrics(registry)
-    failure_counter(registry)
-    return {family.name + suffix for family in registry.collect() for suffix in EXPOSED_SUFFIXES[family.type]}
+    return {family.name + suffix: family.name + ("_total" if family.type == "counter" else "")
+            for family in registry.collect() for suffix in EXPOSED_SUFFIXES[family.type]}
+
+
+def exported_metrics() -> set[str]:
+    return set(exported_families())
+
+
+def documented_for_the_chart() -> set[str]:
+    """The metrics of the table of docs/metrics.md's section on the chart's alerts and dashboard."""
+    section = DOCS.read_text(encoding="utf-8").split("## What the chart's alerts and dashboard read", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `([a-z_:][a-z0-9_:]*)`", section, flags=re.MULTILINE))
 
 
 def dashboard_exprs(dashboard: dict[str, Any]) -> list[str]:
@@ -95,6 +108,12 @@ def test_every_dashboard_query_parses_as_promql() -> None:
 def test_the_alerts_and_the_dashboard_name_only_metrics_the_scheduler_exports() -> None:
     named = check(rules=ALERTS.read_text(), exprs=dashboard_exprs(json.loads(DASHBOARD.read_text())))["metrics"]
     assert named and set(named) <= exported_metrics(), set(named) - exported_metrics()
+
+
+def test_metrics_md_lists_exactly_the_metrics_the_alerts_and_the_dashboard_read() -> None:
+    named = check(rules=ALERTS.read_text(), exprs=dashboard_exprs(json.loads(DASHBOARD.read_text())))["metrics"]
+    families = exported_families()
+    assert {families.get(series, series) for series in named} == documented_for_the_chart()
 
 
 def test_the_check_catches_a_metric_that_does_not_exist_and_a_broken_rule() -> None:

@@ -61,6 +61,8 @@ def test_metrics_and_health_are_served_after_a_pass(tmp_path: Path, api: DevClus
     assert 'karmada_scheduler_plugin_execution_duration_seconds_count{extension_point="Filter",' \
         'plugin="APIEnablement",result="Success"} 1.0' in text
     assert "_created" not in text
+    assert f'rest_client_requests_total{{code="200",host="127.0.0.1:{api.port}",method="PATCH"}}' in text
+    assert "\nprocess_resident_memory_bytes " in text
     assert healthz == (200, "ok")
     assert readyz == (200, "ok")
 

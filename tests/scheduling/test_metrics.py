@@ -81,6 +81,8 @@ def observed_everywhere() -> SchedulerMetrics:
     m.observe_extension_point("Filter", "Success", 0.0001)
     m.observe_plugin("TaintToleration", "Filter", "Success", 0.00001)
     m.preemption_attempt(success=True, victims=2)
+    m.rest_client.request_result("200", "GET", "10.0.0.1:6443")
+    m.rest_client.request_latency("GET", "10.0.0.1:6443", 0.01)
     return m
 
 
@@ -106,6 +108,15 @@ EXPECTED_FAMILIES = {
     "binding_scheduler_preemptions_limited": ("counter", {"limit"}),
     "binding_scheduler_leader": ("gauge", set()),
     "binding_scheduler_config_valid": ("gauge", set()),
+    "binding_scheduler_estimator_failures": ("counter", set()),  # {cluster, reason} from the first failure
+    "rest_client_requests": ("counter", {"code", "method", "host"}),
+    "rest_client_request_duration_seconds": ("histogram", {"verb", "host"}),
+    "process_cpu_seconds": ("counter", set()),
+    "process_resident_memory_bytes": ("gauge", set()),
+    "process_virtual_memory_bytes": ("gauge", set()),
+    "process_start_time_seconds": ("gauge", set()),
+    "process_open_fds": ("gauge", set()),
+    "process_max_fds": ("gauge", set()),
 }
 
 

@@ -114,6 +114,11 @@ def test_the_passes_share_the_client_metrics_and_queue(service: SchedulerService
     assert service.scheduler.queue is service.queue
 
 
+def test_both_api_clients_count_their_requests_in_the_services_metrics(service: SchedulerService) -> None:
+    assert service.client.observer is service.metrics.rest_client
+    assert service.lease_client.observer is service.metrics.rest_client
+
+
 async def test_the_metrics_given_are_used_and_without_them_the_service_has_its_own() -> None:
     metrics = SchedulerMetrics()
     given = await offline(SchedulerConfig(), metrics=metrics)

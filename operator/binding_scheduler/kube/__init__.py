@@ -2,7 +2,7 @@
 fenced binding writes, Events and the Lease elector. See docs/kube.md."""
 
 from .bindings import APPLIED_PLACEMENT, BindingRef, patch_schedule_result, patch_status, schedule_result_patch
-from .client import ApiClient, resource_path
+from .client import ApiClient, RequestObserver, resource_path
 from .connection import ConfigError, Connection, load_connection
 from .errors import (
     AlreadyExists,
@@ -36,6 +36,7 @@ __all__ = [
     "KubeError",
     "LeaseElector",
     "NotFound",
+    "RequestObserver",
     "ServerError",
     "TokenBucket",
     "TooManyRequests",

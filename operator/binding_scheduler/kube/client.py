@@ -7,7 +7,7 @@ gate twice: once before waiting for a token (a closed gate fails fast) and once,
 before the request is sent. The one retry here is the one the server asks for, as client-go does: a 429 or
 5xx answer with `Retry-After` is sent again after that delay (at most `RETRY_AFTER_ATTEMPTS` times, each wait
 capped at `RETRY_AFTER_CAP`, cancellable, the write gate checked again). Every other retry policy is the
-caller's.
+caller's. A `RequestObserver` given to the client hears every request as client-go's metrics hear theirs.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -36,6 +37,7 @@ USER_AGENT = "binding-scheduler"
 TOKEN_FILE_REFRESH = 60.0  # seconds; projected service-account tokens rotate, so the file is re-read
 RETRY_AFTER_ATTEMPTS = 10  # client-go's default for answers carrying Retry-After
 RETRY_AFTER_CAP = 30.0
+NO_RESPONSE = "<error>"  # client-go's status code label for an attempt that got no answer
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +68,25 @@ def resource_path(
 Params = Mapping[str, str | int | bool]
 
 
+class RequestObserver(Protocol):
+    """Hears the requests of an `ApiClient`, with the labels client-go gives its metrics
+    (`k8s.io/client-go/tools/metrics`: `RequestResult` and `RequestLatency`). `method` is the HTTP method
+    (GET, POST, PUT, PATCH, DELETE) and `host` the server's `host[:port]` as its URL spells it."""
+
+    def request_result(self, code: str, method: str, host: str) -> None:
+        """One attempt sent to the server got its answer's headers (`code` its status, "201") or failed without
+        one (`NO_RESPONSE`: refused, timed out, cancelled). Each Retry-After attempt is one result."""
+
+    def request_latency(self, method: str, host: str, seconds: float) -> None:
+        """One request that sent at least one attempt ended: from the call (its wait for a rate limit token and
+        its Retry-After waits included) to its answer read, or to its failure."""
+
+
+def server_host(server: str) -> str:
+    """`https://10.0.0.1:6443/prefix` -> `10.0.0.1:6443`: Go's `url.URL.Host`, client-go's `host` label."""
+    return urlsplit(server).netloc.rpartition("@")[2] or "none"
+
+
 class ApiClient:
     """Requests to one API server. Use `async with ApiClient(...)` or call `await close()` at the end."""
 
@@ -78,8 +99,11 @@ class ApiClient:
         burst: int = 60,
         request_timeout: float = 30,
         user_agent: str = USER_AGENT,
+        observer: RequestObserver | None = None,
     ) -> None:
         self.connection = connection
+        self.host = server_host(connection.server)
+        self.observer = observer
         self.user_agent = user_agent
         self.gate = gate
         self.limiter = TokenBucket(qps, burst)
@@ -155,8 +179,9 @@ class ApiClient:
         write: bool = False,
     ) -> dict[str, Any]:
         attempt = 1
-        sent = _Progress()  # a write of this request went out: from then on its outcome may be unknown
+        sent = _Progress()  # how far the request got: an attempt went out; a write went out (outcome unknown)
         doubtful = False
+        started = time.monotonic()
         try:
             while True:
                 try:
@@ -177,6 +202,9 @@ class ApiClient:
             if sent.sent and (doubtful or outcome_unknown(error)):
                 self.gate.in_doubt += 1  # once per request, however many attempts
             raise
+        finally:
+            if sent.asked and self.observer is not None:
+                self.observer.request_latency(method, self.host, time.monotonic() - started)
 
     async def _attempt(
         self,
@@ -192,16 +220,22 @@ class ApiClient:
             self.gate.check()
         await self.limiter.acquire()
         if not write:
-            return await self._send(method, path, params, body, content_type)
+            return await self._send(method, path, params, body, content_type, progress)
         async with self.gate.writing():
             doubt = self.leadership_doubt() if self.leadership_doubt is not None else None
             if doubt is not None:
                 raise LeadershipInDoubt(doubt)
             progress.sent = True
-            return await self._send(method, path, params, body, content_type)
+            return await self._send(method, path, params, body, content_type, progress)
 
     async def _send(
-        self, method: str, path: str, params: Params | None, body: Mapping[str, Any] | None, content_type: str
+        self,
+        method: str,
+        path: str,
+        params: Params | None,
+        body: Mapping[str, Any] | None,
+        content_type: str,
+        progress: _Progress,
     ) -> dict[str, Any]:
         session = self._get_session()
         headers = {"Accept": JSON, "User-Agent": self.user_agent}
@@ -214,11 +248,14 @@ class ApiClient:
             headers["Content-Type"] = content_type
         query = {key: _query_value(value) for key, value in params.items()} if params else None
         url = self.connection.server + path
+        code = NO_RESPONSE
+        progress.asked = True
         try:
             async with session.request(
                 method, url, params=query, data=data, headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self.request_timeout, sock_connect=self.request_timeout),
             ) as response:
+                code = str(response.status)  # counted when the headers arrive, as client-go counts
                 raw = await response.read()
                 status, answer_headers = response.status, response.headers
         except aiohttp.ConnectionTimeoutError as exc:  # before TimeoutError, which it is too: nothing was sent
@@ -230,6 +267,9 @@ class ApiClient:
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}", maybe_sent=False) from exc
         except aiohttp.ClientError as exc:
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        finally:
+            if self.observer is not None:
+                self.observer.request_result(code, method, self.host)
         parsed: Any = None
         if raw:
             try:
@@ -272,11 +312,13 @@ class ApiClient:
 
 
 class _Progress:
-    """How far one request got: whether a write of it went out (a failure after that may have been applied)."""
+    """How far one request got: whether an attempt of it went out (its latency is observed), and whether a write
+    of it went out (a failure after that may have been applied)."""
 
-    __slots__ = ("sent",)
+    __slots__ = ("asked", "sent")
 
     def __init__(self) -> None:
+        self.asked = False
         self.sent = False
 
 

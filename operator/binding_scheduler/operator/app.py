@@ -32,9 +32,10 @@ from ..model.config import (
     validity,
 )
 from ..scheduling.health import ServeError
+from ..scheduling.metrics import SchedulerMetrics
 from ..scheduling.service import SchedulerService
 from ..scheduling.stop_report import ShutdownReport
-from .config_file import load_config_file
+from .config_file import ConfigFileError, load_config_file
 from .options import DEFAULT_NAMESPACE, LaunchOptions
 from .preflight import PreflightError, preflight
 
@@ -70,6 +71,9 @@ class OperatorApp:
         self._config_body: Mapping[str, Any] | None = None
         self._config_logged: object = None
         """The generation of our configuration last logged about (its own status writes bring it back)."""
+        self.metrics = SchedulerMetrics()
+        """The service's metrics, made first: the requests before the service (preflight, the configuration's
+        first read) are counted too."""
 
     # -- lifecycle ---------------------------------------------------------------------------------------
 
@@ -83,12 +87,13 @@ class OperatorApp:
             self.namespace = self.options.namespace or DEFAULT_NAMESPACE
             await self._preflight(self.connection)
             config = await self._initial_config(self.connection)
-        except (StartError, ConfigError, PreflightError) as error:
+        except (StartError, ConfigError, PreflightError, ConfigFileError) as error:
             self._cannot_start(error)
         try:
             self.service = SchedulerService(
                 self.connection,
                 config,
+                metrics=self.metrics,
                 identity=self.identity,
                 plugins=self.plugins,
                 config_source=self._config_source(),
@@ -190,10 +195,15 @@ class OperatorApp:
 
     # -- configuration -----------------------------------------------------------------------------------
 
+    def _client(self, connection: Connection) -> ApiClient:
+        """A client of its own, for the reads before the service exists."""
+        return ApiClient(connection, WriteGate(), user_agent=f"{USER_AGENT} ({self.identity})",
+                         observer=self.metrics.rest_client)
+
     async def _preflight(self, connection: Connection) -> None:
         """Before the Lease is taken: the API server is karmada-apiserver, with the CRD `--config` needs
         (read-only)."""
-        client = ApiClient(connection, WriteGate(), user_agent=f"{USER_AGENT} ({self.identity})")
+        client = self._client(connection)
         try:
             await preflight(client, config_name=self.options.config_name)
         finally:
@@ -205,7 +215,7 @@ class OperatorApp:
             return load_config_file(self.options.config_file, overrides)
         if not self.options.config_name:
             return overrides.parse()
-        client = ApiClient(connection, WriteGate(), user_agent=f"{USER_AGENT} ({self.identity})")
+        client = self._client(connection)
         try:
             try:
                 body = await client.get(self._config_path())

@@ -1,6 +1,7 @@
 """The scheduler's Prometheus metrics: Karmada's (those of `pkg/scheduler/metrics/metrics.go`, with the same names,
-types, labels and buckets) and ours (prefix `binding_scheduler_`: queue depth, passes in flight, pass outcomes,
-writes, the shutdown report).
+types, labels and buckets), those every Go component has (client-go's `rest_client_*`, `process_*`:
+`client_metrics.py`) and ours (prefix `binding_scheduler_`: queue depth, passes in flight, pass outcomes,
+writes, the shutdown report, the estimators' failures).
 
 The scheduling code calls the typed methods of `SchedulerMetrics` with the label enums of `labels.py` and never
 spells a label itself, so a typo is a type error instead of a new series in production. Counts and durations
@@ -21,6 +22,8 @@ from prometheus_client.registry import Collector
 from binding_scheduler import __version__
 
 from ..algorithm.triggers import ScheduleType
+from ..estimation.failures import failure_counter
+from .client_metrics import RestClientMetrics, go_float, register_process_collector
 from .framework_hooks import ExtensionPoint, FrameworkHook
 from .labels import (
     AttemptResult,
@@ -89,7 +92,8 @@ def _check_seconds(seconds: float) -> float:
 
 
 class _WithoutCreated(Collector):
-    """The registry's families minus prometheus_client's `_created` series, which Karmada (Go) does not expose."""
+    """The registry's families minus prometheus_client's `_created` series, which Karmada (Go) does not expose, and
+    with bucket bounds written as Go writes them (`le="1"`, not `le="1.0"`)."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self._registry = registry
@@ -97,7 +101,10 @@ class _WithoutCreated(Collector):
     def collect(self) -> Iterable[Metric]:
         for family in self._registry.collect():
             trimmed = Metric(family.name, family.documentation, family.type, family.unit)
-            trimmed.samples = [s for s in family.samples if not s.name.endswith("_created")]
+            trimmed.samples = [
+                s._replace(labels={**s.labels, "le": go_float(s.labels["le"])}) if "le" in s.labels else s
+                for s in family.samples if not s.name.endswith("_created")
+            ]
             yield trimmed
 
 
@@ -130,6 +137,10 @@ class SchedulerMetrics:
         self._register_karmadas(self.registry)
         self._register_ours(self.registry)
         self._zero_our_series()
+        self.rest_client = RestClientMetrics(self.registry)
+        """client-go's request metrics: the `kube.RequestObserver` of every API client of the service."""
+        register_process_collector(self.registry)
+        failure_counter(self.registry)  # the accurate estimators' (estimation/failures.py), exposed from the start
 
     def _register_karmadas(self, r: CollectorRegistry) -> None:
         """Karmada's (`pkg/scheduler/metrics/metrics.go`, `pkg/metrics/version.go`). prometheus_client appends

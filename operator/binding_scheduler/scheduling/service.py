@@ -86,7 +86,8 @@ class SchedulerService:
         self.identity = identity or default_identity()
         agent = f"{USER_AGENT} ({self.identity})"  # which instance sent a request, in the API server's audit log
         self.client = ApiClient(
-            connection, self.gate, qps=config.kube_api.qps, burst=config.kube_api.burst, user_agent=agent
+            connection, self.gate, qps=config.kube_api.qps, burst=config.kube_api.burst, user_agent=agent,
+            observer=self.metrics.rest_client,
         )
         self.events = EventRecorder(self.client, component=config.scheduler_name)
         self.background_events = BackgroundEvents(self.events)  # a pass queues its Events and goes on
@@ -107,7 +108,8 @@ class SchedulerService:
         )
         # Leader election has a client (and rate limiter) of its own, as Karmada's does: renewals never queue
         # behind the passes' requests. It shares the write gate, so a closed gate stops Lease writes too.
-        self.lease_client = ApiClient(connection, self.gate, qps=LEASE_QPS, burst=LEASE_BURST, user_agent=agent)
+        self.lease_client = ApiClient(connection, self.gate, qps=LEASE_QPS, burst=LEASE_BURST, user_agent=agent,
+                                      observer=self.metrics.rest_client)
         self.lease = self._lease_elector(config)
         self.health = HealthServer(
             self.metrics, metrics_host=config.metrics.host, metrics_port=config.metrics.port or None,
