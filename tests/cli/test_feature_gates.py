@@ -74,6 +74,7 @@ def prioritized(name: str, priority: int, policy: str, clusters: dict[str, int] 
     body = binding(name, replicas=3, requests={"cpu": "10m"}, clusters=clusters,
                    placement=placement(affinity=names("m1"), scheduling=AGGREGATED))
     body["apiVersion"] = "work.karmada.io/v1alpha2"
+    body["metadata"]["labels"] = {"propagationpolicy.karmada.io/permanent-id": name}
     body["spec"]["schedulePriority"] = {"priority": priority, "preemptionPolicy": policy}
     return body
 

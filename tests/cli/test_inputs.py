@@ -32,6 +32,7 @@ kind: ResourceBinding
 metadata:
   name: web
   namespace: default
+  labels: {propagationpolicy.karmada.io/permanent-id: p1}
 spec:
   resource: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: default}
   replicas: 2

@@ -148,9 +148,24 @@ def test_json_documents_and_lists_are_read(tmp_path: Path, capsys: pytest.Captur
     assert json.loads(out)["results"][0]["clusters"] == [{"name": "m1", "replicas": 1}]
 
 
-def test_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
+def test_with_strict_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    bad = binding_doc("web", replicas=1, placement={"replicaScheduling": {"replicaSchedulingType": "Triplicated"}})
+    negative = cluster_doc("m1", pods=10)
+    negative["spec"]["syncMode"] = "Sideways"
+    files = write(tmp_path, "bad.yaml", bad, negative)
+    code, out, err = run(capsys, "-f", files, "-o", "json", "--strict")
+    assert code == 2
+    assert out == ""
+    assert err.splitlines() == [
+        f"{files}: Cluster m1: spec.syncMode: 'Sideways' is not one of Push, Pull",
+        f"{files}: ResourceBinding web: spec.placement.replicaScheduling.replicaSchedulingType: "
+        "'Triplicated' is not one of Duplicated, Divided",
+    ]
+
+
+def test_a_bad_cluster_is_bad_input_even_without_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = binding_doc("web", replicas=1, placement={"replicaScheduling": {"replicaSchedulingType": "Triplicated"}})
     negative = cluster_doc("m1", pods=10)
     negative["spec"]["syncMode"] = "Sideways"
@@ -158,11 +173,7 @@ def test_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
     code, out, err = run(capsys, "-f", files, "-o", "json")
     assert code == 2
     assert out == ""
-    assert err.splitlines() == [
-        f"{files}: ResourceBinding web: spec.placement.replicaScheduling.replicaSchedulingType: "
-        "'Triplicated' is not one of Duplicated, Divided",
-        f"{files}: Cluster m1: spec.syncMode: 'Sideways' is not one of Push, Pull",
-    ]
+    assert err.splitlines() == [f"{files}: Cluster m1: spec.syncMode: 'Sideways' is not one of Push, Pull"]
 
 
 def test_yaml_output_carries_the_same_document(capsys: pytest.CaptureFixture[str]) -> None:

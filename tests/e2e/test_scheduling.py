@@ -35,8 +35,10 @@ def create_examples(objects: Objects, scheduler_name: str) -> list[dict[str, Any
     return objects.create(*bindings)
 
 
-def simulated(kube: KubeClient, bindings: list[dict[str, Any]], tmp_path: Path) -> dict[tuple[str, str], Any]:
-    """`binding-scheduler simulate -o json` over the objects as the server stores them now."""
+def simulated(kube: KubeClient, bindings: list[dict[str, Any]], tmp_path: Path, config: Path,
+              ) -> dict[tuple[str, str], Any]:
+    """`binding-scheduler simulate -o json` over the objects as the server stores them now, with the scheduler's
+    configuration file (its scheduler name: the others' bindings would be skipped)."""
     names = {d["metadata"]["name"] for d in bindings}
     stored = [c for c in kube.list("Cluster")] + [
         b for b in kube.list("ResourceBinding") + kube.list("ClusterResourceBinding") if b["metadata"]["name"] in names
@@ -44,7 +46,8 @@ def simulated(kube: KubeClient, bindings: list[dict[str, Any]], tmp_path: Path) 
     source = tmp_path / "stored.yaml"
     source.write_text(yaml.safe_dump_all(stored))
     result = subprocess.run(
-        [sys.executable, "-m", "binding_scheduler.cli.main", "simulate", "-f", str(source), "-o", "json"],
+        [sys.executable, "-m", "binding_scheduler.cli.main", "simulate", "-f", str(source), "-o", "json",
+         "--config-file", str(config)],
         capture_output=True, text=True, check=True,
     )
     return {(r["namespace"] or "", r["name"]): r for r in json.loads(result.stdout)["results"]}
@@ -55,8 +58,9 @@ def test_every_example_strategy_is_scheduled_as_simulate_decides(
     tmp_path: Path,
 ) -> None:
     bindings = create_examples(objects, scheduler_name)
-    expected = simulated(kube, bindings, tmp_path)
-    operator = start_operator(control_plane, e2e_config(tmp_path / "config.yaml", scheduler_name))
+    config = e2e_config(tmp_path / "config.yaml", scheduler_name)
+    expected = simulated(kube, bindings, tmp_path, config)
+    operator = start_operator(control_plane, config)
     try:
         for binding in bindings:
             meta = binding["metadata"]

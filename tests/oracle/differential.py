@@ -2,7 +2,7 @@
 
 Used by tests/oracle/test_differential.py (a few hundred cases in the default run) and scripts/differential.py
 (the long run). Our side runs in-process through `simulate`'s own code: the CLI's parser and flag handling
-(`schedule_options`, `plugins_or_exit`), the model's parsers, then `binding_scheduler.cli.simulate.simulate`.
+(`flag_settings`), the model's parsers, then `binding_scheduler.cli.simulate.simulate`.
 Karmada's side runs in one oracle process per batch (`karmada-oracle --cases`).
 
 Every binding must come out identical (scheduled, reason, message, clusters), or differ only in one of the
@@ -33,8 +33,8 @@ from binding_scheduler.algorithm.plugins import AttemptContext, WorkloadGroups
 from binding_scheduler.algorithm.registry import PluginSet
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import attempts
-from binding_scheduler.cli.common import plugins_or_exit, schedule_options, workload_affinity, workload_groups
 from binding_scheduler.cli.main import build_parser
+from binding_scheduler.cli.settings import flag_settings
 from binding_scheduler.cli.simulate import simulate
 from binding_scheduler.model import Binding, Cluster, ValidationError, parse_binding, parse_cluster
 from binding_scheduler.scheduling.framework import Framework
@@ -109,9 +109,9 @@ def _simulate_args(case: Case) -> argparse.Namespace:
 
 
 async def _ours(case: Case) -> Ours:
-    args = _simulate_args(case)
-    plugins = plugins_or_exit(args.plugins, workload_affinity=workload_affinity(args))
-    options = schedule_options(args)
+    settings = flag_settings(_simulate_args(case))
+    plugins = settings.plugins()
+    options = settings.options
     answer = Ours(plugins=plugins)
     clusters: list[Cluster] = []
     seen: set[str] = set()
@@ -138,7 +138,7 @@ async def _ours(case: Case) -> Ours:
         except ValidationError as error:
             answer.refusals[len(answer.bindings)] = str(error)
             answer.bindings.append(None)
-    answer.groups = workload_groups(args, [b for b in answer.bindings if b is not None])
+    answer.groups = settings.workload_groups([b for b in answer.bindings if b is not None])
     for binding in answer.bindings:
         if binding is not None:
             (result,) = await simulate([binding], snapshot, plugins, None, options, answer.groups)

@@ -1,4 +1,4 @@
-"""Arguments and helpers shared by `simulate` and `explain`."""
+"""Arguments and helpers shared by `simulate`, `explain` and `placements`."""
 
 from __future__ import annotations
 
@@ -10,90 +10,39 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from ..algorithm.general_estimator import AssumedWorkload
-from ..algorithm.plugins import PluginError, WorkloadGroups
-from ..algorithm.registry import PluginSet
-from ..algorithm.schedule import ScheduleOptions
-from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements
-from ..model.config import PreemptionConfig
+from ..algorithm.requeue import event_filter_refusal
+from ..model import Cluster, Component, ObjectReference, ReplicaRequirements
 from ..scheduling.framework_ports import EstimateAnswerLike, ReplicaEstimator
-from ..scheduling.plugins import load_plugins, plugin_warnings
-from ..scheduling.preemption import Preemption, PreemptionClaims
-from ..scheduling.workload_groups import WorkloadGroupIndex
 from . import argtypes
 from .inputs import Inputs, load_inputs
-from .karmada_flags import FALSE_WORDS, TRUE_WORDS
+from .live import live_or_exit
+from .settings import DecisionSettings, add_settings_arguments
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the objects come from (files, standard input or a live plane), and the settings to decide with."""
     parser.add_argument(
-        "-f", "--filename", dest="files", action="append", required=True, metavar="PATH",
-        help="a YAML/JSON file or a folder of them (repeatable); single or multi-document, or kind: List",
+        "-f", "--filename", dest="files", action="append", default=[], metavar="PATH",
+        help="a YAML/JSON file or a folder of them (repeatable), '-' for standard input; single or multi-document, "
+        "or kind: List (a `kubectl get -o yaml` export)",
     )
+    parser.add_argument(
+        "--kubeconfig", metavar="PATH",
+        help="read the Clusters and bindings from the API server of this kubeconfig (karmada-apiserver's), "
+        "read-only: nothing is written and no Lease is taken",
+    )
+    parser.add_argument("--context", metavar="NAME", help="the kubeconfig context to use (default: its current one)")
     parser.add_argument(
         "--strict", action="store_true",
-        help="an unknown field in an input is an error (exit 2), not a warning (kubectl's --validate=strict)",
+        help="an unknown field in an input is an error, not a warning (kubectl's --validate=strict), and so is a "
+        "binding the model refuses (exit 2); without it such a binding gets its SchedulerError in the results",
     )
     parser.add_argument(
-        "--plugins", default="*", metavar="SPEC",
-        help="Karmada's --plugins syntax: '*' all, 'name' one, '-name' without one (default '*')",
+        "--all", dest="all_bindings", action="store_true",
+        help="decide every binding, also those the scheduler would skip (another spec.schedulerName, scheduling "
+        "suspended, none of the propagation policy labels Karmada's event filter requires)",
     )
-    parser.add_argument(
-        "--enable-empty-workload-propagation", action="store_true",
-        help="also list selected clusters that received no replicas, with 0",
-    )
-    parser.add_argument(
-        "--feature-gates", default="", metavar="GATE=BOOL,...",
-        help=f"Karmada alpha gates to turn on ({', '.join(FEATURE_GATES)}), e.g. MultiplePodTemplatesScheduling=true",
-    )
-
-
-FEATURE_GATES = (
-    "MultiplePodTemplatesScheduling", "WorkloadAffinity", "PriorityBasedScheduling",
-    "PriorityBasedPreemptiveScheduling",
-)
-
-
-def feature_gates(args: argparse.Namespace) -> dict[str, bool]:
-    """`--feature-gates` as given, each value a Go bool as `run --feature-gates` reads it (true, True, TRUE, t, T,
-    1 and their false words); an unknown gate or any other value exits 2."""
-    gates: dict[str, bool] = {}
-    for item in filter(None, (part.strip() for part in args.feature_gates.split(","))):
-        name, _, value = item.partition("=")
-        if name not in FEATURE_GATES or value not in TRUE_WORDS | FALSE_WORDS:
-            expected = ", ".join(f"{gate}=true|false" for gate in FEATURE_GATES)
-            print(f"error: --feature-gates {item!r}: expected one of {expected}", file=sys.stderr)
-            raise SystemExit(2)
-        gates[name] = value in TRUE_WORDS
-    return gates
-
-
-def workload_affinity(args: argparse.Namespace) -> bool:
-    """Gate `WorkloadAffinity` (its filters are registered, and read the groups of the input bindings)."""
-    return feature_gates(args).get("WorkloadAffinity", False)
-
-
-def preemption(args: argparse.Namespace, bindings: Sequence[Binding]) -> Preemption | None:
-    """With gates PriorityBasedScheduling and PriorityBasedPreemptiveScheduling, preemption among the input
-    bindings as they are stored (no claims: each binding is decided on its own); None without them."""
-    gates = feature_gates(args)
-    if not (gates.get("PriorityBasedScheduling") and gates.get("PriorityBasedPreemptiveScheduling")):
-        return None
-    return Preemption(lambda: bindings, PreemptionClaims(), max_victims=PreemptionConfig().max_victims)
-
-
-def workload_groups(args: argparse.Namespace, bindings: Sequence[Binding]) -> WorkloadGroups | None:
-    """With gate `WorkloadAffinity`, the workload groups of the input bindings as they are stored (what Karmada's
-    binding informer would hold); None without it."""
-    return WorkloadGroupIndex.of_bindings(bindings) if workload_affinity(args) else None
-
-
-def schedule_options(args: argparse.Namespace) -> ScheduleOptions:
-    """The options the flags ask for; an unknown gate or a value other than true/false exits 2."""
-    gates = feature_gates(args)
-    return ScheduleOptions(
-        enable_empty_workload_propagation=args.enable_empty_workload_propagation,
-        multiple_pod_templates=gates.get("MultiplePodTemplatesScheduling", False),
-    )
+    add_settings_arguments(parser)
 
 
 def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:
@@ -128,30 +77,44 @@ def fail(lines: list[str], code: int = 2) -> SystemExit:
     return SystemExit(code)
 
 
-def load_or_exit(files: list[str], *, strict: bool = False) -> Inputs:
-    """Parse every input; on any problem print one `FILE: KIND NAME: path: problem` line each and exit 2. An
-    unknown field is a `warning:` line (with `strict`, a problem)."""
-    inputs = load_inputs(files, strict=strict)
+async def load_or_exit(args: argparse.Namespace) -> Inputs:
+    """Every input `-f` or `--kubeconfig` names; on a problem print one `SOURCE: KIND NAME: path: problem` line
+    each and exit 2. An unknown field is a `warning:` line (with `--strict`, a problem, as is a binding the model
+    refuses)."""
+    files: list[str] = args.files
+    if files and args.kubeconfig:
+        raise fail(["error: -f and --kubeconfig name two sources of inputs: give one"])
+    if not files and not args.kubeconfig:
+        raise fail(["error: no inputs: give -f PATH (a file, a folder, or '-' for standard input) or --kubeconfig "
+                    "PATH (a live plane)"])
+    if files:
+        inputs = load_inputs(files, strict=args.strict)
+    else:
+        inputs = await live_or_exit(args.kubeconfig, args.context, strict=args.strict)
     for line in inputs.warnings:
         print(f"warning: {line}", file=sys.stderr)
-    if inputs.errors:
-        raise fail(inputs.errors)
-    if not inputs.bindings:
-        raise fail([f"{', '.join(files)}: no ResourceBinding or ClusterResourceBinding found"])
+    errors = inputs.errors + (inputs.invalid_lines() if args.strict else [])
+    if errors:
+        raise fail(errors)
+    if not inputs.entries:
+        where = ", ".join(files) if files else args.kubeconfig
+        raise fail([f"{where}: no ResourceBinding or ClusterResourceBinding found"])
     for skipped in inputs.skipped:
-        print(f"note: ignoring {skipped} (not a Cluster or binding)", file=sys.stderr)
+        print(f"note: ignoring {skipped} (not a Cluster, binding or SchedulerConfiguration)", file=sys.stderr)
     return inputs
 
 
-def plugins_or_exit(spec: str, *, workload_affinity: bool = False) -> PluginSet:
-    try:
-        plugins = load_plugins(spec, workload_affinity=workload_affinity)
-    except PluginError as error:
-        print(f"error: {error}", file=sys.stderr)
-        raise SystemExit(2) from error
-    for line in plugin_warnings("--plugins", plugins):
-        print(f"warning: {line}", file=sys.stderr)
-    return plugins
+def skip_reasons(inputs: Inputs, settings: DecisionSettings, *, every: bool = False) -> dict[int, str]:
+    """Why `run` would leave each binding alone (by the entry's `id`): Karmada's binding event filter with the
+    settings' scheduler name. None with `every` (`--all`)."""
+    if every:
+        return {}
+    reasons = {}
+    for entry in inputs.entries:
+        reason = event_filter_refusal(entry.body, settings.scheduler_name)
+        if reason is not None:
+            reasons[id(entry)] = reason
+    return reasons
 
 
 def estimator_endpoints(values: list[str]) -> dict[str, str]:

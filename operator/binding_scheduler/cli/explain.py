@@ -19,6 +19,7 @@ from ..algorithm.snapshot import Snapshot
 from ..algorithm.triggers import schedule_trigger
 from ..algorithm.walk import Decision
 from ..model import Binding
+from ..model.meta import InvalidBinding, ParsedBinding, StoredBinding
 from ..scheduling.cpu import OverCpuLimit
 from ..scheduling.framework import Framework
 from ..scheduling.record import AttemptRecord, AttemptRecorder
@@ -27,30 +28,42 @@ from .common import (
     add_input_arguments,
     load_or_exit,
     open_estimator,
-    plugins_or_exit,
-    preemption,
     run_command,
-    schedule_options,
-    workload_affinity,
-    workload_groups,
+    skip_reasons,
 )
 from .inputs import Inputs
+from .settings import decision_settings
 
 
-def find_binding(inputs: Inputs, reference: str) -> Binding:
+def find_binding(inputs: Inputs, reference: str) -> StoredBinding:
     namespace, _, name = reference.rpartition("/")
     matches = [
-        b for b in inputs.bindings if b.name == name and (not namespace or b.namespace == namespace)
+        e for e in inputs.entries if e.meta.name == name and (not namespace or e.meta.namespace == namespace)
     ]
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        known = ", ".join(b.key for b in inputs.bindings) or "none"
+        known = ", ".join(e.meta.key for e in inputs.entries) or "none"
         print(f"error: no binding {reference!r} in the inputs (bindings: {known})", file=sys.stderr)
     else:
-        keys = ", ".join(b.key for b in matches)
+        keys = ", ".join(e.meta.key for e in matches)
         print(f"error: {reference!r} is ambiguous ({keys}); use NAMESPACE/NAME", file=sys.stderr)
     raise SystemExit(2)
+
+
+def not_decided(entry: StoredBinding, skipped: str | None, output: str) -> str:
+    """What explain says of a binding it does not decide: one `run` would skip, or one the model refuses."""
+    meta = entry.meta
+    extra: dict[str, Any]
+    if skipped is not None:
+        text, extra = f"skipped: {skipped} (--all explains the decision anyway)", {"skipped": skipped}
+    else:
+        assert isinstance(entry, InvalidBinding)
+        text, extra = f"SchedulerError invalid binding: {entry.error}", {
+            "scheduled": False, "reason": "SchedulerError", "message": f"invalid binding: {entry.error}"}
+    if output == "json":
+        return json.dumps({"kind": meta.kind, "namespace": meta.namespace, "name": meta.name, **extra}, indent=2)
+    return f"{meta.kind} {meta.key}: {text}"
 
 
 def attempt_verdicts(
@@ -225,16 +238,22 @@ def render_json(
 
 
 async def _run(args: argparse.Namespace) -> int:
-    inputs = load_or_exit(args.files, strict=args.strict)
-    binding = find_binding(inputs, args.binding)
-    plugins = plugins_or_exit(args.plugins, workload_affinity=workload_affinity(args))
+    inputs = await load_or_exit(args)
+    entry = find_binding(inputs, args.binding)
+    settings = decision_settings(args, inputs)
+    skipped = skip_reasons(inputs, settings, every=args.all_bindings).get(id(entry))
+    if skipped is not None or not isinstance(entry, ParsedBinding):
+        print(not_decided(entry, skipped, args.output))
+        return 0
+    binding = entry.binding
+    plugins = settings.plugins()
     snapshot = Snapshot(inputs.clusters)
-    options = schedule_options(args)
-    groups = workload_groups(args, inputs.bindings)
+    options = settings.options
+    groups = settings.workload_groups(inputs.bindings)
     recorder = AttemptRecorder()
     async with open_estimator(args) as estimator:
         framework = Framework(plugins, estimator=estimator, options=options, hooks=[recorder], workload_groups=groups,
-                              preemptor=preemption(args, inputs.bindings))
+                              preemptor=settings.preemption(inputs.bindings))
         try:
             decision = await framework.decide(binding, snapshot)
         except OverCpuLimit as error:
@@ -251,7 +270,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "explain",
         help="show every filter verdict, score, estimate and the division for one binding",
-        description="Explain how one binding would be scheduled against the clusters in the inputs: every "
+        description="Explain how one binding would be scheduled against the clusters in the inputs (files or a "
+        "live plane, read-only): every "
         "filter's verdict per cluster (all of them), the scores, each estimator's answer, the selection, "
         "how the replicas were divided, and the result.",
     )

@@ -1,8 +1,11 @@
-"""Reading Clusters and bindings from YAML/JSON files or folders, kubectl style."""
+"""Reading Clusters, bindings and SchedulerConfigurations from YAML/JSON files, folders or standard input
+(`-`), kubectl style; `cli/live.py` feeds a live API server's objects through the same reader."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import io
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -11,19 +14,47 @@ from typing import Any
 import yaml
 
 from ..model import Binding, Cluster, ValidationError, parse_binding, parse_cluster
+from ..model.config import KIND as CONFIG_KIND
+from ..model.meta import InvalidBinding, ObjectMeta, ParsedBinding, StoredBinding
 from .fields import READ_AS, unknown_fields, wrong_api_version
 
 SUFFIXES = (".yaml", ".yml", ".json")
 BINDING_KINDS = ("ResourceBinding", "ClusterResourceBinding")
+STDIN = "-"
+
+
+@dataclass(frozen=True, slots=True)
+class SourcedConfig:
+    """A SchedulerConfiguration document found among the inputs, and where."""
+
+    source: str
+    document: Mapping[str, Any]
 
 
 @dataclass(slots=True)
 class Inputs:
     clusters: list[Cluster] = field(default_factory=list)
-    bindings: list[Binding] = field(default_factory=list)
+    entries: list[StoredBinding] = field(default_factory=list)
+    """Every binding in input order: parsed (`ParsedBinding`) or refused by the model (`InvalidBinding`), each
+    with the body it was read from."""
+    sources: dict[int, str] = field(default_factory=dict)
+    """Where each entry was read (by the entry's `id`): a file, `-`, or a server's URL."""
+    configs: list[SourcedConfig] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def bindings(self) -> list[Binding]:
+        return [e.binding for e in self.entries if isinstance(e, ParsedBinding)]
+
+    @property
+    def invalid(self) -> list[InvalidBinding]:
+        return [e for e in self.entries if isinstance(e, InvalidBinding)]
+
+    def invalid_lines(self) -> list[str]:
+        """`SOURCE: KIND NAME: field: problem`, one per binding the model refused."""
+        return [f"{self.sources[id(e)]}: {e.meta.kind} {e.meta.name or '-'}: {e.error}" for e in self.invalid]
 
 
 def input_files(paths: Sequence[str]) -> Iterator[Path]:
@@ -49,17 +80,26 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+def _objects(stream: Iterable[Any]) -> Iterator[Any]:
+    for document in stream:
+        if document is None:
+            continue
+        kind = document.get("kind") if isinstance(document, dict) else None
+        if isinstance(kind, str) and kind.endswith("List") and isinstance(document.get("items"), list):
+            yield from document["items"] or ()
+        else:
+            yield document
+
+
 def documents(path: Traversable) -> Iterator[Any]:
     """Every object in a file (a path, or package data): multi-document YAML, JSON, and `kind: List` items."""
     with path.open(encoding="utf-8") as handle:
-        for document in yaml.load_all(handle, Loader=_Loader):
-            if document is None:
-                continue
-            kind = document.get("kind") if isinstance(document, dict) else None
-            if isinstance(kind, str) and kind.endswith("List") and isinstance(document.get("items"), list):
-                yield from document["items"] or ()
-            else:
-                yield document
+        yield from _objects(yaml.load_all(handle, Loader=_Loader))
+
+
+def text_documents(text: str) -> Iterator[Any]:
+    """Every object in `text`, as `documents` reads a file."""
+    return _objects(yaml.load_all(io.StringIO(text), Loader=_Loader))
 
 
 def _describe(document: Any) -> tuple[str, str]:
@@ -70,47 +110,95 @@ def _describe(document: Any) -> tuple[str, str]:
     return str(document.get("kind") or "-"), str(name or "-")
 
 
-def load_inputs(paths: Sequence[str], *, strict: bool = False) -> Inputs:
-    """Every Cluster and binding in `paths`. A field its kind's schema lacks is a warning (an error when
-    `strict`), as kubectl's field validation reports it; an apiVersion the model does not read is an error."""
-    inputs = Inputs()
-    cluster_files: dict[str, Path] = {}
-    for path in input_files(paths):
+class InputReader:
+    """Adds objects to `Inputs`, one source at a time. A field its kind's schema lacks is a warning (an error
+    when `strict`), as kubectl's field validation reports it; an apiVersion the model does not read is an error;
+    a binding the model refuses is kept as an `InvalidBinding` (its callers decide whether that is fatal)."""
+
+    def __init__(self, *, strict: bool = False) -> None:
+        self.inputs = Inputs()
+        self.strict = strict
+        self._cluster_sources: dict[str, str] = {}
+
+    def read_paths(self, paths: Sequence[str]) -> Inputs:
+        for raw in paths:
+            if raw == STDIN:
+                self.read_text(STDIN, sys.stdin.read())
+            else:
+                for path in input_files([raw]):
+                    self.read_file(path)
+        return self.inputs
+
+    def read_file(self, path: Path) -> None:
         try:
             docs = list(documents(path))
         except OSError as error:
-            inputs.errors.append(f"{path}: {error.strerror or error}")
-            continue
-        except yaml.YAMLError as error:
-            problem = str(error).replace("\n", " ")
-            inputs.errors.append(f"{path}: not valid YAML or JSON: {problem}")
-            continue
+            self.inputs.errors.append(f"{path}: {error.strerror or error}")
+            return
         except UnicodeDecodeError as error:
-            inputs.errors.append(f"{path}: not UTF-8 text: {error.reason}")
-            continue
+            self.inputs.errors.append(f"{path}: not UTF-8 text: {error.reason}")
+            return
+        except yaml.YAMLError as error:
+            self._not_yaml(str(path), error)
+            return
+        self.add(str(path), docs)
+
+    def read_text(self, source: str, text: str) -> None:
+        try:
+            docs = list(text_documents(text))
+        except yaml.YAMLError as error:
+            self._not_yaml(source, error)
+            return
+        self.add(source, docs)
+
+    def _not_yaml(self, source: str, error: yaml.YAMLError) -> None:
+        problem = str(error).replace("\n", " ")
+        self.inputs.errors.append(f"{source}: not valid YAML or JSON: {problem}")
+
+    def add(self, source: str, docs: Iterable[Any]) -> None:
         for document in docs:
-            kind, name = _describe(document)
-            if isinstance(document, dict) and kind in READ_AS:
-                if (wrong := wrong_api_version(document)) is not None:
-                    inputs.errors.append(f"{path}: {kind} {name}: apiVersion: {wrong}")
-                    continue
-                unknown = [f'{path}: {kind} {name}: unknown field "{f}"' for f in unknown_fields(document)]
-                (inputs.errors if strict else inputs.warnings).extend(unknown)
             try:
-                if kind == "Cluster":
-                    cluster = parse_cluster(document)
-                    if cluster.name in cluster_files:
-                        # Cluster names are unique in an API server; two would both be scheduled to.
-                        first = cluster_files[cluster.name]
-                        raise ValidationError("metadata.name", f"{cluster.name!r} is already a Cluster in {first}")
-                    cluster_files[cluster.name] = path
-                    inputs.clusters.append(cluster)
-                elif kind in BINDING_KINDS:
-                    inputs.bindings.append(parse_binding(document))
-                elif not isinstance(document, dict):
-                    raise ValidationError("<document>", "expected an object")
-                else:
-                    inputs.skipped.append(f"{path}: {kind} {name}")
+                self._add_one(source, document)
             except ValidationError as error:
-                inputs.errors.append(f"{path}: {kind} {name}: {error}")
-    return inputs
+                kind, name = _describe(document)
+                self.inputs.errors.append(f"{source}: {kind} {name}: {error}")
+
+    def _add_one(self, source: str, document: Any) -> None:
+        inputs = self.inputs
+        kind, name = _describe(document)
+        if not isinstance(document, dict):
+            raise ValidationError("<document>", "expected an object")
+        if kind in READ_AS:
+            if (wrong := wrong_api_version(document)) is not None:
+                raise ValidationError("apiVersion", wrong)
+            unknown = [f'{source}: {kind} {name}: unknown field "{f}"' for f in unknown_fields(document)]
+            (inputs.errors if self.strict else inputs.warnings).extend(unknown)
+        if kind == "Cluster":
+            cluster = parse_cluster(document)
+            if cluster.name in self._cluster_sources:
+                # Cluster names are unique in an API server; two would both be scheduled to.
+                first = self._cluster_sources[cluster.name]
+                raise ValidationError("metadata.name", f"{cluster.name!r} is already a Cluster in {first}")
+            self._cluster_sources[cluster.name] = source
+            inputs.clusters.append(cluster)
+        elif kind in BINDING_KINDS:
+            entry = _stored_binding(document)
+            inputs.sources[id(entry)] = source
+            inputs.entries.append(entry)
+        elif kind == CONFIG_KIND:
+            inputs.configs.append(SourcedConfig(source, document))
+        else:
+            inputs.skipped.append(f"{source}: {kind} {name}")
+
+
+def _stored_binding(document: Mapping[str, Any]) -> StoredBinding:
+    meta = ObjectMeta.of(document)
+    try:
+        return ParsedBinding(document, meta, parse_binding(document))
+    except ValidationError as error:
+        return InvalidBinding(document, meta, error)
+
+
+def load_inputs(paths: Sequence[str], *, strict: bool = False) -> Inputs:
+    """Every Cluster, binding and SchedulerConfiguration in `paths` (`-` is standard input)."""
+    return InputReader(strict=strict).read_paths(paths)
