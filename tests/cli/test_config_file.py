@@ -55,7 +55,8 @@ def test_an_invalid_spec_names_the_file_and_the_field(tmp_path: Path) -> None:
     path = write(tmp_path, HEADER + "spec:\n  estimater: {}\n")
     error = failure(path)
     assert (str(error), error.path, error.problem) == (
-        f"{path}: spec.estimater: unknown field", path, "spec.estimater: unknown field")
+        f"{path}: SchedulerConfiguration c: spec.estimater: unknown field", path,
+        "SchedulerConfiguration c: spec.estimater: unknown field")
 
 
 def test_the_validation_error_is_the_cause(tmp_path: Path) -> None:
@@ -89,11 +90,14 @@ def test_exactly_one_document(tmp_path: Path, text: str, count: int) -> None:
     assert str(failure(path)) == f"{path}: expected one SchedulerConfiguration, found {count} documents"
 
 
-def test_another_kind_is_rejected(tmp_path: Path) -> None:
-    path = write(tmp_path, "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\n")
-    assert str(failure(path)) == f"{path}: apiVersion: 'cluster.karmada.io/v1alpha1' is not {API_VERSION}"
+def test_another_kind_is_rejected_by_its_api_version_and_its_kind(tmp_path: Path) -> None:
+    path = write(tmp_path, "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\n")
+    assert failure(path).lines == [
+        f"{path}: Cluster m1: apiVersion: 'cluster.karmada.io/v1alpha1' is not {API_VERSION}",
+        f"{path}: Cluster m1: kind: 'Cluster' is not {KIND}",
+    ]
 
 
 def test_a_scalar_document_is_rejected(tmp_path: Path) -> None:
     path = write(tmp_path, "just text\n")
-    assert str(failure(path)) == f"{path}: <root>: expected an object, got 'just text'"
+    assert str(failure(path)) == f"{path}: document 1: <root>: expected an object, got 'just text'"

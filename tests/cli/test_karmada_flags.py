@@ -433,7 +433,8 @@ def test_run_reports_a_flag_invalid_with_the_file_naming_the_flag_and_the_file(
     path = config_file(tmp_path, {"leaderElection": {"leaseDuration": "5s", "renewDeadline": "4s"}})
     assert exit_code(["run", "--config-file", path, "--leader-elect-renew-deadline=10s"]) == 2
     assert capsys.readouterr().err == (
-        f"error: {path}: --leader-elect-renew-deadline: '10s' must be less than leaseDuration ('5s')\n")
+        f"error: {path}: SchedulerConfiguration c: --leader-elect-renew-deadline: '10s' must be less than "
+        "leaseDuration ('5s')\n")
 
 
 # --- config from-flags -------------------------------------------------------------------------------------------

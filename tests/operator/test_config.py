@@ -99,6 +99,20 @@ def test_an_invalid_spec_is_reported_with_its_field_and_the_last_valid_one_stays
     assert valid_metric == 0
 
 
+def test_an_invalid_spec_reports_every_wrong_field_in_its_condition(api: DevCluster) -> None:
+    create_config(api, config_spec())
+    operator = start(api)
+    try:
+        wait_until(lambda: valid_condition(api, 1), what="the first Valid condition")
+        patch(api, config_path("sched"), {"spec": {"plugins": ["-"], "shutdown": {"drainTimeout": "soon"}}})
+        found = wait_until(lambda: valid_condition(api, 2), what="the Invalid condition")
+    finally:
+        assert operator.stop() == 0
+    assert (found["status"], found["reason"], found["message"]) == (
+        "False", "InvalidSpec", "spec.plugins[0]: '-' is not a plugin name; spec.shutdown.drainTimeout: 'soon' is "
+        "not a duration (examples: 3s, 500ms, 1m30s); the last valid configuration stays in force")
+
+
 def apply_binding_later(api: DevCluster) -> None:
     doc = binding_doc("late", replicas=1)
     status, answer = request(api, "POST", "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings", doc)

@@ -1,13 +1,16 @@
-"""A start that fails (unreadable kubeconfig, the first LIST refused) ends the process with status 1 instead of
-Kopf retrying the startup every 60 s forever; a Lease already acquired is released on the way out."""
+"""A start that fails (unreadable kubeconfig, an invalid config file, the first LIST refused) ends the process
+with status 1 instead of Kopf retrying the startup every 60 s forever; a Lease already acquired is released on the
+way out."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import OperatorThread, get, wait_until
+from tests.operator.harness import OperatorThread, get, wait_until, write_config
 
 
 @dataclass
@@ -38,3 +41,15 @@ def test_an_initial_list_answered_503_is_retried_and_the_start_goes_on(api: DevC
         assert operator.alive and operator.exit_code is None
     finally:
         assert operator.stop() == 0
+
+
+def test_an_invalid_config_file_stops_the_start_in_one_line_naming_every_error(
+    api: DevCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = write_config(tmp_path / "bad.yaml", {"workers": 0, "estimater": {}})
+    operator = OperatorThread(api, config).start(wait_leading=False)
+    wait_until(lambda: not operator.alive, timeout=60, what="the operator to give up")
+    assert operator.exit_code == 1
+    said = [record.getMessage() for record in caplog.records if record.getMessage().startswith("cannot start")]
+    assert said == [f"cannot start: {config}: SchedulerConfiguration test: spec.estimater: unknown field; "
+                    f"{config}: SchedulerConfiguration test: spec.workers: 0 is less than 1"]

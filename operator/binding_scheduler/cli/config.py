@@ -1,4 +1,5 @@
-"""`binding-scheduler config from-flags ARGS...`: the SchedulerConfiguration that karmada-scheduler's flags mean.
+"""`binding-scheduler config from-flags ARGS...`: the SchedulerConfiguration that karmada-scheduler's flags mean
+(`config validate -f FILE`, which checks SchedulerConfiguration files, is in config_validate).
 
 The printed object holds only the fields the flags set, so the rest keep their defaults; `parse_config` reads
 it back to exactly what `run` would use with the same flags. Flags that are no configuration field
@@ -18,6 +19,7 @@ from ..model import ValidationError
 from ..model.config import API_VERSION, KIND
 from ..operator.options import DEFAULT_NAMESPACE
 from ..scheduling.plugins import load_plugins, plugin_warnings
+from . import config_validate
 from .goflags import Flag
 from .karmada_flags import KarmadaSettings
 from .parsers import CommandParser
@@ -60,7 +62,8 @@ def from_flags(args: argparse.Namespace) -> int:
     try:
         config = settings.overrides.parse()
     except ValidationError as error:
-        print(f"error: {error}", file=sys.stderr)
+        for one in error.errors:
+            print(f"error: {one}", file=sys.stderr)
         return 2
     try:
         plugins = load_plugins(config.plugins, workload_affinity=config.feature_gates.workload_affinity)
@@ -90,3 +93,4 @@ def register(subparsers: Any) -> None:
     add_karmada_help(parser)
     parser.set_defaults(handler=from_flags)
     parser.own_syntax = parse_from_flags_args
+    config_validate.register(commands)

@@ -105,8 +105,13 @@ def handle(args: argparse.Namespace) -> int:
             config = load_config_file(args.config_file, overrides)
         elif not args.config:
             config = overrides.parse()
-    except (ConfigFileError, ValidationError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    except ConfigFileError as error:
+        for line in error.lines:  # every wrong field, one line each, before anything starts
+            print(f"error: {line}", file=sys.stderr)
+        return 2
+    except ValidationError as error:
+        for one in error.errors:
+            print(f"error: {one}", file=sys.stderr)
         return 2
     if config is not None and (problem := unreadable_files(config, overrides)) is not None:
         print(f"error: {problem}", file=sys.stderr)

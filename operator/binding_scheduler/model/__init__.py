@@ -19,7 +19,7 @@ from .binding import (
     parse_target_clusters,
 )
 from .cluster import Cluster, ResourceModel, ResourceSummary, parse_cluster
-from .errors import ValidationError
+from .errors import ValidationError, ValidationErrors
 from .meta import InvalidBinding, ObjectMeta, ParsedBinding, StoredBinding
 from .placement import (
     ClusterAffinity,
@@ -74,6 +74,7 @@ __all__ = [
     "TargetComponent",
     "Toleration",
     "ValidationError",
+    "ValidationErrors",
     "WeightPreference",
     "parse_binding",
     "parse_cluster",

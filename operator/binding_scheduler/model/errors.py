@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -16,6 +17,39 @@ class ValidationError(ValueError):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
+
+    @property
+    def errors(self) -> tuple[ValidationError, ...]:
+        """Each error this one reports: itself (several for a `ValidationErrors`)."""
+        return (self,)
+
+
+class ValidationErrors(ValidationError):
+    """Several fields of one object are wrong, all found at once (`errors`, in the order they were found).
+
+    `path` and `problem` are the first error's, so a caller that reads one error still reads a true one;
+    str() is every error, joined by `; ` (one line, for a log line or a condition message).
+    """
+
+    def __init__(self, errors: Sequence[ValidationError]) -> None:
+        each = tuple(one for error in errors for one in error.errors)
+        if len(each) < 2:
+            raise ValueError("ValidationErrors holds two errors or more: raise the one error itself")
+        super().__init__(each[0].path, each[0].problem)
+        self.args = ("; ".join(str(one) for one in each),)
+        self._each = each
+
+    @property
+    def errors(self) -> tuple[ValidationError, ...]:
+        return self._each
+
+
+def combined(errors: Sequence[ValidationError]) -> ValidationError:
+    """The one error to raise for `errors` (at least one): itself when there is one, else `ValidationErrors`."""
+    each = [one for error in errors for one in error.errors]
+    if not each:
+        raise ValueError("no error to raise")
+    return each[0] if len(each) == 1 else ValidationErrors(each)
 
 
 def show(value: Any) -> str:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .config import API_VERSION, KIND, SchedulerConfig, parse_config
-from .errors import ValidationError
+from .errors import ValidationError, combined
 from .fields import EMPTY_MAP
 
 DEFAULT_OBJECT: Mapping[str, Any] = MappingProxyType({"apiVersion": API_VERSION, "kind": KIND})
@@ -58,8 +58,11 @@ class SpecOverrides:
             raise self.named(error) from None
 
     def named(self, error: ValidationError) -> ValidationError:
-        source = self.source_of(error.path)
-        return error if source is None else ValidationError(source, error.problem)
+        """`error` with each of its errors at a path we set named after its source (every one of several)."""
+        each = error.errors
+        named = [one if (source := self.source_of(one.path)) is None else ValidationError(source, one.problem)
+                 for one in each]
+        return error if all(a is b for a, b in zip(named, each, strict=True)) else combined(named)
 
     def source_of(self, path: str) -> str | None:
         for leaf, source in self.sources.items():

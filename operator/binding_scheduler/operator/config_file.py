@@ -1,42 +1,96 @@
-"""`--config-file FILE`: a SchedulerConfiguration read from a YAML or JSON file, for local runs."""
+"""`--config-file FILE`: a SchedulerConfiguration read from a YAML or JSON file, for local runs.
+
+Every problem is one line: `FILE: problem` for the file itself, `FILE: SchedulerConfiguration NAME: field.path:
+problem` for each wrong field of an object in it (all of them at once). `config validate` reads files the same
+way, every document of them.
+"""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from ..model import ValidationError
-from ..model.config import SchedulerConfig
+from ..model.config import API_VERSION, KIND, SchedulerConfig
 from ..model.overrides import NO_OVERRIDES, SpecOverrides
+
+API_GROUP = API_VERSION.partition("/")[0]
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+"""How `-` (standard input, for `config validate`) is named in the lines."""
 
 
 class ConfigFileError(Exception):
-    """The file cannot be read or does not hold one valid SchedulerConfiguration; the message names the file."""
+    """The file cannot be read or does not hold one valid SchedulerConfiguration. `problems` has one entry per
+    problem (the first is `problem`), `lines` each as `FILE: problem`; str() is every line, joined by `; `."""
 
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
+    def __init__(self, path: str, problem: str, *more: str) -> None:
         self.path = path
         self.problem = problem
+        self.problems = (problem, *more)
+        super().__init__("; ".join(self.lines))
+
+    @property
+    def lines(self) -> list[str]:
+        return [f"{self.path}: {problem}" for problem in self.problems]
+
+
+def read_documents(path: str, *, stdin: bool = False) -> list[Any]:
+    """Every document of `path` (YAML, or JSON which is YAML too), empty ones left out; with `stdin`, a path of
+    `-` is standard input (named `<stdin>` in the errors)."""
+    from_stdin = stdin and path == STDIN
+    name = STDIN_NAME if from_stdin else path
+    try:
+        text = sys.stdin.read() if from_stdin else Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigFileError(name, error.strerror or str(error)) from error
+    except UnicodeDecodeError as error:
+        raise ConfigFileError(name, f"not UTF-8 text: {error.reason}") from error
+    try:
+        return [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as error:
+        problem = str(error).replace("\n", " ")
+        raise ConfigFileError(name, f"not valid YAML or JSON: {problem}") from error
+
+
+def describe(document: Any, number: int) -> str:
+    """The object as the lines name it: `SchedulerConfiguration NAME` (its kind, else SchedulerConfiguration; its
+    metadata.name, else `#N`, its place among the file's documents), or `document N` when it is no object."""
+    if not isinstance(document, Mapping):
+        return f"document {number}"
+    kind, meta = document.get("kind"), document.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    kind_text = kind if isinstance(kind, str) and kind else KIND
+    return f"{kind_text} {name}" if isinstance(name, str) and name else f"{kind_text} #{number}"
+
+
+def is_other_kind(document: Any) -> bool:
+    """An object that says it is of another kind, of another API group. A kind that is missing or no string, or
+    another kind in our group (a misspelt kind), is read as ours, so that it is reported."""
+    if not isinstance(document, Mapping):
+        return False
+    kind, api_version = document.get("kind"), document.get("apiVersion")
+    ours = isinstance(api_version, str) and api_version.partition("/")[0] == API_GROUP
+    return isinstance(kind, str) and bool(kind) and kind != KIND and not ours
+
+
+def problems(error: ValidationError, what: str) -> list[str]:
+    """Each of `error`'s errors as a line's problem: `SchedulerConfiguration NAME: field.path: problem`."""
+    return [f"{what}: {one}" for one in error.errors]
 
 
 def load_config_file(path: str, overrides: SpecOverrides = NO_OVERRIDES) -> SchedulerConfig:
     """The one SchedulerConfiguration in `path` (YAML, or JSON which is YAML too), with `overrides` (the
-    command line's) winning; an error at an overridden field names the flag instead of the field."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigFileError(path, error.strerror or str(error)) from error
-    except UnicodeDecodeError as error:
-        raise ConfigFileError(path, f"not UTF-8 text: {error.reason}") from error
-    try:
-        documents = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as error:
-        problem = str(error).replace("\n", " ")
-        raise ConfigFileError(path, f"not valid YAML or JSON: {problem}") from error
+    command line's) winning; an error at an overridden field names the flag instead of the field. Every wrong
+    field is in the ConfigFileError raised."""
+    documents = read_documents(path)
     if len(documents) != 1:
         raise ConfigFileError(path, f"expected one SchedulerConfiguration, found {len(documents)} documents")
     try:
         return overrides.parse(documents[0])
     except ValidationError as error:
-        raise ConfigFileError(path, str(error)) from error
+        raise ConfigFileError(path, *problems(error, describe(documents[0], 1))) from error

@@ -21,7 +21,7 @@ from .changes import (
     restart_required,
     validity,
 )
-from .parse import LEADER_ELECTION_JITTER, MAX_PORT, MAX_QPS, is_host, parse_config
+from .parse import LEADER_ELECTION_JITTER, MAX_PORT, MAX_QPS, is_host, parse_config, read_config
 from .sections import (
     API_VERSION,
     DEFAULT_CONFIG,
@@ -71,6 +71,7 @@ __all__ = [
     "is_host",
     "overcommit_protected",
     "parse_config",
+    "read_config",
     "restart_required",
     "validity",
 ]

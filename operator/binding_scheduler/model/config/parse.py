@@ -1,18 +1,20 @@
 """Reading a SchedulerConfiguration object into a `SchedulerConfig`: a missing field takes its default, anything
-else wrong raises a ValidationError naming its JSON path."""
+else wrong is a ValidationError naming its JSON path. Every wrong field is found in one reading (`read_config`),
+as kubectl reports every invalid field of an object at once; `parse_config` raises them together."""
 
 from __future__ import annotations
 
 import ipaddress
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..binding import DEFAULT_SCHEDULER_NAME
 from ..duration import parse_duration
-from ..errors import ValidationError, show
+from ..errors import ValidationError, combined, show
 from ..fields import EMPTY_MAP, INT32_MAX, Fields, FrozenMap
+from .reader import Reader
 from .sections import (
     API_VERSION,
     DEFAULT_CONFIG,
@@ -29,7 +31,6 @@ from .sections import (
     QueueConfig,
     SchedulerConfig,
     ShutdownConfig,
-    json_fields,
 )
 
 MAX_PORT = 65535
@@ -45,56 +46,71 @@ def parse_config(data: Any) -> SchedulerConfig:
     """A whole SchedulerConfiguration object (apiVersion, kind, metadata, spec, status) as a SchedulerConfig.
 
     A missing spec, or a missing field, takes the default. Anything else wrong raises ValidationError with the
-    JSON path, unknown spec fields included (`spec.estimater: unknown field`).
+    JSON path, unknown spec fields included (`spec.estimater: unknown field`); several wrong fields raise one
+    `ValidationErrors` holding each (`.errors`).
     """
-    root = Fields(data, "")
-    _expect(root, "apiVersion", API_VERSION)
-    _expect(root, "kind", KIND)
-    spec = root.obj("spec")
+    config, errors = read_config(data)
+    if errors:
+        raise combined(errors)
+    return config
+
+
+def read_config(data: Any) -> tuple[SchedulerConfig, list[ValidationError]]:
+    """The configuration and every error found in it, in the order of the object's fields (unknown fields of a
+    section first). A wrong field reads as its default, so the configuration returned is the one to use only
+    when there is no error; the rules that tie fields together are checked only between fields without one.
+    An object of another kind is not read past its `apiVersion` and `kind`."""
+    try:
+        root = Reader(Fields(data, ""))
+    except ValidationError as error:
+        return DEFAULT_CONFIG, [error]
+    root.read("apiVersion", "", _expected(API_VERSION))
+    root.read("kind", "", _expected(KIND))
+    if not root.ok("kind") and isinstance(root.raw("kind"), str) and root.raw("kind"):
+        return DEFAULT_CONFIG, root.errors  # another kind's spec means something else
+    spec = root.section("spec", SchedulerConfig)
     if spec is None:
-        return DEFAULT_CONFIG
-    _reject_unknown(spec, SchedulerConfig)
-    return SchedulerConfig(
-        scheduler_name=_name(spec, "schedulerName", DEFAULT_SCHEDULER_NAME),
-        workers=spec.integer("workers", 1, minimum=1, maximum=INT32_MAX),
+        return DEFAULT_CONFIG, root.errors
+    config = SchedulerConfig(
+        scheduler_name=spec.read("schedulerName", DEFAULT_SCHEDULER_NAME, _name),
+        workers=spec.read("workers", 1, _integer(1, INT32_MAX)),
         plugins=_plugins(spec),
-        enable_empty_workload_propagation=spec.flag("enableEmptyWorkloadPropagation"),
-        decision_cpu_limit=_positive_duration(spec, "decisionCPULimit", SchedulerConfig().decision_cpu_limit),
-        decision_processes=spec.integer("decisionProcesses", 0, minimum=0, maximum=MAX_DECISION_PROCESSES),
-        estimator=_estimator(spec.obj("estimator")),
-        queue=_queue(spec.obj("queue")),
-        shutdown=_shutdown(spec.obj("shutdown")),
-        preemption=_preemption(spec.obj("preemption")),
-        leader_election=_leader_election(spec.obj("leaderElection")),
-        metrics=_metrics(spec.obj("metrics")),
-        kube_api=_kube_api(spec.obj("kubeAPI")),
-        feature_gates=_feature_gates(spec.obj("featureGates")),
+        enable_empty_workload_propagation=spec.read("enableEmptyWorkloadPropagation", False, Fields.flag),
+        decision_cpu_limit=spec.read("decisionCPULimit", SchedulerConfig().decision_cpu_limit, _positive_duration),
+        decision_processes=spec.read("decisionProcesses", 0, _integer(0, MAX_DECISION_PROCESSES)),
+        estimator=_estimator(spec.section("estimator", EstimatorConfig)),
+        queue=_queue(spec.section("queue", QueueConfig)),
+        shutdown=_shutdown(spec.section("shutdown", ShutdownConfig)),
+        preemption=_preemption(spec.section("preemption", PreemptionConfig)),
+        leader_election=_leader_election(spec.section("leaderElection", LeaderElectionConfig)),
+        metrics=_metrics(spec.section("metrics", MetricsConfig)),
+        kube_api=_kube_api(spec.section("kubeAPI", KubeAPIConfig)),
+        feature_gates=_feature_gates(spec.section("featureGates", FeatureGatesConfig)),
     )
+    return config, root.errors
 
 
 MAX_DECISION_PROCESSES = 64
 """More decision processes than cores only adds contention; 64 bounds a typo."""
 
 
-def _expect(root: Fields, key: str, wanted: str) -> None:
-    value = root.text(key)
-    if not value:
-        raise ValidationError(key, "is required")
-    if value != wanted:
-        raise ValidationError(key, f"{show(value)} is not {wanted}")
+def _expected(wanted: str) -> Callable[[Fields, str, str], str]:
+    def read(root: Fields, key: str, default: str) -> str:
+        value = root.text(key, default)
+        if not value:
+            raise ValidationError(key, "is required")
+        if value != wanted:
+            raise ValidationError(key, f"{show(value)} is not {wanted}")
+        return value
+
+    return read
 
 
-def _reject_unknown(fields: Fields, cls: type[Any]) -> None:
-    known = {name for name, _ in json_fields(cls)}
-    for key in fields.data:
-        if key not in known:
-            raise ValidationError(fields.at(str(key)), "unknown field")
+def _integer(minimum: int, maximum: int) -> Callable[[Fields, str, int], int]:
+    def read(fields: Fields, key: str, default: int) -> int:
+        return fields.integer(key, default, minimum=minimum, maximum=maximum)
 
-
-def _section(fields: Fields | None, cls: type[Any]) -> Fields | None:
-    if fields is not None:
-        _reject_unknown(fields, cls)
-    return fields
+    return read
 
 
 def _name(fields: Fields, key: str, default: str) -> str:
@@ -104,15 +120,18 @@ def _name(fields: Fields, key: str, default: str) -> str:
     return value
 
 
-def _dns(fields: Fields, key: str, default: str, pattern: re.Pattern[str], *, what: str, limit: int) -> str:
-    value = _name(fields, key, default)
-    if len(value) > limit or not pattern.fullmatch(value):
-        raise ValidationError(fields.at(key), f"{show(value)} is not a valid {what}")
-    return value
+def _dns(pattern: re.Pattern[str], *, what: str, limit: int) -> Callable[[Fields, str, str], str]:
+    def read(fields: Fields, key: str, default: str) -> str:
+        value = _name(fields, key, default)
+        if len(value) > limit or not pattern.fullmatch(value):
+            raise ValidationError(fields.at(key), f"{show(value)} is not a valid {what}")
+        return value
+
+    return read
 
 
-def _namespace(fields: Fields, key: str, default: str) -> str:
-    return _dns(fields, key, default, _DNS_LABEL, what="namespace name (a DNS-1123 label)", limit=63)
+_namespace = _dns(_DNS_LABEL, what="namespace name (a DNS-1123 label)", limit=63)
+_lease_name = _dns(_DNS_SUBDOMAIN, what="Lease name (a DNS-1123 subdomain)", limit=253)
 
 
 def _port(fields: Fields, key: str, default: int) -> int:
@@ -136,62 +155,80 @@ def _positive_duration(fields: Fields, key: str, default: float) -> float:
     return seconds
 
 
-def _quote(fields: Fields, key: str, seconds: float) -> str:
+def _quote(fields: Reader, key: str, seconds: float) -> str:
     """The value as the user wrote it, or the default in seconds when they wrote nothing."""
     raw = fields.raw(key)
     return show(raw) if raw is not None else f"{seconds:g}s"
 
 
-def _plugins(spec: Fields) -> tuple[str, ...]:
-    if spec.raw("plugins") is None:
+def _plugins(spec: Reader) -> tuple[str, ...]:
+    plugins = spec.raw("plugins")
+    if plugins is None:
         return DEFAULT_CONFIG.plugins
-    plugins = spec.strings("plugins")
+    if not isinstance(plugins, list | tuple):
+        spec.fail("plugins", f"expected a list, got {show(plugins)}")
+        return DEFAULT_CONFIG.plugins
     for i, entry in enumerate(plugins):
-        if entry in ("", "-"):
-            raise ValidationError(f"{spec.at('plugins')}[{i}]", f"{show(entry)} is not a plugin name")
-    return plugins
+        if not isinstance(entry, str):
+            spec.fail("plugins", f"expected a string, got {show(entry)}", at=f"{spec.at('plugins')}[{i}]")
+        elif entry in ("", "-"):
+            spec.fail("plugins", f"{show(entry)} is not a plugin name", at=f"{spec.at('plugins')}[{i}]")
+    return tuple(plugins) if spec.ok("plugins") else DEFAULT_CONFIG.plugins
 
 
-def _estimator(fields: Fields | None) -> EstimatorConfig:
-    est = _section(fields, EstimatorConfig)
+def _estimator(est: Reader | None) -> EstimatorConfig:
     if est is None:
         return EstimatorConfig()
-    partial = est.text("partialFailure", "fallback")
-    if partial not in PARTIAL_FAILURE_MODES:
-        raise ValidationError(est.at("partialFailure"), f"{show(partial)} is not one of fallback, discard")
+    defaults = EstimatorConfig()
     return EstimatorConfig(
-        enabled=est.flag("enabled"),
-        timeout=_duration(est, "timeout", 3.0),
-        service=_service(est.obj("service")),
+        enabled=est.read("enabled", False, Fields.flag),
+        timeout=est.read("timeout", defaults.timeout, _duration),
+        service=_service(est.section("service", EstimatorServiceConfig)),
         endpoints=_endpoints(est),
-        tls=_tls(est.obj("tls")),
-        partial_failure=partial,
-        disable_in_pull_mode=est.flag("disableInPullMode"),
+        tls=_tls(est.section("tls", EstimatorTLSConfig)),
+        partial_failure=est.read("partialFailure", defaults.partial_failure, _partial_failure),
+        disable_in_pull_mode=est.read("disableInPullMode", False, Fields.flag),
     )
 
 
-def _service(fields: Fields | None) -> EstimatorServiceConfig:
-    service = _section(fields, EstimatorServiceConfig)
+def _partial_failure(est: Fields, key: str, default: str) -> str:
+    partial = est.text(key, default)
+    if partial not in PARTIAL_FAILURE_MODES:
+        raise ValidationError(est.at(key), f"{show(partial)} is not one of fallback, discard")
+    return partial
+
+
+def _service(service: Reader | None) -> EstimatorServiceConfig:
     if service is None:
         return EstimatorServiceConfig()
     defaults = EstimatorServiceConfig()
     return EstimatorServiceConfig(
-        namespace=_namespace(service, "namespace", defaults.namespace),
-        prefix=_name(service, "prefix", defaults.prefix),
-        port=_port(service, "port", defaults.port),
+        namespace=service.read("namespace", defaults.namespace, _namespace),
+        prefix=service.read("prefix", defaults.prefix, _name),
+        port=service.read("port", defaults.port, _port),
     )
 
 
-def _endpoints(est: Fields) -> Mapping[str, str]:
-    endpoints = est.string_map("endpoints")
+def _endpoints(est: Reader) -> Mapping[str, str]:
+    endpoints = est.raw("endpoints")
+    if endpoints is None:
+        return EMPTY_MAP
+    if not isinstance(endpoints, Mapping):
+        est.fail("endpoints", f"expected an object, got {show(endpoints)}")
+        return EMPTY_MAP
     for cluster, address in endpoints.items():
-        if not cluster:
-            raise ValidationError(est.at("endpoints"), "a cluster name must not be empty")
-        if not _is_host_port(address):
-            raise ValidationError(
-                f"{est.at('endpoints')}.{cluster}", f"{show(address)} is not host:port (a port from 1 to 65535)"
-            )
-    return FrozenMap(endpoints) if endpoints else EMPTY_MAP
+        if not isinstance(cluster, str):
+            est.fail("endpoints", f"expected string keys, got {show(cluster)}")
+        elif not cluster:
+            est.fail("endpoints", "a cluster name must not be empty")
+        elif not isinstance(address, str):
+            est.fail("endpoints", f"expected a string, got {show(address)}", at=f"{est.at('endpoints')}.{cluster}")
+        elif not _is_host_port(address):
+            est.fail("endpoints", f"{show(address)} is not host:port (a port from 1 to 65535)",
+                     at=f"{est.at('endpoints')}.{cluster}")
+    if not endpoints or not est.ok("endpoints"):
+        return EMPTY_MAP
+    return FrozenMap(endpoints)
 
 
 def _is_host_port(address: str) -> bool:
@@ -206,114 +243,112 @@ def _is_host_port(address: str) -> bool:
     return ":" not in host and "[" not in host and not any(c.isspace() or c == "/" for c in host)
 
 
-def _tls(fields: Fields | None) -> EstimatorTLSConfig:
-    tls = _section(fields, EstimatorTLSConfig)
+def _tls(tls: Reader | None) -> EstimatorTLSConfig:
     if tls is None:
         return EstimatorTLSConfig()
-    cert, key = tls.text("certFile"), tls.text("keyFile")
-    if cert and not key:
-        raise ValidationError(tls.at("keyFile"), "is required when certFile is set")
-    if key and not cert:
-        raise ValidationError(tls.at("certFile"), "is required when keyFile is set")
+    ca_file = tls.read("caFile", "", Fields.text)
+    cert, key = tls.read("certFile", "", Fields.text), tls.read("keyFile", "", Fields.text)
+    if cert and not key and tls.ok("keyFile"):
+        tls.broken("keyFile", "is required when certFile is set")
+    if key and not cert and tls.ok("certFile"):
+        tls.broken("certFile", "is required when keyFile is set")
     return EstimatorTLSConfig(
-        ca_file=tls.text("caFile"),
+        ca_file=ca_file,
         cert_file=cert,
         key_file=key,
-        insecure_skip_verify=tls.flag("insecureSkipVerify"),
+        insecure_skip_verify=tls.read("insecureSkipVerify", False, Fields.flag),
     )
 
 
-def _queue(fields: Fields | None) -> QueueConfig:
-    queue = _section(fields, QueueConfig)
+def _queue(queue: Reader | None) -> QueueConfig:
     if queue is None:
         return QueueConfig()
     defaults = QueueConfig()
-    initial = _positive_duration(queue, "initialBackoff", defaults.initial_backoff)
-    maximum = _duration(queue, "maxBackoff", defaults.max_backoff)
-    if initial > maximum:
-        raise ValidationError(
-            queue.at("initialBackoff"),
+    initial = queue.read("initialBackoff", defaults.initial_backoff, _positive_duration)
+    maximum = queue.read("maxBackoff", defaults.max_backoff, _duration)
+    if initial > maximum and queue.ok("initialBackoff", "maxBackoff"):
+        queue.broken(
+            "initialBackoff",
             f"{_quote(queue, 'initialBackoff', initial)} is greater than maxBackoff "
             f"({_quote(queue, 'maxBackoff', maximum)})",
         )
     return QueueConfig(
         initial_backoff=initial,
         max_backoff=maximum,
-        unschedulable_timeout=_duration(queue, "unschedulableTimeout", defaults.unschedulable_timeout),
+        unschedulable_timeout=queue.read("unschedulableTimeout", defaults.unschedulable_timeout, _duration),
     )
 
 
-def _shutdown(fields: Fields | None) -> ShutdownConfig:
-    shutdown = _section(fields, ShutdownConfig)
+def _shutdown(shutdown: Reader | None) -> ShutdownConfig:
     if shutdown is None:
         return ShutdownConfig()
-    return ShutdownConfig(drain_timeout=_duration(shutdown, "drainTimeout", ShutdownConfig().drain_timeout))
+    return ShutdownConfig(drain_timeout=shutdown.read("drainTimeout", ShutdownConfig().drain_timeout, _duration))
 
 
-def _preemption(fields: Fields | None) -> PreemptionConfig:
-    preemption = _section(fields, PreemptionConfig)
+def _preemption(preemption: Reader | None) -> PreemptionConfig:
     if preemption is None:
         return PreemptionConfig()
     defaults = PreemptionConfig()
     return PreemptionConfig(
-        max_victims=preemption.integer("maxVictims", defaults.max_victims, minimum=1, maximum=INT32_MAX),
-        max_per_minute=preemption.integer("maxPerMinute", defaults.max_per_minute, minimum=1, maximum=INT32_MAX),
+        max_victims=preemption.read("maxVictims", defaults.max_victims, _integer(1, INT32_MAX)),
+        max_per_minute=preemption.read("maxPerMinute", defaults.max_per_minute, _integer(1, INT32_MAX)),
     )
 
 
-def _leader_election(fields: Fields | None) -> LeaderElectionConfig:
-    le = _section(fields, LeaderElectionConfig)
+def _leader_election(le: Reader | None) -> LeaderElectionConfig:
     if le is None:
         return LeaderElectionConfig()
     defaults = LeaderElectionConfig()
-    lease = _positive_duration(le, "leaseDuration", defaults.lease_duration)
-    renew = _positive_duration(le, "renewDeadline", defaults.renew_deadline)
-    retry = _positive_duration(le, "retryPeriod", defaults.retry_period)
-    if renew >= lease:
-        raise ValidationError(
-            le.at("renewDeadline"),
+    enabled = le.read("enabled", defaults.enabled, Fields.flag)
+    lease_name = le.read("leaseName", defaults.lease_name, _lease_name)
+    lease_namespace = le.read("leaseNamespace", defaults.lease_namespace, _namespace)
+    lease = le.read("leaseDuration", defaults.lease_duration, _positive_duration)
+    renew = le.read("renewDeadline", defaults.renew_deadline, _positive_duration)
+    retry = le.read("retryPeriod", defaults.retry_period, _positive_duration)
+    if renew >= lease and le.ok("leaseDuration", "renewDeadline"):
+        le.broken(
+            "renewDeadline",
             f"{_quote(le, 'renewDeadline', renew)} must be less than leaseDuration "
             f"({_quote(le, 'leaseDuration', lease)})",
         )
-    if renew <= LEADER_ELECTION_JITTER * retry:
-        raise ValidationError(
-            le.at("retryPeriod"),
+    if renew <= LEADER_ELECTION_JITTER * retry and le.ok("renewDeadline", "retryPeriod"):
+        le.broken(
+            "retryPeriod",
             f"{_quote(le, 'retryPeriod', retry)} is too long: renewDeadline ({_quote(le, 'renewDeadline', renew)})"
             f" must be greater than {LEADER_ELECTION_JITTER:g} x retryPeriod",
         )
     return LeaderElectionConfig(
-        enabled=le.flag("enabled", defaults.enabled),
-        lease_name=_dns(le, "leaseName", defaults.lease_name, _DNS_SUBDOMAIN,
-                        what="Lease name (a DNS-1123 subdomain)", limit=253),
-        lease_namespace=_namespace(le, "leaseNamespace", defaults.lease_namespace),
+        enabled=enabled,
+        lease_name=lease_name,
+        lease_namespace=lease_namespace,
         lease_duration=lease,
         renew_deadline=renew,
         retry_period=retry,
     )
 
 
-def _metrics(fields: Fields | None) -> MetricsConfig:
-    metrics = _section(fields, MetricsConfig)
+def _metrics(metrics: Reader | None) -> MetricsConfig:
     if metrics is None:
         return MetricsConfig()
     defaults = MetricsConfig()
     config = MetricsConfig(
-        port=_port(metrics, "port", defaults.port),
-        health_port=_port(metrics, "healthPort", defaults.health_port),
-        host=_host(metrics, "host"),
-        health_host=_host(metrics, "healthHost"),
+        port=metrics.read("port", defaults.port, _port),
+        health_port=metrics.read("healthPort", defaults.health_port, _port),
+        host=metrics.read("host", defaults.host, _host),
+        health_host=metrics.read("healthHost", defaults.health_host, _host),
     )
-    if config.port and config.port == config.health_port and config.host != config.health_host:
-        raise ValidationError(
-            metrics.at("healthHost"),
+    one_server = config.port and config.port == config.health_port
+    if one_server and config.host != config.health_host and metrics.ok("port", "healthPort", "host", "healthHost"):
+        metrics.broken(
+            "healthHost",
             f"{show(config.health_host)} differs from host ({show(config.host)}) while healthPort equals port "
             f"({config.port}): one server serves both, on one address",
         )
     return config
 
 
-def _host(fields: Fields, key: str) -> str:
-    value = fields.text(key)
+def _host(fields: Fields, key: str, default: str) -> str:
+    value = fields.text(key, default)
     if not value or is_host(value):
         return value
     raise ValidationError(fields.at(key), f"{show(value)} is not an IP address or a hostname")
@@ -328,30 +363,35 @@ def is_host(value: str) -> bool:
     return True
 
 
-def _kube_api(fields: Fields | None) -> KubeAPIConfig:
-    api = _section(fields, KubeAPIConfig)
+def _kube_api(api: Reader | None) -> KubeAPIConfig:
     if api is None:
         return KubeAPIConfig()
     defaults = KubeAPIConfig()
-    qps: Any = api.raw("qps")
+    return KubeAPIConfig(qps=api.read("qps", defaults.qps, _qps),
+                         burst=api.read("burst", defaults.burst, _integer(1, INT32_MAX)))
+
+
+def _qps(api: Fields, key: str, default: float) -> float:
+    qps: Any = api.raw(key)
     if qps is None:
-        qps = defaults.qps
-    elif isinstance(qps, bool) or not isinstance(qps, int | float):
-        raise ValidationError(api.at("qps"), f"expected a number, got {show(qps)}")
-    elif not 0 < qps <= MAX_QPS:  # also false for NaN; an int of any size compares without conversion
-        raise ValidationError(api.at("qps"), f"{show(qps)} is not a number greater than 0 and at most {MAX_QPS:.0f}")
-    return KubeAPIConfig(qps=float(qps), burst=api.integer("burst", defaults.burst, minimum=1, maximum=INT32_MAX))
+        return default
+    if isinstance(qps, bool) or not isinstance(qps, int | float):
+        raise ValidationError(api.at(key), f"expected a number, got {show(qps)}")
+    if not 0 < qps <= MAX_QPS:  # also false for NaN; an int of any size compares without conversion
+        raise ValidationError(api.at(key), f"{show(qps)} is not a number greater than 0 and at most {MAX_QPS:.0f}")
+    return float(qps)
 
 
-def _feature_gates(fields: Fields | None) -> FeatureGatesConfig:
-    gates = _section(fields, FeatureGatesConfig)
+def _feature_gates(gates: Reader | None) -> FeatureGatesConfig:
     if gates is None:
         return FeatureGatesConfig()
-    overcommit = gates.data.get("SchedulingOvercommitProtection")
+    overcommit = gates.raw("SchedulingOvercommitProtection")
     return FeatureGatesConfig(
-        multiple_pod_templates_scheduling=gates.flag("MultiplePodTemplatesScheduling"),
-        scheduling_overcommit_protection=None if overcommit is None else gates.flag("SchedulingOvercommitProtection"),
-        workload_affinity=gates.flag("WorkloadAffinity"),
-        priority_based_scheduling=gates.flag("PriorityBasedScheduling"),
-        priority_based_preemptive_scheduling=gates.flag("PriorityBasedPreemptiveScheduling"),
+        multiple_pod_templates_scheduling=gates.read("MultiplePodTemplatesScheduling", False, Fields.flag),
+        scheduling_overcommit_protection=(
+            None if overcommit is None else gates.read("SchedulingOvercommitProtection", False, Fields.flag)
+        ),
+        workload_affinity=gates.read("WorkloadAffinity", False, Fields.flag),
+        priority_based_scheduling=gates.read("PriorityBasedScheduling", False, Fields.flag),
+        priority_based_preemptive_scheduling=gates.read("PriorityBasedPreemptiveScheduling", False, Fields.flag),
     )
