@@ -108,13 +108,16 @@ def test_two_configurations_among_the_inputs_are_bad_input(tmp_path: Path, capsy
         "(binding-scheduler); name one with --config-file\n")
 
 
-def test_an_invalid_configuration_is_bad_input_naming_its_field(
+def test_an_invalid_configuration_is_bad_input_naming_each_wrong_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    inputs = export(tmp_path, cluster_doc("m1"), config(workers=0), binding_doc("web"))
+    inputs = export(tmp_path, cluster_doc("m1"), config(workers=0, decisionProcesses=-1), binding_doc("web"))
     assert main(["simulate", "-f", inputs]) == 2
-    assert capsys.readouterr().err.splitlines()[0].startswith(
-        f"{inputs}: SchedulerConfiguration binding-scheduler: spec.workers: ")
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[:3] for line in lines] == [
+        [inputs, "SchedulerConfiguration binding-scheduler", "spec.workers"],
+        [inputs, "SchedulerConfiguration binding-scheduler", "spec.decisionProcesses"],
+    ]
 
 
 def test_diff_prints_what_a_pass_now_would_change_binding_by_binding(

@@ -142,8 +142,8 @@ def decision_settings(args: argparse.Namespace, inputs: Inputs) -> DecisionSetti
     try:
         config = parse_config(chosen.document)
     except ValidationError as error:
-        for line in str(error).splitlines():
-            print(f"{chosen.source}: {KIND} {name}: {line}", file=sys.stderr)
+        for one in error.errors:
+            print(f"{chosen.source}: {KIND} {name}: {one}", file=sys.stderr)
         raise SystemExit(2) from None
     return DecisionSettings(with_flags(config, args), f"{chosen.source} ({KIND} {name})")
 
