@@ -141,10 +141,20 @@ def test_an_unknown_feature_gate_is_an_error(tmp_path: Path, capsys: pytest.Capt
                                               "unknown field"])
 
 
-def test_a_plugin_name_no_plugin_has_is_a_warning_as_in_run(
+def test_a_plugin_name_no_plugin_has_is_an_error_at_spec_plugins_as_in_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", {"plugins": ["*", "-TaintTolerance"]}))
+    code, out, err = validate(capsys, path)
+    assert (code, out, [line.split(" (known:")[0] for line in err]) == (
+        2, [], [f"{path}: SchedulerConfiguration prod: spec.plugins: names 'TaintTolerance', which is no plugin"])
+
+
+def test_an_allowed_plugin_name_no_plugin_has_is_a_warning_as_in_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scheduler_configuration("prod", {"plugins": ["*", "-TaintTolerance"],
+                                                            "allowUnknownPlugins": True}))
     code, out, err = validate(capsys, path)
     assert (code, out, [line.split(" (known:")[0] for line in err]) == (
         0, [f"{path}: SchedulerConfiguration prod: valid"],

@@ -105,15 +105,33 @@ def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
     assert "Traceback" not in err and "BrokenPipeError" not in err
 
 
-def test_an_unknown_plugin_name_is_warned_about_and_explain_says_it_was_ignored(
+UNKNOWN_PLUGIN = (
+    "names 'TaintTolerations', which is no plugin (known: " + KNOWN + "); Karmada ignores such a name, so a "
+    "misspelt '-Name' leaves that plugin on and a list of misspelt names leaves every filter off: fix the spelling, "
+    "or set allowUnknownPlugins (--allow-unknown-plugins) to ignore unknown names as Karmada does"
+)
+
+
+def test_an_unknown_plugin_name_is_bad_input_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "-f", str(ROOT / "examples"), "--binding", "shop/checkout-deployment",
+                 "--plugins", "*,-TaintTolerations"]) == 2
+    assert capsys.readouterr() == ("", f"error: --plugins {UNKNOWN_PLUGIN}\n")
+
+
+def test_with_allow_unknown_plugins_a_name_is_ignored_with_a_warning_as_in_karmada(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["explain", "-f", str(ROOT / "examples"), "--binding", "shop/checkout-deployment",
-                 "--plugins", "*,-TaintTolerations"]) == 0
+                 "--plugins", "*,-TaintTolerations", "--allow-unknown-plugins"]) == 0
     out, err = capsys.readouterr()
     assert f"warning: --plugins names 'TaintTolerations', which is no plugin: ignored (known: {KNOWN})" in err
     assert "plugins: APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, ClusterEviction, " \
            "ClusterLocality (unknown, ignored: TaintTolerations)" in out
+
+
+def test_run_refuses_an_unknown_plugin_name_before_anything_starts() -> None:
+    result = cli("run", "--kubeconfig=/nonexistent", "--plugins=*,-TaintTolerations")
+    assert (result.returncode, result.stderr) == (2, f"error: --plugins: {UNKNOWN_PLUGIN}\n")
 
 
 def test_a_port_in_use_stops_run_with_one_line_naming_it_and_status_1(tmp_path: Path) -> None:
@@ -205,20 +223,24 @@ def test_a_missing_tls_file_is_not_checked_while_the_estimator_is_off(tmp_path: 
 def test_the_known_plugins_of_the_warning_are_every_plugin_not_the_enabled_ones(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["simulate", "-f", str(ROOT / "examples"), "--plugins", "TaintToleration,Typo", "-o", "json"]) == 0
+    assert main(["simulate", "-f", str(ROOT / "examples"), "--plugins", "TaintToleration,Typo", "-o", "json",
+                 "--allow-unknown-plugins"]) == 0
     err = capsys.readouterr().err
     assert f"warning: --plugins names 'Typo', which is no plugin: ignored (known: {KNOWN})" in err
 
 
-def test_config_from_flags_warns_of_an_unknown_plugin_and_of_a_list_that_enables_no_filter() -> None:
-    result = cli("config", "from-flags", "--plugins=NoSuchPlugin")
-    assert result.returncode == 0
-    assert result.stderr.splitlines() == [
+def test_config_from_flags_refuses_an_unknown_plugin_unless_allowed() -> None:
+    refused = cli("config", "from-flags", "--plugins=NoSuchPlugin")
+    allowed = cli("config", "from-flags", "--plugins=NoSuchPlugin", "--allow-unknown-plugins")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.startswith("error: --plugins: names 'NoSuchPlugin', which is no plugin (known: ")
+    assert allowed.returncode == 0
+    assert allowed.stderr.splitlines() == [
         f"warning: --plugins names 'NoSuchPlugin', which is no plugin: ignored (known: {KNOWN})",
         "warning: --plugins enables no filter plugin: every cluster passes the filters ('*' enables every "
         "plugin, '-Name' then disables one)",
     ]
-    assert "- NoSuchPlugin" in result.stdout  # Karmada's syntax, kept as given
+    assert "- NoSuchPlugin" in allowed.stdout  # Karmada's syntax, kept as given
 
 
 def test_config_without_namespace_is_read_in_karmada_system_whatever_the_kubeconfig_context_names(

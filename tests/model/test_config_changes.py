@@ -35,6 +35,7 @@ RESTART = {
 LIVE = {
     "spec.workers": {"workers": 4},
     "spec.plugins": {"plugins": ["-TaintToleration"]},
+    "spec.allowUnknownPlugins": {"allowUnknownPlugins": True},
     "spec.enableEmptyWorkloadPropagation": {"enableEmptyWorkloadPropagation": True},
     "spec.decisionCPULimit": {"decisionCPULimit": "2s"},
     "spec.estimator.enabled": {"estimator": {"enabled": True}},

@@ -176,6 +176,32 @@ def test_a_configuration_naming_a_missing_tls_file_at_start_stops_the_start_in_o
     assert "Traceback" not in caplog.text
 
 
+def test_a_configuration_naming_an_unknown_plugin_at_start_stops_the_start_in_one_line(
+    api: DevCluster, caplog: Any
+) -> None:
+    create_config(api, config_spec(plugins=["*", "-TaintTolerations"]))
+    operator = OperatorThread(api, config_name="sched").start(wait_leading=False)
+    wait_until(lambda: not operator.alive, timeout=30, what="the start to fail")
+    assert operator.exit_code == 1
+    assert "cannot start: spec.plugins: names 'TaintTolerations', which is no plugin (known: " in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+def test_a_change_to_an_unknown_plugin_name_is_invalid_and_the_last_valid_configuration_stays(api: DevCluster) -> None:
+    create_config(api, config_spec(workers=3))
+    operator = start(api)
+    try:
+        wait_until(lambda: valid_condition(api, 1), what="the first Valid condition")
+        patch(api, config_path("sched"), {"spec": {"plugins": ["*", "-TaintTolerations"]}})
+        found = wait_until(lambda: valid_condition(api, 2), what="the Invalid condition")
+        running = operator.app.service.scheduler.settings.plugins.names  # type: ignore[union-attr]
+    finally:
+        assert operator.stop() == 0
+    assert found["status"] == "False"
+    assert found["message"].startswith("spec.plugins: names 'TaintTolerations', which is no plugin (known: ")
+    assert "TaintToleration" in running
+
+
 def test_a_change_to_a_missing_tls_file_is_reported_and_the_last_valid_configuration_stays(
     api: DevCluster, tmp_path: Any
 ) -> None:

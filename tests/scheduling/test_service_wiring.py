@@ -27,6 +27,7 @@ from binding_scheduler.model.config import (
     SchedulerConfig,
 )
 from binding_scheduler.scheduling.metrics import MetricsHook, SchedulerMetrics
+from binding_scheduler.scheduling.plugins import UnknownPlugins
 from binding_scheduler.scheduling.service import LEASE_BURST, LEASE_QPS, SchedulerService
 from tests.builders import binding, placement
 from tests.pass_plugins import AtEstimate
@@ -204,11 +205,20 @@ def test_overcommit_protection_hands_the_passes_the_shared_assumptions_only_when
     assert service.scheduler.settings.framework.assumptions is assumptions
 
 
-def test_a_plugin_name_that_is_no_plugin_is_ignored_with_a_warning_naming_the_ones_running(
+def test_a_plugin_name_that_is_no_plugin_is_refused_and_the_running_plugins_stay(service: SchedulerService) -> None:
+    before = service.scheduler.settings
+    with pytest.raises(UnknownPlugins) as refused:
+        service.apply_config(SchedulerConfig(plugins=("TaintToleration", "Typo")))
+    assert (refused.value.field, refused.value.message.split(" (known:")[0]) == (
+        "spec.plugins", "names 'Typo', which is no plugin")
+    assert service.scheduler.settings is before
+
+
+def test_an_allowed_plugin_name_that_is_no_plugin_is_ignored_with_a_warning_naming_the_ones_running(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):
-        service.apply_config(SchedulerConfig(plugins=("TaintToleration", "Typo")))
+        service.apply_config(SchedulerConfig(plugins=("TaintToleration", "Typo"), allow_unknown_plugins=True))
 
     assert service.scheduler.settings.plugins.names == ("TaintToleration",)
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
@@ -219,7 +229,7 @@ def test_a_plugin_list_of_nothing_known_says_none_are_running_and_no_filter_is_o
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):
-        service.apply_config(SchedulerConfig(plugins=("Typo",)))
+        service.apply_config(SchedulerConfig(plugins=("Typo",), allow_unknown_plugins=True))
 
     assert service.scheduler.settings.plugins.names == ()
     assert [r.getMessage() for r in caplog.records if r.name == SERVICE] == [
@@ -288,7 +298,8 @@ def test_the_warning_for_an_unknown_plugin_lists_every_running_one(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):
-        service.apply_config(SchedulerConfig(plugins=("TaintToleration", "APIEnablement", "Typo")))
+        service.apply_config(SchedulerConfig(plugins=("TaintToleration", "APIEnablement", "Typo"),
+                                             allow_unknown_plugins=True))
 
     running = ", ".join(service.scheduler.settings.plugins.names)
     assert running.count(", ") == 1

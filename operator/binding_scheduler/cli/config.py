@@ -18,7 +18,7 @@ from ..algorithm.plugins import PluginError
 from ..model import ValidationError
 from ..model.config import API_VERSION, KIND
 from ..operator.options import DEFAULT_NAMESPACE
-from ..scheduling.plugins import load_plugins, plugin_warnings
+from ..scheduling.plugins import UnknownPlugins, load_plugins, plugin_warnings
 from . import config_validate
 from .goflags import Flag
 from .karmada_flags import KarmadaSettings
@@ -66,7 +66,11 @@ def from_flags(args: argparse.Namespace) -> int:
             print(f"error: {one}", file=sys.stderr)
         return 2
     try:
-        plugins = load_plugins(config.plugins, workload_affinity=config.feature_gates.workload_affinity)
+        plugins = load_plugins(config.plugins, workload_affinity=config.feature_gates.workload_affinity,
+                               allow_unknown=config.allow_unknown_plugins)
+    except UnknownPlugins as error:
+        print(f"error: {settings.overrides.named(ValidationError(error.field, error.message))}", file=sys.stderr)
+        return 2
     except PluginError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -73,7 +73,8 @@ def _under(path: str, field: str) -> bool:
 
 def _plugins(config: SchedulerConfig) -> tuple[ValidationError | None, list[str]]:
     try:
-        plugins = load_plugins(config.plugins, workload_affinity=config.feature_gates.workload_affinity)
+        plugins = load_plugins(config.plugins, workload_affinity=config.feature_gates.workload_affinity,
+                               allow_unknown=config.allow_unknown_plugins)
     except PluginError as error:
         return ValidationError("spec.plugins", str(error)), []
     return None, plugin_warnings("spec.plugins", plugins)

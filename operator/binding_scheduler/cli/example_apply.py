@@ -46,8 +46,11 @@ class ApplyError(Exception):
 
 
 def namespace_documents(documents: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """A Namespace for every namespace the documents' objects live in, sorted by name."""
-    names = sorted({meta.namespace for d in documents if (meta := ObjectMeta.of(d)).namespace})
+    """A Namespace for every namespace the documents' objects live in that they do not hold themselves, sorted by
+    name."""
+    documents = list(documents)
+    held = {meta.name for d in documents if (meta := ObjectMeta.of(d)).kind == "Namespace"}
+    names = sorted({meta.namespace for d in documents if (meta := ObjectMeta.of(d)).namespace} - held)
     return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}} for name in names]
 
 
@@ -69,6 +72,13 @@ def describe(document: Mapping[str, Any]) -> str:
     return f"{prefix}{qualified}/{meta.name}"
 
 
+def _apply_order(document: Mapping[str, Any]) -> tuple[int, str]:
+    """By kind in `KINDS` order; Namespaces by name (the rest keep their order in the files)."""
+    kind = document.get("kind")
+    rank = list(KINDS).index(kind) if isinstance(kind, str) and kind in KINDS else len(KINDS)
+    return rank, ObjectMeta.of(document).name if kind == "Namespace" else ""
+
+
 async def apply_documents(
     client: ApiClient, documents: Sequence[Mapping[str, Any]], report: Callable[[str], None]
 ) -> None:
@@ -77,7 +87,7 @@ async def apply_documents(
     A SchedulerConfiguration is skipped with a note when its CRD is not installed (`simulate` and `run
     --config-file` read it from a file); any other refusal stops the run with an `ApplyError`.
     """
-    ordered = sorted(documents, key=lambda d: list(KINDS).index(d["kind"]) if d.get("kind") in KINDS else len(KINDS))
+    ordered = sorted(documents, key=_apply_order)
     for document in [*namespace_documents(documents), *ordered]:
         spec_only = {key: value for key, value in document.items() if key != "status"}
         try:

@@ -187,7 +187,7 @@ class InputReader:
             inputs.entries.append(entry)
         elif kind == CONFIG_KIND:
             inputs.configs.append(SourcedConfig(source, document))
-        else:
+        elif kind != "Namespace":  # what the objects live in, as a kubectl export or the examples carry it
             inputs.skipped.append(f"{source}: {kind} {name}")
 
 

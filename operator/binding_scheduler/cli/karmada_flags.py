@@ -40,6 +40,7 @@ MAPPED: dict[str, tuple[str, str]] = {
     "scheduler-estimator-ca-file": ("string", "estimator.tls.caFile"),
     "insecure-skip-estimator-verify": ("bool", "estimator.tls.insecureSkipVerify"),
     "plugins": ("plugins", "plugins"),
+    "allow-unknown-plugins": ("bool", "allowUnknownPlugins"),  # ours: Karmada ignores unknown names in silence
     "feature-gates": ("gates", "featureGates"),
     "kube-api-qps": ("number", "kubeAPI.qps"),
     "kube-api-burst": ("int", "kubeAPI.burst"),
@@ -117,7 +118,8 @@ _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def karmada_flags() -> dict[str, Flag]:
-    """Every flag karmada-scheduler accepts, by name, as the Go flag parser needs them."""
+    """Every flag karmada-scheduler accepts, and `--allow-unknown-plugins` (ours), by name, as the Go flag parser
+    needs them."""
     flags = {name: Flag(name, boolean=kind == "bool") for name, (kind, _) in MAPPED.items()}
     flags.update({name: Flag(name) for name in CONNECTION})
     flags.update({name: Flag(name, boolean=boolean) for name, (boolean, _) in IGNORED.items()})

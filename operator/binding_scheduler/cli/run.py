@@ -12,6 +12,7 @@ import logging
 import sys
 from typing import Any
 
+from ..algorithm.plugins import PluginError
 from ..estimation.credentials import TlsFileError, load_tls
 from ..kube.connection import ConfigError, load_connection
 from ..model import ValidationError
@@ -21,6 +22,7 @@ from ..operator.config_file import ConfigFileError, load_config_file
 from ..operator.options import DEFAULT_NAMESPACE, EVENT_PATHS, LaunchOptions
 from ..operator.runner import main as run_main
 from ..scheduling.config_views import estimator_settings
+from ..scheduling.plugins import UnknownPlugins, load_plugins
 from . import goflags
 from .goflags import Flag, FlagError
 from .karmada_flags import IGNORED, MAPPED, KarmadaSettings, karmada_flags, parse_bool, read
@@ -113,6 +115,9 @@ def handle(args: argparse.Namespace) -> int:
         for one in error.errors:
             print(f"error: {one}", file=sys.stderr)
         return 2
+    if config is not None and (problem := unknown_plugins(config, overrides)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     if config is not None and (problem := unreadable_files(config, overrides)) is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 1
@@ -135,6 +140,19 @@ def handle(args: argparse.Namespace) -> int:
         event_path=args.event_path,
     )
     return run_main(options)
+
+
+def unknown_plugins(config: SchedulerConfig, overrides: SpecOverrides) -> ValidationError | None:
+    """A plugin name no plugin has (unless allowed), named by the flag that gave it or its field; checked before
+    anything starts, as an unknown feature gate is. A plugin that fails to load is the service's to report."""
+    try:
+        load_plugins(config.plugins, workload_affinity=config.feature_gates.workload_affinity,
+                     allow_unknown=config.allow_unknown_plugins)
+    except UnknownPlugins as error:
+        return overrides.named(ValidationError(error.field, error.message))
+    except PluginError:
+        return None
+    return None
 
 
 def unreadable_files(config: SchedulerConfig, overrides: SpecOverrides) -> ValidationError | None:

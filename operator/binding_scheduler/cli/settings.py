@@ -20,7 +20,7 @@ from ..model import Binding, ValidationError
 from ..model.config import DEFAULT_CONFIG, KIND, FeatureGatesConfig, SchedulerConfig, parse_config
 from ..model.config.sections import json_fields
 from ..model.meta import ObjectMeta
-from ..scheduling.plugins import load_plugins, parse_plugin_spec, plugin_warnings
+from ..scheduling.plugins import UnknownPlugins, load_plugins, parse_plugin_spec, plugin_warnings
 from ..scheduling.preemption import Preemption, PreemptionClaims
 from ..scheduling.workload_groups import WorkloadGroupIndex
 from .inputs import Inputs, SourcedConfig, documents
@@ -52,7 +52,11 @@ class DecisionSettings:
         """The plugins the settings enable; a plugin that fails to load exits 2, what the user should know about
         the choice is a `warning:` line."""
         try:
-            plugins = load_plugins(self.config.plugins, workload_affinity=self.config.feature_gates.workload_affinity)
+            plugins = load_plugins(self.config.plugins, workload_affinity=self.config.feature_gates.workload_affinity,
+                                   allow_unknown=self.config.allow_unknown_plugins)
+        except UnknownPlugins as error:
+            print(f"error: {source} {error}", file=sys.stderr)
+            raise SystemExit(2) from None
         except PluginError as error:
             print(f"error: {error}", file=sys.stderr)
             raise SystemExit(2) from error
@@ -85,6 +89,10 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
         "else '*')",
     )
     parser.add_argument(
+        "--allow-unknown-plugins", action="store_true", default=None,
+        help="ignore a plugin name no plugin has, as Karmada does, instead of refusing it",
+    )
+    parser.add_argument(
         "--enable-empty-workload-propagation", action="store_true", default=None,
         help="also list selected clusters that received no replicas, with 0",
     )
@@ -112,6 +120,8 @@ def with_flags(config: SchedulerConfig, args: argparse.Namespace) -> SchedulerCo
     """`config` with what the command line sets over it."""
     if getattr(args, "plugins", None) is not None:
         config = dataclasses.replace(config, plugins=tuple(parse_plugin_spec(args.plugins)))
+    if getattr(args, "allow_unknown_plugins", None):
+        config = dataclasses.replace(config, allow_unknown_plugins=True)
     if getattr(args, "enable_empty_workload_propagation", None):
         config = dataclasses.replace(config, enable_empty_workload_propagation=True)
     if getattr(args, "feature_gates", None):

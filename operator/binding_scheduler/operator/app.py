@@ -33,6 +33,7 @@ from ..model.config import (
 )
 from ..scheduling.health import ServeError
 from ..scheduling.metrics import SchedulerMetrics
+from ..scheduling.plugins import UnknownPlugins
 from ..scheduling.service import SchedulerService
 from ..scheduling.stop_report import ShutdownReport
 from .config_file import ConfigFileError, load_config_file
@@ -100,6 +101,8 @@ class OperatorApp:
             )
         except TlsFileError as error:
             self._cannot_start(self._named(error))
+        except UnknownPlugins as error:
+            self._cannot_start(self._named(error))
         self.service.on_fatal = self._fatal
         self.service.watch_problem = self._watch_problem
         self.service.resync_every = self.resync_every
@@ -128,9 +131,11 @@ class OperatorApp:
         flags = sorted(set(self.options.overrides.sources.values()))
         return f"{source} and flags {' '.join(flags)}" if flags else source
 
-    def _named(self, error: TlsFileError) -> ValidationError:
-        """A file that cannot be read, named by the flag that gave it or by its configuration field."""
-        return self.options.overrides.named(ValidationError(error.field, f"{error.path}: {error.reason}"))
+    def _named(self, error: TlsFileError | UnknownPlugins) -> ValidationError:
+        """A file that cannot be read, or a plugin name that does not exist, named by the flag that gave it or by
+        its configuration field."""
+        problem = f"{error.path}: {error.reason}" if isinstance(error, TlsFileError) else error.message
+        return self.options.overrides.named(ValidationError(error.field, problem))
 
     def _cannot_start(self, error: Exception) -> NoReturn:
         """One line, then Kopf's startup fails for good (no retry, no traceback): the process exits 1."""
@@ -270,8 +275,8 @@ class OperatorApp:
         restart = restart_required(service.config, config)
         try:
             service.apply_config(config)
-        except TlsFileError as tls_error:
-            named = self._named(tls_error)
+        except (TlsFileError, UnknownPlugins) as refused:
+            named = self._named(refused)
             if first_look:
                 logger.error("SchedulerConfiguration %s generation %s cannot be applied, keeping the last valid "
                              "one: %s", self._name(), generation, named)

@@ -86,11 +86,17 @@ def problems(error: ValidationError, what: str) -> list[str]:
 def load_config_file(path: str, overrides: SpecOverrides = NO_OVERRIDES) -> SchedulerConfig:
     """The one SchedulerConfiguration in `path` (YAML, or JSON which is YAML too), with `overrides` (the
     command line's) winning; an error at an overridden field names the flag instead of the field. Every wrong
-    field is in the ConfigFileError raised."""
+    field is in the ConfigFileError raised. Objects of other kinds beside it (its Namespace, as the examples
+    carry it for `kubectl apply -f`) are passed over."""
     documents = read_documents(path)
-    if len(documents) != 1:
-        raise ConfigFileError(path, f"expected one SchedulerConfiguration, found {len(documents)} documents")
+    ours = [(number, d) for number, d in enumerate(documents, start=1) if not is_other_kind(d)]
+    if not ours and len(documents) == 1:
+        ours = [(1, documents[0])]  # the one object there is: its apiVersion and kind are what is wrong
+    if len(ours) != 1:
+        among = "" if len(ours) == len(documents) else f" among {len(documents)}"
+        raise ConfigFileError(path, f"expected one SchedulerConfiguration, found {len(ours)}{among} documents")
+    ((number, document),) = ours
     try:
-        return overrides.parse(documents[0])
+        return overrides.parse(document)
     except ValidationError as error:
-        raise ConfigFileError(path, *problems(error, describe(documents[0], 1))) from error
+        raise ConfigFileError(path, *problems(error, describe(document, number))) from error

@@ -59,16 +59,39 @@ def parse_plugin_spec(spec: str | Sequence[str]) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
+class UnknownPlugins(PluginError):
+    """`plugins` names a plugin that does not exist (and unknown names are not allowed); `field` is where."""
+
+    def __init__(self, field: str, plugins: PluginSet) -> None:
+        names = ", ".join(repr(name) for name in plugins.unknown)
+        one = len(plugins.unknown) == 1
+        super().__init__(
+            f"names {names}, which {'is' if one else 'are'} no plugin (known: {', '.join(plugins.known)}); Karmada "
+            f"ignores {'such a name' if one else 'such names'}, so a misspelt '-Name' leaves that plugin on and a "
+            "list of misspelt names leaves every filter off: fix the spelling, or set allowUnknownPlugins "
+            "(--allow-unknown-plugins) to ignore unknown names as Karmada does")
+        self.field = field
+        self.message = str(self)
+
+
 def load_plugins(
-    spec: str | Sequence[str] = "*", extra: Sequence[object] = (), *, workload_affinity: bool = False
+    spec: str | Sequence[str] = "*",
+    extra: Sequence[object] = (),
+    *,
+    workload_affinity: bool = False,
+    allow_unknown: bool = False,
 ) -> PluginSet:
-    """The plugins `spec` enables; names no plugin has are in `unknown` (Karmada ignores them silently, and a
-    typo in `-Name` would leave that plugin on without a word: the callers say so). `workload_affinity`: gate
-    `WorkloadAffinity`, which registers Karmada's two workload affinity filters."""
+    """The plugins `spec` enables. A name no plugin has raises `UnknownPlugins`; with `allow_unknown` it is left
+    in `unknown` and ignored, as Karmada ignores it (silently: a typo in `-Name` would leave that plugin on, in a
+    list without `*` every filter off; the callers say so). `workload_affinity`: gate `WorkloadAffinity`, which
+    registers Karmada's two workload affinity filters."""
     enabled = parse_plugin_spec(spec)
     installed = [entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)]
-    return build_plugins(enabled, [*discover_plugins(spec=enabled), *extra], also_known=installed,
-                         workload_affinity=workload_affinity)
+    plugins = build_plugins(enabled, [*discover_plugins(spec=enabled), *extra], also_known=installed,
+                            workload_affinity=workload_affinity)
+    if plugins.unknown and not allow_unknown:
+        raise UnknownPlugins("spec.plugins", plugins)
+    return plugins
 
 
 def plugin_warnings(source: str, plugins: PluginSet) -> list[str]:

@@ -175,7 +175,8 @@ class SchedulerService:
 
     def _pass_settings(self, config: SchedulerConfig) -> PassSettings:
         workload_affinity = config.feature_gates.workload_affinity
-        plugins = load_plugins(config.plugins, self.plugins, workload_affinity=workload_affinity)
+        plugins = load_plugins(config.plugins, self.plugins, workload_affinity=workload_affinity,
+                               allow_unknown=config.allow_unknown_plugins)
         for line in plugin_warnings("spec.plugins", plugins):
             logger.warning("%s; running: %s", line, ", ".join(plugins.names) or "none")
         return PassSettings(

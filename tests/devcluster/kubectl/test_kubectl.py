@@ -229,3 +229,19 @@ def test_the_example_script_loads_the_fleet_with_its_status(kubectl_binary: Path
         assert len(api.store.list("resourcebindings")) == len([
             d for d in yaml.safe_load_all((script.parent / "bindings.yaml").read_text())
             if d and d["kind"] == "ResourceBinding"])
+
+
+def test_kubectl_apply_of_the_examples_folder_creates_their_namespaces_first(
+    kubectl_binary: Path, tmp_path: Path
+) -> None:
+    folder = Path(__file__).resolve().parents[3] / "examples"
+    with DevCluster.in_thread() as api:
+        result = subprocess.run(
+            [str(kubectl_binary), "apply", "-f", str(folder)], capture_output=True, text=True, timeout=120,
+            check=False, env={**os.environ, "KUBECONFIG": str(api.kubeconfig_path), "HOME": str(tmp_path)})
+        assert result.returncode == 0, result.stderr
+        assert "namespace/shop created" in result.stdout.splitlines()
+        bindings = [d for d in yaml.safe_load_all((folder / "bindings.yaml").read_text())
+                    if d and d["kind"].endswith("ResourceBinding")]
+        stored = api.store.list("resourcebindings") + api.store.list("clusterresourcebindings")
+        assert len(stored) == len(bindings)

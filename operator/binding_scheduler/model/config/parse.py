@@ -75,6 +75,7 @@ def read_config(data: Any) -> tuple[SchedulerConfig, list[ValidationError]]:
         scheduler_name=spec.read("schedulerName", DEFAULT_SCHEDULER_NAME, _name),
         workers=spec.read("workers", 1, _integer(1, INT32_MAX)),
         plugins=_plugins(spec),
+        allow_unknown_plugins=spec.read("allowUnknownPlugins", False, Fields.flag),
         enable_empty_workload_propagation=spec.read("enableEmptyWorkloadPropagation", False, Fields.flag),
         decision_cpu_limit=spec.read("decisionCPULimit", SchedulerConfig().decision_cpu_limit, _positive_duration),
         decision_processes=spec.read("decisionProcesses", 0, _integer(0, MAX_DECISION_PROCESSES)),

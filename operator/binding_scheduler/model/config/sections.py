@@ -127,6 +127,9 @@ class SchedulerConfig:
     scheduler_name: str = field(default=DEFAULT_SCHEDULER_NAME, metadata=_json("schedulerName"))
     workers: int = field(default=1, metadata=_json("workers"))
     plugins: tuple[str, ...] = field(default=("*",), metadata=_json("plugins"))
+    allow_unknown_plugins: bool = field(default=False, metadata=_json("allowUnknownPlugins"))
+    """A `plugins` name no plugin has is ignored, as Karmada ignores it, instead of refused (ours: a typo in a list
+    without `*` would otherwise leave every filter off in silence)."""
     enable_empty_workload_propagation: bool = field(default=False, metadata=_json("enableEmptyWorkloadPropagation"))
     decision_cpu_limit: float = field(default=10.0, metadata=_json("decisionCPULimit"))
     decision_processes: int = field(default=0, metadata=_json("decisionProcesses"))
