@@ -16,6 +16,7 @@ from .parsers import CommandParser
 COMMAND_MODULES = (
     "binding_scheduler.cli.simulate",
     "binding_scheduler.cli.explain",
+    "binding_scheduler.cli.placements",
     "binding_scheduler.cli.run",
     "binding_scheduler.cli.config",
     "binding_scheduler.cli.demo",
