@@ -143,11 +143,13 @@ class EstimatorStub:
         self._server, self.port = server, bound
         return bound
 
-    async def stop(self) -> None:
-        """Stop at once: calls in flight are cancelled. Idempotent."""
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop at once: calls in flight are cancelled. With `grace`, they get that many seconds to end first, and a
+        client still connected is sent a graceful GOAWAY (after a stop at once, gRPC logs the GOAWAY's error on the
+        client's side). Idempotent."""
         server, self._server = self._server, None
         if server is not None:
-            await server.stop(None)
+            await server.stop(grace)
 
     async def __aenter__(self) -> EstimatorStub:
         await self.start()
