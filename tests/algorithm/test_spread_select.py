@@ -137,12 +137,16 @@ def test_the_trace_tells_the_groups_the_region_path_and_the_selection() -> None:
     trace: list[str] = []
     assert select(binding(10, placement), trace) == ["d", "c"]
     assert trace == [
-        "region east: 2 clusters (b, a), available 6, score 6050",
-        "region west: 2 clusters (d, c), available 55, score 10000",
-        "2 feasible region combinations",
-        "best region path [west] (weight 10000, value 2, id 0)",
-        "chosen regions west: best clusters d; 1 more of 1 remaining (cluster maxGroups 2)",
-        "selected d, c",
+        "region east: 2 clusters (b, a), room for 6 replicas, score 6050 (6 replicas of its share (the replicas over "
+        "minGroups) it can take x 1000 + its clusters' mean score 50)",
+        "region west: 2 clusters (d, c), room for 55 replicas, score 10000 (10 replicas of its share (the replicas "
+        "over minGroups) it can take x 1000 + its clusters' mean score 0)",
+        "2 combinations of 1 region hold at least 1 cluster (the region spread's minGroups and maxGroups, the "
+        "cluster spread's minGroups)",
+        "best: west, the highest total score (10000, the sum of its regions' scores)",
+        "chosen regions west: the best cluster of each (d (west)), then 1 more of the 1 left in them, up to the "
+        "cluster spread's maxGroups (2)",
+        "selected: d, c",
     ]
 
 
@@ -151,13 +155,13 @@ def test_the_trace_tells_each_capacity_swap() -> None:
     trace: list[str] = []
     assert select(binding(10, placement), trace) == ["d"]
     assert trace == [
-        "cluster spread: 1 of 4 clusters (minGroups 1, maxGroups 1)",
-        "capacity swap at position 0: b (1 available) -> d (50 available)",
-        "selected d",
+        "cluster spread: the best 1 of 4 clusters by score (minGroups 1, maxGroups 1)",
+        "not room enough for 10 replicas: b (room for 1) gives its place to d (room for 50)",
+        "selected: d",
     ]
 
 
 def test_the_trace_tells_when_every_cluster_is_selected() -> None:
     trace: list[str] = []
     select(binding(3, None), trace)
-    assert trace == ["no spread constraints: all 4 clusters selected"]
+    assert trace == ["no spread constraints: all 4 feasible clusters selected"]

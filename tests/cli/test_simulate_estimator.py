@@ -56,7 +56,7 @@ def test_explain_shows_each_estimators_answer(inputs: str, capsys: pytest.Captur
     with stubs_in_thread(EstimatorStub("m1", replicas=1)) as (stub,):
         assert main(["explain", "-f", inputs, "--binding", "default/web", "--estimator", f"m1={stub.address}"]) == 0
     out = capsys.readouterr().out
-    assert "estimates: general 100, accurate 1 -> allocatable 1, available 1" in out
+    assert "room (replicas that fit): general 100, accurate 1 -> allocatable 1, available 1" in out
 
 
 def test_a_malformed_estimator_flag_is_an_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..model import Cluster, TargetCluster
+from ..model import Binding, Cluster, SpreadField, TargetCluster
 from .candidates import ClusterDetail
 from .plugins import AttemptContext
 from .registry import PluginSet
@@ -72,3 +73,19 @@ def mark_result(
     for entry in verdicts:
         entry.selected = entry.name in chosen
         entry.replicas = assigned.get(entry.name)
+
+
+def why_not_selected(binding: Binding, cluster: Cluster, selected: Sequence[ClusterDetail]) -> str:
+    """Why a feasible cluster was left out of the selection, by the spread constraint that decided."""
+    placement = binding.placement
+    region = placement.spread(SpreadField.REGION) if placement is not None else None
+    if region is not None:
+        chosen = {detail.cluster.region for detail in selected}
+        if cluster.region not in chosen:
+            return f"its region {cluster.region or '(none)'} was not chosen"
+        return "its region was chosen, but the cluster spread's maxGroups was reached with better clusters"
+    constraint = placement.spread(SpreadField.CLUSTER) if placement is not None else None
+    if constraint is not None:
+        return (f"not among the best {constraint.max_groups} by score (the cluster spread's maxGroups), after "
+                "swaps for room")
+    return "the selection stopped before it"

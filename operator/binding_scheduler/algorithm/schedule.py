@@ -41,7 +41,7 @@ from .lazy_mapping import LazyMapping
 from .multi_template import multi_template_applicable
 from .plugins import AttemptContext
 from .snapshot import Snapshot
-from .spread import every_candidate_selected
+from .spread import every_candidate_selected, every_selected_note
 from .spread.groups import Keyed, Members, OrderedClusters, keyed_by_cluster_field, keyed_by_codes
 from .spread.select import select_ordered
 from .static_weight import SnapshotWeights
@@ -424,7 +424,7 @@ def select(
     reason = every_candidate_selected(binding.placement or Placement())
     if reason is not None:
         if trace is not None:
-            trace.append(f"{reason}: all {len(candidates)} clusters selected")
+            trace.append(every_selected_note(reason, len(candidates)))
         fleet = candidates.fleet
         return OrderedCandidates(fleet.names, candidates.indices, candidates.ordered_details, order=candidates.order,
                                  targets_of=fleet.targets_of, allocatable=candidates.allocatable, ranks=fleet.rank)

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..algorithm.errors import SchedulingError, condition_for
 from ..algorithm.events import clusters_text
-from ..algorithm.explain import ClusterVerdicts, cluster_verdicts, mark_result
+from ..algorithm.explain import ClusterVerdicts, cluster_verdicts, mark_result, why_not_selected
+from ..algorithm.explain_division import division_lines
 from ..algorithm.plugins import AttemptContext, WorkloadGroups
 from ..algorithm.preemption import PreemptingError
 from ..algorithm.registry import PluginSet
@@ -84,6 +85,14 @@ def attempt_verdicts(
     return verdicts
 
 
+ROOM_LEGEND = (
+    "room: 'general' is the general estimator's count of replicas that still fit, from the cluster's resource "
+    "summary (allocatable minus allocated minus allocating, over one replica's requests; by its resource models' "
+    "grades where it has them); 'accurate' is its scheduler-estimator's answer; allocatable is the least of them, "
+    "less what other passes were assumed to take; available adds the replicas the binding holds there now",
+)
+
+
 def _describe_strategy(binding: Binding) -> str:
     placement = binding.placement
     if placement is None or placement.replica_scheduling is None:
@@ -100,7 +109,7 @@ def _describe_strategy(binding: Binding) -> str:
     return text
 
 
-def _cluster_lines(entry: ClusterVerdicts) -> list[str]:
+def _cluster_lines(entry: ClusterVerdicts, record: AttemptRecord) -> list[str]:
     if entry.cluster.deleting:
         return [f"  cluster {entry.name}: being deleted, not considered"]
     state = "feasible" if entry.feasible else "filtered out"
@@ -113,15 +122,20 @@ def _cluster_lines(entry: ClusterVerdicts) -> list[str]:
         lines.append(f"    scores: {parts or 'none enabled'} (total {total})")
     if entry.estimates or entry.detail is not None:
         estimates = ", ".join(f"{name} {value}" for name, value in entry.estimates.items()) or "not asked"
-        line = f"    estimates: {estimates}"
+        line = f"    room (replicas that fit): {estimates}"
         if entry.detail is not None:
             line += f" -> allocatable {entry.detail.allocatable}, available {entry.detail.available}"
             if entry.detail.overflow_order:
                 line += f", overflow tier {entry.detail.overflow_order}"
         lines.append(line)
-    if entry.feasible:
-        placed = f", replicas {entry.replicas}" if entry.replicas is not None else ""
-        lines.append(f"    selected: {'yes' if entry.selected else 'no'}{placed}")
+    if entry.feasible and record.candidates is not None:
+        if not entry.selected:
+            lines.append(f"    selected: no ({why_not_selected(record.binding, entry.cluster, record.selected)})")
+        elif entry.replicas is None and isinstance(record.outcome, list):
+            lines.append("    selected: yes, no replicas (the division gave it none)")
+        else:
+            placed = f", replicas {entry.replicas}" if entry.replicas is not None else ""
+            lines.append(f"    selected: yes{placed}")
     return lines
 
 
@@ -142,15 +156,20 @@ def render_text(
         f"plugins: {', '.join(plugins.names) or 'none'}"
         + (f" (unknown, ignored: {', '.join(plugins.unknown)})" if plugins.unknown else ""),
     ]
+    if any(record.candidates is not None for record in records):
+        lines += ROOM_LEGEND
     for number, record in enumerate(records, start=1):
         term = record.binding.status.scheduler_observing_affinity_name
         title = f"attempt {number}" + (f" with clusterAffinities term {term!r}" if term else "")
         lines += ["", f"{title}:"]
         for entry in attempt_verdicts(record, snapshot, plugins, groups):
-            lines += _cluster_lines(entry)
+            lines += _cluster_lines(entry, record)
         if record.trace:
             lines.append("  selection:")
             lines += [f"    {line}" for line in record.trace]
+        if division := division_lines(record.binding, record.selected):
+            lines.append("  division:")
+            lines += [f"    {line}" for line in division]
         outcome = record.outcome
         shown = str(outcome) if isinstance(outcome, SchedulingError) else clusters_text(outcome or [])
         lines.append(f"  outcome: {shown}")
@@ -216,6 +235,7 @@ def render_json(
                     for e in attempt_verdicts(record, snapshot, plugins, groups)
                 ],
                 "selection": record.trace,
+                "division": division_lines(record.binding, record.selected),
                 "error": str(outcome) if isinstance(outcome, SchedulingError) else None,
                 "result": [t.to_dict() for t in outcome] if isinstance(outcome, list) else None,
             }

@@ -13,7 +13,7 @@ from .groups import (
     spread_ignored_for_static_weight,
     topology_ignored,
 )
-from .select import capacity_ignored, every_candidate_selected, select_best_clusters
+from .select import capacity_ignored, every_candidate_selected, every_selected_note, select_best_clusters
 from .select_groups import GroupOption, GroupPath, choose_path, feasible_paths, select_groups
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "capacity_ignored",
     "choose_path",
     "every_candidate_selected",
+    "every_selected_note",
     "feasible_paths",
     "group_clusters",
     "group_score",

@@ -54,8 +54,8 @@ def swap_for_capacity(
             selected[position], reserve[index] = reserve[index], outgoing
             if trace is not None:
                 trace.append(
-                    f"capacity swap at position {position}: {outgoing.name} ({outgoing.available} available)"
-                    f" -> {selected[position].name} ({selected[position].available} available)"
+                    f"not room enough for {need_replicas} replicas: {outgoing.name} (room for {outgoing.available})"
+                    f" gives its place to {selected[position].name} (room for {selected[position].available})"
                 )
         position -= 1
     return _total_available(selected) >= need_replicas
@@ -77,7 +77,7 @@ def select_by_cluster(
     need_count = min(len(ordered), constraint.max_groups)
     if trace is not None:
         trace.append(
-            f"cluster spread: {need_count} of {len(ordered)} clusters"
+            f"cluster spread: the best {need_count} of {len(ordered)} clusters by score"
             f" (minGroups {constraint.min_groups}, maxGroups {constraint.max_groups})"
         )
     if need_replicas == IGNORE_CAPACITY:

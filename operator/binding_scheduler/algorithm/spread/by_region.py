@@ -70,10 +70,11 @@ def select_by_region(
     if fill > 0:
         selected.extend(_best_rest(chosen, fill))
     if trace is not None:
+        best = ", ".join(f"{c.name} ({g.name})" for c, g in zip(selected, chosen, strict=False))
         trace.append(
-            f"chosen regions {', '.join(g.name for g in chosen)}: best clusters"
-            f" {', '.join(c.name for c in selected[: len(chosen)])}; {max(fill, 0)} more of {rest} remaining"
-            f" (cluster maxGroups {cluster.max_groups})"
+            f"chosen regions {', '.join(g.name for g in chosen)}: the best cluster of each ({best}), then"
+            f" {max(fill, 0)} more of the {rest} left in them, up to the cluster spread's maxGroups"
+            f" ({cluster.max_groups})"
         )
     return selected
 

@@ -14,7 +14,7 @@ from ..candidates import ClusterDetail
 from ..errors import PlacementError, no_checkpoint
 from .by_cluster import IGNORE_CAPACITY, select_by_cluster
 from .by_region import select_by_region
-from .groups import ClusterGroup, OrderedClusters, group_ordered, spread_ignored_for_static_weight
+from .groups import WEIGHT_UNIT, ClusterGroup, OrderedClusters, group_ordered, spread_ignored_for_static_weight
 
 UNSUPPORTED_CONSTRAINTS = "just support cluster and region spread constraint"
 
@@ -32,6 +32,12 @@ def every_candidate_selected(placement: Placement) -> str | None:
     if spread_ignored_for_static_weight(placement):
         return "static weights decide"
     return None
+
+
+def every_selected_note(reason: str, count: int) -> str:
+    """The trace's line when selection keeps every candidate."""
+    clusters = f"all {count} feasible clusters" if count != 1 else "the one feasible cluster"
+    return f"{reason}: {clusters} selected"
 
 
 def select_best_clusters(
@@ -64,15 +70,16 @@ def select_ordered(
     reason = every_candidate_selected(placement)
     if reason is not None:
         if trace is not None:
-            trace.append(f"{reason}: all {len(ordered.clusters)} clusters selected")
+            trace.append(every_selected_note(reason, len(ordered.clusters)))
         return list(ordered.clusters)
     if capacity_ignored(placement):
         need_replicas = IGNORE_CAPACITY
     groups = group_ordered(binding, ordered)
     if trace is not None:
-        _trace_groups(trace, groups.zones, "zone")
-        _trace_groups(trace, groups.regions, "region")
-        _trace_groups(trace, groups.providers, "provider")
+        duplicated = placement.scheduling_type is ReplicaSchedulingType.DUPLICATED
+        _trace_groups(trace, groups.zones, "zone", duplicated)
+        _trace_groups(trace, groups.regions, "region", duplicated)
+        _trace_groups(trace, groups.providers, "provider", duplicated)
     region = placement.spread(SpreadField.REGION)
     cluster = placement.spread(SpreadField.CLUSTER)
     if region is not None:
@@ -82,13 +89,24 @@ def select_ordered(
     else:
         raise PlacementError(UNSUPPORTED_CONSTRAINTS)
     if trace is not None:
-        trace.append(f"selected {', '.join(c.name for c in selected) or 'no cluster'}")
+        trace.append(f"selected: {', '.join(c.name for c in selected) or 'no cluster'}")
     return selected
 
 
-def _trace_groups(trace: list[str], groups: Mapping[str, ClusterGroup], kind: str) -> None:
+def _trace_groups(trace: list[str], groups: Mapping[str, ClusterGroup], kind: str, duplicated: bool) -> None:
     for group in groups.values():
+        count = len(group.clusters)
         trace.append(
-            f"{kind} {group.name}: {len(group.clusters)} clusters"
-            f" ({', '.join(c.name for c in group.clusters)}), available {group.available}, score {group.score}"
+            f"{kind} {group.name}: {count} cluster{'' if count == 1 else 's'}"
+            f" ({', '.join(c.name for c in group.clusters)}), room for {group.available} replicas,"
+            f" score {group.score} ({score_parts(group.score, duplicated)})"
         )
+
+
+def score_parts(score: int, duplicated: bool) -> str:
+    """A group score in the terms it is made of (Karmada's `calcGroupScore`): a count in thousands, then the mean
+    of its clusters' scores (0 to 100)."""
+    units, mean = divmod(score, WEIGHT_UNIT)
+    counted = ("clusters that can hold every replica" if duplicated
+               else "replicas of its share (the replicas over minGroups) it can take")
+    return f"{units} {counted} x {WEIGHT_UNIT} + its clusters' mean score {mean}"

@@ -47,7 +47,7 @@ class GroupPath:
         return (-self.weight, -self.value, self.id)
 
     def describe(self) -> str:
-        return f"[{', '.join(self.names)}] (weight {self.weight}, value {self.value}, id {self.id})"
+        return ", ".join(self.names)
 
 
 def _search_order(group: GroupOption) -> tuple[int, int, str]:
@@ -126,13 +126,26 @@ def choose_path(paths: Sequence[GroupPath], trace: list[str] | None = None) -> G
     ranked = sorted(paths, key=GroupPath.rank)
     chosen = ranked[0]
     if trace is not None:
-        trace.append(f"best region path {chosen.describe()}")
+        trace.append(f"best: {chosen.describe()}, {_why_best(chosen, ranked[1:])}")
     for path in ranked[1:]:
         if path.is_strict_prefix_of(chosen):
             if trace is not None:
-                trace.append(f"prefer {path.describe()}: a strict prefix of [{', '.join(chosen.names)}]")
+                trace.append(f"then {path.describe()}: it meets the constraints with fewer regions, the best's first")
             chosen = path
     return chosen
+
+
+def _why_best(best: GroupPath, others: Sequence[GroupPath]) -> str:
+    """What ranked `best` first among the feasible combinations: its score, its clusters, or the search's order."""
+    score = f"the highest total score ({best.weight}, the sum of its regions' scores)"
+    if not others or others[0].weight < best.weight:
+        return score
+    if others[0].value < best.value:
+        return f"tied on score ({best.weight}) with another, it holds the most clusters ({best.value})"
+    tied = sum(1 for path in others if (path.weight, path.value) == (best.weight, best.value))
+    return (f"tied on score ({best.weight}) and clusters ({best.value}) with {tied} other{'' if tied == 1 else 's'}, "
+            "it is the first the search finds (regions with fewer clusters first, then the higher score, then by "
+            "name)")
 
 
 def _fast_choice(ordered: Sequence[GroupOption], found: Sequence[_Found]) -> list[GroupPath]:
@@ -176,6 +189,13 @@ def _best_smallest_path(
     return tuple(sorted((ordered[i] for i in best), key=_path_order))
 
 
+def _combinations_note(count: int, min_groups: int, max_groups: int, target: int) -> str:
+    span = f"{min_groups} to {max_groups}" if min_groups != max_groups else f"{min_groups}"
+    return (f"{count} combination{'' if count == 1 else 's'} of {span} region{'' if max_groups == 1 else 's'} hold "
+            f"at least {target} cluster{'' if target == 1 else 's'} (the region spread's minGroups and maxGroups, "
+            "the cluster spread's minGroups)")
+
+
 def select_groups(
     groups: Sequence[GroupOption],
     min_groups: int,
@@ -199,7 +219,9 @@ def select_groups(
     if not found:
         return ()
     if trace is not None:
-        trace.append(f"{len(found)} feasible region combination{'' if len(found) == 1 else 's'}")
-    chosen = choose_path(_fast_choice(ordered, found), trace)
+        trace.append(_combinations_note(len(found), min_groups, max_groups, target))
+        chosen = choose_path([_as_path(ordered, i, f) for i, f in enumerate(found)], trace)
+    else:
+        chosen = choose_path(_fast_choice(ordered, found))
     assert chosen is not None
     return chosen.groups
