@@ -122,6 +122,18 @@ def test_json_is_one_document_of_the_clusters_and_the_bindings(
     assert err.splitlines()[0] == "warning: 1 binding placed on cluster 'gone', which is not among the Clusters"
 
 
+def test_clusters_without_bindings_show_the_free_capacity_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    busy = summarised("busy", {"pods": "110", "cpu": "16", "memory": "64Gi"}, {"pods": "30", "cpu": "10500m"})
+    out, _ = placements(capsys, "-f", write(tmp_path, busy), "-o", "json")
+    assert json.loads(out) == {
+        "clusters": [{"name": "busy", "found": True, "replicas": 0, "bindings": 0,
+                      "free": {"pods": 80, "cpuMillicores": 5500, "memoryBytes": 64 * 2**30}}],
+        "bindings": [],
+    }
+
+
 def test_an_invalid_binding_is_a_row_saying_why_and_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -77,10 +77,10 @@ def fail(lines: list[str], code: int = 2) -> SystemExit:
     return SystemExit(code)
 
 
-async def load_or_exit(args: argparse.Namespace) -> Inputs:
+async def load_or_exit(args: argparse.Namespace, *, need_bindings: bool = True) -> Inputs:
     """Every input `-f` or `--kubeconfig` names; on a problem print one `SOURCE: KIND NAME: path: problem` line
     each and exit 2. An unknown field is a `warning:` line (with `--strict`, a problem, as is a binding the model
-    refuses)."""
+    refuses). Without a binding the inputs are bad input too, unless not `need_bindings`."""
     files: list[str] = args.files
     if files and args.kubeconfig:
         raise fail(["error: -f and --kubeconfig name two sources of inputs: give one"])
@@ -96,7 +96,7 @@ async def load_or_exit(args: argparse.Namespace) -> Inputs:
     errors = inputs.errors + (inputs.invalid_lines() if args.strict else [])
     if errors:
         raise fail(errors)
-    if not inputs.entries:
+    if need_bindings and not inputs.entries:
         where = ", ".join(files) if files else args.kubeconfig
         raise fail([f"{where}: no ResourceBinding or ClusterResourceBinding found"])
     for skipped in inputs.skipped:

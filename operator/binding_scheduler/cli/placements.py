@@ -281,7 +281,7 @@ def summary(matrix: Matrix) -> str:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    inputs = await load_or_exit(args)
+    inputs = await load_or_exit(args, need_bindings=False)
     matrix = build_matrix(inputs, cluster_patterns(args.clusters, inputs))
     for line in warnings(inputs, matrix):
         print(line, file=sys.stderr)
