@@ -21,6 +21,18 @@ from .settings import DecisionSettings, add_settings_arguments
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the objects come from (files, standard input or a live plane), and the settings to decide with."""
+    add_source_arguments(parser, invalid="without it such a binding gets its SchedulerError in the results")
+    parser.add_argument(
+        "--all", dest="all_bindings", action="store_true",
+        help="decide every binding, also those the scheduler would skip (another spec.schedulerName, scheduling "
+        "suspended, none of the propagation policy labels Karmada's event filter requires)",
+    )
+    add_settings_arguments(parser)
+
+
+def add_source_arguments(parser: argparse.ArgumentParser, *, invalid: str) -> None:
+    """Where the objects come from: files, standard input or a live plane; `invalid` says what becomes of a binding
+    the model refuses without `--strict`."""
     parser.add_argument(
         "-f", "--filename", dest="files", action="append", default=[], metavar="PATH",
         help="a YAML/JSON file or a folder of them (repeatable), '-' for standard input; single or multi-document, "
@@ -35,14 +47,8 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true",
         help="an unknown field in an input is an error, not a warning (kubectl's --validate=strict), and so is a "
-        "binding the model refuses (exit 2); without it such a binding gets its SchedulerError in the results",
+        f"binding the model refuses (exit 2); {invalid}",
     )
-    parser.add_argument(
-        "--all", dest="all_bindings", action="store_true",
-        help="decide every binding, also those the scheduler would skip (another spec.schedulerName, scheduling "
-        "suspended, none of the propagation policy labels Karmada's event filter requires)",
-    )
-    add_settings_arguments(parser)
 
 
 def add_estimator_arguments(parser: argparse.ArgumentParser) -> None:

@@ -18,7 +18,7 @@ from ..algorithm.general_estimator import EstimatorCache
 from ..algorithm.resource_models import CPU, MEMORY
 from ..model import Cluster
 from ..model.meta import InvalidBinding, ObjectMeta, ParsedBinding
-from .common import fail, load_or_exit, run_command
+from .common import add_source_arguments, fail, load_or_exit, run_command
 from .inputs import Inputs
 from .placements_svg import render_svg
 
@@ -290,26 +290,6 @@ async def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_source_arguments(parser: argparse.ArgumentParser) -> None:
-    """Where the objects come from; the decision settings `simulate` takes mean nothing here."""
-    parser.add_argument(
-        "-f", "--filename", dest="files", action="append", default=[], metavar="PATH",
-        help="a YAML/JSON file or a folder of them (repeatable), '-' for standard input; single or multi-document, "
-        "or kind: List (a `kubectl get -o yaml` export)",
-    )
-    parser.add_argument(
-        "--kubeconfig", metavar="PATH",
-        help="read the Clusters and bindings from the API server of this kubeconfig (karmada-apiserver's), "
-        "read-only: nothing is written and no Lease is taken",
-    )
-    parser.add_argument("--context", metavar="NAME", help="the kubeconfig context to use (default: its current one)")
-    parser.add_argument(
-        "--strict", action="store_true",
-        help="an unknown field in an input is an error, not a warning, and so is a binding the model refuses "
-        "(exit 2); without it such a binding is a row saying why and a warning",
-    )
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "placements",
@@ -323,7 +303,7 @@ def register(subparsers: Any) -> None:
         epilog=f"Table layout: the matrix for at most {MATRIX_CLUSTERS} clusters, one row per cluster beyond "
         "(--layout chooses); --clusters narrows either, and the JSON and SVG too.",
     )
-    add_source_arguments(parser)
+    add_source_arguments(parser, invalid="without it such a binding is a row saying why and a warning")
     parser.add_argument("-o", "--output", choices=("table", "json", "svg"), default="table",
                         help="table (default), json, or svg: the matrix as a heat map, to save as a file")
     parser.add_argument("--layout", choices=LAYOUTS, default="auto",
