@@ -396,7 +396,7 @@ WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
 def crds_without(tmp_path: Path, *left_out: str) -> Path:
     """devcluster's CRDs but those named: a server that lacks some of the APIs."""
-    from binding_scheduler.devcluster.cluster import default_crds_dir
+    from binding_scheduler.crds import default_crds_dir
 
     folder = tmp_path / "crds"
     folder.mkdir()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates Karmada's ResourceBinding, ClusterResourceBinding and Cluster CRDs from Karmada's Go API
 # types at the version pinned in go.mod, with controller-gen the same way Karmada's hack/update-crdgen.sh
-# does, into crds/ and operator/binding_scheduler/devcluster/crds/. Karmada's source stays in the Go
+# does, into crds/ and operator/binding_scheduler/crds/. Karmada's source stays in the Go
 # module cache; controller-gen is built once into a cache outside the clone:
 #   ${BINDING_SCHEDULER_CACHE:-~/.cache/binding-scheduler}/crdgen/controller-tools-<version>-<go>/
 # Usage: generate.sh [DIR]   (with DIR: write the three files only there; the tests compare them with crds/)
@@ -105,7 +105,7 @@ for name in work.karmada.io_resourcebindings.yaml work.karmada.io_clusterresourc
     continue
   fi
   { header "$name"; cat "$out/$name"; } > "$root/crds/$name"
-  cp "$root/crds/$name" "$root/operator/binding_scheduler/devcluster/crds/$name"
+  cp "$root/crds/$name" "$root/operator/binding_scheduler/crds/$name"
 done
 [[ -z "$only" ]] || exit 0
-echo "crdgen: wrote 3 CRDs from Karmada ${karmada} into crds/ and operator/binding_scheduler/devcluster/crds/" >&2
+echo "crdgen: wrote 3 CRDs from Karmada ${karmada} into crds/ and operator/binding_scheduler/crds/" >&2

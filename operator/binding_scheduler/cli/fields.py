@@ -9,8 +9,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
-from ..devcluster import default_crds_dir
-from ..devcluster.resources import ResourceType, load_crds, types_from_crd
+from ..crds import default_crds_dir, load_crds, served_schemas
+from ..crds.structural import unknown_fields as schema_unknown_fields
 
 READ_AS = {"Cluster": "cluster.karmada.io/v1alpha1", "ResourceBinding": "work.karmada.io/v1alpha2",
            "ClusterResourceBinding": "work.karmada.io/v1alpha2"}
@@ -18,13 +18,13 @@ READ_AS = {"Cluster": "cluster.karmada.io/v1alpha1", "ResourceBinding": "work.ka
 
 
 @functools.cache
-def _types() -> dict[str, ResourceType]:
-    """kind -> its resource type at the version the model reads, from the CRDs the package carries."""
-    found: dict[str, ResourceType] = {}
+def _schemas() -> dict[str, dict[str, Any] | None]:
+    """kind -> its structural schema at the version the model reads, from the CRDs the package carries."""
+    found: dict[str, dict[str, Any] | None] = {}
     for crd in load_crds(default_crds_dir()):
-        for rtype in types_from_crd(crd):
-            if READ_AS.get(rtype.kind) == f"{rtype.group}/{rtype.version}":
-                found[rtype.kind] = rtype
+        for (api_version, kind), schema in served_schemas(crd).items():
+            if READ_AS.get(kind) == api_version:
+                found[kind] = schema
     return found
 
 
@@ -39,7 +39,7 @@ def wrong_api_version(document: Mapping[str, Any]) -> str | None:
 
 def unknown_fields(document: Mapping[str, Any]) -> list[str]:
     """The fields of `document` its kind's schema does not have (`spec.placment`), in document order."""
-    rtype = _types().get(str(document.get("kind") or ""))
-    if rtype is None or rtype.schema is None or wrong_api_version(document):
+    schema = _schemas().get(str(document.get("kind") or ""))
+    if schema is None or wrong_api_version(document):
         return []
-    return list(rtype.schema.unknown_fields(document))
+    return schema_unknown_fields(document, schema)

@@ -1,10 +1,13 @@
 """devcluster: an embedded Kubernetes API emulator with real concurrency semantics.
 
-It imports nothing else from binding_scheduler. See docs/devcluster.md.
+It imports nothing else from binding_scheduler but the CRDs it serves (`binding_scheduler.crds`); it is a
+distribution of its own, binding-scheduler-devcluster. See docs/devcluster.md.
 """
 
+from binding_scheduler.crds import PACKAGE_CRDS, default_crds_dir
+
 from .client import DevClient, Reply, WatchStream, resource_path
-from .cluster import PACKAGE_CRDS, DevCluster, default_crds_dir
+from .cluster import DevCluster
 from .errors import ApiError
 from .faults import Fault, Faults
 from .journal import Journal, JournalEntry

@@ -14,24 +14,17 @@ from types import TracebackType
 
 from aiohttp import web
 
+from binding_scheduler.crds import default_crds_dir, load_crds
+
 from .client import DevClient
 from .faults import Faults
 from .journal import Journal
 from .kubeconfig import write_kubeconfig
-from .resources import Registry, load_crds
+from .resources import Registry
 from .server import ApiServer
 from .store import Store
 
-PACKAGE_CRDS = Path(__file__).resolve().parent / "crds"
 DEFAULT_NAMESPACES = ("default", "kube-system")
-
-
-def default_crds_dir() -> Path:
-    """The repository's `crds/` folder when running from a checkout, else the copy inside the package."""
-    repo = Path(__file__).resolve().parents[3]
-    if (repo / "pyproject.toml").is_file() and (repo / "crds").is_dir():
-        return repo / "crds"
-    return PACKAGE_CRDS
 
 
 class DevCluster:

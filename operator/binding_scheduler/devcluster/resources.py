@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import copy
-import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from .schema import Schema
 from .selectors import DEFAULT_FIELDS, EVENT_FIELDS, FieldLabels
@@ -120,26 +115,6 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
             )
         )
     return result
-
-
-def load_crds(directory: Path) -> list[dict[str, Any]]:
-    """All `CustomResourceDefinition` documents in the YAML files of a folder, sorted by file name (fresh copies:
-    a caller may change them)."""
-    crds: list[dict[str, Any]] = []
-    for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")]):
-        stat = path.stat()
-        crds.extend(copy.deepcopy(_crds_in(path, stat.st_mtime_ns, stat.st_size)))
-    return crds
-
-
-@functools.lru_cache(maxsize=64)
-def _crds_in(path: Path, mtime_ns: int, size: int) -> tuple[dict[str, Any], ...]:
-    """The CRDs of one file, parsed once per version of it: parsing the four CRDs took ~0.35 s, paid by every
-    emulator started (each test's)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with path.open(encoding="utf-8") as stream:
-        documents = list(yaml.load_all(stream, Loader=loader))
-    return tuple(d for d in documents if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition")
 
 
 @dataclass

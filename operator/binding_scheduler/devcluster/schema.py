@@ -15,15 +15,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from binding_scheduler.crds import version_schema
+from binding_scheduler.crds.structural import OBJECT_META_FIELDS, child_path, unknown_fields
+
 from .patch import copy_json
 
 Cause = dict[str, str]
-
-OBJECT_META_FIELDS = frozenset({
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
-    "ownerReferences", "finalizers", "managedFields",
-})
 
 _DATE_TIME = re.compile(
     r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
@@ -58,10 +55,6 @@ def _show(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _key(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
 class Schema:
     """The `openAPIV3Schema` of one served version of a CRD."""
 
@@ -70,8 +63,8 @@ class Schema:
 
     @classmethod
     def of_version(cls, version: Mapping[str, Any]) -> Schema | None:
-        root = (version.get("schema") or {}).get("openAPIV3Schema")
-        return cls(root) if isinstance(root, dict) else None
+        root = version_schema(version)
+        return cls(root) if root is not None else None
 
     # ---- pruning and defaulting -------------------------------------------------------------------
 
@@ -120,27 +113,6 @@ class Schema:
         return causes
 
 
-def unknown_fields(obj: Mapping[str, Any], root: Mapping[str, Any] | None) -> list[str]:
-    """Unknown fields of an object for a structural schema (`root`; None: only `metadata` is checked)."""
-    metadata = obj.get("metadata")
-    found = sorted(f"metadata.{key}" for key in metadata if key not in OBJECT_META_FIELDS) if isinstance(
-        metadata, Mapping) else []
-    if root is None:
-        return found
-    rest: list[str] = []
-    properties = root.get("properties") or {}
-    for key, value in obj.items():
-        if key in ("apiVersion", "kind", "metadata"):
-            continue
-        sub = properties.get(key)
-        if sub is None:
-            if not root.get("x-kubernetes-preserve-unknown-fields"):
-                rest.append(key)
-        else:
-            _unknown(value, sub, key, rest)
-    return found + sorted(rest)
-
-
 def prune_unknown(obj: dict[str, Any], root: Mapping[str, Any]) -> None:
     """Drop what `unknown_fields` reports (in place), and nothing else: the pruning of a built-in kind."""
     metadata = obj.get("metadata")
@@ -157,30 +129,6 @@ def _drop_path(obj: Any, path: str) -> None:
     for token in tokens[:-1]:
         node = node[int(token[1:-1])] if token.startswith("[") else node[token]
     node.pop(tokens[-1], None)
-
-
-def _unknown(value: Any, schema: Mapping[str, Any], path: str, found: list[str]) -> None:
-    if isinstance(value, dict):
-        properties = schema.get("properties")
-        additional = schema.get("additionalProperties")
-        if properties is None and additional is None and schema.get("type") != "object":
-            return
-        for key, item in value.items():
-            sub = (properties or {}).get(key)
-            if sub is None:
-                if isinstance(additional, dict):
-                    sub = additional
-                elif additional is True or schema.get("x-kubernetes-preserve-unknown-fields"):
-                    continue
-                else:
-                    found.append(_key(path, key))
-                    continue
-            _unknown(item, sub, _key(path, key), found)
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for index, item in enumerate(value):
-                _unknown(item, items, f"{path}[{index}]", found)
 
 
 def _normalize_entry(container: dict[str, Any], key: str, schema: Mapping[str, Any] | None,
@@ -270,11 +218,11 @@ def _validate(
         for key, item in value.items():
             sub = properties.get(key, additional if isinstance(additional, dict) else None)
             if isinstance(sub, dict):
-                _validate(item, sub, _key(path, key), _key(body, key), causes)
+                _validate(item, sub, child_path(path, key), child_path(body, key), causes)
         for key in schema.get("required") or ():
             if key not in value:
                 causes.append({"reason": "FieldValueRequired", "message": "Required value",
-                               "field": _key(path, key)})
+                               "field": child_path(path, key)})
 
 
 def _validate_string(value: str, schema: Mapping[str, Any], path: str, shown: str, causes: list[Cause]) -> None:

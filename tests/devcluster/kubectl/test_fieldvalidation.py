@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from binding_scheduler.crds import default_crds_dir, load_crds
 from binding_scheduler.devcluster import ApiError, Registry
-from binding_scheduler.devcluster.cluster import default_crds_dir
 from binding_scheduler.devcluster.kubectl.fieldvalidation import FieldValidation, duplicate_fields
-from binding_scheduler.devcluster.resources import ResourceType, load_crds, types_from_crd
+from binding_scheduler.devcluster.resources import ResourceType, types_from_crd
 from tests.devcluster.helpers import rb_body
 
 

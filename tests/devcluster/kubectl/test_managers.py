@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from binding_scheduler.crds import default_crds_dir, load_crds
 from binding_scheduler.devcluster import Registry
-from binding_scheduler.devcluster.cluster import default_crds_dir
 from binding_scheduler.devcluster.kubectl.managers import record_update
 from binding_scheduler.devcluster.patch import merge_patch
-from binding_scheduler.devcluster.resources import load_crds, types_from_crd
+from binding_scheduler.devcluster.resources import types_from_crd
 from tests.devcluster.helpers import rb_body
 
 

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from binding_scheduler.crds.structural import unknown_fields
+
 from ..errors import ApiError, bad_request, invalid_options
 from ..resources import ResourceType
-from ..schema import unknown_fields
 from .builtin_schemas import builtin_schema
 
 MODES = ("", "Ignore", "Strict", "Warn")
