@@ -46,7 +46,7 @@ def test_every_example_object_passes_a_server_side_dry_run(
     documents = [d for p in sorted(EXAMPLES.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text()) if d]
     namespaces = sorted({d["metadata"]["namespace"] for d in documents if d["metadata"].get("namespace")})
     objects.create(*({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in namespaces))
-    result = control_plane.kubectl("create", "--dry-run=server", "-o", "name", "-f", str(EXAMPLES), check=False)
+    result = control_plane.kubectl("apply", "--dry-run=server", "-o", "name", "-f", str(EXAMPLES), check=False)
     assert result.returncode == 0, result.stderr
     assert len(result.stdout.split()) == len(documents)
 

@@ -40,7 +40,7 @@ EXAMPLES = ROOT / "examples"
 def example_documents() -> list[dict[str, Any]]:
     documents: list[dict[str, Any]] = []
     for name in ("clusters.yaml", "bindings.yaml"):
-        documents.extend(d for d in yaml.safe_load_all((EXAMPLES / name).read_text()) if d)
+        documents.extend(d for d in yaml.safe_load_all((EXAMPLES / name).read_text()) if d and d["kind"] != "Namespace")
     return documents
 
 
@@ -122,7 +122,7 @@ def expected_at_rest(
         or condition_owed(b)
     ]
     results = asyncio.run(simulate(due, snapshot, build_plugins(), None, options))
-    return {r.binding.key: [t.to_dict() for t in r.clusters] for r in results if r.scheduled}
+    return {r.meta.key: [t.to_dict() for t in r.clusters] for r in results if r.scheduled}
 
 
 def placement_of(targets: Iterable[Mapping[str, Any]] | None) -> dict[str, int | None]:

@@ -39,6 +39,12 @@ from tests.model.test_fuzz import JSON, mutated
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "config.binding-scheduler.io_schedulerconfigurations.yaml"
 EXAMPLE = ROOT / "examples" / "scheduler-configuration.yaml"
+
+
+def example_config() -> Any:
+    """The example file's SchedulerConfiguration (its Namespace comes first, for `kubectl apply -f examples/`)."""
+    (config,) = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d and d["kind"] == "SchedulerConfiguration"]
+    return config
 MAPS = {"spec.estimator.endpoints"}  # leaves whose value is an object of arbitrary keys
 
 
@@ -410,14 +416,14 @@ def test_the_crd_schema_is_structural() -> None:
 
 def test_the_example_has_every_field() -> None:
     """All but the one whose default is to be unset (the example shows it in a comment)."""
-    example = yaml.safe_load(EXAMPLE.read_text())
+    example = example_config()
     unset = "spec.featureGates.SchedulingOvercommitProtection"
     assert f"# {unset.rsplit('.', 1)[1]}: true" in EXAMPLE.read_text()
     assert sorted(document_leaves(example["spec"], "spec")) == sorted(set(config_field_paths()) - {unset})
 
 
 def test_the_example_is_valid_and_shows_the_defaults_except_endpoints() -> None:
-    parsed = parse_config(yaml.safe_load(EXAMPLE.read_text()))
+    parsed = parse_config(example_config())
     assert changed_fields(DEFAULT_CONFIG, parsed) == ["spec.estimator.endpoints"]
 
 
@@ -425,7 +431,7 @@ def test_the_example_is_valid_and_shows_the_defaults_except_endpoints() -> None:
 
 
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-VALID = yaml.safe_load(EXAMPLE.read_text())
+VALID = example_config()
 SECTIONS = st.sampled_from([p.split(".")[1] for p in config_field_paths()] + ["other"])
 
 

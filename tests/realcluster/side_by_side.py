@@ -613,7 +613,7 @@ def explained_by_filter_order(kube: KubeClient, copy: Copy, generated: Generated
     key = f"{copy.namespace}/{name}" if generated.kind == "ResourceBinding" else name
     result = subprocess.run(
         [sys.executable, "-m", "binding_scheduler.cli.main", "explain", "-f", str(source), "--binding", key,
-         "-o", "json"],
+         "-o", "json", "--all"],  # the copy carries a scheduler name of the test's: explain it whatever it names
         capture_output=True, text=True, check=True,
     )
     attempt = json.loads(result.stdout)["attempts"][0]  # the first term's error is the one reported
