@@ -22,11 +22,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..devcluster import DevCluster
 from ..estimation.stub import EstimatorStub
 from ..model import parse_cluster
 from . import argtypes
@@ -46,6 +45,10 @@ from .demo_restart import (
 from .examples import bundled_examples
 from .inputs import documents, input_files
 from .logs import EVERYTHING_VERBOSITY, configure_logging
+from .optional import MISSING, devcluster_missing
+
+if TYPE_CHECKING:  # devcluster is an optional part (cli/optional.py): imported when the demo runs
+    from ..devcluster import DevCluster
 
 
 def load(api: DevCluster, sources: Iterable[Traversable]) -> list[Mapping[str, Any]]:
@@ -172,6 +175,8 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def play(args: argparse.Namespace) -> DemoRun:
     """The demo, printing as it goes."""
+    from ..devcluster import DevCluster
+
     if args.examples is None:
         sources: list[Traversable] = bundled_examples()
         origin = "the bundled examples"
@@ -247,6 +252,8 @@ def operator_log(verbose: bool) -> Iterator[None]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if devcluster_missing("the demo"):
+        return MISSING
     configure_logging(EVERYTHING_VERBOSITY if args.verbose else 0)
     return run_demo(args)
 

@@ -20,15 +20,17 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..devcluster import DevCluster, Journal, JournalEntry, resource_path
 from ..estimation.stub import EstimatorStub, RecordedCall, StubMode
 from ..operator.app import OperatorApp
 from ..operator.options import LaunchOptions
 from ..operator.runner import run_operator
 from ..scheduling.pass_context import Phase
 from ..scheduling.stop_report import ShutdownReport
+
+if TYPE_CHECKING:  # devcluster is an optional part (cli/optional.py): imported when the demo runs
+    from ..devcluster import DevCluster, Journal, JournalEntry
 
 FIRST, SECOND = "instance-1", "instance-2"
 """The two operator instances' identities: their Lease holder names, and in the User-Agent of their requests."""
@@ -166,6 +168,8 @@ class Plan:
 
     @property
     def path(self) -> str:
+        from ..devcluster import resource_path
+
         return resource_path("work.karmada.io/v1alpha2", PLURALS[self.kind], self.namespace, self.name)
 
     def body(self, api: DevCluster) -> Mapping[str, Any]:

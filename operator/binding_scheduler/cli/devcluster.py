@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from binding_scheduler.devcluster import DevCluster
-
 from . import argtypes
+from .optional import MISSING, devcluster_missing
 
 
 def register(subparsers: Any) -> None:
@@ -33,6 +32,8 @@ def register(subparsers: Any) -> None:
 
 
 async def serve(args: argparse.Namespace) -> int:
+    from binding_scheduler.devcluster import DevCluster
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -51,6 +52,8 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if devcluster_missing("the devcluster command"):
+        return MISSING
     if args.crds is not None and not args.crds.is_dir():
         print(f"devcluster: --crds {args.crds} is not a folder", file=sys.stderr)
         return 2

@@ -1,6 +1,6 @@
 """The HTTP layer: one catch-all aiohttp handler that routes like kube-apiserver, journals every request and
 applies the faults. What only kubectl asks (Tables, OpenAPI, protobuf bodies, field managers and validation, the
-review kinds) it hands to the kubectl package."""
+review kinds) it hands to the kubectl package, or, without it, to `plain` (handoff.py)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import discovery, errors, kubectl
+from . import discovery, errors
 from .bodies import Undecoded, parse_body
 from .errors import ApiError, bad_request, invalid_options
 from .faults import Fault, Faults
+from .handoff import kubectl
 from .journal import Journal, JournalEntry
-from .kubectl import Representation
 from .lists import delete_collection, list_page
 from .patch import APPLY_PATCH, MERGE_PATCH
 from .resources import Registry, ResourceType
@@ -32,8 +32,8 @@ _JSON = "application/json"
 _NOT_FOUND = "the server could not find the requested resource"
 
 
-_REP = web.RequestKey("rep", Representation)  # the representation the Accept header asked for
-_JSON_REP = Representation()
+_REP = web.RequestKey("rep", kubectl.Representation)  # the representation the Accept header asked for
+_JSON_REP = kubectl.Representation()
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
@@ -53,7 +53,7 @@ def _json_response(status: int, body: Any, headers: Headers = None) -> web.Respo
                         headers=CIMultiDict(headers) if headers else None)
 
 
-def _response(rep: Representation, status: int, body: Any, headers: Headers = None) -> web.Response:
+def _response(rep: kubectl.Representation, status: int, body: Any, headers: Headers = None) -> web.Response:
     if rep.encoding == "yaml":
         text = yaml.safe_dump(body, default_flow_style=False, sort_keys=True)
         return web.Response(status=status, body=text.encode(), content_type="application/yaml",
@@ -241,7 +241,7 @@ class ApiServer:
 
     async def _dispatch(
         self, request: web.BaseRequest, entry: JournalEntry, route: Route, body: Any, fault: Fault | None,
-        rep: Representation, raw: bytes = b"",
+        rep: kubectl.Representation, raw: bytes = b"",
     ) -> web.StreamResponse:
         refused = self._refusal(request, route, entry.is_watch)
         if refused is not None:
@@ -260,7 +260,7 @@ class ApiServer:
 
     async def _collection(
         self, request: web.BaseRequest, entry: JournalEntry, route: Route, fault: Fault | None,
-        rep: Representation, dry_run: bool,
+        rep: kubectl.Representation, dry_run: bool,
     ) -> web.StreamResponse:
         """A watch, list or deletecollection."""
         rt, namespace, query = route.rtype, route.namespace, request.query
@@ -274,7 +274,7 @@ class ApiServer:
         raise _not_allowed()
 
     def _item(
-        self, request: web.BaseRequest, route: Route, name: str, body: Any, rep: Representation, dry_run: bool,
+        self, request: web.BaseRequest, route: Route, name: str, body: Any, rep: kubectl.Representation, dry_run: bool,
     ) -> web.Response:
         """A get or delete of one object."""
         rt = route.rtype
@@ -288,7 +288,7 @@ class ApiServer:
         raise _not_allowed()
 
     def _write(
-        self, request: web.BaseRequest, route: Route, body: Any, rep: Representation, dry_run: bool,
+        self, request: web.BaseRequest, route: Route, body: Any, rep: kubectl.Representation, dry_run: bool,
         options: kubectl.WriteOptions,
     ) -> web.Response:
         """A create (POST), update (PUT) or patch (PATCH, server-side applies included)."""
@@ -313,7 +313,7 @@ class ApiServer:
 
     async def _watch(
         self, request: web.BaseRequest, entry: JournalEntry, route: Route, fault: Fault | None,
-        rep: Representation = _JSON_REP,
+        rep: kubectl.Representation = _JSON_REP,
     ) -> web.StreamResponse:
         query = request.query
         matcher = make_matcher(query.get("labelSelector"), query.get("fieldSelector"), route.rtype.fields)

@@ -15,8 +15,9 @@ import builtins
 from collections.abc import Mapping
 from typing import Any
 
-from . import errors, kubectl, objects
+from . import errors, objects
 from .errors import ApiError
+from .handoff import kubectl
 from .history import Event, History, Obj, StorageKey, Subscriber
 from .objects import CRDS, NAMESPACES, now_rfc3339
 from .patch import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import kubectl
+from .handoff import kubectl
 from .patch import copy_json
 from .resources import ResourceType
 from .schema import Cause, prune_unknown
