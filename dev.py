@@ -29,7 +29,8 @@ engine, no registry; scripts/image.py):
     python3 dev.py image           # prints `image: binding-scheduler:<version> at <path> (oci-archive)`
     python3 dev.py image --refresh # debootstrap its Debian base again first (Debian's newest security updates)
 
-Each creates `.venv` and installs the project into it when needed (again only when pyproject.toml changed).
+Each creates `.venv` and installs the project into it when needed (again only when a pyproject.toml changed): the
+product and, editable beside it, devcluster and its kubectl package (packages/, distributions of their own).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".installed-from"
+PROJECTS = (ROOT, ROOT / "packages" / "devcluster", ROOT / "packages" / "devcluster-kubectl")
+"""The distributions built from this tree: the product, devcluster (the embedded API server of the demo and the
+tests) and devcluster's kubectl package; .venv holds the three, editable."""
 
 
 def _python() -> str:
@@ -59,11 +63,12 @@ def _ensure_venv() -> None:
     if not (BIN / "python").exists():
         print(f"dev.py: creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    digest = hashlib.sha256(b"".join((project / "pyproject.toml").read_bytes() for project in PROJECTS)).hexdigest()
     if STAMP.exists() and STAMP.read_text() == digest:
         return
-    print("dev.py: installing binding-scheduler and its test tools into .venv", flush=True)
-    _run([_python(), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", f"{ROOT}[test]"])
+    print("dev.py: installing binding-scheduler, devcluster and the test tools into .venv", flush=True)
+    editable = [arg for project in PROJECTS[1:] for arg in ("-e", str(project))]
+    _run([_python(), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-e", f"{ROOT}[test]", *editable])
     STAMP.write_text(digest)
 
 

