@@ -1,7 +1,7 @@
 """The in-tree filter plugins (the Filter tables of Karmada's pkg/scheduler/framework/plugins/*/*_test.go) and
 ClusterMatches (Karmada's pkg/util/selector.go).
 
-Each verdict is checked through both the per-cluster `filter` and the whole-fleet `filter_mask`: they must agree.
+Each verdict is read from the plugin's whole-fleet `filter_mask`, the only way in-tree filters answer.
 """
 
 from __future__ import annotations
@@ -39,12 +39,10 @@ Plugin = APIEnablement | TaintToleration | ClusterAffinityFilter | SpreadConstra
 
 
 def verdict(plugin: Plugin, rb: Binding, cluster: Cluster) -> str | None:
-    """The plugin's reason for `cluster` (None: passes), checked to be the same one at a time and in bulk."""
+    """The plugin's reason for `cluster` (None: passes), from its verdict over a fleet of that one cluster."""
     ctx = AttemptContext.of(rb, snapshot(cluster))
-    one = plugin.filter(ctx, cluster)
     mask = plugin.filter_mask(ctx, ctx.snapshot.columns)
-    assert one == (mask.reason_at(0) if mask.failed[0] else None), "filter and filter_mask disagree"
-    return one
+    return mask.reason_at(0) if mask.failed[0] else None
 
 
 # --- APIEnablement (3 rows + already targeted) --------------------------------------------------------------

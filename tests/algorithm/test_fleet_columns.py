@@ -1,5 +1,5 @@
 """The fleet as columns (algorithm/fleet.py) and the in-tree filters' whole-fleet verdicts: over random fleets and
-bindings, `filter_mask` fails exactly the clusters `filter` fails, each with the same reason."""
+bindings, the framework's runner over the feasible clusters gives each filter's whole-fleet verdict there."""
 
 from __future__ import annotations
 
@@ -65,16 +65,17 @@ def test_every_in_tree_filter_answers_for_the_whole_fleet() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(docs=clusters(), binding=bindings())
-def test_a_filters_mask_fails_the_clusters_its_per_cluster_verdict_fails_with_the_same_reason(
+def test_a_filters_verdict_over_the_feasible_clusters_is_its_whole_fleet_verdict_there(
     docs: list[dict[str, Any]], binding: Binding
 ) -> None:
     snapshot = Snapshot(parse_cluster(doc) for doc in docs)
     ctx = AttemptContext.of(binding, snapshot)
-    for plugin in MASK_FILTERS:
-        mask: FilterMask = plugin.filter_mask(ctx, snapshot.columns)
-        by_mask = {snapshot.clusters[i].name: mask.reason_at(i) for i in range(len(snapshot)) if mask.failed[i]}
-        one_by_one = {c.name: reason for c in snapshot.clusters if (reason := plugin.filter(ctx, c)) is not None}
-        assert by_mask == one_by_one, plugin.name
+    columns = snapshot.columns
+    for (name, runner), plugin in zip(build_plugins().filter_runners, MASK_FILTERS, strict=True):
+        whole: FilterMask = plugin.filter_mask(ctx, columns)
+        among_live = runner(ctx, columns, columns.live)
+        assert among_live.failed.tolist() == (whole.failed & columns.live).tolist(), name
+        assert [among_live.reason_at(i) for i in among_live.where] == [whole.reason_at(i) for i in among_live.where]
 
 
 def test_the_name_rank_orders_as_python_orders_strings() -> None:

@@ -94,6 +94,6 @@ def test_a_plugin_needs_an_extension_point() -> None:
     with pytest.raises(PluginError) as caught:
         registry([Idle()])
     assert str(caught.value) == (
-        "plugin 'Idle' implements no extension point (a method among filter, score, estimate, select, assign, "
-        "reserve, bound)"
+        "plugin 'Idle' implements no extension point (a method among filter, filter_mask, score, estimate, select, "
+        "assign, reserve, bound)"
     )

@@ -29,6 +29,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.strategies import SearchStrategy
 
 from binding_scheduler.algorithm.errors import fit_error_message
+from binding_scheduler.algorithm.explain import cluster_filter_verdicts, fleet_filter_verdicts
 from binding_scheduler.algorithm.plugins import AttemptContext, WorkloadGroups
 from binding_scheduler.algorithm.registry import PluginSet
 from binding_scheduler.algorithm.snapshot import Snapshot
@@ -286,7 +287,9 @@ def allowed_fit_messages(
     rejects it."""
     first = attempts(binding)[0].binding
     ctx = AttemptContext.of(first, snapshot, groups)
-    verdicts = {c.name: {p.name: p.filter(ctx, c) for p in plugins.filters} for c in snapshot.live}
+    by_fleet = fleet_filter_verdicts(ctx, plugins)
+    index = snapshot.columns.index
+    verdicts = {c.name: dict(cluster_filter_verdicts(by_fleet, index[c.name])) for c in snapshot.live}
     messages = set()
     for order in itertools.permutations([p.name for p in plugins.filters]):
         diagnosis = {}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..model import Binding, Cluster, SpreadField, TargetCluster
 from .candidates import ClusterDetail
-from .plugins import AttemptContext
+from .plugins import AttemptContext, FilterMask
 from .registry import PluginSet
 
 
@@ -32,15 +32,33 @@ class ClusterVerdicts:
         return not self.cluster.deleting and all(reason is None for _, reason in self.filters)
 
 
-def all_filter_verdicts(ctx: AttemptContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, str | None]]:
-    """Run every filter (no short circuit); a plugin that raises is reported with its error."""
-    verdicts: list[tuple[str, str | None]] = []
-    for plugin in plugins.filters:
+FleetVerdict = tuple[str, FilterMask | str]
+"""One filter's verdict over the whole fleet (its mask), or why the plugin failed."""
+
+
+def fleet_filter_verdicts(ctx: AttemptContext, plugins: PluginSet) -> list[FleetVerdict]:
+    """Every filter over every cluster of the snapshot, through the runners a pass uses (no short circuit); a
+    plugin that raises is reported with its error."""
+    fleet = ctx.snapshot.columns
+    everything = ~fleet.nothing
+    verdicts: list[FleetVerdict] = []
+    for name, runner in plugins.filter_runners:
         try:
-            verdicts.append((plugin.name, plugin.filter(ctx, cluster)))
+            verdicts.append((name, runner(ctx, fleet, everything)))
         except Exception as error:
-            verdicts.append((plugin.name, f"plugin failed: {error}"))
+            verdicts.append((name, f"plugin failed: {error}"))
     return verdicts
+
+
+def cluster_filter_verdicts(verdicts: Sequence[FleetVerdict], index: int) -> list[tuple[str, str | None]]:
+    """Each filter's reason for the cluster at fleet `index` (None: it passes)."""
+    found: list[tuple[str, str | None]] = []
+    for name, verdict in verdicts:
+        if isinstance(verdict, str):
+            found.append((name, verdict))
+        else:
+            found.append((name, verdict.reason_at(index) if verdict.failed[index] else None))
+    return found
 
 
 def all_scores(ctx: AttemptContext, plugins: PluginSet, cluster: Cluster) -> list[tuple[str, int | str]]:
@@ -57,8 +75,10 @@ def all_scores(ctx: AttemptContext, plugins: PluginSet, cluster: Cluster) -> lis
 def cluster_verdicts(ctx: AttemptContext, plugins: PluginSet) -> list[ClusterVerdicts]:
     """Verdicts for every cluster of the snapshot, in name order."""
     verdicts = []
+    by_fleet = fleet_filter_verdicts(ctx, plugins)
+    index = ctx.snapshot.columns.index
     for cluster in sorted(ctx.snapshot.clusters, key=lambda c: c.name):
-        entry = ClusterVerdicts(cluster=cluster, filters=all_filter_verdicts(ctx, plugins, cluster))
+        entry = ClusterVerdicts(cluster=cluster, filters=cluster_filter_verdicts(by_fleet, index[cluster.name]))
         if entry.feasible:
             entry.scores = all_scores(ctx, plugins, cluster)
         verdicts.append(entry)

@@ -1,7 +1,9 @@
 """The in-tree filter plugins of Karmada's `pkg/scheduler/framework/plugins/` (each plugin's `Filter`), with their
 exact unschedulable reasons.
 
-They run in one fixed order, `FILTER_ORDER`; the first failing one gives a cluster's reason in the FitError
+Each answers for the whole fleet at once (`filter_mask`, over the snapshot's columns); the per-cluster `filter` is the
+contract of out-of-tree plugins only. They run in one fixed order (`registry.in_tree_plugins`); the first failing
+one gives a cluster's reason in the FitError
 message (Karmada runs them in random map order, since `pkg/scheduler/framework/runtime/framework.go: NewFramework`
 ranges over the registry map, which makes that message unpredictable).
 """
@@ -13,7 +15,7 @@ from types import MappingProxyType
 
 from ..model import Cluster, Toleration
 from .fleet import FleetColumns, Indices
-from .plugins import AttemptContext, BatchScore, FilterMask, FilterPlugin, FleetScore, MaskFilter, ScorePlugin
+from .plugins import AttemptContext, BatchScore, FilterMask, FleetScore, MaskFilter, ScorePlugin
 
 API_REASON = "cluster(s) did not have the API resource"
 AFFINITY_REASON = "cluster(s) did not match the placement cluster affinity constraint"
@@ -25,18 +27,12 @@ SPREAD_REASONS: Mapping[str, str] = MappingProxyType({
 })
 
 
-class APIEnablement(FilterPlugin, MaskFilter):
+class APIEnablement(MaskFilter):
     """The cluster serves the resource's group/version and kind (already-targeted clusters pass).
 
     `pkg/scheduler/framework/plugins/apienablement/api_enablement.go: APIEnablement.Filter`."""
 
     name = "APIEnablement"
-
-    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
-        if cluster.name in ctx.targets:
-            return None
-        resource = ctx.binding.resource
-        return None if cluster.api_enabled(resource.api_version, resource.kind) else API_REASON
 
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
         resource = ctx.binding.resource
@@ -44,17 +40,12 @@ class APIEnablement(FilterPlugin, MaskFilter):
         return FilterMask(~enabled & ~fleet.targeted(ctx.targets), API_REASON)
 
 
-class TaintToleration(FilterPlugin, MaskFilter):
+class TaintToleration(MaskFilter):
     """The first NoSchedule/NoExecute taint no placement toleration tolerates fails the cluster.
 
     `pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go: TaintToleration.Filter`."""
 
     name = "TaintToleration"
-
-    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
-        if cluster.name in ctx.targets:
-            return None
-        return _untolerated_taint(_tolerations(ctx), cluster)
 
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
         tolerations = _tolerations(ctx)
@@ -77,17 +68,12 @@ def _untolerated_taint(tolerations: tuple[Toleration, ...], cluster: Cluster) ->
     return None
 
 
-class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchScore, FleetScore, MaskFilter):
+class ClusterAffinityFilter(ScorePlugin, BatchScore, FleetScore, MaskFilter):
     """The cluster matches clusterAffinity, or the observed term's affinity or overflow affinities.
 
     `pkg/scheduler/framework/plugins/clusteraffinity/cluster_affinity.go: ClusterAffinity.Filter`."""
 
     name = "ClusterAffinity"
-
-    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
-        if not ctx.affinities:
-            return None
-        return None if any(ctx.snapshot.matches(cluster, a) for a in ctx.affinities) else AFFINITY_REASON
 
     def score(self, ctx: AttemptContext, cluster: Cluster) -> int:
         return 0
@@ -104,22 +90,12 @@ class ClusterAffinityFilter(FilterPlugin, ScorePlugin, BatchScore, FleetScore, M
         return FilterMask(~fleet.matching(ctx.affinities), AFFINITY_REASON)
 
 
-class SpreadConstraintFilter(FilterPlugin, MaskFilter):
+class SpreadConstraintFilter(MaskFilter):
     """A spread by provider, region or zone needs the cluster to have that property.
 
     `pkg/scheduler/framework/plugins/spreadconstraint/spread_constraint.go: SpreadConstraint.Filter`."""
 
     name = "SpreadConstraint"
-
-    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
-        placement = ctx.binding.placement
-        if placement is None:
-            return None
-        for constraint in placement.spread_constraints:
-            field = constraint.spread_by_field
-            if field in SPREAD_REASONS and cluster.name in ctx.snapshot.without[field]:
-                return SPREAD_REASONS[field]
-        return None
 
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
         placement = ctx.binding.placement
@@ -135,15 +111,12 @@ class SpreadConstraintFilter(FilterPlugin, MaskFilter):
         return FilterMask(failed, reason)
 
 
-class ClusterEviction(FilterPlugin, MaskFilter):
+class ClusterEviction(MaskFilter):
     """A cluster the binding is being evicted from is not a candidate (targeted or not).
 
     `pkg/scheduler/framework/plugins/clustereviction/cluster_eviction.go: ClusterEviction.Filter`."""
 
     name = "ClusterEviction"
-
-    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
-        return EVICTION_REASON if cluster.name in ctx.binding.eviction_clusters else None
 
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
         evicted = ctx.binding.eviction_clusters

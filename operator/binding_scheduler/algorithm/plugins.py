@@ -199,9 +199,14 @@ class Diagnosis(LazyMapping[str, str]):
 
 @runtime_checkable
 class MaskFilter(Protocol):
+    """A filter that answers for the whole fleet at once: every in-tree filter. Out-of-tree plugins may implement
+    it instead of `FilterPlugin.filter`."""
+
+    name: str
+
     def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
-        """The verdict for every cluster of the snapshot (`fleet` is its columns): the same as `filter`'s for
-        each one, the framework keeping only the clusters still feasible."""
+        """The verdict for every cluster of the snapshot (`fleet` is its columns); the framework keeps only the
+        clusters still feasible."""
 
 
 @runtime_checkable
@@ -259,7 +264,7 @@ class BindPlugin(Protocol):
         """The decision's writes landed."""
 
 
-EXTENSION_METHODS = ("filter", "score", "estimate", "select", "assign", "reserve", "bound")
+EXTENSION_METHODS = ("filter", "filter_mask", "score", "estimate", "select", "assign", "reserve", "bound")
 
 
 class PluginError(ValueError):

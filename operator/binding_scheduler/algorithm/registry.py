@@ -35,7 +35,11 @@ from .plugins import (
 from .scores import ClusterLocality
 from .workload_affinity import WorkloadAffinityFilter, WorkloadAntiAffinityFilter
 
-InTreePlugin = FilterPlugin | ScorePlugin
+Filter = FilterPlugin | MaskFilter
+"""A filter plugin: per cluster (`filter`, the out-of-tree contract) or for the whole fleet (`filter_mask`, every
+in-tree filter)."""
+
+InTreePlugin = MaskFilter | ScorePlugin
 """Karmada's in-tree plugins filter, score, or both; each class declares the Protocols it implements, so the
 type checker holds it to their signatures (Karmada asserts `var _ framework.FilterPlugin = &APIEnablement{}`)."""
 
@@ -62,7 +66,7 @@ ScoreRunner = Callable[[AttemptContext, FleetColumns, Indices], Mapping[str, int
 """A score over the feasible clusters (fleet indices, ascending): the non-zero scores by name."""
 
 
-def _filter_runner(plugin: FilterPlugin) -> FilterRunner:
+def _filter_runner(plugin: Filter) -> FilterRunner:
     if isinstance(plugin, MaskFilter):
         verdict = plugin.filter_mask
 
@@ -114,7 +118,7 @@ class PluginSet:
     once; both are resolved once here rather than on every pass.
     """
 
-    filters: tuple[FilterPlugin, ...]
+    filters: tuple[Filter, ...]
     scores: tuple[ScorePlugin, ...]
     unknown: tuple[str, ...] = ()
     estimators: tuple[EstimatePlugin, ...] = ()
@@ -197,7 +201,7 @@ def build_plugins(
     plugins = registry(extra, workload_affinity=workload_affinity)
     chosen = [plugins[name] for name in enabled_names(spec, list(plugins))]
     return PluginSet(
-        filters=tuple(p for p in chosen if isinstance(p, FilterPlugin)),
+        filters=tuple(p for p in chosen if isinstance(p, FilterPlugin | MaskFilter)),
         scores=tuple(p for p in chosen if isinstance(p, ScorePlugin)),
         unknown=tuple(unknown_names(spec, [*plugins, *also_known])),
         estimators=tuple(p for p in chosen if isinstance(p, EstimatePlugin)),

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ..model import Cluster
-from .plugins import AttemptContext, BatchFilter, FilterPlugin, GroupMember
+from .fleet import FleetColumns
+from .plugins import AttemptContext, FilterMask, GroupMember, MaskFilter
 
 AFFINITY_REASON = "ResourceBinding with the same affinity group does not target this cluster"
 ANTI_AFFINITY_REASON = "cluster already has workload with the same anti-affinity group"
@@ -31,18 +31,19 @@ def generated_binding_name(kind: str, name: str) -> str:
     return f"{name.replace(':', '.')}-{kind}".lower()
 
 
-class WorkloadAffinityFilter(FilterPlugin, BatchFilter):
+class WorkloadAffinityFilter(MaskFilter):
     """A cluster must be targeted by every other member of the binding's affinity group that targets any; the
     first member of a group goes anywhere."""
 
     name = "WorkloadAffinity"
 
-    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
-        return self.filter_many(ctx, (cluster,)).get(cluster.name)
+    def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
+        return _mask(fleet, self.failures(ctx, fleet.names))
 
-    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def failures(self, ctx: AttemptContext, names: Sequence[str]) -> Mapping[str, str]:
+        """The clusters among `names` the filter fails, with their reasons."""
         group = ctx.binding.affinity_group
-        pending = [c.name for c in clusters if c.name not in ctx.targets] if group else []
+        pending = [name for name in names if name not in ctx.targets] if group else []
         if not pending:
             return {}
         if ctx.workload_groups is None:
@@ -59,17 +60,18 @@ class WorkloadAffinityFilter(FilterPlugin, BatchFilter):
                          lambda member, name: name not in member.clusters, AFFINITY_REASON)
 
 
-class WorkloadAntiAffinityFilter(FilterPlugin, BatchFilter):
+class WorkloadAntiAffinityFilter(MaskFilter):
     """A cluster another member of the binding's anti-affinity group targets is not a candidate."""
 
     name = "WorkloadAntiAffinity"
 
-    def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
-        return self.filter_many(ctx, (cluster,)).get(cluster.name)
+    def filter_mask(self, ctx: AttemptContext, fleet: FleetColumns) -> FilterMask:
+        return _mask(fleet, self.failures(ctx, fleet.names))
 
-    def filter_many(self, ctx: AttemptContext, clusters: Sequence[Cluster]) -> Mapping[str, str]:
+    def failures(self, ctx: AttemptContext, names: Sequence[str]) -> Mapping[str, str]:
+        """The clusters among `names` the filter fails, with their reasons."""
         group = ctx.binding.anti_affinity_group
-        pending = [c.name for c in clusters if c.name not in ctx.targets] if group else []
+        pending = [name for name in names if name not in ctx.targets] if group else []
         if not pending:
             return {}
         if ctx.workload_groups is None:
@@ -82,6 +84,13 @@ class WorkloadAntiAffinityFilter(FilterPlugin, BatchFilter):
 
         return _verdicts(pending, ctx.workload_groups.anti_affinity_members(group), applies,
                          lambda member, name: name in member.clusters, ANTI_AFFINITY_REASON)
+
+
+def _mask(fleet: FleetColumns, failures: Mapping[str, str]) -> FilterMask:
+    if not failures:
+        return FilterMask(fleet.nothing, AFFINITY_REASON)
+    names = fleet.names
+    return FilterMask(fleet.of_names(failures), lambda index: failures[names[index]])
 
 
 def _verdicts(
