@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import DEFAULT_SCHEDULER_NAME, FILTER_LABELS, Binding, Cluster
+from ..model.conditions import SCHEDULED
 from .affinity import cluster_matches
 from .triggers import observed_term_index
 
@@ -78,7 +79,7 @@ def waits_for_an_api(binding: Binding) -> bool:
     its own next change, so one that failed because a cluster had not yet reported the API of its resource
     (a Cluster created with kubectl before its status arrived, say) would wait forever: we requeue it when a
     cluster gains an API (a deliberate difference, in docs/compatibility.md)."""
-    condition = binding.status.condition("Scheduled")
+    condition = binding.status.condition(SCHEDULED)
     return condition is not None and condition.status == "False" and condition.reason == "NoClusterFit"
 
 

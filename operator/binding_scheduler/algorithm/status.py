@@ -3,46 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ..model.conditions import SCHEDULED, rfc3339, upsert_condition
 from .errors import ConditionVerdict
-
-SCHEDULED = "Scheduled"
-
-
-def rfc3339(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def upsert_condition(
-    conditions: Sequence[Mapping[str, Any]], verdict: ConditionVerdict, now: datetime
-) -> list[dict[str, Any]]:
-    """`SetStatusCondition` (`k8s.io/apimachinery/pkg/api/meta/conditions.go`): lastTransitionTime changes only
-    when the status changes or the condition is new; reason and message are replaced; other conditions are kept
-    as they are."""
-    result: list[dict[str, Any]] = []
-    found = False
-    for condition in conditions:
-        item = dict(condition)
-        if item.get("type") == SCHEDULED:
-            found = True
-            if item.get("status") != verdict.status or not item.get("lastTransitionTime"):
-                item["lastTransitionTime"] = rfc3339(now)
-            item["status"], item["reason"], item["message"] = verdict.status, verdict.reason, verdict.message
-        result.append(item)
-    if not found:
-        result.append(
-            {
-                "type": SCHEDULED,
-                "status": verdict.status,
-                "reason": verdict.reason,
-                "message": verdict.message,
-                "lastTransitionTime": rfc3339(now),
-            }
-        )
-    return result
 
 
 def status_patch(
@@ -61,7 +27,7 @@ def status_patch(
     """
     patch: dict[str, Any] = {}
     conditions = status.get("conditions") or []
-    updated = upsert_condition(conditions, verdict, now)
+    updated = upsert_condition(conditions, SCHEDULED, verdict, now)
     if updated != list(conditions):
         patch["conditions"] = updated
     if verdict.status == "True":

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 
 from ..model import Binding, Cluster, Placement, ReplicaSchedulingType, ValidationError
+from ..model.conditions import SCHEDULED
 from ..model.fields import Fields
 from ..model.placement import parse_placement
 
@@ -98,7 +99,7 @@ def condition_owed(binding: Binding) -> bool:
     decide again (the result usually matches, so only the status is written). A deliberate difference."""
     if binding.generation == binding.status.scheduler_observed_generation:
         return False
-    scheduled = binding.status.condition("Scheduled")
+    scheduled = binding.status.condition(SCHEDULED)
     return scheduled is None or scheduled.status != "True"
 
 

@@ -13,7 +13,6 @@ cancellation do propagate, so shutdown stays write-free and prompt.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import logging
 import socket
 import time
@@ -22,6 +21,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..model.conditions import rfc3339
 from .client import ApiClient, resource_path
 from .errors import KubeError, NotFound
 from .event_correlator import Correlated, EventCorrelator, Key, aggregate_key
@@ -29,11 +29,6 @@ from .event_correlator import Correlated, EventCorrelator, Key, aggregate_key
 logger = logging.getLogger(__name__)
 
 EventType = Literal["Normal", "Warning"]
-
-
-def rfc3339(seconds: float) -> str:
-    """Seconds precision, UTC, as metav1.Time is serialized."""
-    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def now_rfc3339() -> str:

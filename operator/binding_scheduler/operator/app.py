@@ -22,6 +22,7 @@ from ..kube.errors import Conflict, KubeError, NotFound
 from ..kube.gate import WriteGate, WriteGateClosed
 from ..kube.lease import default_identity
 from ..model import ObjectMeta, ValidationError
+from ..model.conditions import ConditionState, upsert_condition
 from ..model.config import (
     API_VERSION,
     CONDITION_VALID,
@@ -312,21 +313,15 @@ class OperatorApp:
     ) -> None:
         meta = ObjectMeta.of(body)
         status = body.get("status") or {}
-        condition = {
-            "type": CONDITION_VALID,
-            "status": "True" if valid else "False",
-            "reason": reason,
-            "message": message,
-            "observedGeneration": meta.generation,
-        }
-        current = [c for c in status.get("conditions") or [] if c.get("type") == CONDITION_VALID]
-        if current and all(current[0].get(k) == v for k, v in condition.items()):
+        current = status.get("conditions") or []
+        verdict = ConditionState("True" if valid else "False", reason, message)
+        conditions = upsert_condition(current, CONDITION_VALID, verdict, datetime.now(UTC),
+                                      observed_generation=meta.generation)
+        if conditions == list(current):
             return
-        condition["lastTransitionTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        others = [c for c in status.get("conditions") or [] if c.get("type") != CONDITION_VALID]
         patch = {
             "metadata": {"resourceVersion": meta.resource_version or None},
-            "status": {"conditions": [*others, condition], "observedGeneration": meta.generation},
+            "status": {"conditions": conditions, "observedGeneration": meta.generation},
         }
         try:
             await client.patch_merge(self._config_path("status"), patch)
