@@ -28,6 +28,7 @@ import yaml
 
 from ..estimation.stub import EstimatorStub
 from ..model import parse_cluster
+from ..model.conditions import SCHEDULED
 from . import argtypes
 from .demo_restart import (
     FIRST,
@@ -123,7 +124,7 @@ def settled(api: DevCluster, bindings: Sequence[Mapping[str, Any]]) -> bool:
     for doc in bindings:
         body = api.store.find(PLURALS[doc["kind"]], doc["metadata"]["name"], doc["metadata"].get("namespace"))
         conditions = ((body or {}).get("status") or {}).get("conditions") or []
-        if not any(c.get("type") == "Scheduled" for c in conditions):
+        if not any(c.get("type") == SCHEDULED for c in conditions):
             return False
     return True
 
@@ -136,7 +137,7 @@ def results_table(api: DevCluster, bindings: Sequence[Mapping[str, Any]]) -> str
         metadata = doc["metadata"]
         body = api.store.find(PLURALS[doc["kind"]], metadata["name"], metadata.get("namespace")) or {}
         conditions = (body.get("status") or {}).get("conditions") or []
-        condition: Mapping[str, Any] = next((c for c in conditions if c["type"] == "Scheduled"), {})
+        condition: Mapping[str, Any] = next((c for c in conditions if c["type"] == SCHEDULED), {})
         key = f"{metadata['namespace']}/{metadata['name']}" if metadata.get("namespace") else metadata["name"]
         why = str(condition.get("message") or "") if condition.get("status") == "False" else ""
         rows.append(((key, condition.get("status", "-"), condition.get("reason", "-"), placement(body)), why))

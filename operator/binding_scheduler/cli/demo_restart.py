@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..estimation.stub import EstimatorStub, RecordedCall, StubMode
+from ..model.conditions import SCHEDULED
 from ..operator.app import OperatorApp
 from ..operator.options import LaunchOptions
 from ..operator.runner import run_operator
@@ -198,7 +199,7 @@ def pick(api: DevCluster, bindings: Sequence[Mapping[str, Any]], estimated: Mapp
 def scheduled(body: Mapping[str, Any]) -> str | None:
     """The status of a binding's Scheduled condition, None when it has none."""
     conditions = (body.get("status") or {}).get("conditions") or []
-    return next((str(c.get("status")) for c in conditions if c.get("type") == "Scheduled"), None)
+    return next((str(c.get("status")) for c in conditions if c.get("type") == SCHEDULED), None)
 
 
 def scale(api: DevCluster, plan: Plan, replicas: int) -> int:
@@ -367,7 +368,7 @@ def second_lines(restart: Restart, api: DevCluster) -> list[str]:
         return []
     body = restart.plan.body(api)
     conditions = (body.get("status") or {}).get("conditions") or []
-    condition: Mapping[str, Any] = next((c for c in conditions if c.get("type") == "Scheduled"), {})
+    condition: Mapping[str, Any] = next((c for c in conditions if c.get("type") == SCHEDULED), {})
     if restart.lease_holder == second.identity:
         took = "took the Lease"
     else:
