@@ -6,47 +6,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import DEFAULT_SCHEDULER_NAME, FILTER_LABELS, Binding, Cluster
+from ..model import FILTER_LABELS, Binding, Cluster
+from ..model.body import BindingBody
 from ..model.conditions import SCHEDULED
 from .affinity import cluster_matches
 from .triggers import observed_term_index
-
-
-def _get(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
 
 
 def passes_event_filter(body: Mapping[str, Any], scheduler_name: str) -> bool:
     """Karmada's binding event filter (`pkg/scheduler/event_handler.go: resourceBindingEventFilter`), on the raw
     object (so even a binding the model rejects is seen): our scheduler name (empty means `default-scheduler`),
     scheduling not suspended, and one of the policy labels present with a non-empty value."""
-    name = _get(body, "spec", "schedulerName") or DEFAULT_SCHEDULER_NAME
-    if name != scheduler_name:
-        return False
-    if _get(body, "spec", "suspension", "scheduling") is True:
-        return False
-    labels = _get(body, "metadata", "labels")
-    if not isinstance(labels, Mapping):
-        return False
-    return any(isinstance(labels.get(label), str) and labels.get(label) for label in FILTER_LABELS)
+    return event_filter_refusal(body, scheduler_name) is None
 
 
 def event_filter_refusal(body: Mapping[str, Any], scheduler_name: str) -> str | None:
     """Why Karmada's binding event filter (`passes_event_filter`) refuses `body`, in a user's words; None when it
     passes."""
-    name = _get(body, "spec", "schedulerName") or DEFAULT_SCHEDULER_NAME
-    if name != scheduler_name:
-        return f"spec.schedulerName is {name}, and this scheduler is {scheduler_name}"
-    if _get(body, "spec", "suspension", "scheduling") is True:
+    view = BindingBody(body)
+    if view.scheduler_name != scheduler_name:
+        return f"spec.schedulerName is {view.scheduler_name}, and this scheduler is {scheduler_name}"
+    if view.scheduling_suspended:
         return "spec.suspension.scheduling is true"
-    labels = _get(body, "metadata", "labels")
-    if not isinstance(labels, Mapping) or not any(
-        isinstance(labels.get(label), str) and labels.get(label) for label in FILTER_LABELS
-    ):
+    labels = view.labels
+    if not any(isinstance(labels.get(label), str) and labels.get(label) for label in FILTER_LABELS):
         return (f"it carries none of the labels {', '.join(FILTER_LABELS)} (Karmada's event filter: a binding made "
                 "by Karmada's detector from a PropagationPolicy has one)")
     return None

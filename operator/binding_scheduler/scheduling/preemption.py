@@ -41,6 +41,7 @@ from ..kube.bindings import BindingRef, patch_annotations, patch_graceful_evicti
 from ..kube.errors import ApiError, Conflict, KubeError
 from ..kube.gate import WriteGateClosed
 from ..model import Binding, ObjectMeta, ParsedBinding
+from ..model.body import BindingBody
 from .labels import PassOutcome, WriteKind, WriteResult
 
 if TYPE_CHECKING:
@@ -371,11 +372,11 @@ async def _evict(
     if not victim_candidates(preemptor, plan.cluster, [stored.binding]):
         raise _Refused(f"ResourceBinding {victim.key} changed: it is no longer a lower-priority binding on cluster "
                        f"{plan.cluster}")
-    spec = stored.body.get("spec") or {}
-    clusters = [t for t in spec.get("clusters") or [] if isinstance(t, Mapping) and t.get("name") != plan.cluster]
+    view = BindingBody(stored.body)
+    clusters = [t for t in view.targets if t.get("name") != plan.cluster]
     task = {"fromCluster": plan.cluster, "purgeMode": PURGE_MODE, "reason": EVICTION_REASON,
             "producer": EVICTION_PRODUCER, "gracePeriodSeconds": GRACE_PERIOD_SECONDS, "replicas": victim.replicas}
-    tasks = [*(t for t in spec.get("gracefulEvictionTasks") or [] if isinstance(t, Mapping)), task]
+    tasks = [*view.eviction_tasks, task]
     try:
         await patch_graceful_eviction(ctx.client, BindingRef.of_meta(stored.meta), stored.meta.resource_version,
                                       clusters, tasks)

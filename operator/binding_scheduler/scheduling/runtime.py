@@ -29,6 +29,7 @@ from ..algorithm.requeue import (
 from ..kube.errors import KubeError
 from ..kube.gate import WriteGateClosed
 from ..model import Binding, Cluster, ObjectMeta, ValidationError, parse_cluster
+from ..model.body import BindingBody
 from .labels import BindingEvent, PassOutcome
 from .metrics import SchedulerMetrics
 from .pass_context import PassContext, PassSettings, PassTracker, Phase
@@ -101,8 +102,8 @@ class Scheduler:
             for cluster in _newly_healthy(previous, body):
                 self.ctx.assumptions.release_cluster(key, cluster)
         self.queue.cache_updated(key, _version(body))
-        annotations = (body.get("metadata") or {}).get("annotations")
-        if isinstance(annotations, Mapping) and CLAIM_ANNOTATION in annotations:
+        annotations = BindingBody(body).annotations
+        if CLAIM_ANNOTATION in annotations:
             self.ctx.claims.take_up(key, annotations)
         now_passes = passes_event_filter(body, self.scheduler_name)
         was_passing = previous is not None and passes_event_filter(previous, self.scheduler_name)
@@ -136,7 +137,7 @@ class Scheduler:
         """A body that places the binding on a cluster we no longer know: its removal reached us before this
         body did (a relist after a watch gap), so `_cluster_gone` could not requeue it then. Read from the raw
         body: every watch event comes through here, and most are never parsed."""
-        return any(self.ctx.clusters.get(name) is None for name in _target_names(body))
+        return any(self.ctx.clusters.get(name) is None for name in BindingBody(body).target_names)
 
     def _waits_for_an_api(self, binding: Binding) -> bool:
         """Its last pass found no cluster fit: by its condition, or, when that status write's watch event has
@@ -228,7 +229,9 @@ class Scheduler:
 
         def requeue_if_placed_there(key: str) -> None:
             body = self.ctx.bindings.body(key)
-            if body is None or name not in _target_names(body) or not passes_event_filter(body, self.scheduler_name):
+            if body is None or name not in BindingBody(body).target_names:
+                return
+            if not passes_event_filter(body, self.scheduler_name):
                 return
             parsed = self.ctx.bindings.parsed(key)
             if self.queue.push(key, parsed.schedule_priority if isinstance(parsed, Binding) else 0):
@@ -272,8 +275,7 @@ class Scheduler:
             await asyncio.sleep(0)
 
     def _enqueue(self, body: Mapping[str, Any], event: BindingEvent) -> None:
-        priority = ((body.get("spec") or {}).get("schedulePriority") or {}).get("priority") or 0
-        if self.queue.push(binding_key(body), priority if isinstance(priority, int) else 0):
+        if self.queue.push(binding_key(body), BindingBody(body).priority):
             self.metrics.binding_event(event)
             self._report_depth()
 
@@ -452,31 +454,13 @@ def _generation(body: Mapping[str, Any] | None) -> int | None:
     return ObjectMeta.of(body).generation if body is not None else None
 
 
-def _target_names(body: Mapping[str, Any]) -> list[str]:
-    """The cluster names in a raw body's `spec.clusters` (unparsed: what the event carries)."""
-    targets = (body.get("spec") or {}).get("clusters") or []
-    return [str(t.get("name")) for t in targets if isinstance(t, Mapping)]
-
-
 def _version(body: Mapping[str, Any]) -> str:
     return ObjectMeta.of(body).resource_version
-
-
-def _healthy_clusters(body: Mapping[str, Any] | None) -> set[str]:
-    status = (body or {}).get("status")
-    items = status.get("aggregatedStatus") if isinstance(status, Mapping) else None
-    if not isinstance(items, list):
-        return set()
-    return {
-        str(item.get("clusterName"))
-        for item in items
-        if isinstance(item, Mapping) and item.get("health") == "Healthy" and item.get("clusterName")
-    }
 
 
 def _newly_healthy(previous: Mapping[str, Any] | None, body: Mapping[str, Any]) -> set[str]:
     """The clusters whose workload of this binding just turned Healthy: their summaries count it from now on,
     so its assumption there is released (Karmada's
     `pkg/scheduler/event_handler.go: releaseHealthyClusterAssumptions`, with `newlyHealthyClusters`)."""
-    now = _healthy_clusters(body)
-    return now - _healthy_clusters(previous) if now else now
+    now = BindingBody(body).healthy_clusters
+    return now - BindingBody(previous).healthy_clusters if now else now

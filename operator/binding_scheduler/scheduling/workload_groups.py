@@ -25,6 +25,7 @@ from typing import Any
 
 from ..algorithm.plugins import GroupMember
 from ..model import Binding, ObjectMeta, Scope
+from ..model.body import BindingBody
 from .stores import BindingStore, binding_key
 
 logger = logging.getLogger(__name__)
@@ -169,25 +170,12 @@ def _well_formed(version: str) -> bool:
 def _member(body: Mapping[str, Any]) -> GroupMember | None:
     """A ResourceBinding body as a group member; None for anything else (ClusterResourceBindings are in no group).
     A field of the wrong type counts as absent: the API server's schema keeps them out."""
-    meta = ObjectMeta.of(body)
-    if meta.kind != Scope.NAMESPACED.value or not isinstance(body.get("metadata"), Mapping):
+    view = BindingBody(body)
+    meta = view.meta
+    if meta.kind != Scope.NAMESPACED.value or not view.metadata:
         return None
-    spec = body.get("spec")
-    spec = spec if isinstance(spec, Mapping) else {}
-    groups = spec.get("workloadAffinityGroups")
-    groups = groups if isinstance(groups, Mapping) else {}
-    targets = spec.get("clusters")
-    clusters = frozenset(
-        name for target in (targets if isinstance(targets, list) else ())
-        if isinstance(target, Mapping) and isinstance(name := target.get("name"), str)
-    )
-    return GroupMember(meta.namespace, meta.name, _text(groups, "affinityGroup"), _text(groups, "antiAffinityGroup"),
-                       clusters)
-
-
-def _text(data: Mapping[str, Any], key: str) -> str:
-    value = data.get(key)
-    return value if isinstance(value, str) else ""
+    affinity, anti_affinity = view.affinity_groups
+    return GroupMember(meta.namespace, meta.name, affinity, anti_affinity, frozenset(view.target_names))
 
 
 def _version(body: Mapping[str, Any]) -> str:
@@ -196,9 +184,4 @@ def _version(body: Mapping[str, Any]) -> str:
 
 def _fully_applied(body: Mapping[str, Any]) -> bool:
     """The first `FullyApplied` condition is True (meta.IsStatusConditionTrue)."""
-    status = body.get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    for condition in conditions if isinstance(conditions, list) else ():
-        if isinstance(condition, Mapping) and condition.get("type") == FULLY_APPLIED:
-            return condition.get("status") == "True"
-    return False
+    return BindingBody(body).condition_true(FULLY_APPLIED)
