@@ -7,4 +7,4 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "packaging: builds the wheel and runs it from a fresh venv (about a minute; needs PyPI)")
+        "markers", "packaging: builds the wheels and runs them from a fresh venv (about 30 s; needs PyPI)")
