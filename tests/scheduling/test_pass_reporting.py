@@ -31,6 +31,7 @@ from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteRes
 from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker
 from binding_scheduler.scheduling.passes import (
     GROUP_VERSION,
+    Attempt,
     _log_decision,
     _outcome_of,
     _refuse,
@@ -131,8 +132,8 @@ async def test_the_decision_line_names_the_binding_its_scope_its_clusters_the_tr
     decision = Decision((TargetCluster("m1", 2), TargetCluster("m2", 0)), None, None)
 
     with caplog.at_level(logging.INFO, logger=PASSES):
-        _log_decision(make_binding(replicas=2, placement=placement()), SUCCESS, decision, ScheduleType.SCALE,
-                      2.0, 3)
+        _log_decision(make_binding(replicas=2, placement=placement()), SUCCESS, decision,
+                      Attempt(ScheduleType.SCALE, 0.0, 3), 2.0)
 
     assert caplog.messages == [
         "binding default/web (ResourceBinding): scheduled to m1:2,m2 (ScaleSchedule, 2000 ms, attempt 3)"]
@@ -141,7 +142,7 @@ async def test_the_decision_line_names_the_binding_its_scope_its_clusters_the_tr
 async def test_a_scheduled_decision_carries_no_message_in_its_fields(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger=PASSES):
         _log_decision(make_binding(replicas=1, placement=placement()), SUCCESS,
-                      Decision((TargetCluster("m1", 1),), None, None), ScheduleType.RECONCILE, 0.01, 1)
+                      Decision((TargetCluster("m1", 1),), None, None), Attempt(ScheduleType.RECONCILE, 0.0, 1), 0.01)
 
     (record,) = caplog.records
     fields = record.__dict__["fields"]
@@ -190,7 +191,7 @@ async def test_a_decision_placing_on_no_cluster_is_logged_as_scheduled_to_a_dash
 ) -> None:
     with caplog.at_level(logging.INFO, logger=PASSES):
         _log_decision(make_binding(placement=placement()), SUCCESS, Decision((), None, None),
-                      ScheduleType.RECONCILE, 0.015, 1)
+                      Attempt(ScheduleType.RECONCILE, 0.0, 1), 0.015)
 
     assert caplog.messages == [
         "binding default/web (ResourceBinding): scheduled to - (ReconcileSchedule, 15 ms, attempt 1)"]
@@ -204,7 +205,7 @@ async def test_a_failed_decision_is_logged_with_the_reason_and_message_of_its_co
 
     with caplog.at_level(logging.INFO, logger=PASSES):
         _log_decision(make_binding("role", cluster_scoped=True, placement=placement()), condition_for(error),
-                      decision, ScheduleType.RECONCILE, 0.015, 2)
+                      decision, Attempt(ScheduleType.RECONCILE, 0.0, 2), 0.015)
 
     assert caplog.messages == [
         f"binding role (ClusterResourceBinding): not scheduled: NoClusterFit: {FIT_ERROR_TEXT} "

@@ -77,6 +77,19 @@ def involved_resource(binding: Binding) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One attempt of a pass that decides: what triggered it, when it started (perf_counter), and which try of
+    the binding it is; its metric and its decision line read them."""
+
+    trigger: ScheduleType
+    started: float
+    number: int
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started
+
+
 async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: PassTracker) -> PassOutcome:
     """Schedule the binding at `key` once. Cancellation before the commit point leaves no trace."""
     entry = ctx.bindings.entry(key)
@@ -102,14 +115,13 @@ async def run_pass(key: str, ctx: PassContext, settings: PassSettings, tracker: 
         trigger = ScheduleType.RECONCILE
     if trigger is None:
         return await _observe_generation(binding, ctx, tracker)
-    started = time.perf_counter()
+    attempt = Attempt(trigger, time.perf_counter(), tracker.attempt)
     reserved = await _decide_and_reserve(entry, snapshot, ctx, settings, tracker, owed=owed)
     if isinstance(reserved, PassOutcome):
         return reserved
     decision, reservation = reserved
     tracker.enter_commit()
-    return await _bind(entry, decision, ctx, settings.framework, reservation, trigger=trigger, started=started,
-                       attempt=tracker.attempt)
+    return await _bind(entry, decision, ctx, settings.framework, reservation, attempt)
 
 
 async def _decide_and_reserve(
@@ -174,10 +186,7 @@ async def _bind(
     ctx: PassContext,
     framework: Framework,
     reservation: Reservation | None,
-    *,
-    trigger: ScheduleType,
-    started: float,
-    attempt: int,
+    attempt: Attempt,
 ) -> PassOutcome:
     """Bind: the spec write, then the reservation settled (it stands when the placement landed, and is undone
     when it did not or the write was cut), then the condition, the decision line and the events."""
@@ -197,9 +206,8 @@ async def _bind(
     if spec.ended is not None:
         return spec.ended
     if isinstance(decision.error, PreemptingError):
-        return await _preempt(entry, decision, decision.error, ctx, trigger=trigger, started=started,
-                              attempt=attempt)
-    return await _report(entry, decision, spec, ctx, trigger=trigger, started=started, attempt=attempt)
+        return await _preempt(entry, decision, decision.error, ctx, attempt)
+    return await _report(entry, decision, spec, ctx, attempt)
 
 
 async def _preempt(
@@ -207,10 +215,7 @@ async def _preempt(
     decision: Decision,
     error: PreemptingError,
     ctx: PassContext,
-    *,
-    trigger: ScheduleType,
-    started: float,
-    attempt: int,
+    attempt: Attempt,
 ) -> PassOutcome:
     """The preemption the decision planned: the victims' evictions, then the preemptor's condition (Preempting, or
     SchedulerError when a victim could not be evicted) and its decision line. No ScheduleBindingFailed event: the
@@ -223,11 +228,11 @@ async def _preempt(
                                 generation=binding.generation, affinity_name=None)
     if ended is not None:
         return ended
-    seconds = time.perf_counter() - started
-    ctx.metrics.observe_attempt(AttemptResult.ERROR, trigger, seconds)
+    seconds = attempt.seconds()
+    ctx.metrics.observe_attempt(AttemptResult.ERROR, attempt.trigger, seconds)
     preempting = preempted.verdict.reason != "SchedulerError"  # else a victim could not be evicted: ours to act on
     ctx.metrics.schedule_error(owner=preempting)
-    _log_decision(binding, preempted.verdict, decision, trigger, seconds, attempt, owner=preempting)
+    _log_decision(binding, preempted.verdict, decision, attempt, seconds, owner=preempting)
     return preempted.outcome
 
 
@@ -279,10 +284,7 @@ async def _report(
     decision: Decision,
     spec: SpecWrite,
     ctx: PassContext,
-    *,
-    trigger: ScheduleType,
-    started: float,
-    attempt: int,
+    attempt: Attempt,
 ) -> PassOutcome:
     """After the spec write: the condition (one status write), the attempt's metric, the decision line, and
     the events on the binding and its resource template."""
@@ -294,14 +296,14 @@ async def _report(
     )
     if outcome is not None:
         return outcome
-    seconds = time.perf_counter() - started
+    seconds = attempt.seconds()
     ctx.metrics.observe_attempt(
         AttemptResult.ERROR if error is not None and not isinstance(error, FitError) else AttemptResult.SCHEDULED,
-        trigger, seconds,
+        attempt.trigger, seconds,
     )
     if error is not None:
         ctx.metrics.schedule_error(owner=owner_must_act(error))
-    _log_decision(binding, verdict, decision, trigger, seconds, attempt, owner=owner_must_act(error))
+    _log_decision(binding, verdict, decision, attempt, seconds, owner=owner_must_act(error))
     for warning in decision.warnings:
         await _event_pair(ctx, entry, "Warning", FAILED_REASON, warning)
     kind, message = decision.event(binding)
@@ -314,15 +316,15 @@ async def _report(
 
 
 def _log_decision(
-    binding: Binding, verdict: ConditionVerdict, decision: Decision, trigger: ScheduleType, seconds: float,
-    attempt: int, *, owner: bool = False,
+    binding: Binding, verdict: ConditionVerdict, decision: Decision, attempt: Attempt, seconds: float, *,
+    owner: bool = False,
 ) -> None:
     """The one line of a pass that decided: which binding, the result, how long, which try (`owner`: a failure
     the binding's owner or the fleet's must act on)."""
     clusters = [(target.name, target.replicas) for target in decision.clusters or ()]
     log_decision(DecisionRecord(
-        binding.key, binding.scope.value, verdict.reason, verdict.message, clusters, trigger.value, seconds, attempt,
-        owner=owner,
+        binding.key, binding.scope.value, verdict.reason, verdict.message, clusters, attempt.trigger.value, seconds,
+        attempt.number, owner=owner,
     ))
 
 
