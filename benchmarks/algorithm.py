@@ -22,7 +22,7 @@ from binding_scheduler.algorithm.registry import PluginSet, build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, Cluster, parse_binding, parse_cluster
 from binding_scheduler.operator.runner import GC_THRESHOLDS
-from binding_scheduler.scheduling.framework import Framework
+from binding_scheduler.scheduling.framework.runner import Framework
 
 REGIONS = [f"region-{i}" for i in range(10)]
 PROVIDERS = ["aws", "gcp", "azure"]

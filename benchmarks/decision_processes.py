@@ -27,9 +27,9 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding
 from binding_scheduler.operator.runner import GC_THRESHOLDS
-from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.decision_pool import DecisionPool
-from binding_scheduler.scheduling.pass_context import PassSettings
+from binding_scheduler.scheduling.decisions.pool import DecisionPool
+from binding_scheduler.scheduling.passes.context import PassSettings
+from binding_scheduler.scheduling.state.assumptions import AssumptionCache
 
 
 def cpu_seconds() -> float:

@@ -42,7 +42,7 @@ class FakeClock:
 
 
 def backoff_schedule() -> Iterator[float]:
-    """Seconds after the first failure: delays 1, 2, 4, 8, then 10 s (scheduling/queue.py's backoff_for)."""
+    """Seconds after the first failure: delays 1, 2, 4, 8, then 10 s (scheduling/state/queue.py's backoff_for)."""
     at = 0.0
     for attempt in itertools.count(1):
         yield at

@@ -52,7 +52,7 @@ TARGETS: tuple[Target, ...] = (
     Target("kube/bindings.py", ("tests/kube/test_bindings.py", "tests/scheduling/test_passes.py")),
     Target("kube/lease.py", ("tests/kube/test_lease.py",)),
     Target(
-        "scheduling/runtime.py",
+        "scheduling/lifecycle/runtime.py",
         (
             "tests/scheduling/test_runtime.py",
             "tests/scheduling/test_drain.py",
@@ -68,13 +68,13 @@ TARGETS: tuple[Target, ...] = (
     # in every way a pass can be caught, so that one mutant costs ~10 s instead of a minute; and the fast tests of
     # its parts (configuration, relists, the first sync, the report line).
     Target(
-        "scheduling/service.py",
+        "scheduling/lifecycle/service.py",
         ("tests/shutdown/test_reproduction.py", "tests/shutdown/test_gate_after_shutdown.py",
          "tests/scheduling/test_service_parts.py", "tests/scheduling/test_service_sync.py",
          "tests/scheduling/test_service_wiring.py", "tests/scheduling/test_workload_groups.py"),
     ),
     Target(
-        "scheduling/passes.py",
+        "scheduling/passes/run.py",
         (
             "tests/scheduling/test_passes.py",
             "tests/scheduling/test_pass_writes.py",
@@ -87,7 +87,7 @@ TARGETS: tuple[Target, ...] = (
         ),
     ),
     Target(
-        "scheduling/preemption.py",
+        "scheduling/passes/preemption.py",
         ("tests/scheduling/test_preemption_pass.py", "tests/scheduling/test_preemption_claims.py",
          "tests/scheduling/test_preemption_properties.py", "tests/scheduling/test_runtime.py"),
     ),

@@ -53,7 +53,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "shutdown-leaves-gate-open",
         "shutdown no longer closes the write gate",
-        f"{PKG}/scheduling/service.py",
+        f"{PKG}/scheduling/lifecycle/service.py",
         '        self.gate.close("scheduler shut down")\n',
         "",
         (
@@ -64,7 +64,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "no-stopping-guard",
         "the guard that refuses a commit once stopping (StoppingError) removed",
-        f"{PKG}/scheduling/runtime.py",
+        f"{PKG}/scheduling/lifecycle/runtime.py",
         '            raise StoppingError(f"pass for {tracker.key} reached its commit point after the stop")\n',
         "            pass\n",
         (
@@ -76,7 +76,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "drain-waits-5s-longer",
         "the drain waits 5 s past its deadline",
-        f"{PKG}/scheduling/runtime.py",
+        f"{PKG}/scheduling/lifecycle/runtime.py",
         "timeout=max(drain_timeout, 0.0))",
         "timeout=max(drain_timeout, 0.0) + 5.0)",
         (
@@ -88,7 +88,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "drain-overruns-not-cancelled",
         "passes that overrun the drain deadline are not cancelled",
-        f"{PKG}/scheduling/runtime.py",
+        f"{PKG}/scheduling/lifecycle/runtime.py",
         "            for task in pending:\n                task.cancel()\n",
         "",
         (
@@ -108,7 +108,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "conflict-goes-to-backoff",
         "a 409 on the spec write goes to backoff instead of an immediate requeue",
-        f"{PKG}/scheduling/runtime.py",
+        f"{PKG}/scheduling/lifecycle/runtime.py",
         "self.queue.requeue_when_newer(info, read_version, _version(self.ctx.bindings.body(info.key) or {}))",
         "self.queue.push_backoff(info)",
         (
@@ -145,7 +145,7 @@ BUGS: tuple[Bug, ...] = (
         "drain-returns-before-passes-end",
         "the drain stops waiting for the passes and cancels the workers instead (cancelling an asyncio.wait does "
         "not cancel the task it awaits)",
-        f"{PKG}/scheduling/runtime.py",
+        f"{PKG}/scheduling/lifecycle/runtime.py",
         "        if everything:\n            _, stuck = await asyncio.wait(everything, timeout=STRAGGLER_GRACE)\n",
         "        for worker in self._tasks:\n            worker.cancel()\n",
         ("tests/scheduling/test_drain.py",),
@@ -166,7 +166,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "cancelled-pass-counted-forgotten",
         "a pass cancelled before its commit point counted as `forgotten` in binding_scheduler_pass_outcomes_total",
-        f"{PKG}/scheduling/runtime.py",
+        f"{PKG}/scheduling/lifecycle/runtime.py",
         "        if task.cancelled():\n            return PassOutcome.CANCELLED\n",
         "        if task.cancelled():\n            return PassOutcome.FORGOTTEN\n",
         ("tests/scheduling/test_drain.py",),
@@ -174,7 +174,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "readyz-ignores-failing-watches",
         "/readyz ignores failing watches",
-        f"{PKG}/scheduling/health.py",
+        f"{PKG}/scheduling/observability/health.py",
         "    return scheduling and watch_problem is None\n",
         "    return scheduling\n",
         ("tests/scheduling/test_health.py",),
@@ -199,7 +199,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "unchanged-result-assumed",
         "a decision the binding already holds is assumed (a new leader counts running replicas twice)",
-        f"{PKG}/scheduling/framework.py",
+        f"{PKG}/scheduling/framework/runner.py",
         "        if not written and reservation.assumed and self.assumptions is not None:\n",
         "        if False:\n",
         ("tests/scheduling/test_pass_endings.py", "tests/operator/test_takeover_capacity.py"),
@@ -207,7 +207,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "stop-without-budget",
         "the Lease release waits its whole renewDeadline, whatever is left of the stop's budget",
-        f"{PKG}/scheduling/stop_budget.py",
+        f"{PKG}/scheduling/lifecycle/stop_budget.py",
         "    seconds = budget.share(renew_deadline, keep=CLOSE_RESERVE)\n",
         "    seconds = renew_deadline\n",
         ("tests/scheduling/test_service_sync.py",),
@@ -215,7 +215,7 @@ BUGS: tuple[Bug, ...] = (
     Bug(
         "waiting-preemptors-not-woken",
         "a preemptor blocked by another's claim is not woken when that claim ends",
-        f"{PKG}/scheduling/preemption.py",
+        f"{PKG}/scheduling/passes/preemption.py",
         "                del waiting[key]\n                self.on_free(key, priority)\n",
         "                pass\n",
         ("tests/scheduling/test_preemption_claims.py",),

@@ -22,8 +22,8 @@ from binding_scheduler.model import (
     parse_binding,
     parse_cluster,
 )
-from binding_scheduler.scheduling.framework import Framework
-from binding_scheduler.scheduling.framework_hooks import FrameworkHook
+from binding_scheduler.scheduling.framework.hooks import FrameworkHook
+from binding_scheduler.scheduling.framework.runner import Framework
 
 DEPLOYMENT = ("apps/v1", "Deployment")
 

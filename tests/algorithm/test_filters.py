@@ -23,7 +23,7 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.model import Binding, Cluster, ClusterAffinity
 from binding_scheduler.model.fields import Fields
 from binding_scheduler.model.placement import parse_cluster_affinity
-from binding_scheduler.scheduling.framework import Framework
+from binding_scheduler.scheduling.framework.runner import Framework
 from tests.builders import (
     expression,
     make_binding,

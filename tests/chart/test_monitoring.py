@@ -15,7 +15,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry
 
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
 from tests.chart.helm import CHART, find, one, render
 from tests.realcluster.controlplane import ROOT, go_available
 

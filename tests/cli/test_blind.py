@@ -78,11 +78,12 @@ def test_the_services_first_line_names_the_version_the_api_server_the_configurat
              "--scheduler-name=mine"], stderr=subprocess.PIPE, text=True)
         try:
             said = iter(process.stderr.readline, "") if process.stderr else iter(())
-            first = next(line for line in said if "binding_scheduler.scheduling.service" in line)
+            first = next(line for line in said if "binding_scheduler.scheduling.lifecycle.service" in line)
         finally:
             process.send_signal(signal.SIGTERM)
             process.communicate(timeout=30)
-    assert first.split(" INFO    binding_scheduler.scheduling.service: ", 1)[1].rstrip().rsplit(" as ", 1)[0] == (
+    logged = first.split(" INFO    binding_scheduler.scheduling.lifecycle.service: ", 1)[1]
+    assert logged.rstrip().rsplit(" as ", 1)[0] == (
         f"binding-scheduler 0.1.0: API server {api.url} from {api.kubeconfig_path} (context devcluster); "
         f"configuration from file {config} and flags --health-probe-bind-address --kube-api-qps "
         "--metrics-bind-address --scheduler-name; scheduler name mine; "

@@ -180,7 +180,7 @@ def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) 
     assert process.returncode == 0, err
     entries = [json.loads(line) for line in err.splitlines()]
     assert all({"ts", "level", "logger", "msg"} <= set(entry) for entry in entries)
-    decisions = [e for e in entries if e["logger"] == "binding_scheduler.scheduling.passes"
+    decisions = [e for e in entries if e["logger"] == "binding_scheduler.scheduling.passes.run"
                  and e["msg"].startswith("binding default/web (ResourceBinding): scheduled to m1:2 (")]
     assert [e["level"] for e in decisions] == ["info"]
     (decision,) = decisions

@@ -70,7 +70,7 @@ class Exploding:
 def test_a_failing_score_plugin_is_reported_not_a_crash(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.plugins.discover_plugins", lambda **_: [Exploding()])
+    monkeypatch.setattr("binding_scheduler.scheduling.framework.plugins.discover_plugins", lambda **_: [Exploding()])
     code, out, _ = explain(capsys, "--binding", "checkout-deployment", "-o", "json")
     document = json.loads(out)
     assert code == 0

@@ -28,7 +28,7 @@ from binding_scheduler.model.overrides import NO_OVERRIDES, SpecOverrides
 from binding_scheduler.operator.app import OperatorApp
 from binding_scheduler.operator.options import LaunchOptions
 from binding_scheduler.operator.runner import run_operator
-from binding_scheduler.scheduling.stores import binding_key
+from binding_scheduler.scheduling.state.stores import binding_key
 
 T = TypeVar("T")
 

@@ -4,7 +4,7 @@ placed clusters' entries are shared between bindings (TargetPool)."""
 from __future__ import annotations
 
 from binding_scheduler.model import Binding, TargetCluster, ValidationError, parse_binding
-from binding_scheduler.scheduling.stores import BindingStore, TargetPool
+from binding_scheduler.scheduling.state.stores import BindingStore, TargetPool
 
 
 def test_managed_fields_are_not_kept_and_the_event_body_is_untouched() -> None:

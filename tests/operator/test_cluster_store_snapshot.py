@@ -8,8 +8,8 @@ from typing import Any
 
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import ValidationError, parse_cluster
-from binding_scheduler.scheduling import stores
-from binding_scheduler.scheduling.stores import ClusterStore
+from binding_scheduler.scheduling.state import stores
+from binding_scheduler.scheduling.state.stores import ClusterStore
 
 GROUPS = [("v1", "ConfigMap"), ("apps/v1", "Deployment"), ("batch/v1", "Job")]
 

@@ -1,4 +1,4 @@
-"""Events posted beside the passes (scheduling/event_sender.py): queued at once, posted in order per pass,
+"""Events posted beside the passes (scheduling/passes/events.py): queued at once, posted in order per pass,
 bounded, flushed at a stop, nothing posted after the stop."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Mapping
 
 from binding_scheduler.kube.gate import WriteGateClosed
-from binding_scheduler.scheduling.event_sender import BackgroundEvents
+from binding_scheduler.scheduling.passes.events import BackgroundEvents
 
 INVOLVED = {"kind": "ResourceBinding", "namespace": "default", "name": "web"}
 

@@ -15,8 +15,8 @@ from binding_scheduler.algorithm.general_estimator import AssumedLoad
 from binding_scheduler.algorithm.schedule import ScheduleOptions, general_column
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, TargetCluster, parse_binding
-from binding_scheduler.scheduling.assumed_columns import SAFE, AssumedColumns
-from binding_scheduler.scheduling.assumptions import AssumptionCache
+from binding_scheduler.scheduling.state.assumed_columns import SAFE, AssumedColumns
+from binding_scheduler.scheduling.state.assumptions import AssumptionCache
 from tests import builders
 from tests.algorithm.general_estimator_builders import cluster, grade
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from binding_scheduler.model import InvalidBinding, ParsedBinding, ValidationError
-from binding_scheduler.scheduling.stores import BindingStore
+from binding_scheduler.scheduling.state.stores import BindingStore
 from tests.builders import binding, placement
 
 

@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube import ApiClient, WriteGate, load_connection
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
 from tests.kube.helpers import rb_body, rb_path
 
 

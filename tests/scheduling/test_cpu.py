@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from binding_scheduler.scheduling.cpu import INLINE_SLICE, OverCpuLimit, compute
+from binding_scheduler.scheduling.framework.cpu import INLINE_SLICE, OverCpuLimit, compute
 
 
 def spin(

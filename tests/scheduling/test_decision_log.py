@@ -8,9 +8,9 @@ import logging
 import pytest
 
 from binding_scheduler.cli.logs import JsonFormatter
-from binding_scheduler.scheduling.decision_log import DecisionRecord, log_decision
+from binding_scheduler.scheduling.passes.decision_log import DecisionRecord, log_decision
 
-PASSES = "binding_scheduler.scheduling.passes"
+PASSES = "binding_scheduler.scheduling.passes.run"
 
 
 @pytest.mark.parametrize(("record", "level"), [

@@ -18,12 +18,12 @@ from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.walk import Decision
 from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster
-from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.cpu import OverCpuLimit
-from binding_scheduler.scheduling.decision_pool import DecisionPool, remote_setup
-from binding_scheduler.scheduling.framework import Framework
-from binding_scheduler.scheduling.framework_hooks import ExtensionPoint, FrameworkHook
-from binding_scheduler.scheduling.labels import PluginResult
+from binding_scheduler.scheduling.decisions.pool import DecisionPool, remote_setup
+from binding_scheduler.scheduling.framework.cpu import OverCpuLimit
+from binding_scheduler.scheduling.framework.hooks import ExtensionPoint, FrameworkHook
+from binding_scheduler.scheduling.framework.runner import Framework
+from binding_scheduler.scheduling.observability.labels import PluginResult
+from binding_scheduler.scheduling.state.assumptions import AssumptionCache
 from tests import builders
 from tests.builders import AGGREGATED, DUPLICATED, DYNAMIC_WEIGHT, placement
 
@@ -218,7 +218,7 @@ async def test_close_stops_every_process_and_later_decisions_are_made_here() -> 
 async def test_a_process_that_does_not_answer_in_time_is_stopped_and_the_decision_made_here(
     pool: DecisionPool, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.decision_pool.ANSWER_MARGIN", 0.2)
+    monkeypatch.setattr("binding_scheduler.scheduling.decisions.pool.ANSWER_MARGIN", 0.2)
     here = framework(options=ScheduleOptions(cpu_limit=0.1))
     snapshot = snapshot_of(fleet())
     binding = bindings()[1]

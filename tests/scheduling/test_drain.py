@@ -10,11 +10,11 @@ from typing import Any
 
 from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.model import parse_cluster
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, Phase
-from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import Scheduler
-from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, Phase
+from binding_scheduler.scheduling.state.queue import SchedulingQueue
+from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
 from tests.pass_plugins import During, plugins_with
 

@@ -25,11 +25,11 @@ from binding_scheduler.model import (
     TargetCluster,
     parse_cluster,
 )
-from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.framework import Framework
-from binding_scheduler.scheduling.framework_hooks import ExtensionPoint, FrameworkHook
-from binding_scheduler.scheduling.labels import PluginResult
-from binding_scheduler.scheduling.record import AttemptRecord, AttemptRecorder
+from binding_scheduler.scheduling.framework.hooks import ExtensionPoint, FrameworkHook
+from binding_scheduler.scheduling.framework.record import AttemptRecord, AttemptRecorder
+from binding_scheduler.scheduling.framework.runner import Framework
+from binding_scheduler.scheduling.observability.labels import PluginResult
+from binding_scheduler.scheduling.state.assumptions import AssumptionCache
 from tests.builders import AGGREGATED, DUPLICATED, cluster, make_binding, make_cluster, placement, snapshot, term
 
 CAPACITY = {"cpu": "8", "pods": "110"}

@@ -8,9 +8,9 @@ import pytest
 from binding_scheduler.algorithm.errors import FitError
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.model import parse_binding
-from binding_scheduler.scheduling.framework_hooks import ExtensionPoint, FrameworkHook
-from binding_scheduler.scheduling.labels import PluginResult
-from binding_scheduler.scheduling.metrics import MetricsHook, SchedulerMetrics
+from binding_scheduler.scheduling.framework.hooks import ExtensionPoint, FrameworkHook
+from binding_scheduler.scheduling.observability.labels import PluginResult
+from binding_scheduler.scheduling.observability.metrics import MetricsHook, SchedulerMetrics
 from tests.builders import binding, make_cluster, names, placement, schedule, snapshot
 
 

@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from binding_scheduler.scheduling.health import HealthServer, ServeError, readiness
-from binding_scheduler.scheduling.metrics import CONTENT_TYPE, SchedulerMetrics
+from binding_scheduler.scheduling.observability.health import HealthServer, ServeError, readiness
+from binding_scheduler.scheduling.observability.metrics import CONTENT_TYPE, SchedulerMetrics
 
 HOST = "127.0.0.1"
 

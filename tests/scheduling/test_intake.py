@@ -12,13 +12,13 @@ import pytest
 
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.model import ValidationError, parse_cluster
-from binding_scheduler.scheduling.labels import PassOutcome
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings
-from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import Scheduler
-from binding_scheduler.scheduling.stop_report import DrainReport
-from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
+from binding_scheduler.scheduling.lifecycle.stop_report import DrainReport
+from binding_scheduler.scheduling.observability.labels import PassOutcome
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings
+from binding_scheduler.scheduling.state.queue import SchedulingQueue
+from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
 
 POLICY = {"propagationpolicy.karmada.io/permanent-id": "p"}
@@ -70,7 +70,7 @@ def events_counted(scheduler: Scheduler, event: str) -> float:
 def with_small_slices(monkeypatch: pytest.MonkeyPatch, clusters: list[dict[str, Any]],
                       bindings: list[dict[str, Any]]) -> Scheduler:
     """A scheduler whose requeues run 2 bindings at a time, with `bindings` stored and their first passes taken."""
-    monkeypatch.setattr("binding_scheduler.scheduling.runtime.REQUEUE_SLICE", 2)
+    monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.runtime.REQUEUE_SLICE", 2)
     scheduler = make_scheduler(*clusters)
     for item in bindings:
         scheduler.on_binding(item)
@@ -304,7 +304,7 @@ async def test_the_stop_ends_a_requeue_in_slices_and_the_drain_waits_for_it(monk
 
 # -- no binding ignored in silence --------------------------------------------------------------------------------
 
-RUNTIME = "binding_scheduler.scheduling.runtime"
+RUNTIME = "binding_scheduler.scheduling.lifecycle.runtime"
 
 
 @pytest.mark.parametrize(("change", "reason"), [

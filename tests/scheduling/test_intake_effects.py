@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from binding_scheduler.model import Binding, TargetCluster
-from binding_scheduler.scheduling.labels import PassOutcome
-from binding_scheduler.scheduling.runtime import Scheduler
-from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
+from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
+from binding_scheduler.scheduling.observability.labels import PassOutcome
+from binding_scheduler.scheduling.state.workload_groups import WorkloadGroupIndex
 from tests.builders import cluster
 from tests.scheduling.test_intake import body, events_counted, make_scheduler, queued, with_small_slices
 
-RUNTIME = "binding_scheduler.scheduling.runtime"
+RUNTIME = "binding_scheduler.scheduling.lifecycle.runtime"
 
 
 def test_a_new_binding_is_queued_by_its_schedule_priority() -> None:

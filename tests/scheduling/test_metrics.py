@@ -16,7 +16,7 @@ from prometheus_client.samples import Sample
 
 from binding_scheduler import __version__
 from binding_scheduler.algorithm.triggers import ScheduleType
-from binding_scheduler.scheduling.labels import (
+from binding_scheduler.scheduling.observability.labels import (
     AttemptResult,
     BindingEvent,
     PassOutcome,
@@ -26,7 +26,7 @@ from binding_scheduler.scheduling.labels import (
     WriteKind,
     WriteResult,
 )
-from binding_scheduler.scheduling.metrics import (
+from binding_scheduler.scheduling.observability.metrics import (
     ATTEMPT_RESULTS,
     BINDING_EVENTS,
     EXTENSION_POINTS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 

@@ -19,16 +19,16 @@ from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.kube.errors import Forbidden, NotFound, ServerError
 from binding_scheduler.kube.gate import WriteGateClosed
 from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster
-from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
-from binding_scheduler.scheduling.pass_context import PassSettings, PassTracker, Phase
-from binding_scheduler.scheduling.passes import run_pass
-from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
+from binding_scheduler.scheduling.observability.labels import PassOutcome, WriteKind, WriteResult
+from binding_scheduler.scheduling.passes.context import PassSettings, PassTracker, Phase
+from binding_scheduler.scheduling.passes.run import run_pass
+from binding_scheduler.scheduling.state.assumptions import AssumptionCache
+from binding_scheduler.scheduling.state.workload_groups import WorkloadGroupIndex
 from tests.builders import binding, cluster, names, placement, term
 from tests.pass_plugins import During, plugins_with
 from tests.scheduling.test_pass_writes import CONFLICT, DIVIDED, Run, ScriptedClient, placed_body, written
 
-PASSES = "binding_scheduler.scheduling.passes"
+PASSES = "binding_scheduler.scheduling.passes.run"
 SCHEDULED_TRUE = {"type": "Scheduled", "status": "True", "reason": "Success", "message": "ok",
                   "lastTransitionTime": "2026-01-01T00:00:00Z"}
 

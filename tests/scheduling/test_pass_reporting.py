@@ -23,13 +23,12 @@ from binding_scheduler.kube.bindings import BindingRef
 from binding_scheduler.kube.errors import Forbidden, ServerError, TransportError
 from binding_scheduler.kube.gate import WriteGateClosed
 from binding_scheduler.model import Binding, Cluster, ObjectMeta, StoredBinding, TargetCluster, parse_binding
-from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.framework import Framework
-from binding_scheduler.scheduling.framework_hooks import FrameworkHook
-from binding_scheduler.scheduling.framework_ports import ReplicaEstimator
-from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker
-from binding_scheduler.scheduling.passes import (
+from binding_scheduler.scheduling.framework.hooks import FrameworkHook
+from binding_scheduler.scheduling.framework.ports import ReplicaEstimator
+from binding_scheduler.scheduling.framework.runner import Framework
+from binding_scheduler.scheduling.observability.labels import PassOutcome, WriteKind, WriteResult
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, PassTracker
+from binding_scheduler.scheduling.passes.run import (
     GROUP_VERSION,
     Attempt,
     _log_decision,
@@ -41,11 +40,12 @@ from binding_scheduler.scheduling.passes import (
     involved_binding,
     run_pass,
 )
-from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex
+from binding_scheduler.scheduling.state.assumptions import AssumptionCache
+from binding_scheduler.scheduling.state.workload_groups import WorkloadGroupIndex
 from tests.builders import binding, make_binding, placement, snapshot
 from tests.scheduling.test_pass_writes import CONFLICT, DIVIDED, Run, ScriptedClient, placed_body, written
 
-PASSES = "binding_scheduler.scheduling.passes"
+PASSES = "binding_scheduler.scheduling.passes.run"
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 PATH = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings/web"
 NO_PLACEMENT = "failed to get placement from resourceBinding(default/web)"

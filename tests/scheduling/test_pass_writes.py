@@ -15,11 +15,11 @@ import pytest
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.kube.errors import Conflict, ServerError
 from binding_scheduler.model import parse_binding, parse_cluster
-from binding_scheduler.scheduling.labels import PassOutcome, WriteKind, WriteResult
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker
-from binding_scheduler.scheduling.passes import run_pass
-from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from binding_scheduler.scheduling.observability.labels import PassOutcome, WriteKind, WriteResult
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, PassTracker
+from binding_scheduler.scheduling.passes.run import run_pass
+from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
 from tests.fencing import fence
 
@@ -263,7 +263,7 @@ async def test_an_unknown_binding_key_is_forgotten_with_no_request() -> None:
 
 # -- who must act on a failure: the log level and the error metric ------------------------------------------------
 
-PASSES_LOGGER = "binding_scheduler.scheduling.passes"
+PASSES_LOGGER = "binding_scheduler.scheduling.passes.run"
 
 
 def errors_by_fault(run: Run) -> dict[str, float | None]:

@@ -12,10 +12,10 @@ import pytest
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.kube.errors import Conflict, Forbidden, KubeError, NotFound, ServerError, TransportError
 from binding_scheduler.model import parse_cluster
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker
-from binding_scheduler.scheduling.passes import PassOutcome, run_pass
-from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, PassTracker
+from binding_scheduler.scheduling.passes.run import PassOutcome, run_pass
+from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, names, placement
 
 NAMESPACE_TERMINATING = {"details": {"causes": [{"reason": "NamespaceTerminating", "message": "ns is terminating"}]}}

@@ -9,8 +9,13 @@ import pytest
 from binding_scheduler.algorithm.errors import FitError, SchedulingError, condition_for
 from binding_scheduler.algorithm.plugins import AttemptContext, PluginError
 from binding_scheduler.model import Cluster
-from binding_scheduler.scheduling import plugins as plugin_loader
-from binding_scheduler.scheduling.plugins import ENTRY_POINT_GROUP, discover_plugins, load_plugins, parse_plugin_spec
+from binding_scheduler.scheduling.framework import plugins as plugin_loader
+from binding_scheduler.scheduling.framework.plugins import (
+    ENTRY_POINT_GROUP,
+    discover_plugins,
+    load_plugins,
+    parse_plugin_spec,
+)
 from tests.builders import make_binding, make_cluster, placement, schedule, snapshot
 
 

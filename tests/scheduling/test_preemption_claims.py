@@ -1,4 +1,4 @@
-"""Preemption's claims and its planner's bounds (scheduling/preemption.py): which claims a new one replaces, when
+"""Preemption's claims and its planner's bounds (scheduling/passes/preemption.py): which claims a new one replaces, when
 one blocks another preemptor or expires, how a claim written on a preemptor is read back, and the exact edges
 of the victims, candidates and rate bounds, each with the warning that says why nothing was preempted."""
 
@@ -15,7 +15,7 @@ from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.preemption import Claim, PreemptingError
 from binding_scheduler.algorithm.schedule import candidates_of
 from binding_scheduler.model import Binding, parse_binding, parse_cluster
-from binding_scheduler.scheduling.preemption import (
+from binding_scheduler.scheduling.passes.preemption import (
     CLAIM_ANNOTATION,
     Preemption,
     PreemptionClaims,
@@ -25,7 +25,7 @@ from binding_scheduler.scheduling.preemption import (
 from tests.builders import AGGREGATED, binding, cluster, names, placement, snapshot
 
 HIGH, LOW = 1000, 100
-PREEMPTION = "binding_scheduler.scheduling.preemption"
+PREEMPTION = "binding_scheduler.scheduling.passes.preemption"
 
 
 def claim(key: str, priority: int, cluster_name: str = "m1") -> Claim:

@@ -15,11 +15,11 @@ from binding_scheduler.algorithm.preemption import Claim
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_cluster
-from binding_scheduler.scheduling.labels import PassOutcome
-from binding_scheduler.scheduling.pass_context import PassSettings
-from binding_scheduler.scheduling.preemption import Preemption, PreemptionClaims
-from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import Scheduler
+from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
+from binding_scheduler.scheduling.observability.labels import PassOutcome
+from binding_scheduler.scheduling.passes.context import PassSettings
+from binding_scheduler.scheduling.passes.preemption import Preemption, PreemptionClaims
+from binding_scheduler.scheduling.state.queue import SchedulingQueue
 from tests.builders import AGGREGATED, binding, cluster, names, placement
 from tests.scheduling.test_pass_writes import Run, ScriptedClient, written
 
@@ -333,7 +333,7 @@ async def test_the_spec_write_that_places_a_preemptor_drops_its_claim_annotation
 
 
 def test_a_claim_written_on_a_preemptor_is_taken_up_by_a_scheduler_that_starts_after() -> None:
-    from binding_scheduler.scheduling.preemption import CLAIM_ANNOTATION, claim_annotation
+    from binding_scheduler.scheduling.passes.preemption import CLAIM_ANNOTATION, claim_annotation
 
     claims = PreemptionClaims(clock=lambda: 1000.0)
     live = claim_annotation(Claim("default/high", "m1", HIGH, 3, {"cpu": 10}), until=1300.0)
@@ -353,7 +353,7 @@ async def test_a_preempting_pass_logs_its_decision_line_and_counts_an_error_atte
     import re
 
     run = fleet_run(ScriptedClient(), prioritized("low", LOW, policy="Never", placed=True))
-    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.passes"):
+    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.passes.run"):
         await run.pass_("default/high")
 
     lines = [re.sub(r"\d+ ms", "N ms", m) for m in caplog.messages if m.startswith("binding default/high (")]

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from binding_scheduler.scheduling.queue import CONFLICT_FALLBACK, QueuedBinding, QueueDepth, SchedulingQueue
+from binding_scheduler.scheduling.state.queue import CONFLICT_FALLBACK, QueuedBinding, QueueDepth, SchedulingQueue
 
 
 class Clock:

@@ -24,8 +24,8 @@ from binding_scheduler.algorithm.plugins import CycleState
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, Cluster, parse_binding
-from binding_scheduler.scheduling.assumptions import AssumptionCache
-from binding_scheduler.scheduling.framework import Framework
+from binding_scheduler.scheduling.framework.runner import Framework
+from binding_scheduler.scheduling.state.assumptions import AssumptionCache
 from tests import builders
 
 CLUSTERS = ("m1", "m2", "m3")

@@ -13,11 +13,11 @@ import pytest
 from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.kube.errors import ServerError
 from binding_scheduler.model import parse_cluster
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings
-from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import Scheduler
-from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings
+from binding_scheduler.scheduling.state.queue import SchedulingQueue
+from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
 from tests.builders import DYNAMIC_WEIGHT, binding, cluster, placement
 from tests.pass_plugins import During, plugins_with
 
@@ -86,7 +86,7 @@ async def test_a_failed_status_write_backs_off_and_logs_one_line(caplog: pytest.
     scheduler = make_scheduler(Client(status_error=ServerError(500, "InternalError", "etcd is unhappy")))
     await run_once(scheduler)
     assert (scheduler.queue.where(KEY), failures(scheduler)) == ("backoff", 1)
-    (record,) = [r for r in caplog.records if r.name == "binding_scheduler.scheduling.runtime"]
+    (record,) = [r for r in caplog.records if r.name == "binding_scheduler.scheduling.lifecycle.runtime"]
     assert (record.levelno, record.getMessage(), record.exc_info) == (
         logging.WARNING, "pass for default/web failed: 500 InternalError: etcd is unhappy", None)
 
@@ -97,7 +97,7 @@ async def test_an_unexpected_error_in_a_pass_is_logged_with_its_traceback_and_ba
     scheduler = make_scheduler(Client(spec_error=RuntimeError("a client bug")))
     await run_once(scheduler)
     assert scheduler.queue.where(KEY) == "backoff"
-    (record,) = [r for r in caplog.records if r.name == "binding_scheduler.scheduling.runtime"]
+    (record,) = [r for r in caplog.records if r.name == "binding_scheduler.scheduling.lifecycle.runtime"]
     assert (record.levelno, record.getMessage()) == (logging.ERROR, "pass for default/web failed: a client bug")
     assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 

@@ -12,12 +12,12 @@ from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.preemption import Claim
 from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import TargetCluster, parse_binding, parse_cluster
-from binding_scheduler.scheduling import runtime
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings
-from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import Scheduler
-from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from binding_scheduler.scheduling.lifecycle import runtime
+from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings
+from binding_scheduler.scheduling.state.queue import SchedulingQueue
+from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
 from tests.pass_plugins import During, plugins_with
 
@@ -202,7 +202,7 @@ def test_a_preemptor_waiting_for_its_victims_capacity_runs_again_when_its_cluste
 def test_intake_takes_up_a_preemption_claim_another_scheduler_wrote_on_its_preemptor() -> None:
     import time
 
-    from binding_scheduler.scheduling.preemption import CLAIM_ANNOTATION, claim_annotation
+    from binding_scheduler.scheduling.passes.preemption import CLAIM_ANNOTATION, claim_annotation
 
     scheduler = make_scheduler()
     body = binding("high", replicas=3, placement=placement())

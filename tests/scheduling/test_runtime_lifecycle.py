@@ -18,13 +18,13 @@ import pytest
 from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.kube.errors import ServerError
 from binding_scheduler.model import parse_cluster
-from binding_scheduler.scheduling import runtime
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, Phase
-from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import Scheduler
-from binding_scheduler.scheduling.stop_report import DrainReport
-from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
+from binding_scheduler.scheduling.lifecycle import runtime
+from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
+from binding_scheduler.scheduling.lifecycle.stop_report import DrainReport
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, Phase
+from binding_scheduler.scheduling.state.queue import SchedulingQueue
+from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
 from tests.builders import binding, cluster, placement
 from tests.pass_plugins import During, plugins_with
 from tests.scheduling.test_drain import HeldWrites
@@ -34,8 +34,8 @@ from tests.scheduling.test_routing import Client, run_once
 from tests.scheduling.test_routing import make_scheduler as make_routing_scheduler
 
 KEY = "default/web"
-RUNTIME = "binding_scheduler.scheduling.runtime"
-PASSES = "binding_scheduler.scheduling.passes"
+RUNTIME = "binding_scheduler.scheduling.lifecycle.runtime"
+PASSES = "binding_scheduler.scheduling.passes.run"
 POLICY = {"propagationpolicy.karmada.io/permanent-id": "p"}
 BOUND = 10.0  # every wait for a pass to get somewhere: a regression fails in seconds instead of hanging
 

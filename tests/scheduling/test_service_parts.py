@@ -21,12 +21,12 @@ from binding_scheduler.model.config import (
     QueueConfig,
     SchedulerConfig,
 )
-from binding_scheduler.scheduling.config_views import estimator_settings
-from binding_scheduler.scheduling.service import SchedulerService
-from binding_scheduler.scheduling.stop_report import ShutdownReport
+from binding_scheduler.scheduling.lifecycle.config_views import estimator_settings
+from binding_scheduler.scheduling.lifecycle.service import SchedulerService
+from binding_scheduler.scheduling.lifecycle.stop_report import ShutdownReport
 from tests.builders import binding, cluster, placement
 
-SERVICE = "binding_scheduler.scheduling.service"
+SERVICE = "binding_scheduler.scheduling.lifecycle.service"
 
 
 def test_every_estimator_field_of_the_configuration_reaches_the_estimators_settings() -> None:

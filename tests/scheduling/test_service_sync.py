@@ -20,13 +20,14 @@ from binding_scheduler.model.config import (
     SchedulerConfig,
     ShutdownConfig,
 )
-from binding_scheduler.scheduling.service import SchedulerService
-from binding_scheduler.scheduling.stop_budget import STOP_TAIL
-from binding_scheduler.scheduling.stop_report import ShutdownReport
+from binding_scheduler.scheduling.lifecycle.service import SchedulerService
+from binding_scheduler.scheduling.lifecycle.stop_budget import STOP_TAIL
+from binding_scheduler.scheduling.lifecycle.stop_report import ShutdownReport
 from tests.builders import binding, cluster, placement
 from tests.scheduling.test_service_wiring import offline
 
-SERVICE_LOGGERS = ("binding_scheduler.scheduling.service", "binding_scheduler.scheduling.stop_budget")
+SERVICE_LOGGERS = (
+    "binding_scheduler.scheduling.lifecycle.service", "binding_scheduler.scheduling.lifecycle.stop_budget")
 
 
 def service_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -38,7 +39,7 @@ def service_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
 async def test_the_sync_lists_clusters_and_both_binding_kinds_across_pages_and_says_how_many(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.service.LIST_PAGE", 2)
+    monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.LIST_PAGE", 2)
     async with DevCluster() as api:
         api.store.ensure_namespace("default")
         for name in ("m1", "m2", "m3"):
@@ -48,7 +49,7 @@ async def test_the_sync_lists_clusters_and_both_binding_kinds_across_pages_and_s
         api.store.create("clusterresourcebindings", binding("role", cluster_scoped=True, placement=placement()))
         service = SchedulerService(Connection(server=api.url), SchedulerConfig())
         try:
-            with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.service"):
+            with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.lifecycle.service"):
                 await service.sync()
         finally:
             await service.client.close()
@@ -64,14 +65,14 @@ async def test_the_sync_lists_clusters_and_both_binding_kinds_across_pages_and_s
 async def test_a_list_that_fails_for_a_while_is_tried_again_until_it_succeeds(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_INITIAL", 0.01)
+    monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_INITIAL", 0.01)
     async with DevCluster() as api:
         api.store.ensure_namespace("default")
         api.store.create("clusters", cluster("m1"))
         api.faults.add(method="GET", path=r"/clusters$", status=503, times=2)
         service = SchedulerService(Connection(server=api.url), SchedulerConfig())
         try:
-            with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+            with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.lifecycle.service"):
                 await service.sync()
         finally:
             await service.client.close()
@@ -113,7 +114,7 @@ async def test_a_start_waits_for_the_lease_then_leads_with_its_keeper_and_fences
             await acquire()
 
         service.lease.acquire = observed_acquire  # type: ignore[method-assign]
-        with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.service"):
+        with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.lifecycle.service"):
             await service.start()
         try:
             keeper = service._keeper
@@ -228,7 +229,7 @@ async def test_when_the_watch_lists_the_bindings_the_sync_lists_only_the_cluster
     client = listing(service, {CLUSTERS: [cluster("m1"), cluster("m2")],
                                RBS: [binding("a", replicas=1, placement=placement())]})
 
-    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.service"):
+    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.lifecycle.service"):
         await service.sync()
 
     assert client.asked == [(CLUSTERS, {"limit": 500}), (RBS, {"limit": 1}), (CRBS, {"limit": 1})]
@@ -248,7 +249,7 @@ async def test_the_first_complete_list_of_each_binding_kind_from_the_watch_is_lo
     listed = [binding(f"b{i}", replicas=1, placement=placement()) for i in range(3)]
     caplog.clear()  # the sync's own line, captured when another test left the root logger at INFO
 
-    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.service"):
+    with caplog.at_level(logging.INFO, logger="binding_scheduler.scheduling.lifecycle.service"):
         await service.relisted("resourcebindings", listed)
         await service.relisted("resourcebindings", listed)
         await service.relisted("clusterresourcebindings", [])
@@ -281,15 +282,15 @@ async def test_a_gate_that_needs_every_binding_makes_the_sync_list_them_even_whe
 async def test_the_retries_of_a_list_double_their_wait_up_to_a_cap_whatever_the_transient_failure(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_INITIAL", 0.01)
-    monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_CAP", 0.03)
+    monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_INITIAL", 0.01)
+    monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_CAP", 0.03)
     async with DevCluster() as api:
         api.store.create("clusters", cluster("m1"))
         for status in (503, 429, 500):
             api.faults.add(method="GET", path=r"/clusters$", times=1, status=status)
         service = SchedulerService(Connection(server=api.url), SchedulerConfig())
         try:
-            with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+            with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.lifecycle.service"):
                 listed = await service._list(CLUSTERS)
         finally:
             await service.client.close()
@@ -303,7 +304,7 @@ async def test_the_retries_of_a_list_double_their_wait_up_to_a_cap_whatever_the_
 async def test_a_list_that_gets_no_answer_is_tried_again(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("binding_scheduler.scheduling.service.SYNC_RETRY_INITIAL", 0.01)
+    monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_INITIAL", 0.01)
     service = await offline(SchedulerConfig())
     client = listing(service, {CLUSTERS: [{"metadata": {"name": "m1"}}]})
     answer = client.list
@@ -313,7 +314,7 @@ async def test_a_list_that_gets_no_answer_is_tried_again(
         raise TransportError("connection reset")
 
     client.list = unanswered_once  # type: ignore[method-assign]
-    with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.service"):
+    with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.lifecycle.service"):
         listed = await service._list(CLUSTERS)
 
     assert listed == [{"metadata": {"name": "m1"}}]
@@ -443,7 +444,7 @@ async def test_a_lease_release_that_fails_is_a_warning_and_the_lease_is_left_to_
     async with DevCluster() as api:
         service = await leading(api)
         api.faults.add(method="PUT", path=LEASE_PATH, status=403, message="no")
-        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.stop_budget"):
+        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.lifecycle.stop_budget"):
             report = await service.shutdown()
         spec = lease_spec(api)
 
@@ -459,7 +460,7 @@ async def test_a_lease_release_that_gets_no_answer_is_given_up_at_the_renew_dead
     async with DevCluster() as api:
         service = await leading(api)
         api.faults.add(method="PUT", path=LEASE_PATH, hang=True)
-        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.stop_budget"):
+        with caplog.at_level(logging.WARNING, logger="binding_scheduler.scheduling.lifecycle.stop_budget"):
             report = await service.shutdown()
 
     assert report.lease_released is False

@@ -26,13 +26,13 @@ from binding_scheduler.model.config import (
     MetricsConfig,
     SchedulerConfig,
 )
-from binding_scheduler.scheduling.metrics import MetricsHook, SchedulerMetrics
-from binding_scheduler.scheduling.plugins import UnknownPlugins
-from binding_scheduler.scheduling.service import LEASE_BURST, LEASE_QPS, SchedulerService
+from binding_scheduler.scheduling.framework.plugins import UnknownPlugins
+from binding_scheduler.scheduling.lifecycle.service import LEASE_BURST, LEASE_QPS, SchedulerService
+from binding_scheduler.scheduling.observability.metrics import MetricsHook, SchedulerMetrics
 from tests.builders import binding, placement
 from tests.pass_plugins import AtEstimate
 
-SERVICE = "binding_scheduler.scheduling.service"
+SERVICE = "binding_scheduler.scheduling.lifecycle.service"
 ELECTION = LeaderElectionConfig(lease_name="sched", lease_namespace="ops", lease_duration=30.0, renew_deadline=20.0,
                                 retry_period=4.0)
 CONFIG = SchedulerConfig(

@@ -15,14 +15,14 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.kube.connection import Connection
 from binding_scheduler.model import parse_binding, parse_cluster
 from binding_scheduler.model.config import FeatureGatesConfig, SchedulerConfig
-from binding_scheduler.scheduling.metrics import SchedulerMetrics
-from binding_scheduler.scheduling.pass_context import PassContext, PassSettings, PassTracker
-from binding_scheduler.scheduling.passes import PassOutcome, run_pass
-from binding_scheduler.scheduling.queue import SchedulingQueue
-from binding_scheduler.scheduling.runtime import Scheduler
-from binding_scheduler.scheduling.service import SchedulerService
-from binding_scheduler.scheduling.stores import BindingStore, ClusterStore
-from binding_scheduler.scheduling.workload_groups import WorkloadGroupIndex, compare_versions
+from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
+from binding_scheduler.scheduling.lifecycle.service import SchedulerService
+from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
+from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, PassTracker
+from binding_scheduler.scheduling.passes.run import PassOutcome, run_pass
+from binding_scheduler.scheduling.state.queue import SchedulingQueue
+from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
+from binding_scheduler.scheduling.state.workload_groups import WorkloadGroupIndex, compare_versions
 from tests.builders import DUPLICATED, binding, cluster, placement
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
-from binding_scheduler.scheduling.stop_budget import STOP_TAIL
+from binding_scheduler.scheduling.lifecycle.stop_budget import STOP_TAIL
 from tests.operator.harness import (
     apply,
     binding_doc,

@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube.connection import load_connection
 from binding_scheduler.model.config import MetricsConfig, SchedulerConfig
-from binding_scheduler.scheduling.service import SchedulerService
-from binding_scheduler.scheduling.stop_report import DrainReport
+from binding_scheduler.scheduling.lifecycle.service import SchedulerService
+from binding_scheduler.scheduling.lifecycle.stop_report import DrainReport
 from tests.operator.harness import binding_doc, cluster_doc
 
 

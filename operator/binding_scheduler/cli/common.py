@@ -12,7 +12,7 @@ from typing import Any
 from ..algorithm.general_estimator import AssumedWorkload
 from ..algorithm.requeue import event_filter_refusal
 from ..model import Cluster, Component, ObjectReference, ReplicaRequirements
-from ..scheduling.framework_ports import EstimateAnswerLike, ReplicaEstimator
+from ..scheduling.framework.ports import EstimateAnswerLike, ReplicaEstimator
 from . import argtypes
 from .inputs import Inputs, load_inputs
 from .live import live_or_exit

@@ -18,7 +18,7 @@ from ..algorithm.plugins import PluginError
 from ..model import ValidationError
 from ..model.config import API_VERSION, KIND
 from ..operator.options import DEFAULT_NAMESPACE
-from ..scheduling.plugins import UnknownPlugins, load_plugins, plugin_warnings
+from ..scheduling.framework.plugins import UnknownPlugins, load_plugins, plugin_warnings
 from . import config_validate
 from .goflags import Flag
 from .karmada_flags import KarmadaSettings

@@ -17,7 +17,7 @@ from ..algorithm.plugins import PluginError
 from ..model import ValidationError
 from ..model.config import KIND, SchedulerConfig, read_config
 from ..operator.config_file import STDIN, STDIN_NAME, ConfigFileError, describe, is_other_kind, read_documents
-from ..scheduling.plugins import load_plugins, plugin_warnings
+from ..scheduling.framework.plugins import load_plugins, plugin_warnings
 
 PLUGIN_FIELDS = ("spec.plugins", "spec.featureGates")
 """The fields the plugins are chosen by: they are checked only when these are right."""

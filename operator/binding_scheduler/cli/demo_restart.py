@@ -27,8 +27,8 @@ from ..model.conditions import SCHEDULED
 from ..operator.app import OperatorApp
 from ..operator.options import LaunchOptions
 from ..operator.runner import run_operator
-from ..scheduling.pass_context import Phase
-from ..scheduling.stop_report import ShutdownReport
+from ..scheduling.lifecycle.stop_report import ShutdownReport
+from ..scheduling.passes.context import Phase
 
 if TYPE_CHECKING:  # devcluster is an optional part (cli/optional.py): imported when the demo runs
     from ..devcluster import DevCluster, Journal, JournalEntry

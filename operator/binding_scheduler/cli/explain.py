@@ -21,9 +21,9 @@ from ..algorithm.triggers import schedule_trigger
 from ..algorithm.walk import Decision
 from ..model import Binding
 from ..model.meta import InvalidBinding, ParsedBinding, StoredBinding
-from ..scheduling.cpu import OverCpuLimit
-from ..scheduling.framework import Framework
-from ..scheduling.record import AttemptRecord, AttemptRecorder
+from ..scheduling.framework.cpu import OverCpuLimit
+from ..scheduling.framework.record import AttemptRecord, AttemptRecorder
+from ..scheduling.framework.runner import Framework
 from .common import (
     add_estimator_arguments,
     add_input_arguments,

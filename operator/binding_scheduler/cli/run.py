@@ -21,8 +21,8 @@ from ..model.overrides import SpecOverrides
 from ..operator.config_file import ConfigFileError, load_config_file
 from ..operator.options import DEFAULT_NAMESPACE, EVENT_PATHS, LaunchOptions
 from ..operator.runner import main as run_main
-from ..scheduling.config_views import estimator_settings
-from ..scheduling.plugins import UnknownPlugins, load_plugins
+from ..scheduling.framework.plugins import UnknownPlugins, load_plugins
+from ..scheduling.lifecycle.config_views import estimator_settings
 from . import goflags
 from .goflags import Flag, FlagError
 from .karmada_flags import IGNORED, MAPPED, KarmadaSettings, karmada_flags, parse_bool, read

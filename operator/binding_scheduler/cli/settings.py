@@ -20,9 +20,9 @@ from ..model import Binding, ValidationError
 from ..model.config import DEFAULT_CONFIG, KIND, FeatureGatesConfig, SchedulerConfig, parse_config
 from ..model.config.sections import json_fields
 from ..model.meta import ObjectMeta
-from ..scheduling.plugins import UnknownPlugins, load_plugins, parse_plugin_spec, plugin_warnings
-from ..scheduling.preemption import Preemption, PreemptionClaims
-from ..scheduling.workload_groups import WorkloadGroupIndex
+from ..scheduling.framework.plugins import UnknownPlugins, load_plugins, parse_plugin_spec, plugin_warnings
+from ..scheduling.passes.preemption import Preemption, PreemptionClaims
+from ..scheduling.state.workload_groups import WorkloadGroupIndex
 from .inputs import Inputs, SourcedConfig, documents
 from .karmada_flags import FALSE_WORDS, TRUE_WORDS
 

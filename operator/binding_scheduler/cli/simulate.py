@@ -19,9 +19,9 @@ from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..model import Binding, TargetCluster
 from ..model.meta import InvalidBinding, ObjectMeta, ParsedBinding, StoredBinding
-from ..scheduling.cpu import OverCpuLimit
-from ..scheduling.framework import Framework
-from ..scheduling.framework_ports import Preemptor, ReplicaEstimator
+from ..scheduling.framework.cpu import OverCpuLimit
+from ..scheduling.framework.ports import Preemptor, ReplicaEstimator
+from ..scheduling.framework.runner import Framework
 from .common import (
     add_estimator_arguments,
     add_input_arguments,

@@ -32,11 +32,11 @@ from ..model.config import (
     restart_required,
     validity,
 )
-from ..scheduling.health import ServeError
-from ..scheduling.metrics import SchedulerMetrics
-from ..scheduling.plugins import UnknownPlugins
-from ..scheduling.service import SchedulerService
-from ..scheduling.stop_report import ShutdownReport
+from ..scheduling.framework.plugins import UnknownPlugins
+from ..scheduling.lifecycle.service import SchedulerService
+from ..scheduling.lifecycle.stop_report import ShutdownReport
+from ..scheduling.observability.health import ServeError
+from ..scheduling.observability.metrics import SchedulerMetrics
 from .config_file import ConfigFileError, load_config_file
 from .options import DEFAULT_NAMESPACE, LaunchOptions
 from .preflight import PreflightError, preflight

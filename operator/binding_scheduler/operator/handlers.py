@@ -19,7 +19,7 @@ from typing import Any
 
 import kopf
 
-from ..scheduling.stop_budget import STOP_TAIL
+from ..scheduling.lifecycle.stop_budget import STOP_TAIL
 from . import watch_guard
 from .app import CONFIG_GROUP, CONFIG_PLURAL, CONFIG_VERSION, OperatorApp
 from .storages import NoDiffBaseStorage, NoProgressStorage

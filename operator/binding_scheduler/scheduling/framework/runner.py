@@ -44,15 +44,15 @@ from typing import TypeVar
 
 import numpy as np
 
-from ..algorithm.candidates import ClusterDetail
-from ..algorithm.errors import FitError, SchedulingError
-from ..algorithm.fleet import Indices
-from ..algorithm.general_estimator.columns import AssumedAt
-from ..algorithm.multi_template import multi_template_applicable
-from ..algorithm.plugins import AttemptContext, CycleState, Diagnosis, FilterMask, ReservePlugin, WorkloadGroups
-from ..algorithm.preemption import PreemptingError, PreemptionPlan, deduct_claims, starts_preemption
-from ..algorithm.registry import PluginSet
-from ..algorithm.schedule import (
+from ...algorithm.candidates import ClusterDetail
+from ...algorithm.errors import FitError, SchedulingError
+from ...algorithm.fleet import Indices
+from ...algorithm.general_estimator.columns import AssumedAt
+from ...algorithm.multi_template import multi_template_applicable
+from ...algorithm.plugins import AttemptContext, CycleState, Diagnosis, FilterMask, ReservePlugin, WorkloadGroups
+from ...algorithm.preemption import PreemptingError, PreemptionPlan, deduct_claims, starts_preemption
+from ...algorithm.registry import PluginSet
+from ...algorithm.schedule import (
     DEFAULT_OPTIONS,
     Candidates,
     ClusterValues,
@@ -68,14 +68,14 @@ from ..algorithm.schedule import (
     select,
     with_empty_workloads,
 )
-from ..algorithm.snapshot import Snapshot
-from ..algorithm.walk import Attempt, Decision, Outcome, attempts, decide
-from ..model import Binding, Cluster, TargetCluster
-from .assumptions import AssumptionCache, Footprint
+from ...algorithm.snapshot import Snapshot
+from ...algorithm.walk import Attempt, Decision, Outcome, attempts, decide
+from ...model import Binding, Cluster, TargetCluster
+from ..observability.labels import PluginResult
+from ..state.assumptions import AssumptionCache, Footprint
 from .cpu import Compute, compute
-from .framework_hooks import ExtensionPoint, FrameworkHook
-from .framework_ports import AssumptionReader, EstimateAnswerLike, Preemptor, ReplicaEstimator
-from .labels import PluginResult
+from .hooks import ExtensionPoint, FrameworkHook
+from .ports import AssumptionReader, EstimateAnswerLike, Preemptor, ReplicaEstimator
 
 T = TypeVar("T")
 

@@ -3,8 +3,8 @@ estimator's settings, and whether the first pass waits for every binding to be l
 
 from __future__ import annotations
 
-from ..estimation import EstimatorSettings
-from ..model.config import SchedulerConfig
+from ...estimation import EstimatorSettings
+from ...model.config import SchedulerConfig
 
 
 def estimator_settings(config: SchedulerConfig) -> EstimatorSettings:

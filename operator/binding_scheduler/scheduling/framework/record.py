@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..algorithm.candidates import ClusterDetail
-from ..algorithm.schedule import Candidates
-from ..algorithm.walk import Outcome
-from ..model import Binding
-from .framework_hooks import FrameworkHook
+from ...algorithm.candidates import ClusterDetail
+from ...algorithm.schedule import Candidates
+from ...algorithm.walk import Outcome
+from ...model import Binding
+from .hooks import FrameworkHook
 
 
 @dataclass(slots=True)

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..algorithm.errors import ConditionVerdict, SchedulingError, condition_for
-from ..algorithm.preemption import (
+from ...algorithm.errors import ConditionVerdict, SchedulingError, condition_for
+from ...algorithm.preemption import (
     BOTH_GATES,
     MAX_VICTIM_CANDIDATES,
     Candidate,
@@ -36,16 +36,16 @@ from ..algorithm.preemption import (
     target_cluster,
     victim_candidates,
 )
-from ..algorithm.schedule import Candidates
-from ..kube.bindings import BindingRef, patch_annotations, patch_graceful_eviction
-from ..kube.errors import ApiError, Conflict, KubeError
-from ..kube.gate import WriteGateClosed
-from ..model import Binding, ObjectMeta, ParsedBinding
-from ..model.body import BindingBody
-from .labels import PassOutcome, WriteKind, WriteResult
+from ...algorithm.schedule import Candidates
+from ...kube.bindings import BindingRef, patch_annotations, patch_graceful_eviction
+from ...kube.errors import ApiError, Conflict, KubeError
+from ...kube.gate import WriteGateClosed
+from ...model import Binding, ObjectMeta, ParsedBinding
+from ...model.body import BindingBody
+from ..observability.labels import PassOutcome, WriteKind, WriteResult
 
 if TYPE_CHECKING:
-    from .pass_context import PassContext
+    from .context import PassContext
 
 logger = logging.getLogger(__name__)
 

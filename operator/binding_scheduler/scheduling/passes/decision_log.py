@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-logger = logging.getLogger("binding_scheduler.scheduling.passes")  # the lines' logger before they moved here
+logger = logging.getLogger("binding_scheduler.scheduling.passes.run")  # the lines' logger before they moved here
 
 SUCCESS_REASON = "Success"
 UNREADABLE_REASON = "Unreadable"

@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from ..algorithm.fleet import FleetColumns, Indices, Mask
-from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload, assumed_profile, replica_units
-from ..algorithm.general_estimator.columns import AssumedAt, Column
-from ..model import Binding, Component, Scope, TargetCluster
+from ...algorithm.fleet import FleetColumns, Indices, Mask
+from ...algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload, assumed_profile, replica_units
+from ...algorithm.general_estimator.columns import AssumedAt, Column
+from ...model import Binding, Component, Scope, TargetCluster
 from .assumed_columns import SAFE, AddedAt, AssumedColumns, HeldSlots
 
 TTL = 300.0

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
-from ..algorithm.candidates import ClusterDetail
-from ..algorithm.schedule import Candidates
-from ..algorithm.walk import Outcome
-from ..model import Binding
-from .labels import PluginResult
+from ...algorithm.candidates import ClusterDetail
+from ...algorithm.schedule import Candidates
+from ...algorithm.walk import Outcome
+from ...model import Binding
+from ..observability.labels import PluginResult
 
 
 class ExtensionPoint(StrEnum):

@@ -10,22 +10,22 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal, Protocol
 
-from ..algorithm.plugins import CycleState
-from ..algorithm.registry import PluginSet
-from ..algorithm.schedule import ScheduleOptions
-from ..algorithm.snapshot import Snapshot
-from ..algorithm.walk import Decision
-from ..kube.client import ApiClient
-from ..model import Binding
-from .assumptions import AssumptionCache
-from .decision_pool import DecisionPool
-from .framework import Framework
-from .framework_hooks import FrameworkHook
-from .framework_ports import Preemptor, ReplicaEstimator
-from .metrics import SchedulerMetrics
+from ...algorithm.plugins import CycleState
+from ...algorithm.registry import PluginSet
+from ...algorithm.schedule import ScheduleOptions
+from ...algorithm.snapshot import Snapshot
+from ...algorithm.walk import Decision
+from ...kube.client import ApiClient
+from ...model import Binding
+from ..decisions.pool import DecisionPool
+from ..framework.hooks import FrameworkHook
+from ..framework.ports import Preemptor, ReplicaEstimator
+from ..framework.runner import Framework
+from ..observability.metrics import SchedulerMetrics
+from ..state.assumptions import AssumptionCache
+from ..state.stores import BindingStore, ClusterStore
+from ..state.workload_groups import WorkloadGroupIndex
 from .preemption import PreemptionClaims
-from .stores import BindingStore, ClusterStore
-from .workload_groups import WorkloadGroupIndex
 
 
 class Phase(StrEnum):

@@ -21,10 +21,10 @@ from prometheus_client.registry import Collector
 
 from binding_scheduler import __version__
 
-from ..algorithm.triggers import ScheduleType
-from ..estimation.failures import failure_counter
+from ...algorithm.triggers import ScheduleType
+from ...estimation.failures import failure_counter
+from ..framework.hooks import ExtensionPoint, FrameworkHook
 from .client_metrics import RestClientMetrics, go_float, register_process_collector
-from .framework_hooks import ExtensionPoint, FrameworkHook
 from .labels import (
     AttemptResult,
     BindingEvent,

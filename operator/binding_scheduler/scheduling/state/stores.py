@@ -13,9 +13,9 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
-from ..algorithm.general_estimator import EstimatorCache
-from ..algorithm.snapshot import HARD_TAINT_EFFECTS, Snapshot
-from ..model import (
+from ...algorithm.general_estimator import EstimatorCache
+from ...algorithm.snapshot import HARD_TAINT_EFFECTS, Snapshot
+from ...model import (
     Binding,
     Cluster,
     InvalidBinding,
@@ -26,7 +26,7 @@ from ..model import (
     parse_binding,
     parse_target_clusters,
 )
-from ..model.fields import INT32_MAX
+from ...model.fields import INT32_MAX
 
 
 def binding_key(body: Mapping[str, Any]) -> str:

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from ..algorithm.fleet import FleetColumns, Indices
-from ..algorithm.general_estimator import AssumedLoad, AssumedWorkload
-from ..algorithm.general_estimator.columns import AssumedAt
-from ..algorithm.preemption import PreemptionPlan
-from ..algorithm.schedule import Candidates
-from ..model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements
+from ...algorithm.fleet import FleetColumns, Indices
+from ...algorithm.general_estimator import AssumedLoad, AssumedWorkload
+from ...algorithm.general_estimator.columns import AssumedAt
+from ...algorithm.preemption import PreemptionPlan
+from ...algorithm.schedule import Candidates
+from ...model import Binding, Cluster, Component, ObjectReference, ReplicaRequirements
 
 
 class EstimateAnswerLike(Protocol):

@@ -22,31 +22,31 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from .. import __version__
-from ..algorithm.schedule import ScheduleOptions
-from ..estimation import AccurateEstimator
-from ..kube.client import USER_AGENT, ApiClient
-from ..kube.connection import Connection
-from ..kube.errors import KubeError, NotFound, ServerError, TooManyRequests, TransportError
-from ..kube.events import EventRecorder
-from ..kube.gate import WriteGate
-from ..kube.lease import LeaseElector, default_identity
-from ..model import ObjectMeta
-from ..model.config import SchedulerConfig, overcommit_protected
+from ... import __version__
+from ...algorithm.schedule import ScheduleOptions
+from ...estimation import AccurateEstimator
+from ...kube.client import USER_AGENT, ApiClient
+from ...kube.connection import Connection
+from ...kube.errors import KubeError, NotFound, ServerError, TooManyRequests, TransportError
+from ...kube.events import EventRecorder
+from ...kube.gate import WriteGate
+from ...kube.lease import LeaseElector, default_identity
+from ...model import ObjectMeta
+from ...model.config import SchedulerConfig, overcommit_protected
+from ..decisions.pool import DecisionPool
+from ..framework.plugins import load_plugins, plugin_warnings
+from ..observability.health import HealthServer, readiness
+from ..observability.metrics import MetricsHook, SchedulerMetrics
+from ..passes.context import PassContext, PassSettings
+from ..passes.events import BackgroundEvents
+from ..passes.preemption import Preemption
+from ..state.queue import SchedulingQueue
+from ..state.stores import BindingStore, ClusterStore
+from ..state.workload_groups import WorkloadGroupIndex
 from .config_views import estimator_settings, needs_every_binding
-from .decision_pool import DecisionPool
-from .event_sender import BackgroundEvents
-from .health import HealthServer, readiness
-from .metrics import MetricsHook, SchedulerMetrics
-from .pass_context import PassContext, PassSettings
-from .plugins import load_plugins, plugin_warnings
-from .preemption import Preemption
-from .queue import SchedulingQueue
 from .runtime import Scheduler
 from .stop_budget import CLOSE_RESERVE, STOP_TAIL, StopBudget, release_within
 from .stop_report import ShutdownReport
-from .stores import BindingStore, ClusterStore
-from .workload_groups import WorkloadGroupIndex
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from binding_scheduler.scheduling.metrics import CONTENT_TYPE, SchedulerMetrics
+from binding_scheduler.scheduling.observability.metrics import CONTENT_TYPE, SchedulerMetrics
 
 METRICS_PATH = "/metrics"
 HEALTHZ_PATH = "/healthz"

@@ -27,19 +27,19 @@ from operator import itemgetter
 import numpy as np
 import numpy.typing as npt
 
-from ..algorithm.fleet import FleetColumns, Indices, Mask
-from ..algorithm.general_estimator import AssumedLoad, EstimatorCache
-from ..algorithm.general_estimator.columns import AssumedAt, Column
-from ..algorithm.plugins import CycleState
-from ..algorithm.registry import build_plugins
-from ..algorithm.schedule import ScheduleOptions
-from ..algorithm.snapshot import Snapshot
-from ..algorithm.walk import Decision
-from ..model import Binding, Cluster, TargetCluster
-from .cpu import OverCpuLimit, compute_here
-from .framework import Framework
-from .framework_hooks import ExtensionPoint, FrameworkHook
-from .labels import PluginResult
+from ...algorithm.fleet import FleetColumns, Indices, Mask
+from ...algorithm.general_estimator import AssumedLoad, EstimatorCache
+from ...algorithm.general_estimator.columns import AssumedAt, Column
+from ...algorithm.plugins import CycleState
+from ...algorithm.registry import build_plugins
+from ...algorithm.schedule import ScheduleOptions
+from ...algorithm.snapshot import Snapshot
+from ...algorithm.walk import Decision
+from ...model import Binding, Cluster, TargetCluster
+from ..framework.cpu import OverCpuLimit, compute_here
+from ..framework.hooks import ExtensionPoint, FrameworkHook
+from ..framework.runner import Framework
+from ..observability.labels import PluginResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +266,7 @@ def serve(connection: Connection, gc_thresholds: tuple[int, ...] = ()) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """`python -m binding_scheduler.scheduling.decision_process FD [GC THRESHOLDS...]`: serve the connection on
+    """`python -m binding_scheduler.scheduling.decisions.process FD [GC THRESHOLDS...]`: serve the connection on
     the inherited socket FD."""
     serve(Connection(int(argv[0])), tuple(int(t) for t in argv[1:]))
 
@@ -274,4 +274,4 @@ def main(argv: list[str]) -> None:
 if __name__ == "__main__":
     # Run from the module under its package name, so what it pickles names its classes as the scheduler knows
     # them (as `__main__`, they would not unpickle there).
-    importlib.import_module("binding_scheduler.scheduling.decision_process").main(sys.argv[1:])
+    importlib.import_module("binding_scheduler.scheduling.decisions.process").main(sys.argv[1:])

@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from ..kube.gate import WriteGateClosed
-from .pass_context import EventSink, EventType
+from ...kube.gate import WriteGateClosed
+from .context import EventSink, EventType
 
 logger = logging.getLogger(__name__)
 

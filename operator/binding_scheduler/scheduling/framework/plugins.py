@@ -6,8 +6,8 @@ import logging
 from collections.abc import Sequence
 from importlib.metadata import EntryPoint, entry_points
 
-from ..algorithm.plugins import PluginError
-from ..algorithm.registry import PluginSet, build_plugins
+from ...algorithm.plugins import PluginError
+from ...algorithm.registry import PluginSet, build_plugins
 
 ENTRY_POINT_GROUP = "binding_scheduler.plugins"
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..algorithm.errors import (
+from ...algorithm.errors import (
     ConditionVerdict,
     FitError,
     SchedulingError,
@@ -30,23 +30,23 @@ from ..algorithm.errors import (
     condition_for,
     owner_must_act,
 )
-from ..algorithm.events import FAILED_REASON, SUCCEED_REASON, deleting_message
-from ..algorithm.plugins import CycleState
-from ..algorithm.preemption import PreemptingError
-from ..algorithm.snapshot import Snapshot
-from ..algorithm.status import status_patch
-from ..algorithm.triggers import ScheduleType, condition_owed, schedule_trigger
-from ..algorithm.walk import Decision
-from ..kube.bindings import BindingRef, patch_schedule_result, patch_status
-from ..kube.errors import ApiError, Conflict, Forbidden, KubeError, NotFound
-from ..kube.gate import WriteGateClosed
-from ..model import Binding, InvalidBinding, ObjectMeta, ParsedBinding, Scope, StoredBinding, TargetCluster
-from ..model.meta import status_of
-from .cpu import OverCpuLimit
+from ...algorithm.events import FAILED_REASON, SUCCEED_REASON, deleting_message
+from ...algorithm.plugins import CycleState
+from ...algorithm.preemption import PreemptingError
+from ...algorithm.snapshot import Snapshot
+from ...algorithm.status import status_patch
+from ...algorithm.triggers import ScheduleType, condition_owed, schedule_trigger
+from ...algorithm.walk import Decision
+from ...kube.bindings import BindingRef, patch_schedule_result, patch_status
+from ...kube.errors import ApiError, Conflict, Forbidden, KubeError, NotFound
+from ...kube.gate import WriteGateClosed
+from ...model import Binding, InvalidBinding, ObjectMeta, ParsedBinding, Scope, StoredBinding, TargetCluster
+from ...model.meta import status_of
+from ..framework.cpu import OverCpuLimit
+from ..framework.runner import Framework, Reservation
+from ..observability.labels import AttemptResult, PassOutcome, WriteKind, WriteResult
+from .context import EventType, PassContext, PassSettings, PassTracker
 from .decision_log import UNREADABLE_REASON, DecisionRecord, log_decision
-from .framework import Framework, Reservation
-from .labels import AttemptResult, PassOutcome, WriteKind, WriteResult
-from .pass_context import EventType, PassContext, PassSettings, PassTracker
 from .preemption import CLAIM_ANNOTATION, carry_out
 
 logger = logging.getLogger(__name__)

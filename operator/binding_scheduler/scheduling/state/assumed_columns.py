@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload
+from ...algorithm.general_estimator import AssumedLoad, AssumedProfile, AssumedWorkload
 
 Column = npt.NDArray[Any]
 Slots = npt.NDArray[np.intp]

@@ -23,9 +23,9 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..algorithm.plugins import GroupMember
-from ..model import Binding, ObjectMeta, Scope
-from ..model.body import BindingBody
+from ...algorithm.plugins import GroupMember
+from ...model import Binding, ObjectMeta, Scope
+from ...model.body import BindingBody
 from .stores import BindingStore, binding_key
 
 logger = logging.getLogger(__name__)

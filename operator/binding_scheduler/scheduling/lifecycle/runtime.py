@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..algorithm.requeue import (
+from ...algorithm.requeue import (
     affected_by_cluster,
     cluster_change_requeues,
     event_filter_refusal,
@@ -26,18 +26,18 @@ from ..algorithm.requeue import (
     passes_event_filter,
     waits_for_an_api,
 )
-from ..kube.errors import KubeError
-from ..kube.gate import WriteGateClosed
-from ..model import Binding, Cluster, ObjectMeta, ValidationError, parse_cluster
-from ..model.body import BindingBody
-from .labels import BindingEvent, PassOutcome
-from .metrics import SchedulerMetrics
-from .pass_context import PassContext, PassSettings, PassTracker, Phase
-from .passes import run_pass
-from .preemption import CLAIM_ANNOTATION
-from .queue import QueuedBinding, SchedulingQueue
+from ...kube.errors import KubeError
+from ...kube.gate import WriteGateClosed
+from ...model import Binding, Cluster, ObjectMeta, ValidationError, parse_cluster
+from ...model.body import BindingBody
+from ..observability.labels import BindingEvent, PassOutcome
+from ..observability.metrics import SchedulerMetrics
+from ..passes.context import PassContext, PassSettings, PassTracker, Phase
+from ..passes.preemption import CLAIM_ANNOTATION
+from ..passes.run import run_pass
+from ..state.queue import QueuedBinding, SchedulingQueue
+from ..state.stores import binding_key
 from .stop_report import DrainReport
-from .stores import binding_key
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 A decision is pure CPU over an immutable snapshot. The scheduler's process keeps everything else exactly as it
 is: the queue, the passes, Reserve, the fenced writes, the Lease, the shutdown. A pass hands its binding to the
-least busy decision process (`scheduling.decision_process`) together with what other bindings' assumptions take
+least busy decision process (`scheduling.decisions.process`) together with what other bindings' assumptions take
 on the fleet, as the cache has them now (their versions noted now, so Reserve refuses the decision if a cluster
 it places replicas on changed meanwhile, as for a decision made here), and awaits the answer. A process gets the
 clusters that changed since its last decision before the next one; bindings of one snapshot cost it nothing more.
@@ -31,17 +31,18 @@ from multiprocessing.connection import Connection
 
 import numpy as np
 
-from ..algorithm.general_estimator import AssumedLoad
-from ..algorithm.general_estimator.columns import summary_columns
-from ..algorithm.multi_template import multi_template_applicable
-from ..algorithm.plugins import CycleState
-from ..algorithm.registry import in_tree_plugins
-from ..algorithm.schedule import needs_estimates
-from ..algorithm.snapshot import Snapshot
-from ..algorithm.walk import Decision
-from ..model import Binding, Cluster
-from .cpu import OverCpuLimit
-from .decision_process import (
+from ...algorithm.general_estimator import AssumedLoad
+from ...algorithm.general_estimator.columns import summary_columns
+from ...algorithm.multi_template import multi_template_applicable
+from ...algorithm.plugins import CycleState
+from ...algorithm.registry import in_tree_plugins
+from ...algorithm.schedule import needs_estimates
+from ...algorithm.snapshot import Snapshot
+from ...algorithm.walk import Decision
+from ...model import Binding, Cluster
+from ..framework.cpu import OverCpuLimit
+from ..framework.runner import Framework
+from .process import (
     Abandoned,
     Decide,
     Decided,
@@ -53,11 +54,10 @@ from .decision_process import (
     Stop,
     replay,
 )
-from .framework import Framework
 
 logger = logging.getLogger(__name__)
 
-PROCESS_MODULE = "binding_scheduler.scheduling.decision_process"
+PROCESS_MODULE = "binding_scheduler.scheduling.decisions.process"
 """What a decision process runs (`python -m`): its own entry, never the scheduler's main module again."""
 START_TIMEOUT = 60.0
 """Seconds a new decision process may take to start (imports included) before it is given up."""

@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
-from ..algorithm.errors import DecisionAbandoned
+from ...algorithm.errors import DecisionAbandoned
 
 T = TypeVar("T")
 

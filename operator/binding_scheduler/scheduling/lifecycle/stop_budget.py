@@ -15,8 +15,8 @@ import logging
 import time
 from dataclasses import dataclass
 
-from ..kube.errors import KubeError
-from ..kube.lease import LeaseElector
+from ...kube.errors import KubeError
+from ...kube.lease import LeaseElector
 
 logger = logging.getLogger(__name__)
 

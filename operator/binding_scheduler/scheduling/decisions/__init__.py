@@ -1,0 +1,1 @@
+"""Decision processes: decisions computed in other processes, and the pool that hands them out."""
