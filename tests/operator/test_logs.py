@@ -22,6 +22,7 @@ from tests.operator.harness import (
 )
 from tests.operator.test_config import create_config, valid_condition
 
+PASSES = "binding_scheduler.scheduling.passes.run"
 TAINT = [{"key": "maintenance", "effect": "NoSchedule"}]
 
 
@@ -40,8 +41,8 @@ def test_each_decision_is_one_line_with_its_result_duration_and_attempt_at_the_l
         wait_until(lambda: scheduled(api, "web") and scheduled(api, "stuck"), what="both decisions")
     finally:
         assert operator.stop() == 0
-    records = sorted((r.getMessage(), r.levelno) for r in caplog.records if r.name == "binding_scheduler.scheduling.passes."
-                     "run" and r.getMessage().startswith("binding default/"))
+    records = sorted((r.getMessage(), r.levelno) for r in caplog.records
+                     if r.name == PASSES and r.getMessage().startswith("binding default/"))
     assert [level for _, level in records] == [logging.WARNING, logging.INFO]
     stuck, web = (line for line, _ in records)
     assert stuck.startswith("binding default/stuck (ResourceBinding): not scheduled: NoClusterFit: 0/2 clusters are "
