@@ -9,14 +9,17 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from binding_scheduler.operator.app import OperatorApp
+from binding_scheduler.operator.options import LaunchOptions
 from binding_scheduler.operator.runner import _until_kopf_ends, _without_the_failed_start_again
 
 
 async def test_after_a_failed_start_kopf_is_not_waited_for() -> None:
     kopf_winding_down = asyncio.ensure_future(asyncio.Event().wait())  # a Kopf that would take its time
-    app: Any = SimpleNamespace(service=None, start_error="SchedulerConfiguration x (--config) does not exist")
+    app = OperatorApp(LaunchOptions())
+    app.stop_flag = asyncio.Event()
+    app._say_cannot_start(RuntimeError("SchedulerConfiguration x (--config) does not exist"))
     async with asyncio.timeout(10):
-        await _until_kopf_ends(kopf_winding_down, app, asyncio.Event())
+        await _until_kopf_ends(kopf_winding_down, app, app.stop_flag)
     assert kopf_winding_down.cancelled()
 
 

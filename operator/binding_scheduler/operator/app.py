@@ -153,8 +153,11 @@ class OperatorApp:
             os._exit(1)
 
     def _say_cannot_start(self, error: Exception) -> None:
+        """One line; then the runner's stop flag ends the process (exit status 1) without waiting for Kopf."""
         self.start_error = str(error)
         logger.critical("cannot start: %s", error)
+        if self.stop_flag is not None:
+            self.stop_flag.set()
 
     def request_stop(self) -> None:
         if self.service is not None:

@@ -20,10 +20,11 @@ logger = logging.getLogger(__name__)
 
 
 class _StopSignals:
-    """SIGTERM and SIGINT ask the app to stop. Ours from the first moment (a container's PID 1 ignores a SIGTERM
-    it has no handler for), and again once Kopf has put its own in place: a stop must reach the passes at once,
-    and a stop while waiting for the Lease must not wait for Kopf's 5 s wind-down. Only on the main thread (a
-    test runs the operator in another)."""
+    """SIGTERM and SIGINT ask the app to stop: the one owner of the signals. Ours from the first moment (a
+    container's PID 1 ignores a SIGTERM it has no handler for), and again right after Kopf's `spawn_tasks` put its
+    own in place, before the loop reads any signal: a stop must reach the passes at once, and a stop while
+    waiting for the Lease must not wait for Kopf's 5 s wind-down. Only on the main thread (a test runs the
+    operator in another)."""
 
     def __init__(self, app: OperatorApp, stop_flag: asyncio.Event, loop: asyncio.AbstractEventLoop) -> None:
         self.app, self.stop_flag, self.loop = app, stop_flag, loop
@@ -51,7 +52,15 @@ async def run_operator(
     app: OperatorApp, *, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None
 ) -> int:
     """Run until SIGTERM/SIGINT (or `stop`), then shut down within the drain bound. Returns the exit code:
-    0 after a clean stop, 1 after a lost Lease or a failed start."""
+    0 after a clean stop, 1 after a lost Lease or a failed start.
+
+    The one stop flag joins everything that ends the process: our signal handlers, the Lease lost (the service's
+    `on_fatal`), a failed start (the app's), and the caller's `stop`. Kopf watches the same flag. The shutdown
+    entries, in the order they run: (1) the signal handler asks the service to stop at once (its passes are
+    cancelled before their commit point) and sets the flag; (2) `_until_kopf_ends` sees the flag and runs the
+    shutdown, not waiting for Kopf's cleanup; (3) Kopf's cleanup handler awaits that same shutdown (shared);
+    (4) after Kopf has ended, the shutdown once more, a no-op unless a stop during the start skipped Kopf's
+    cleanup."""
     registry = kopf.OperatorRegistry()
     stop_flag = stop or asyncio.Event()
     ready_flag = ready or asyncio.Event()
@@ -59,19 +68,13 @@ async def run_operator(
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_without_the_failed_start_again(app))
     signals = _StopSignals(app, stop_flag, loop)
-
-    @kopf.on.startup(registry=registry)
-    async def signals_to_us(**_: Any) -> None:
-        # Registered first, so it runs before the app's startup (which may wait long for the Lease). Kopf
-        # puts its handlers in place right after its first startup step: ours go back a moment later.
-        loop.call_later(KOPF_SIGNALS_SETTLE, signals.take)
-
     register(registry, app)
     signals.take()
-    operator = asyncio.create_task(
-        kopf.operator(registry=registry, clusterwide=True, standalone=True, stop_flag=stop_flag, ready_flag=ready_flag),
-        name="kopf-operator",
-    )
+    before = asyncio.all_tasks()
+    tasks = await kopf.spawn_tasks(registry=registry, clusterwide=True, standalone=True, stop_flag=stop_flag,
+                                   ready_flag=ready_flag)
+    signals.take()  # Kopf put its own handlers in place as spawn_tasks ended: ours again, before any signal is read
+    operator = asyncio.create_task(kopf.run_tasks(tasks, ignored=before), name="kopf-operator")
     try:
         await _until_kopf_ends(operator, app, stop_flag)
     except Exception:
@@ -87,7 +90,7 @@ async def run_operator(
     if app.service is None:
         return 0 if signals.received else 1  # stopped before it could start
     logger.debug("kopf stopped")
-    await app.shutdown()  # a no-op after Kopf's cleanup ran it; a stop during startup skips that cleanup
+    await app.shutdown()  # (4): a no-op after Kopf's cleanup ran it; a stop during startup skips that cleanup
     return app.exit_code
 
 
@@ -105,41 +108,27 @@ def _without_the_failed_start_again(app: OperatorApp) -> Callable[[asyncio.Abstr
     return handle
 
 
-KOPF_SIGNALS_SETTLE = 0.05  # seconds after Kopf's first startup step, when its signal handlers are in place
 KOPF_EXIT_GRACE = 0.5  # seconds Kopf may take to wind down once our shutdown has finished
 
 
 async def _until_kopf_ends(operator: asyncio.Task[None], app: OperatorApp, stop_flag: asyncio.Event) -> None:
-    """Await Kopf; but once a stop is asked, run our shutdown without waiting for Kopf's cleanup (Kopf skips
-    it for a stop during startup), and once that has finished (the write gate is closed, every pass has
-    ended), give Kopf only `KOPF_EXIT_GRACE`: Kopf then waits up to 5 s for any task still alive in the loop
-    (a gRPC or aiohttp internal, say) before it returns, and the exit must not wait for that."""
-    finished_at: float | None = None
-    shutdown: asyncio.Task[Any] | None = None
-    loop = asyncio.get_running_loop()
-    while not operator.done():
-        await asyncio.wait({operator}, timeout=0.05)
-        service = app.service
-        if operator.done():
-            continue
-        if service is None:
-            if app.start_error is not None:  # said in its line; nothing of ours runs: no wind-down to wait for
-                finished_at = finished_at if finished_at is not None else loop.time()
-                if loop.time() - finished_at >= KOPF_EXIT_GRACE:
-                    operator.cancel()
-                    await asyncio.wait({operator})
-                    return
-            continue
-        if stop_flag.is_set() and shutdown is None:
-            shutdown = asyncio.create_task(app.shutdown(), name="shutdown")  # shared with Kopf's cleanup
-        if service.report is None:
-            continue
-        finished_at = finished_at if finished_at is not None else loop.time()
-        if loop.time() - finished_at >= KOPF_EXIT_GRACE:
-            logger.debug("kopf has not stopped %gs after the shutdown: cancelling it", KOPF_EXIT_GRACE)
-            operator.cancel()
-            await asyncio.wait({operator})
-            return
+    """Await Kopf, or a stop. Once a stop is asked (the flag), run our shutdown without waiting for Kopf's cleanup
+    (Kopf skips it for a stop during startup); once that has finished (the write gate is closed, every pass has
+    ended), give Kopf only `KOPF_EXIT_GRACE`: Kopf then waits up to 5 s for any task still alive in the loop (a
+    gRPC or aiohttp internal, say) before it returns, and the exit must not wait for that."""
+    asked = asyncio.create_task(stop_flag.wait(), name="stop-asked")
+    try:
+        await asyncio.wait({operator, asked}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        asked.cancel()
+    if not operator.done():
+        await app.shutdown()  # (2): shared with Kopf's cleanup, bounded by its own budget
+        await asyncio.wait({operator}, timeout=KOPF_EXIT_GRACE)
+    if not operator.done():
+        logger.debug("kopf has not stopped %gs after the shutdown: cancelling it", KOPF_EXIT_GRACE)
+        operator.cancel()
+        await asyncio.wait({operator})
+        return
     operator.result()
 
 
