@@ -37,7 +37,7 @@ def test_a_kopf_release_the_fast_path_was_not_verified_against_runs_on_kopfs_han
     operator = OperatorThread(api, event_path="auto").start()
     try:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled through Kopf's handlers")
-        failing = operator.app.failing_watches()
+        failing = operator.app.event_source.failing_watches()
     finally:
         assert operator.stop() == 0
     assert path_lines(caplog) == [
@@ -53,7 +53,7 @@ def test_the_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
     operator = OperatorThread(api, event_path="auto").start()
     try:
         service = operator.app.service
-        assert service is not None and service.resync_every is None
+        assert service is not None and service.event_source.resync_every is None
     finally:
         assert operator.stop() == 0
     assert watch_guard.unsupported() is None

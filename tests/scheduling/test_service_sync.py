@@ -20,6 +20,7 @@ from binding_scheduler.model.config import (
     SchedulerConfig,
     ShutdownConfig,
 )
+from binding_scheduler.scheduling.lifecycle.event_source import LISTED_AT_START, EventSource
 from binding_scheduler.scheduling.lifecycle.service import SchedulerService
 from binding_scheduler.scheduling.lifecycle.stop_budget import STOP_TAIL
 from binding_scheduler.scheduling.lifecycle.stop_report import ShutdownReport
@@ -88,8 +89,8 @@ async def test_a_list_that_fails_for_a_while_is_tried_again_until_it_succeeds(
 async def test_a_list_refused_for_good_ends_the_sync_with_that_error(refused: str, streamed: bool) -> None:
     async with DevCluster() as api:
         api.faults.add(method="GET", path=rf"/{refused}$", status=403)
-        service = SchedulerService(Connection(server=api.url), SchedulerConfig())
-        service.bindings_streamed = streamed
+        source = EventSource.streamed(dict) if streamed else LISTED_AT_START
+        service = SchedulerService(Connection(server=api.url), SchedulerConfig(), event_source=source)
         try:
             with pytest.raises(Forbidden):
                 await service.sync()
@@ -224,8 +225,7 @@ async def test_the_sync_gives_the_event_loop_a_turn_every_256_objects_so_the_lea
 async def test_when_the_watch_lists_the_bindings_the_sync_lists_only_the_clusters_and_says_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    service = await offline(SchedulerConfig())
-    service.bindings_streamed = True
+    service = await offline(SchedulerConfig(), event_source=EventSource.streamed(dict))
     client = listing(service, {CLUSTERS: [cluster("m1"), cluster("m2")],
                                RBS: [binding("a", replicas=1, placement=placement())]})
 
@@ -242,8 +242,7 @@ async def test_when_the_watch_lists_the_bindings_the_sync_lists_only_the_cluster
 async def test_the_first_complete_list_of_each_binding_kind_from_the_watch_is_logged_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    service = await offline(SchedulerConfig())
-    service.bindings_streamed = True
+    service = await offline(SchedulerConfig(), event_source=EventSource.streamed(dict))
     listing(service, {})
     await service.sync()
     listed = [binding(f"b{i}", replicas=1, placement=placement()) for i in range(3)]
@@ -269,8 +268,7 @@ async def test_the_first_complete_list_of_each_binding_kind_from_the_watch_is_lo
 async def test_a_gate_that_needs_every_binding_makes_the_sync_list_them_even_when_the_watch_would(
     gates: FeatureGatesConfig,
 ) -> None:
-    service = await offline(SchedulerConfig(feature_gates=gates))
-    service.bindings_streamed = True
+    service = await offline(SchedulerConfig(feature_gates=gates), event_source=EventSource.streamed(dict))
     client = listing(service, {RBS: [binding("a", replicas=1, placement=placement())]})
 
     await service.sync()

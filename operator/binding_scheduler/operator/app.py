@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
@@ -33,6 +33,7 @@ from ..model.config import (
     validity,
 )
 from ..scheduling.framework.plugins import UnknownPlugins
+from ..scheduling.lifecycle.event_source import LISTED_AT_START
 from ..scheduling.lifecycle.service import SchedulerService
 from ..scheduling.lifecycle.stop_report import ShutdownReport
 from ..scheduling.observability.health import ServeError
@@ -63,13 +64,9 @@ class OperatorApp:
         self.service: SchedulerService | None = None
         self.stop_flag: asyncio.Event | None = None
         self.start_error: str | None = None
-        self.resync_every: float | None = None
-        """Set by the Kopf startup when the event source cannot report relists (Kopf's own path)."""
-        self.bindings_streamed = False
-        """Set by the Kopf startup when the event source reports its complete lists (watch_guard's fast path):
-        the bindings then reach the passes page by page from the watch's list (`SchedulerService.sync`)."""
-        self.failing_watches: Callable[[], Mapping[str, int]] = dict
-        """The watched resources whose stream failed and has not listed again (set by the Kopf startup)."""
+        self.event_source = LISTED_AT_START
+        """What the events come from and what it can do: set by the Kopf startup before `start` (which hands it
+        to the service)."""
         self._config_body: Mapping[str, Any] | None = None
         self._config_logged: object = None
         """The generation of our configuration last logged about (its own status writes bring it back)."""
@@ -99,15 +96,13 @@ class OperatorApp:
                 identity=self.identity,
                 plugins=self.plugins,
                 config_source=self._config_source(),
+                event_source=self.event_source,
             )
         except TlsFileError as error:
             self._cannot_start(self._named(error))
         except UnknownPlugins as error:
             self._cannot_start(self._named(error))
         self.service.on_fatal = self._fatal
-        self.service.watch_problem = self._watch_problem
-        self.service.resync_every = self.resync_every
-        self.service.bindings_streamed = self.bindings_streamed
         try:
             await self.service.start()
         except ServeError as error:
@@ -117,10 +112,6 @@ class OperatorApp:
             raise kopf.PermanentError(str(error)) from None
         if self._config_body is not None:  # its Valid condition is a write: only once we lead
             await self.config_event({"type": None, "object": self._config_body})
-
-    def _watch_problem(self) -> str | None:
-        failing = self.failing_watches()
-        return f"the watch of {', '.join(sorted(failing))} is failing" if failing else None
 
     def _config_source(self) -> str:
         if self.options.config_file:

@@ -19,6 +19,7 @@ from typing import Any
 
 import kopf
 
+from ..scheduling.lifecycle.event_source import EventSource
 from ..scheduling.lifecycle.stop_budget import STOP_TAIL
 from . import watch_guard
 from .app import CONFIG_GROUP, CONFIG_PLURAL, CONFIG_VERSION, OperatorApp
@@ -99,12 +100,11 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
         refusal = "--event-path=kopf" if app.options.event_path == "kopf" else watch_guard.unsupported()
         if refusal is None:
             watch_guard.attach(settings, app.relisted, routes=event_routes)
-            app.failing_watches = lambda: watch_guard.failing_watches(settings)
-            app.bindings_streamed = True
+            app.event_source = EventSource.streamed(lambda: watch_guard.failing_watches(settings))
             logger.debug("event path: watch_guard's fast path (kopf %s)", ", ".join(sorted(watch_guard.VERIFIED_KOPF)))
         else:
             settings.networking.error_backoffs = KOPF_PATH_BACKOFFS
-            app.resync_every = RESYNC_PERIOD
+            app.event_source = EventSource.resynced(RESYNC_PERIOD)
             logger.info("event path: Kopf's handlers (%s): slower per event, and a resync every %gs finds what was "
                         "deleted while a watch was down", refusal, RESYNC_PERIOD)
         await app.start()

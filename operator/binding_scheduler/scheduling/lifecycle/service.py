@@ -44,6 +44,7 @@ from ..state.queue import SchedulingQueue
 from ..state.stores import BindingStore, ClusterStore
 from ..state.workload_groups import WorkloadGroupIndex
 from .config_views import estimator_settings, needs_every_binding
+from .event_source import LISTED_AT_START, EventSource
 from .runtime import Scheduler
 from .stop_budget import CLOSE_RESERVE, STOP_TAIL, StopBudget, release_within
 from .stop_report import ShutdownReport
@@ -72,8 +73,10 @@ class SchedulerService:
         identity: str | None = None,
         plugins: Sequence[object] = (),
         config_source: str = "from the defaults",
+        event_source: EventSource = LISTED_AT_START,
     ) -> None:
         self.config = config
+        self.event_source = event_source
         self.connection = connection
         self.plugins = tuple(plugins)
         """Out-of-tree plugins given in code (Karmada's `app.WithPlugin`): registered beside the entry points'
@@ -122,17 +125,10 @@ class SchedulerService:
         """Where the service is in its life: readiness, leadership, the shutdown's tasks and report."""
         self.exit_code = 0
         self.on_fatal: Callable[[], None] | None = None
-        self.resync_every: float | None = None
-        """Set for an event source that cannot report its relists: the leader then resyncs that often."""
-        self.bindings_streamed = False
-        """Set for an event source that lists the bindings page by page after the start and reports each complete
-        list (`relisted`): the passes then start once the Clusters are listed (`sync`)."""
         self._first_lists: dict[str, float] = {}
         """Binding plurals whose first complete list is awaited from the event source, each with when the sync
         started (for its log line)."""
         self._resyncing: asyncio.Task[None] | None = None
-        self.watch_problem: Callable[[], str | None] = lambda: None
-        """Why the event source's view is going stale (a watch failing), or None: a leader is not ready then."""
         self._ready = False
         self._standing_by = False
         self._acquiring: asyncio.Task[None] | None = None
@@ -315,7 +311,7 @@ class SchedulerService:
             standing_by=self._standing_by,
             lease_problem=self.lease.problem if self.lease is not None else None,
             scheduling=self._ready,
-            watch_problem=self.watch_problem() if not self._standing_by else None,
+            watch_problem=self.event_source.watch_problem() if not self._standing_by else None,
         )
 
     def startup_line(self) -> str:
@@ -349,14 +345,14 @@ class SchedulerService:
             self._keeper = asyncio.create_task(self.lease.keep(self._lease_lost), name="lease-keeper")
         await self.sync()
         self.scheduler.start()
-        if self.resync_every is not None:
-            self._resyncing = asyncio.create_task(self.resync(self.resync_every), name="resync")
+        if self.event_source.resync_every is not None:
+            self._resyncing = asyncio.create_task(self.resync(self.event_source.resync_every), name="resync")
         self._ready = self.gate.is_open  # not when the Lease was lost meanwhile
 
     async def sync(self) -> None:
         """List the Clusters before any pass runs (Karmada waits for its caches the same way): a pass against a
         half-listed fleet could clear a binding's clusters. The bindings are listed here too unless the event
-        source lists them (`bindings_streamed`) and no gate needs every one of them before the first pass
+        source lists them (`EventSource.reports_lists`) and no gate needs every one of them before the first pass
         (`needs_every_binding`): then each binding is scheduled as its page arrives, and 50,000 bindings
         are not listed twice (once here, once by the watch)."""
         started = time.monotonic()
@@ -365,7 +361,7 @@ class SchedulerService:
             self.scheduler.on_cluster(item)
             if index % SYNC_YIELD_EVERY == SYNC_YIELD_EVERY - 1:
                 await asyncio.sleep(0)  # tens of thousands of objects: the Lease keeper must not wait
-        if self.bindings_streamed and not needs_every_binding(self.config):
+        if self.event_source.reports_lists and not needs_every_binding(self.config):
             for path, _ in BINDINGS:  # a refused list still ends the start here, not in the watch's backoff
                 await self._list(path, whole=False)
             self._first_lists = {path.rsplit("/", 1)[1]: started for path, _ in BINDINGS}
