@@ -3,7 +3,7 @@ never take more than it has. Every pass decides on the assumptions as they stood
 (they all awaited their estimates side by side), then they reserve one after the other in any order; Reserve
 keeps a decision whose clusters still have room after what the earlier ones assumed and refuses the others, which
 decide again on fresh data, as a pass does. The room is the general estimate made again when it was the only
-estimate (`Framework._room_now`), else the estimates' room less the most the later assumptions can take
+estimate (`scheduling/reserve/room.py: room_now`), else the estimates' room less the most the later assumptions can take
 (`AssumptionCache.taken_since`): an accurate estimator that knows nothing the general estimator does not stands in
 for one here."""
 

@@ -22,14 +22,8 @@ metrics and `explain`'s record are hooks, the algorithm does not know about them
 
 Reserve and concurrent passes: with an `AssumptionCache`, the general estimator deducts the footprints other
 passes reserved, the accurate estimators are sent them, and `reserve` checks that every cluster the decision
-gives new replicas still has room for them. Where another pass reserved after this one read the assumptions:
-when the general estimator was the only estimate, it is made again for those clusters with the assumptions as
-they are now (exact, resource models included); when accurate estimators took part, the room the estimates gave is
-cut by the most that what was assumed since can take (`AssumptionCache.taken_since`). A decision that no longer
-fits, or whose estimates can be neither made again nor bounded (estimate plugins, resource models beside accurate
-estimators, component sets, a decision made in a decision process), is refused when anything changed on its
-clusters, and the caller decides again on fresh data. So capacity is never handed out twice, however many
-passes run, and passes that estimated side by side on roomy clusters all land.
+gives new replicas still has room for them (the arithmetic is `scheduling/reserve/room.py`). So capacity is never
+handed out twice, however many passes run, and passes that estimated side by side on roomy clusters all land.
 """
 
 from __future__ import annotations
@@ -62,7 +56,6 @@ from ...algorithm.schedule import (
     assign,
     candidates_of,
     general_column,
-    merged_estimates,
     needed_replicas,
     needs_estimates,
     select,
@@ -72,6 +65,7 @@ from ...algorithm.snapshot import Snapshot
 from ...algorithm.walk import Attempt, Decision, Outcome, attempts, decide
 from ...model import Binding, Cluster, TargetCluster
 from ..observability.labels import PluginResult
+from ..reserve.room import bounded_by_assumptions, room_now, still_fits
 from ..state.assumptions import AssumptionCache, Footprint
 from .cpu import Compute, compute
 from .hooks import ExtensionPoint, FrameworkHook
@@ -333,8 +327,9 @@ class Framework:
             deduct_claims(candidates, self.preemptor.claimed(candidates.binding, candidates.names))
         alone = self.estimator is None and not self.plugins.estimators  # the general estimate: made again at will
         if general is not None and self.assumptions is not None and alone:
-            state.room_now = partial(self._room_now, ctx.binding, ctx.snapshot, candidates, dict(state.claimed))
-        elif general is not None and self._bounded_by_assumptions(ctx.snapshot):
+            state.room_now = partial(room_now, self.assumptions, self.options, self.listed_workloads(ctx.snapshot),
+                                     ctx.binding, ctx.snapshot, candidates, dict(state.claimed))
+        elif general is not None and bounded_by_assumptions(self.assumptions, self.plugins, ctx.snapshot):
             state.room = ClusterValues(candidates, candidates.allocatable.copy())
         told = ClusterValues(candidates, general) if general is not None else {}
         for hook in self.hooks:
@@ -346,26 +341,6 @@ class Framework:
         if self.estimator is not None:
             return True
         return snapshot.modelled().__contains__
-
-    def _room_now(self, binding: Binding, snapshot: Snapshot, candidates: Candidates, claimed: Mapping[str, int],
-                  names: Sequence[str]) -> dict[str, int]:
-        """The general estimate of each of `names` (candidates) again, with the assumptions as they are now, merged
-        as `_estimate` merged it (`apply_estimates`, then the claims it deducted)."""
-        assert self.assumptions is not None
-        at = candidates.positions(names)
-        known = [name for name in names if name in at]
-        indices = candidates.indices[np.array([at[name] for name in known], dtype=np.intp)]
-        held = self.assumptions.at(binding, snapshot.columns, indices, workloads=self.listed_workloads(snapshot))
-        general = general_column(binding, indices, snapshot, self.options, held.columns)
-        merged = merged_estimates([general], len(known), binding.replicas)
-        return {name: max(room - claimed.get(name, 0), 0) for name, room in zip(known, merged.tolist(), strict=True)}
-
-    def _bounded_by_assumptions(self, snapshot: Snapshot) -> bool:
-        """Whether each estimate this pass merged can lose at most `AssumptionCache.taken_since` replicas to what
-        other passes assume after it read them: the general estimate on resource summaries and the accurate
-        estimators pack pods into free resources, while resource models place workloads as sets and estimate
-        plugins may do anything with what they read."""
-        return self.assumptions is not None and not self.plugins.estimators and not snapshot.modelled()
 
     async def _ask_estimator(
         self, binding: Binding, clusters: Sequence[Cluster], state: CycleState
@@ -418,7 +393,7 @@ class Framework:
         assumed = False
         if self.assumptions is not None and decision.clusters is not None and needs_estimates(binding):
             multi = multi_template_applicable(binding, self.options.multiple_pod_templates)
-            if not self._still_fits(binding, result, state, multi):
+            if not still_fits(self.assumptions, binding, result, state, multi):
                 return None
             previous = self.assumptions.assume(binding, result, multi)
             assumed = True
@@ -435,35 +410,6 @@ class Framework:
                 self.assumptions.restore(binding, previous)
             raise
         return Reservation(binding, result, previous, assumed)
-
-    def _still_fits(
-        self, binding: Binding, result: Sequence[TargetCluster], state: CycleState, multi_template: bool
-    ) -> bool:
-        """Every cluster of `result` whose assumptions changed since the pass read them still has room for the
-        replicas the decision adds there: the general estimate made again (`room_now`, when it was the only
-        one), else the room its estimates gave less the most that the workloads assumed there since can take.
-        Without either (or for component sets) any change refuses."""
-        assert self.assumptions is not None
-        changed = self.assumptions.changed(state.versions, [t.name for t in result])
-        if not changed:
-            return True
-        if multi_template:
-            return False
-        before = {t.name: t.replicas for t in binding.clusters}
-        placed = {t.name: t.replicas for t in result}
-        grown = [name for name in changed if placed[name] > before.get(name, 0)]
-        if not grown:
-            return True
-        if state.room_now is not None:
-            room = state.room_now(grown)
-        elif state.room:
-            taken = self.assumptions.taken_since(state.versions, grown)
-            if taken is None:
-                return False
-            room = {name: state.room[name] - taken[name] for name in grown if name in state.room}
-        else:
-            return False
-        return all(name in room and placed[name] - before.get(name, 0) <= room[name] for name in grown)
 
     def unreserve(self, reservation: Reservation) -> None:
         """The reserved decision did not land: the assumptions and every Reserve plugin are undone."""
