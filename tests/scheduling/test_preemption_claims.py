@@ -15,13 +15,8 @@ from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.preemption import Claim, PreemptingError
 from binding_scheduler.algorithm.schedule import candidates_of
 from binding_scheduler.model import Binding, parse_binding, parse_cluster
-from binding_scheduler.scheduling.passes.preemption import (
-    CLAIM_ANNOTATION,
-    Preemption,
-    PreemptionClaims,
-    claim_annotation,
-    read_claim,
-)
+from binding_scheduler.scheduling.framework.preemptor import Preemption
+from binding_scheduler.scheduling.state.claims import CLAIM_ANNOTATION, PreemptionClaims, claim_annotation, read_claim
 from tests.builders import AGGREGATED, binding, cluster, names, placement, snapshot
 
 HIGH, LOW = 1000, 100

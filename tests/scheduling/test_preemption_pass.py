@@ -15,10 +15,11 @@ from binding_scheduler.algorithm.preemption import Claim
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.kube.errors import Conflict
 from binding_scheduler.model import parse_cluster
+from binding_scheduler.scheduling.framework.preemptor import Preemption
 from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
 from binding_scheduler.scheduling.observability.labels import PassOutcome
 from binding_scheduler.scheduling.passes.context import PassSettings
-from binding_scheduler.scheduling.passes.preemption import Preemption, PreemptionClaims
+from binding_scheduler.scheduling.state.claims import PreemptionClaims
 from binding_scheduler.scheduling.state.queue import SchedulingQueue
 from tests.builders import AGGREGATED, binding, cluster, names, placement
 from tests.scheduling.test_pass_writes import Run, ScriptedClient, written
@@ -333,7 +334,7 @@ async def test_the_spec_write_that_places_a_preemptor_drops_its_claim_annotation
 
 
 def test_a_claim_written_on_a_preemptor_is_taken_up_by_a_scheduler_that_starts_after() -> None:
-    from binding_scheduler.scheduling.passes.preemption import CLAIM_ANNOTATION, claim_annotation
+    from binding_scheduler.scheduling.state.claims import CLAIM_ANNOTATION, claim_annotation
 
     claims = PreemptionClaims(clock=lambda: 1000.0)
     live = claim_annotation(Claim("default/high", "m1", HIGH, 3, {"cpu": 10}), until=1300.0)

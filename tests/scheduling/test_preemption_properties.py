@@ -14,8 +14,9 @@ from binding_scheduler.algorithm.preemption import PreemptingError
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster
+from binding_scheduler.scheduling.framework.preemptor import Preemption
 from binding_scheduler.scheduling.framework.runner import Framework
-from binding_scheduler.scheduling.passes.preemption import Preemption, PreemptionClaims
+from binding_scheduler.scheduling.state.claims import PreemptionClaims
 from tests.builders import AGGREGATED, binding, cluster, names, placement
 
 PREEMPTOR = 1000

@@ -202,7 +202,7 @@ def test_a_preemptor_waiting_for_its_victims_capacity_runs_again_when_its_cluste
 def test_intake_takes_up_a_preemption_claim_another_scheduler_wrote_on_its_preemptor() -> None:
     import time
 
-    from binding_scheduler.scheduling.passes.preemption import CLAIM_ANNOTATION, claim_annotation
+    from binding_scheduler.scheduling.state.claims import CLAIM_ANNOTATION, claim_annotation
 
     scheduler = make_scheduler()
     body = binding("high", replicas=3, placement=placement())

@@ -21,7 +21,8 @@ from ..model.config import DEFAULT_CONFIG, KIND, FeatureGatesConfig, SchedulerCo
 from ..model.config.sections import json_fields
 from ..model.meta import ObjectMeta
 from ..scheduling.framework.plugins import UnknownPlugins, load_plugins, parse_plugin_spec, plugin_warnings
-from ..scheduling.passes.preemption import Preemption, PreemptionClaims
+from ..scheduling.framework.preemptor import Preemption
+from ..scheduling.state.claims import PreemptionClaims
 from ..scheduling.state.workload_groups import WorkloadGroupIndex
 from .inputs import Inputs, SourcedConfig, documents
 from .karmada_flags import FALSE_WORDS, TRUE_WORDS

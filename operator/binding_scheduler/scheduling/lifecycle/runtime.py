@@ -33,8 +33,8 @@ from ...model.body import BindingBody
 from ..observability.labels import BindingEvent, PassOutcome
 from ..observability.metrics import SchedulerMetrics
 from ..passes.context import PassContext, PassSettings, PassTracker, Phase
-from ..passes.preemption import CLAIM_ANNOTATION
 from ..passes.run import run_pass
+from ..state.claims import CLAIM_ANNOTATION
 from ..state.queue import QueuedBinding, SchedulingQueue
 from ..state.stores import binding_key
 from .stop_report import DrainReport

@@ -35,11 +35,11 @@ from ...model import ObjectMeta
 from ...model.config import SchedulerConfig, overcommit_protected
 from ..decisions.pool import DecisionPool
 from ..framework.plugins import load_plugins, plugin_warnings
+from ..framework.preemptor import Preemption
 from ..observability.health import HealthServer, readiness
 from ..observability.metrics import MetricsHook, SchedulerMetrics
 from ..passes.context import PassContext, PassSettings
 from ..passes.events import BackgroundEvents
-from ..passes.preemption import Preemption
 from ..state.queue import SchedulingQueue
 from ..state.stores import BindingStore, ClusterStore
 from ..state.workload_groups import WorkloadGroupIndex

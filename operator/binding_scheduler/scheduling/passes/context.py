@@ -23,9 +23,9 @@ from ..framework.ports import Preemptor, ReplicaEstimator
 from ..framework.runner import Framework
 from ..observability.metrics import SchedulerMetrics
 from ..state.assumptions import AssumptionCache
+from ..state.claims import PreemptionClaims
 from ..state.stores import BindingStore, ClusterStore
 from ..state.workload_groups import WorkloadGroupIndex
-from .preemption import PreemptionClaims
 
 
 class Phase(StrEnum):

@@ -45,9 +45,10 @@ from ...model.meta import status_of
 from ..framework.cpu import OverCpuLimit
 from ..framework.runner import Framework, Reservation
 from ..observability.labels import AttemptResult, PassOutcome, WriteKind, WriteResult
+from ..state.claims import CLAIM_ANNOTATION
 from .context import EventType, PassContext, PassSettings, PassTracker
 from .decision_log import UNREADABLE_REASON, DecisionRecord, log_decision
-from .preemption import CLAIM_ANNOTATION, carry_out
+from .preemption import carry_out
 
 logger = logging.getLogger(__name__)
 
