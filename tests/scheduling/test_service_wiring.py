@@ -27,7 +27,8 @@ from binding_scheduler.model.config import (
     SchedulerConfig,
 )
 from binding_scheduler.scheduling.framework.plugins import UnknownPlugins
-from binding_scheduler.scheduling.lifecycle.service import LEASE_BURST, LEASE_QPS, SchedulerService
+from binding_scheduler.scheduling.lifecycle.service import SchedulerService
+from binding_scheduler.scheduling.lifecycle.wiring import LEASE_BURST, LEASE_QPS
 from binding_scheduler.scheduling.observability.metrics import MetricsHook, SchedulerMetrics
 from tests.builders import binding, placement
 from tests.pass_plugins import AtEstimate

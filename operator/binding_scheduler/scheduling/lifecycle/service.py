@@ -25,22 +25,19 @@ from typing import Any
 from ... import __version__
 from ...algorithm.schedule import ScheduleOptions
 from ...estimation import AccurateEstimator
-from ...kube.client import USER_AGENT, ApiClient
 from ...kube.connection import Connection
 from ...kube.errors import KubeError, NotFound, ServerError, TooManyRequests, TransportError
 from ...kube.events import EventRecorder
 from ...kube.gate import WriteGate
-from ...kube.lease import LeaseElector, default_identity
+from ...kube.lease import default_identity
 from ...model import ObjectMeta
 from ...model.config import SchedulerConfig, overcommit_protected
-from ..decisions.pool import DecisionPool
 from ..framework.plugins import load_plugins, plugin_warnings
 from ..framework.preemptor import Preemption
-from ..observability.health import HealthServer, readiness
+from ..observability.health import readiness
 from ..observability.metrics import MetricsHook, SchedulerMetrics
 from ..passes.context import PassContext, PassSettings
 from ..passes.events import BackgroundEvents
-from ..state.queue import SchedulingQueue
 from ..state.stores import BindingStore, ClusterStore
 from ..state.workload_groups import WorkloadGroupIndex
 from .config_views import estimator_settings, needs_every_binding
@@ -48,11 +45,11 @@ from .event_source import LISTED_AT_START, EventSource
 from .runtime import Scheduler
 from .stop_budget import CLOSE_RESERVE, STOP_TAIL, StopBudget, release_within
 from .stop_report import ShutdownReport
+from .wiring import api_clients, decision_pool, health_server, lease_elector, scheduling_queue
 
 logger = logging.getLogger(__name__)
 
 CLUSTERS = "/apis/cluster.karmada.io/v1alpha1/clusters"
-LEASE_QPS, LEASE_BURST = 5.0, 10  # a renewal is two requests per retry period
 SYNC_RETRY_INITIAL, SYNC_RETRY_CAP = 0.5, 30.0
 LIST_PAGE = 500  # objects per list request, as client-go's pager: no answer of 50,000 bindings in one piece
 SYNC_YIELD_EVERY = 256  # objects taken in between two turns of the event loop
@@ -87,38 +84,23 @@ class SchedulerService:
         self.metrics = metrics or SchedulerMetrics()
         self.gate = WriteGate()
         self.identity = identity or default_identity()
-        agent = f"{USER_AGENT} ({self.identity})"  # which instance sent a request, in the API server's audit log
-        self.client = ApiClient(
-            connection, self.gate, qps=config.kube_api.qps, burst=config.kube_api.burst, user_agent=agent,
-            observer=self.metrics.rest_client,
-        )
+        self.client, self.lease_client = api_clients(connection, self.gate, config, self.identity,
+                                                     self.metrics.rest_client)
         self.events = EventRecorder(self.client, component=config.scheduler_name)
         self.background_events = BackgroundEvents(self.events)  # a pass queues its Events and goes on
         self._estimators: list[AccurateEstimator] = []
-        self.queue = SchedulingQueue(
-            initial_backoff=config.queue.initial_backoff,
-            max_backoff=config.queue.max_backoff,
-            unschedulable_timeout=config.queue.unschedulable_timeout,
-        )
+        self.queue = scheduling_queue(config)
         self.context = PassContext(client=self.client, events=self.background_events, bindings=BindingStore(),
                                    clusters=ClusterStore(), metrics=self.metrics)
         self._preemption: Preemption | None = None
-        self.decisions = DecisionPool(config.decision_processes) if config.decision_processes > 0 else None
+        self.decisions = decision_pool(config)
         """The decision processes (`decisionProcesses`), started with the service and stopped after its passes."""
         self._starting_decisions: asyncio.Task[None] | None = None
         self.scheduler = Scheduler(
             self.context, self._pass_settings(config), queue=self.queue, metrics=self.metrics, workers=config.workers
         )
-        # Leader election has a client (and rate limiter) of its own, as Karmada's does: renewals never queue
-        # behind the passes' requests. It shares the write gate, so a closed gate stops Lease writes too.
-        self.lease_client = ApiClient(connection, self.gate, qps=LEASE_QPS, burst=LEASE_BURST, user_agent=agent,
-                                      observer=self.metrics.rest_client)
-        self.lease = self._lease_elector(config)
-        self.health = HealthServer(
-            self.metrics, metrics_host=config.metrics.host, metrics_port=config.metrics.port or None,
-            health_host=config.metrics.health_host, health_port=config.metrics.health_port or None,
-            ready=lambda: self.probe_ready,
-        )
+        self.lease = lease_elector(self.lease_client, config, self.identity)
+        self.health = health_server(self.metrics, config, lambda: self.probe_ready)
         self._init_lifecycle()
 
     def _init_lifecycle(self) -> None:
@@ -139,20 +121,6 @@ class SchedulerService:
         """`time.monotonic()` when shutdown finished: nothing of ours writes after it."""
         self.lost_at: float | None = None
         self.report: ShutdownReport | None = None
-
-    def _lease_elector(self, config: SchedulerConfig) -> LeaseElector | None:
-        election = config.leader_election
-        if not election.enabled:
-            return None
-        return LeaseElector(
-            self.lease_client,
-            name=election.lease_name,
-            namespace=election.lease_namespace,
-            identity=self.identity,
-            lease_duration=election.lease_duration,
-            renew_deadline=election.renew_deadline,
-            retry_period=election.retry_period,
-        )
 
     # -- configuration ------------------------------------------------------------------------------------
 
