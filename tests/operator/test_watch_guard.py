@@ -19,7 +19,7 @@ class FakeSettings:
     leaves an operator on the fast path, with a listener that hears nothing."""
 
     def __init__(self) -> None:
-        setattr(self, watch_guard.LISTENER_ATTRIBUTE, _deaf)
+        watch_guard.attach(self, _deaf)
 
 
 async def _deaf(plural: str, bodies: list[Mapping[str, Any]]) -> None:
@@ -58,7 +58,7 @@ async def test_a_completed_list_goes_to_the_listener_before_kopf_hears_it_ended(
     async def listener(plural: str, bodies: list[Mapping[str, Any]]) -> None:
         heard.append((plural, [b["metadata"]["name"] for b in bodies]))
 
-    setattr(settings, watch_guard.LISTENER_ATTRIBUTE, listener)
+    watch_guard.attach(settings, listener)
     modified = {"type": "MODIFIED", "object": {"metadata": {"name": "a"}}}
     events = await consume(
         settings, monkeypatch, stream_of(listed("a"), listed("b"), watching.Bookmark.LISTED, modified)

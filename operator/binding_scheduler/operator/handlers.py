@@ -99,8 +99,8 @@ def register(registry: kopf.OperatorRegistry, app: OperatorApp) -> None:
         configure(settings)
         refusal = "--event-path=kopf" if app.options.event_path == "kopf" else watch_guard.unsupported()
         if refusal is None:
-            watch_guard.attach(settings, app.relisted, routes=event_routes)
-            app.event_source = EventSource.streamed(lambda: watch_guard.failing_watches(settings))
+            attachment = watch_guard.attach(settings, app.relisted, routes=event_routes)
+            app.event_source = EventSource.streamed(lambda: dict(attachment.failures))
             logger.debug("event path: watch_guard's fast path (kopf %s)", ", ".join(sorted(watch_guard.VERIFIED_KOPF)))
         else:
             settings.networking.error_backoffs = KOPF_PATH_BACKOFFS

@@ -8,7 +8,8 @@ its handlers which objects vanished meanwhile (an informer's `Replace` would del
 Kopf has no hook for either, so this module wraps its `continuous_watch` (one list, then watches from the
 list's resourceVersion): a failure of one stream is logged and ends that stream after an exponential backoff,
 and Kopf's own loop (`infinite_watch`) starts the next one with a fresh list; when a list completes, the
-objects it held go to the listener registered for that operator's settings. The wrapper is installed once
+objects it held go to the listener of that operator's `Attachment` (`attach`: kept here by the operator's
+settings, the one argument Kopf passes that says which operator a stream belongs to; nothing is set on them). The wrapper is installed once
 per process and is a no-op for operators without a listener (Kopf's behaviour, plus the survival).
 
 It also routes events straight to the scheduler (`attach(..., routes=...)`): for a resource with a route, each
@@ -31,12 +32,13 @@ on Kopf's public API alone (`handlers.register`), with a periodic resync in plac
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.metadata
 import inspect
 import json
 import logging
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -59,10 +61,22 @@ BACKOFF_INITIAL = 0.5
 BACKOFF_CAP = 30.0
 EXPECTED_PARAMETERS = ("settings", "resource", "namespace", "operator_pause_waiter")
 
-LISTENER_ATTRIBUTE = "_binding_scheduler_relist_listener"  # on the operator's settings (unhashable, one each)
-ROUTES_ATTRIBUTE = "_binding_scheduler_routes"
-FAILURES_ATTRIBUTE = "_binding_scheduler_watch_failures"
 _wrapped: dict[str, Any] = {}  # "continuous_watch": Kopf's own function, once installed
+
+
+@dataclass(slots=True)
+class Attachment:
+    """What one operator's watch streams report to and route through (its settings, Kopf's one argument to the
+    wrapped function, say which operator a stream belongs to)."""
+
+    listener: RelistListener
+    routes: Mapping[str, Route] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    """The resources (by plural) whose last watch or list failed and has not listed again, with the failures."""
+
+
+_attached: dict[int, Attachment] = {}
+"""By the id of the operator's settings (Kopf's OperatorSettings is unhashable); dropped with the settings."""
 
 STREAM_FAILURES: tuple[type[BaseException], ...] = (
     watching.WatchingError,  # an ERROR event other than 410
@@ -122,25 +136,29 @@ class _KopfJson:
         return getattr(json, name)
 
 
-def attach(settings: Any, listener: RelistListener, routes: Mapping[str, Route] | None = None) -> None:
+def attach(settings: Any, listener: RelistListener, routes: Mapping[str, Route] | None = None) -> Attachment:
     """Send the lists of the operator that runs with `settings` to `listener`, and the events of each resource
     (by plural) in `routes` to its route instead of Kopf's handlers."""
     install()
-    setattr(settings, LISTENER_ATTRIBUTE, listener)
-    setattr(settings, ROUTES_ATTRIBUTE, dict(routes or {}))
+    attachment = Attachment(listener, dict(routes or {}))
+    key = id(settings)
+    _attached[key] = attachment
+    weakref.finalize(settings, _attached.pop, key, None)
+    return attachment
 
 
 def failing_watches(settings: Any) -> dict[str, int]:
     """The resources (by plural) whose last watch or list failed and has not listed again since, each with its
     failures in a row: while one is here, the scheduler's view of it is going stale."""
-    return dict(getattr(settings, FAILURES_ATTRIBUTE, None) or {})
+    attachment = _attached.get(id(settings))
+    return dict(attachment.failures) if attachment is not None else {}
 
 
 async def guarded_continuous_watch(
     *, settings: Any, resource: Any, namespace: Any, operator_pause_waiter: Any
 ) -> AsyncIterator[Any]:
-    listener: RelistListener | None = getattr(settings, LISTENER_ATTRIBUTE, None)
-    if listener is None:  # an operator on Kopf's own path (another in this process attached): Kopf's behaviour
+    attachment = _attached.get(id(settings))
+    if attachment is None:  # an operator on Kopf's own path (another in this process attached): Kopf's behaviour
         async for event in _wrapped["continuous_watch"](
             settings=settings, resource=resource, namespace=namespace, operator_pause_waiter=operator_pause_waiter
         ):
@@ -148,13 +166,8 @@ async def guarded_continuous_watch(
         return
     plural = str(getattr(resource, "plural", resource))
     listed: list[Mapping[str, Any]] | None = []
-    route: Route | None = (getattr(settings, ROUTES_ATTRIBUTE, None) or {}).get(plural)
+    listener, route, failures = attachment.listener, attachment.routes.get(plural), attachment.failures
     routed = 0
-    failures: dict[str, int] | None = getattr(settings, FAILURES_ATTRIBUTE, None)
-    if failures is None:  # the first stream: every other one shares its record, empty or not
-        failures = {}
-        with contextlib.suppress(AttributeError, TypeError):
-            setattr(settings, FAILURES_ATTRIBUTE, failures)
     try:
         async for event in _wrapped["continuous_watch"](
             settings=settings, resource=resource, namespace=namespace, operator_pause_waiter=operator_pause_waiter
