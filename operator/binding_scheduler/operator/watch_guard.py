@@ -9,8 +9,8 @@ Kopf has no hook for either, so this module wraps its `continuous_watch` (one li
 list's resourceVersion): a failure of one stream is logged and ends that stream after an exponential backoff,
 and Kopf's own loop (`infinite_watch`) starts the next one with a fresh list; when a list completes, the
 objects it held go to the listener of that operator's `Attachment` (`attach`: kept here by the operator's
-settings, the one argument Kopf passes that says which operator a stream belongs to; nothing is set on them). The wrapper is installed once
-per process and is a no-op for operators without a listener (Kopf's behaviour, plus the survival).
+settings, the one argument Kopf passes that says which operator a stream belongs to; nothing is set on them).
+The wrapper is installed once per process and is a no-op for operators without an attachment (Kopf's behaviour).
 
 It also routes events straight to the scheduler (`attach(..., routes=...)`): for a resource with a route, each
 watch event goes to its route, in stream order, and Kopf's per-event machinery never sees it. The scheduler's
