@@ -26,6 +26,7 @@ from ...model import (
     parse_binding,
     parse_target_clusters,
 )
+from ...model.body import compacted, equal_but_clusters, raw_spec, raw_targets, raw_version
 from ...model.fields import INT32_MAX
 
 
@@ -159,18 +160,6 @@ class TargetPool:
         self._forget_shared()
 
 
-def _equal_but_clusters(spec: Any, other: Any) -> bool:
-    """Do two `spec` objects differ in `spec.clusters` at most? Then a parse of one serves the other for
-    everything else: a spec write of ours changes only the clusters, and re-parsing the whole binding after each
-    (placement and all) made requeueing 50,000 bindings after a cluster change block the event loop for a
-    minute."""
-    if not isinstance(spec, Mapping) or not isinstance(other, Mapping) or spec.keys() - {"clusters"} != (
-        other.keys() - {"clusters"}
-    ):
-        return False
-    return all(value == other[key] for key, value in spec.items() if key != "clusters")
-
-
 _CachedParse = tuple[str, Binding | ValidationError, object]
 
 
@@ -212,7 +201,7 @@ class BindingStore:
         when new)."""
         key = binding_key(body)
         previous = self._bodies.get(key)
-        body = self._compact(body, previous)
+        body = compacted(body, previous, self._pool.entries)
         self._bodies[key] = body
         return previous
 
@@ -261,9 +250,7 @@ class BindingStore:
         bindings took half a second of the event loop that way, most of it building those views."""
         for key, body in list(self._bodies.items()):
             cached = self._parsed.get(key)
-            metadata = body.get("metadata")
-            version = metadata.get("resourceVersion") if isinstance(metadata, Mapping) else None
-            result = _hit(cached, version)
+            result = _hit(cached, raw_version(body))
             if result is None:
                 result = self.parsed(key)
             if isinstance(result, Binding):
@@ -273,7 +260,7 @@ class BindingStore:
         cached = self._parsed.get(key)
         if (hit := _hit(cached, version)) is not None:
             return hit
-        spec = body.get("spec")
+        spec = raw_spec(body)
         result: Binding | ValidationError
         try:
             result = self._parse(body, spec, *(cached[1:] if cached is not None else (None, None)))
@@ -287,29 +274,15 @@ class BindingStore:
         """Parse `body`, reusing what a parse of an earlier body of the binding (from `earlier_spec`) still
         holds."""
         if isinstance(earlier, Binding):
-            if earlier_spec is spec:  # a status or metadata change: the spec object was kept (see _compact)
+            if earlier_spec is spec:  # a status or metadata change: the spec object was kept (see model.body.compacted)
                 return parse_binding(body, same_spec=earlier)
-            if _equal_but_clusters(spec, earlier_spec):  # a scheduler's spec write
-                clusters = self._pool.parsed_entries(spec.get("clusters"))
+            if equal_but_clusters(spec, earlier_spec):  # a scheduler's spec write
+                clusters = self._pool.parsed_entries(raw_targets(spec))
                 return parse_binding(body, same_spec=earlier, clusters=clusters)
         return self._pool.targets(parse_binding(body))
 
     def keys(self) -> Iterator[str]:
         return iter(list(self._bodies))
-
-    def _compact(self, body: Mapping[str, Any], previous: Mapping[str, Any] | None) -> Mapping[str, Any]:
-        """`body` as kept: no managedFields; the previous body's `spec` object when the spec is unchanged (a
-        status write: nothing new to hold or parse), else its placed clusters' entries shared."""
-        metadata = body.get("metadata")
-        if isinstance(metadata, Mapping) and "managedFields" in metadata:
-            body = {**body, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
-        spec = body.get("spec")
-        kept = previous.get("spec") if previous is not None else None
-        if kept is not None and spec is not kept and spec == kept:
-            return {**body, "spec": kept}
-        if isinstance(spec, Mapping) and isinstance(spec.get("clusters"), list) and spec["clusters"]:
-            body = {**body, "spec": {**spec, "clusters": self._pool.entries(spec["clusters"])}}
-        return body
 
     def __len__(self) -> int:
         return len(self._bodies)
