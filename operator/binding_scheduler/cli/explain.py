@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +18,7 @@ from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
 from ..algorithm.triggers import schedule_trigger
 from ..algorithm.walk import Decision
+from ..kube.jsonio import dumps_indented
 from ..model import Binding
 from ..model.meta import InvalidBinding, ParsedBinding, StoredBinding
 from ..scheduling.framework.cpu import OverCpuLimit
@@ -63,7 +63,7 @@ def not_decided(entry: StoredBinding, skipped: str | None, output: str) -> str:
         text, extra = f"SchedulerError invalid binding: {entry.error}", {
             "scheduled": False, "reason": "SchedulerError", "message": f"invalid binding: {entry.error}"}
     if output == "json":
-        return json.dumps({"kind": meta.kind, "namespace": meta.namespace, "name": meta.name, **extra}, indent=2)
+        return dumps_indented({"kind": meta.kind, "namespace": meta.namespace, "name": meta.name, **extra})
     return f"{meta.kind} {meta.key}: {text}"
 
 
@@ -254,7 +254,7 @@ def render_json(
     preemption = _preemption_document(decision)
     if preemption is not None:
         document["preemption"] = preemption
-    return json.dumps(document, indent=2)
+    return dumps_indented(document)
 
 
 async def _run(args: argparse.Namespace) -> int:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import io
+import json
+import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ..kube import jsonio
 from ..model import Binding, Cluster, ValidationError, parse_binding, parse_cluster
 from ..model.config import KIND as CONFIG_KIND
 from ..model.meta import InvalidBinding, ObjectMeta, ParsedBinding, StoredBinding
@@ -66,18 +69,39 @@ def input_files(paths: Sequence[str]) -> Iterator[Path]:
             yield path
 
 
-class _Loader(yaml.SafeLoader):
-    """YAML as kubectl reads it: a timestamp-looking scalar stays the string it is written as.
-
-    PyYAML's safe loader turns an unquoted `2024-01-01T00:00:00Z` into a datetime, which the model (fed JSON
-    by the API server) rightly refuses; kubectl's YAML-to-JSON conversion keeps it as text.
-    """
-
-
-_Loader.yaml_implicit_resolvers = {
+_KUBECTL_RESOLVERS = {
     first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+"""YAML as kubectl reads it: a timestamp-looking scalar stays the string it is written as. PyYAML's safe loader
+turns an unquoted `2024-01-01T00:00:00Z` into a datetime, which the model (fed JSON by the API server) rightly
+refuses; kubectl's YAML-to-JSON conversion keeps it as text."""
+
+
+class _PureLoader(yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader, with kubectl's scalars."""
+
+    yaml_implicit_resolvers = _KUBECTL_RESOLVERS
+
+
+_Loader: type[yaml.SafeLoader] | type[Any] = _PureLoader
+if getattr(yaml, "__with_libyaml__", False):
+
+    class _CLoader(yaml.CSafeLoader):
+        """libyaml's parser (several times faster) under the same safe constructor and kubectl's scalars."""
+
+        yaml_implicit_resolvers = _KUBECTL_RESOLVERS
+
+    _Loader = _CLoader
+
+_LONG_INTEGER = re.compile(r"\d{19}")
+"""An integer literal of 19 digits or more: orjson reads one beyond 64 bits as a float, the standard library as
+the integer it is."""
+
+
+def _json_document(text: str) -> Any:
+    """`text` as one JSON document (orjson, as the API path reads JSON); ValueError when it is not JSON."""
+    return json.loads(text) if _LONG_INTEGER.search(text) else jsonio.loads(text)
 
 
 def _objects(stream: Iterable[Any]) -> Iterator[Any]:
@@ -94,11 +118,20 @@ def _objects(stream: Iterable[Any]) -> Iterator[Any]:
 def documents(path: Traversable) -> Iterator[Any]:
     """Every object in a file (a path, or package data): multi-document YAML, JSON, and `kind: List` items."""
     with path.open(encoding="utf-8") as handle:
-        yield from _objects(yaml.load_all(handle, Loader=_Loader))
+        if path.name.endswith(".json"):
+            yield from text_documents(handle.read())
+        else:
+            yield from _objects(yaml.load_all(handle, Loader=_Loader))
 
 
 def text_documents(text: str) -> Iterator[Any]:
-    """Every object in `text`, as `documents` reads a file."""
+    """Every object in `text`, as `documents` reads a file: JSON through the JSON parser when it is JSON, else (and
+    for JSON that does not parse, so the error says where) YAML."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return _objects([_json_document(text)])
+        except ValueError:
+            pass
     return _objects(yaml.load_all(io.StringIO(text), Loader=_Loader))
 
 

@@ -7,7 +7,6 @@ nothing is written (a live plane is read through a closed write gate).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any
 
 from ..algorithm.general_estimator import EstimatorCache
 from ..algorithm.resource_models import CPU, MEMORY
+from ..kube.jsonio import dumps_indented
 from ..model import Cluster
 from ..model.meta import InvalidBinding, ObjectMeta, ParsedBinding
 from .common import add_source_arguments, fail, load_or_exit, run_command
@@ -257,7 +257,7 @@ def render_by_cluster(matrix: Matrix) -> str:
 
 def render(matrix: Matrix, output: str, layout: str = "auto") -> str:
     if output == "json":
-        return json.dumps(matrix.to_dict(), indent=2)
+        return dumps_indented(matrix.to_dict())
     if output == "svg":
         return render_svg(matrix)
     if layout == "clusters" or (layout == "auto" and len(matrix.columns) > MATRIX_CLUSTERS):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from ..algorithm.preemption import PreemptingError
 from ..algorithm.registry import PluginSet
 from ..algorithm.schedule import DEFAULT_OPTIONS, ScheduleOptions
 from ..algorithm.snapshot import Snapshot
+from ..kube.jsonio import dumps_indented
 from ..model import Binding, TargetCluster
 from ..model.meta import InvalidBinding, ObjectMeta, ParsedBinding, StoredBinding
 from ..scheduling.framework.cpu import OverCpuLimit
@@ -212,7 +212,7 @@ def render(results: Sequence[SimulationResult], output: str) -> str:
 
 
 def _dump(document: dict[str, Any], output: str) -> str:
-    return json.dumps(document, indent=2) if output == "json" else yaml.safe_dump(document, sort_keys=False).rstrip()
+    return dumps_indented(document) if output == "json" else yaml.safe_dump(document, sort_keys=False).rstrip()
 
 
 async def _run(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ The API server never sends one (Kubernetes integers are int64; a CRD's schema re
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -32,3 +33,25 @@ def dumps(value: Any) -> bytes:
         return orjson.dumps(value)
     except TypeError:
         return json.dumps(value, separators=(",", ":")).encode()
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7e]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
+
+
+def dumps_indented(value: Any) -> str:
+    """What `json.dumps(value, indent=2)` gives, byte for byte (non-ASCII characters escaped, as its default
+    `ensure_ascii` does: outside strings JSON has none), written by orjson at a fraction of the time; the standard
+    library where orjson refuses."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return json.dumps(value, indent=2)
+    return _NON_ASCII.sub(_escaped, text)
