@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..estimation.stub import EstimatorStub
 from ..model import parse_cluster
 from ..model.conditions import SCHEDULED
 from . import argtypes
@@ -50,6 +49,7 @@ from .optional import MISSING, devcluster_missing
 
 if TYPE_CHECKING:  # devcluster is an optional part (cli/optional.py): imported when the demo runs
     from ..devcluster import DevCluster
+    from ..estimation.stub import EstimatorStub
 
 
 def load(api: DevCluster, sources: Iterable[Traversable]) -> list[Mapping[str, Any]]:
@@ -86,6 +86,8 @@ def estimators(clusters: Sequence[Mapping[str, Any]]) -> Iterator[dict[str, Esti
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True, name="demo-estimators")
     thread.start()
+    from ..estimation.stub import EstimatorStub  # gRPC: imported when the demo runs
+
     stubs = [EstimatorStub(str(doc["metadata"]["name"]), summary=parse_cluster(doc)) for doc in clusters]
     try:
         for stub in stubs:

@@ -22,16 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..estimation.stub import EstimatorStub, RecordedCall, StubMode
 from ..model.conditions import SCHEDULED
-from ..operator.app import OperatorApp
-from ..operator.options import LaunchOptions
-from ..operator.runner import run_operator
 from ..scheduling.lifecycle.stop_report import ShutdownReport
 from ..scheduling.passes.context import Phase
 
-if TYPE_CHECKING:  # devcluster is an optional part (cli/optional.py): imported when the demo runs
+if TYPE_CHECKING:  # devcluster is an optional part (cli/optional.py); Kopf and gRPC: imported when the demo runs
     from ..devcluster import DevCluster, Journal, JournalEntry
+    from ..estimation.stub import EstimatorStub, RecordedCall
 
 FIRST, SECOND = "instance-1", "instance-2"
 """The two operator instances' identities: their Lease holder names, and in the User-Agent of their requests."""
@@ -54,6 +51,9 @@ class Instance:
     task created in its loop after it started: the director is a thread, not a task."""
 
     def __init__(self, identity: str, kubeconfig: Path, config: Path) -> None:
+        from ..operator.app import OperatorApp
+        from ..operator.options import LaunchOptions
+
         self.identity = identity
         self.app = OperatorApp(
             LaunchOptions(
@@ -76,6 +76,8 @@ class Instance:
                 self.stop()
 
         thread = threading.Thread(target=direct, name=f"demo-{self.identity}", daemon=True)
+
+        from ..operator.runner import run_operator
 
         async def main() -> int:
             self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
@@ -227,10 +229,14 @@ class Hold:
     until: int | None = None
 
     def begin(self) -> None:
+        from ..estimation.stub import StubMode
+
         self.before = len(self.stub.calls)
         self.stub.mode = StubMode.HANG
 
     def release(self) -> None:
+        from ..estimation.stub import StubMode
+
         self.stub.mode = StubMode.OK
         self.until = len(self.stub.calls)
 

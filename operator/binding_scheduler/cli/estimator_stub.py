@@ -7,14 +7,16 @@ import asyncio
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..estimation.stub import EstimatorStub, StubMode, StubTls
 from ..model import Cluster, ValidationError, parse_cluster
 from . import argtypes
 from .inputs import documents
+
+if TYPE_CHECKING:  # gRPC: imported when the stub runs
+    from ..estimation.stub import EstimatorStub
 
 
 def register(subparsers: Any) -> None:
@@ -65,6 +67,8 @@ def _load_cluster(path: Path, name: str) -> Cluster:
 
 def build_stub(args: argparse.Namespace) -> EstimatorStub:
     """The stub the arguments describe; raises ValueError, OSError or ValidationError when they are wrong."""
+    from ..estimation.stub import EstimatorStub, StubMode, StubTls
+
     summary = _load_cluster(args.cluster_file, args.cluster) if args.cluster_file else None
     if args.mode == "latency" and args.latency <= 0:
         raise ValueError("--mode latency needs --latency SECONDS > 0")

@@ -13,16 +13,13 @@ import sys
 from typing import Any
 
 from ..algorithm.plugins import PluginError
-from ..estimation.credentials import TlsFileError, load_tls
 from ..kube.connection import ConfigError, load_connection
 from ..model import ValidationError
 from ..model.config import SchedulerConfig
 from ..model.overrides import SpecOverrides
 from ..operator.config_file import ConfigFileError, load_config_file
 from ..operator.options import DEFAULT_NAMESPACE, EVENT_PATHS, LaunchOptions
-from ..operator.runner import main as run_main
 from ..scheduling.framework.plugins import UnknownPlugins, load_plugins
-from ..scheduling.lifecycle.config_views import estimator_settings
 from . import goflags
 from .goflags import Flag, FlagError
 from .karmada_flags import IGNORED, MAPPED, KarmadaSettings, karmada_flags, parse_bool, read
@@ -139,6 +136,8 @@ def handle(args: argparse.Namespace) -> int:
         overrides=overrides,
         event_path=args.event_path,
     )
+    from ..operator.runner import main as run_main  # Kopf and the service: imported when `run` runs
+
     return run_main(options)
 
 
@@ -161,6 +160,9 @@ def unreadable_files(config: SchedulerConfig, overrides: SpecOverrides) -> Valid
     are checked when it is read (the operator's start says so in one line)."""
     if not config.estimator.enabled:
         return None
+    from ..estimation.credentials import TlsFileError, load_tls  # gRPC: imported when an estimator is configured
+    from ..scheduling.lifecycle.config_views import estimator_settings
+
     try:
         load_tls(estimator_settings(config))
     except TlsFileError as error:
