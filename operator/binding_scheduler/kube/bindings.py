@@ -2,8 +2,8 @@
 
 Each body carries `metadata.resourceVersion`, the version the decision was computed from. In a JSON merge patch
 it is a precondition: the API server answers 409 (`Conflict`) when the object changed since, and changes nothing.
-So a decision computed from an old view can never overwrite a newer one, whoever sends it (ARCHITECTURE:
-"Fencing"). Karmada itself sends these shapes without the version
+So a decision computed from an old view can never overwrite a newer one, whoever sends it (docs/kube.md,
+"Fenced binding writes"). Karmada itself sends these shapes without the version
 (`pkg/scheduler/scheduler.go: patchScheduleResultForResourceBinding` and `patchBindingStatus`).
 """
 
