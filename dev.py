@@ -11,7 +11,7 @@ modules, cached outside the clone):
     python3 dev.py cluster up      # build what is missing, start it, write .cluster/kubeconfig
     python3 dev.py cluster down    # stop it and remove its state
 
-and a whole local Karmada control plane with three kwok-simulated members (tests/karmada):
+and a whole local Karmada control plane with three kwok-simulated members (testsupport/karmada):
 
     python3 dev.py karmada up [--scheduler karmada|ours]   # build what is missing, start it all
     python3 dev.py karmada e2e [--scheduler ...] [--focus REGEX]   # Karmada's own e2e scheduling specs
@@ -134,7 +134,7 @@ def _build_image() -> None:
 def test(args: list[str]) -> None:
     """Everything CI runs; `--fast` is the inner loop: ruff and the unit tier only (no type check, no Go build)."""
     _ensure_venv()
-    _run([str(BIN / "ruff"), "check", "operator", "tests", "benchmarks", "scripts", "dev.py"])
+    _run([str(BIN / "ruff"), "check", "operator", "tests", "testsupport", "benchmarks", "scripts", "dev.py"])
     if "--fast" in args:
         rest = [arg for arg in args if arg != "--fast"]
         _run([_python(), "-m", "pytest", "-m", "unit", *_parallel(rest), *rest])
@@ -156,14 +156,14 @@ def _parallel(args: list[str]) -> list[str]:
 
 def cluster(args: list[str]) -> None:
     _ensure_venv()
-    _run([_python(), "-m", "tests.realcluster", *args])
+    _run([_python(), "-m", "testsupport.realcluster", *args])
 
 
 def karmada(args: list[str]) -> None:
     _ensure_venv()
     if args[:1] != ["down"]:
         _build_go_tools()
-    _run([_python(), "-m", "tests.karmada", *args])
+    _run([_python(), "-m", "testsupport.karmada", *args])
 
 
 def image(args: list[str]) -> None:

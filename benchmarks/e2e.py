@@ -22,7 +22,7 @@ when every binding has its Scheduled condition. Measured:
 
 The API server is devcluster (the same server `binding-scheduler devcluster` runs) in a child process of this
 benchmark that also counts requests per user agent and notes when each binding first shows a Scheduled
-condition; `--real` uses the real control plane of tests/realcluster (etcd + kube-apiserver, built with Go)
+condition; `--real` uses the real control plane of testsupport/realcluster (etcd + kube-apiserver, built with Go)
 instead, requests then counted from its audit log and conditions from a watch.
 
 Variants: every `--workers` value for every `--tree` (a source tree whose `operator/` folder the scheduler
@@ -55,7 +55,7 @@ from typing import Any
 import yaml
 
 from benchmarks import ROOT
-from tests.realcluster import controlplane
+from testsupport.realcluster import controlplane
 
 REGIONS = [f"region-{i}" for i in range(10)]
 PROVIDERS = ["aws", "gcp", "azure"]
@@ -311,7 +311,7 @@ class DevclusterHost:
 
 
 class RealHost:
-    """The real control plane of tests/realcluster (etcd + kube-apiserver); requests from its audit log."""
+    """The real control plane of testsupport/realcluster (etcd + kube-apiserver); requests from its audit log."""
 
     def __init__(self, folder: Path) -> None:
         self.state = folder / "plane"

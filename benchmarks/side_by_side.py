@@ -4,8 +4,8 @@
         [--rounds 1] [--seed 1] [--tree PATH] [--quiet 3] [--timeout 1800] [--json FILE] [--keep DIR] [--py-spy]
         [--schedulers karmada,ours] [--ours-workers 1]
 
-One real control plane (tests/realcluster: etcd + kube-apiserver built from their Go modules, with an audit log)
-serves the whole run. For each size, a fleet of that many Clusters (tests/realcluster/side_by_side.py's generator:
+One real control plane (testsupport/realcluster: etcd + kube-apiserver built from their Go modules, with an audit log)
+serves the whole run. For each size, a fleet of that many Clusters (testsupport/realcluster/side_by_side.py's generator:
 regions, zones, providers, labels, taints, API enablements, resource summaries and models; shared by both
 schedulers) and `--bindings` bindings of mixed kinds (the same generator's kinds: Duplicated, static weights by
 name and by label, dynamic and aggregated division, spread by cluster and by region, clusterAffinities with
@@ -35,9 +35,9 @@ is the admin with user agent karmada-scheduler/...):
   Lease), also by resource;
 - peak RSS (VmHWM from /proc/PID/status just before the stop) and CPU ms per binding (utime + stime).
 
-The two copies of each (size, setting, round) are compared as tests/realcluster/side_by_side.py does (spec.clusters, the
-Scheduled condition's status, reason and message, schedulerObservingAffinityName); differences are counted by
-kind and printed.
+The two copies of each (size, setting, round) are compared as testsupport/realcluster/side_by_side.py does
+(spec.clusters, the Scheduled condition's status, reason and message, schedulerObservingAffinityName);
+differences are counted by kind and printed.
 
 Settings: `default` is Karmada's defaults, qps 40 / burst 60, for both; `unlimited` is qps 100000 / burst 100000
 for both (ours accepts qps up to 1e6 and refuses 0 or less; client-go would take a negative qps as "no limiter",
@@ -71,15 +71,15 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from benchmarks import ROOT
-from tests.realcluster.controlplane import (
+from testsupport.realcluster.controlplane import (
     ControlPlane,
     ControlPlaneError,
     start,
     stop,
 )
-from tests.realcluster.karmada import Process, karmada_scheduler
-from tests.realcluster.kube import KubeClient, path_of
-from tests.realcluster.side_by_side import (
+from testsupport.realcluster.karmada import Process, karmada_scheduler
+from testsupport.realcluster.kube import KubeClient, path_of
+from testsupport.realcluster.side_by_side import (
     Copy,
     Generated,
     compare,

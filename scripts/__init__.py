@@ -1,7 +1,7 @@
-"""The project's long runs, generators and checkers: thin command lines over the support code in `tests/`.
+"""The project's long runs, generators and checkers: thin command lines over the support code in `testsupport/`.
 
 Every script is a module run from the repository root, so that the root is on sys.path and the tests' harnesses
-(`tests.realcluster`, `tests.operator.harness`, `tests.oracle`, ...) import as packages:
+(`testsupport.realcluster`, `testsupport.operator.harness`, `testsupport.oracle`, ...) import as packages:
 
     .venv/bin/python -m scripts.differential --cases 20000
 

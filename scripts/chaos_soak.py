@@ -9,7 +9,7 @@ scale changes, and the leader killed (-9), stopped (SIGSTOP, then SIGCONT) or te
 the end the faults stop, the fleet settles, both processes get SIGTERM, and the invariants are checked:
 
 1. every binding is at rest: wherever Karmada's rules would schedule it on the final state, its placement
-   (spec.clusters, order aside) is what `simulate` computes from that state (tests/faults/harness.py says why);
+   (spec.clusters, order aside) is what `simulate` computes from that state (testsupport/faults/harness.py says why);
 2. every binding has a Scheduled condition (a True one for its current generation);
 3. nothing was written after the last process exited;
 4. no write by a non-leader landed (the writer held the Lease by the last Lease write before it);
@@ -39,8 +39,8 @@ import yaml
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model import ValidationError, parse_binding, parse_cluster
-from tests.faults.harness import expected_at_rest, non_leader_writes, placement_of
-from tests.operator.harness import (
+from testsupport.faults.harness import expected_at_rest, non_leader_writes, placement_of
+from testsupport.operator.harness import (
     apply,
     binding_doc,
     cluster_doc,

@@ -3,7 +3,7 @@
     .venv/bin/python -m scripts.differential --cases 20000 --seed 1 [--batch 500] [--out DIR] [--parallel 16]
                                              [--workload-affinity | --fleet-size CLUSTERS]
 
-The same generator (tests/oracle/strategies.py) and the same comparison, with its allowances, as
+The same generator (testsupport/oracle/strategies.py) and the same comparison, with its allowances, as
 tests/oracle/test_differential.py, in batches: batch b of seed N is generated with hypothesis seed
 N * 1_000_000 + b (plus one `known_cases` case per shape of a directly created binding), so a run is
 reproducible. Prints the counts (cases, bindings, identical, each allowance by
@@ -22,8 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.oracle import differential
-from tests.oracle.strategies import DIRECT_EDGES, fleet_scale_cases, known_cases, workload_affinity_cases
+from testsupport.oracle import differential
+from testsupport.oracle.strategies import DIRECT_EDGES, fleet_scale_cases, known_cases, workload_affinity_cases
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,7 @@
     .venv/bin/python -m scripts.side_by_side [--clusters 30] [--bindings 200] [--seed 1] [--quiet 5] [--keep DIR]
                                              [--show]
 
-It starts a real kube-apiserver + etcd (tests/realcluster), creates a fleet of Clusters (regions, zones,
+It starts a real kube-apiserver + etcd (testsupport/realcluster), creates a fleet of Clusters (regions, zones,
 providers, labels, taints, API enablements, resource summaries and models; Push and Pull; status through
 /status as the cluster controller writes it) and bindings of every kind (Duplicated, static weights, dynamic
 and aggregated division, spread by cluster and by region, cluster affinities with fallback terms,
@@ -20,7 +20,7 @@ prints the number of identical bindings and a diff for each different one, and e
 docs/compatibility.md does not list (the ones it recognises, each checked narrowly: a FitError message that
 Karmada's random filter order explains, explained_by_filter_order; a binding that needed no scheduling and had
 no condition, explained_by_no_lost_condition).
-The generators and the comparison live in tests/realcluster/side_by_side.py, which
+The generators and the comparison live in testsupport/realcluster/side_by_side.py, which
 tests/e2e/test_side_by_side.py runs on a small fleet.
 """
 
@@ -32,8 +32,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.realcluster.controlplane import ControlPlaneError, start, stop
-from tests.realcluster.side_by_side import run
+from testsupport.realcluster.controlplane import ControlPlaneError, start, stop
+from testsupport.realcluster.side_by_side import run
 
 
 def main(argv: Sequence[str] | None = None) -> int:

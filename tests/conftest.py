@@ -15,13 +15,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.realcluster.controlplane import ControlPlane, ControlPlaneError, go_available, start, stop
+pytest.register_assert_rewrite("testsupport")  # its asserts (the harness's judges) explain themselves too
+
+from testsupport.realcluster.controlplane import (  # noqa: E402 - after the rewrite is registered
+    ControlPlane,
+    ControlPlaneError,
+    go_available,
+    start,
+    stop,
+)
 
 TESTS = Path(__file__).resolve().parent
 TIERS: dict[str, str] = {
     "algorithm": "unit", "model": "unit", "kube": "unit", "estimation": "unit", "scheduling": "unit",
     "cli": "unit",
-    "test_processes.py": "unit",  # tests/processes.py, which every tier that stops a process goes through
+    "test_processes.py": "unit",  # testsupport/processes.py, which every tier that stops a process goes through
     # the command line as a process, against devcluster; Karmada's oracle behind the golden file
     "cli/test_blind.py": "operator", "cli/test_errors.py": "operator", "cli/test_examples.py": "operator",
     "cli/test_golden_oracle.py": "oracle",
@@ -77,7 +85,7 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
 @pytest.fixture(scope="session")
 def helm() -> Path:
     """helm built from helm.sh/helm/v3 (cached); skipped (one line) where Go is missing."""
-    from tests.chart.helm import HelmError, binary
+    from testsupport.chart.helm import HelmError, binary
 
     if not go_available():
         pytest.skip("helm: Go is not installed, so helm cannot be built from its module")

@@ -1,4 +1,4 @@
-"""tests/processes.py: a remembered pid is signalled only while /proc still shows the process recorded (its start
+"""testsupport/processes.py: a remembered pid is signalled only while /proc still shows the process recorded (its start
 time and command), and the tiers' stops (`dev.py cluster down`, `dev.py karmada down`, a plane's `stop`) go
 through that check. Each test starts `sleep`s in their own sessions and kills what is left at its end."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests import processes
-from tests.karmada import plane as karmada_plane
-from tests.processes import Identity, exit_status, mismatch, record, signal_group, signal_process
-from tests.realcluster import controlplane
+from testsupport import processes
+from testsupport.karmada import plane as karmada_plane
+from testsupport.processes import Identity, exit_status, mismatch, record, signal_group, signal_process
+from testsupport.realcluster import controlplane
 
 Spawn = Callable[..., subprocess.Popen[bytes]]
 

@@ -17,7 +17,7 @@ from binding_scheduler.algorithm.assign import assign_replicas
 from binding_scheduler.algorithm.candidates import ClusterDetail, OrderedCandidates
 from binding_scheduler.algorithm.errors import UnschedulableError
 from binding_scheduler.model import Binding, TargetCluster
-from tests.builders import make_binding, make_cluster
+from testsupport.builders import make_binding, make_cluster
 
 DYNAMIC_WEIGHT = {
     "replicaScheduling": {

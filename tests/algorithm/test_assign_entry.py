@@ -19,7 +19,7 @@ from binding_scheduler.model import (
     ReplicaSchedulingType,
     TargetCluster,
 )
-from tests.builders import make_binding, make_cluster, term
+from testsupport.builders import make_binding, make_cluster, term
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 STATIC = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}}

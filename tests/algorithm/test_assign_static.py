@@ -17,8 +17,8 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.static_weight import SnapshotWeights
 from binding_scheduler.algorithm.webster import ARRAYS_FROM
 from binding_scheduler.model import Binding, TargetCluster, WeightPreference, parse_binding
-from tests import builders
-from tests.builders import make_binding, make_cluster, schedule, snapshot
+from testsupport import builders
+from testsupport.builders import make_binding, make_cluster, schedule, snapshot
 
 ODD_UID = "uid-1"  # FNV-1a is odd: ties go to names descending
 

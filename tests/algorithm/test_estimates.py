@@ -10,7 +10,7 @@ import numpy as np
 from binding_scheduler.algorithm.estimates import MAX_INT32, UNAUTHENTIC_REPLICA
 from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.schedule import apply_estimates, candidates_of
-from tests.builders import make_binding, snapshot
+from testsupport.builders import make_binding, snapshot
 
 CLUSTERS = ["member1", "member2", "member3"]
 

@@ -24,7 +24,7 @@ from binding_scheduler.model import Binding, Cluster, ClusterAffinity
 from binding_scheduler.model.fields import Fields
 from binding_scheduler.model.placement import parse_cluster_affinity
 from binding_scheduler.scheduling.framework.runner import Framework
-from tests.builders import (
+from testsupport.builders import (
     expression,
     make_binding,
     make_cluster,

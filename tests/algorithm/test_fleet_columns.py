@@ -14,7 +14,7 @@ from binding_scheduler.algorithm.plugins import AttemptContext, FilterMask, Mask
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse_cluster
-from tests import builders
+from testsupport import builders
 
 NAMES = ("b", "a", "m-10", "m-9", "Z", "é", "aa", "m-1")
 APIS = (builders.DEPLOYMENT, ("batch/v1", "Job"))

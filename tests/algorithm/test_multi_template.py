@@ -16,7 +16,7 @@ from binding_scheduler.algorithm.triggers import ScheduleType, schedule_trigger
 from binding_scheduler.model import TargetCluster, TargetComponent, parse_binding
 from binding_scheduler.model.fields import FrozenMap
 from tests.algorithm.test_estimates import merge_estimates
-from tests.builders import make_cluster, schedule
+from testsupport.builders import make_cluster, schedule
 
 GATE = ScheduleOptions(multiple_pod_templates=True)
 ONE_CLUSTER = [{"spreadByField": "cluster", "minGroups": 1, "maxGroups": 1}]

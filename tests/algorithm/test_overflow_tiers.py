@@ -9,7 +9,7 @@ import numpy as np
 from binding_scheduler.algorithm.plugins import AttemptContext
 from binding_scheduler.algorithm.schedule import UNMATCHED_OVERFLOW_ORDER, candidates_of, overflow_order
 from binding_scheduler.model import parse_binding
-from tests.builders import binding, make_cluster, snapshot, term
+from testsupport.builders import binding, make_cluster, snapshot, term
 
 OVERFLOWS = [{"affinityName": "near", "clusterNames": ["m3"]}, {"affinityName": "far", "clusterNames": ["m4", "m1"]}]
 

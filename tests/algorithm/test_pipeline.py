@@ -13,7 +13,7 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.model import Binding, Cluster, TargetCluster
 from binding_scheduler.scheduling.framework.record import AttemptRecorder
-from tests.builders import AGGREGATED, DUPLICATED, make_binding, make_cluster, placement, schedule, snapshot
+from testsupport.builders import AGGREGATED, DUPLICATED, make_binding, make_cluster, placement, schedule, snapshot
 
 CAPACITY = {"cpu": "4", "memory": "16Gi", "pods": "110"}
 

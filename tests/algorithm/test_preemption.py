@@ -23,7 +23,7 @@ from binding_scheduler.algorithm.preemption import (
     victim_candidates,
 )
 from binding_scheduler.model import Binding, parse_binding
-from tests.builders import AGGREGATED, DUPLICATED, DYNAMIC_WEIGHT, binding, names, placement, term
+from testsupport.builders import AGGREGATED, DUPLICATED, DYNAMIC_WEIGHT, binding, names, placement, term
 
 BOTH = PreemptionGates(priority_based_scheduling=True, priority_based_preemptive_scheduling=True)
 HIGH, LOW = 1000, 100

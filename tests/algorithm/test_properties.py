@@ -15,8 +15,8 @@ from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, Cluster, TargetCluster, parse_binding, parse_cluster
-from tests import builders
-from tests.builders import schedule
+from testsupport import builders
+from testsupport.builders import schedule
 
 PLUGINS = build_plugins()
 REGIONS = ("r1", "r2", "r3")
@@ -123,7 +123,7 @@ from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import parse_binding, parse_cluster
-from tests.builders import schedule
+from testsupport.builders import schedule
 
 plugins, out = build_plugins(), []
 for body, fleet in json.load(sys.stdin):

@@ -7,7 +7,7 @@ from typing import Any
 
 from binding_scheduler.algorithm.requeue import affected_by_cluster, cluster_change_requeues, passes_event_filter
 from binding_scheduler.model import parse_binding
-from tests.builders import binding, make_cluster, names, placement, term
+from testsupport.builders import binding, make_cluster, names, placement, term
 
 POLICY = {"propagationpolicy.karmada.io/permanent-id": "p-1"}
 

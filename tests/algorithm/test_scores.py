@@ -11,7 +11,7 @@ from binding_scheduler.algorithm.registry import build_plugins
 from binding_scheduler.algorithm.scores import ClusterLocality
 from binding_scheduler.model import Binding, Cluster
 from binding_scheduler.scheduling.framework.runner import Framework
-from tests.builders import make_binding, make_cluster, placement, snapshot
+from testsupport.builders import make_binding, make_cluster, placement, snapshot
 
 M1, M2 = make_cluster("m1"), make_cluster("m2")
 

@@ -17,7 +17,7 @@ from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.algorithm.spread import ClusterGroups, group_clusters, select_best_clusters
 from binding_scheduler.algorithm.spread.groups import group_ordered
 from binding_scheduler.model import Binding, parse_binding, parse_cluster
-from tests import builders
+from testsupport import builders
 
 NAMES = ("b", "a", "m-10", "m-9", "Z", "é", "aa", "m-1", "c", "d")
 SPREAD_SETS = (

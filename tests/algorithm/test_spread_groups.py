@@ -14,7 +14,7 @@ from binding_scheduler.algorithm.spread import group_clusters, group_score, topo
 from binding_scheduler.algorithm.spread.by_region import _best_rest
 from binding_scheduler.algorithm.spread.groups import ClusterGroup, Members, group_scores
 from binding_scheduler.model import Binding, Placement
-from tests.builders import make_binding, make_cluster
+from testsupport.builders import make_binding, make_cluster
 
 AGGREGATED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
 DUPLICATED = {"replicaSchedulingType": "Duplicated"}

@@ -11,7 +11,7 @@ from binding_scheduler.algorithm.candidates import ClusterDetail
 from binding_scheduler.algorithm.errors import SchedulingError
 from binding_scheduler.algorithm.spread import select_best_clusters
 from binding_scheduler.model import Binding
-from tests.builders import make_binding, make_cluster
+from testsupport.builders import make_binding, make_cluster
 
 AGGREGATED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}
 WEIGHTED = {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}

@@ -17,7 +17,7 @@ from binding_scheduler.algorithm.triggers import (
     schedule_trigger,
 )
 from binding_scheduler.model import Placement, parse_binding
-from tests.builders import AGGREGATED, DIVIDED_WEIGHTED, DUPLICATED, make_binding, make_cluster, placement, term
+from testsupport.builders import AGGREGATED, DIVIDED_WEIGHTED, DUPLICATED, make_binding, make_cluster, placement, term
 
 
 def parsed(data: dict[str, Any]) -> Placement:

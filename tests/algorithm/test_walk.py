@@ -12,7 +12,7 @@ from binding_scheduler.algorithm.errors import FitError, SchedulingError, Unsche
 from binding_scheduler.algorithm.events import clusters_text, deleting_message, success_message
 from binding_scheduler.algorithm.walk import Attempt, Decision, Outcome, attempts, decide
 from binding_scheduler.model import Binding, TargetCluster
-from tests.builders import make_binding, placement, term
+from testsupport.builders import make_binding, placement, term
 
 TERMS = [term("group1", "m1"), term("group2", "m2"), term("group3", "m3")]
 FIT = FitError(3, {"m1": "cluster(s) did not match the placement cluster affinity constraint"})

@@ -25,7 +25,7 @@ from binding_scheduler.algorithm.workload_affinity import (
 )
 from binding_scheduler.model import Binding, parse_binding
 from binding_scheduler.scheduling.framework.runner import Framework
-from tests.builders import DUPLICATED, binding, placement, snapshot
+from testsupport.builders import DUPLICATED, binding, placement, snapshot
 
 FLEET = snapshot("m1", "m2", "m3")
 AFFINITY = WorkloadAffinityFilter()

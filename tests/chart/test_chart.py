@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from binding_scheduler.model.config import parse_config
-from tests.chart.helm import CHART, HelmError, find, lint, one, render
-from tests.realcluster.controlplane import RBAC_RULES, ROOT
+from testsupport.chart.helm import CHART, HelmError, find, lint, one, render
+from testsupport.realcluster.controlplane import RBAC_RULES, ROOT
 
 pytestmark = pytest.mark.usefixtures("helm")
 

@@ -13,9 +13,9 @@ import yaml
 
 from binding_scheduler.cli.main import build_parser
 from binding_scheduler.model.config import parse_config
-from tests.chart.helm import HelmError, find, one, render
 from tests.chart.test_chart import IN_CLUSTER, container, pod
-from tests.realcluster.controlplane import ROOT
+from testsupport.chart.helm import HelmError, find, one, render
+from testsupport.realcluster.controlplane import ROOT
 
 pytestmark = pytest.mark.usefixtures("helm")
 

@@ -16,8 +16,8 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
-from tests.chart.helm import CHART, find, one, render
-from tests.realcluster.controlplane import ROOT, go_available
+from testsupport.chart.helm import CHART, find, one, render
+from testsupport.realcluster.controlplane import ROOT, go_available
 
 ALERTS = CHART / "files" / "alerts.yaml"
 DASHBOARD = CHART / "files" / "dashboard.json"

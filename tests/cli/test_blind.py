@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import wait_until
+from testsupport.operator.harness import wait_until
 
 BINDING_SCHEDULER = Path(sys.executable).parent / "binding-scheduler"
 
@@ -66,7 +66,7 @@ def test_a_standby_refused_by_its_api_server_warns_with_the_cause_and_fails_read
 def test_the_services_first_line_names_the_version_the_api_server_the_configuration_and_the_listen_addresses(
     tmp_path: Path,
 ) -> None:
-    from tests.operator.harness import config_spec, write_config
+    from testsupport.operator.harness import config_spec, write_config
 
     health = free_port()
     config = write_config(tmp_path / "config.yaml", config_spec())

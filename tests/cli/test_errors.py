@@ -17,7 +17,7 @@ import pytest
 
 from binding_scheduler.cli import simulate as simulate_command
 from binding_scheduler.cli.main import main
-from tests.operator.harness import binding_doc, cluster_doc, config_spec, write_config
+from testsupport.operator.harness import binding_doc, cluster_doc, config_spec, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -160,7 +160,7 @@ def test_a_port_in_use_stops_run_with_one_line_naming_it_and_status_1(tmp_path: 
 
 def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) -> None:
     from binding_scheduler.devcluster import DevCluster
-    from tests.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
+    from testsupport.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
 
     with DevCluster.in_thread() as api:
         namespaces(api, "default", "karmada-system")

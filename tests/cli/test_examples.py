@@ -16,7 +16,7 @@ import yaml
 from binding_scheduler.cli.examples import bundled_documents, bundled_examples
 from binding_scheduler.cli.main import main
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import request
+from testsupport.operator.harness import request
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from binding_scheduler.cli.main import main
-from tests.builders import AGGREGATED, binding, cluster, names, placement
-from tests.operator.harness import binding_doc, cluster_doc
+from testsupport.builders import AGGREGATED, binding, cluster, names, placement
+from testsupport.operator.harness import binding_doc, cluster_doc
 
 ONE_CLUSTER = {
     "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"},

@@ -14,7 +14,7 @@ import pytest
 
 from tests.oracle.conftest import karmada_oracle
 from tests.oracle.test_oracle_examples import DELIBERATE, EXAMPLES, key
-from tests.realcluster.controlplane import ROOT
+from testsupport.realcluster.controlplane import ROOT
 
 GOLDEN = ROOT / "tests" / "cli" / "golden" / "examples-simulate.json"
 

@@ -14,7 +14,7 @@ import yaml
 
 from binding_scheduler.cli.main import main
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import binding_doc, cluster_doc
+from testsupport.operator.harness import binding_doc, cluster_doc
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 TRIPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Triplicated"}}

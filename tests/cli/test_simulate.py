@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from binding_scheduler.cli.main import main
-from tests.operator.harness import binding_doc, cluster_doc
+from testsupport.operator.harness import binding_doc, cluster_doc
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).with_name("golden") / "examples-simulate.json"

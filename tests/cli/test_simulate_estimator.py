@@ -10,8 +10,8 @@ import yaml
 
 from binding_scheduler.cli.main import main
 from binding_scheduler.estimation.stub import EstimatorStub
-from tests.operator.harness import binding_doc, cluster_doc
 from tests.shutdown.helpers import stubs_in_thread
+from testsupport.operator.harness import binding_doc, cluster_doc
 
 AGGREGATED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
 

@@ -17,7 +17,7 @@ import yaml
 
 from binding_scheduler.cli.main import main
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import binding_doc, cluster_doc
+from testsupport.operator.harness import binding_doc, cluster_doc
 
 ONE_CLUSTER = {"clusterAffinity": {"clusterNames": ["m1"]}}
 TWO_CLUSTERS = {"clusterAffinity": {"clusterNames": ["m1", "m2"]},

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from binding_scheduler.cli.main import main
-from tests.operator.harness import binding_doc, cluster_doc
+from testsupport.operator.harness import binding_doc, cluster_doc
 
 ONE_CLUSTER = {"clusterAffinity": {"clusterNames": ["m1"]}}
 NO_LABEL = ("skipped: it carries none of the labels propagationpolicy.karmada.io/permanent-id, "

@@ -16,7 +16,7 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from tests.conformance.helpers import Server
-from tests.realcluster.kube import KubeClient
+from testsupport.realcluster.kube import KubeClient
 
 SERVERS = ["devcluster", "real"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from tests.realcluster.kube import KubeClient, path_of
+from testsupport.realcluster.kube import KubeClient, path_of
 
 RB_API = "work.karmada.io/v1alpha2"
 GENERATED = re.compile(r"[bcdfghjklmnpqrstvwxz2456789]{5}")

@@ -26,7 +26,7 @@ from scripts import binary_image as recipe
 from scripts.image import EXIT_CANNOT, BuildError, CannotBuild, cache_dir, ensure_commands
 from tests.deploy.containerd import Containerd, ContainerdError, containerd
 from tests.deploy.observe import blob_name, read_json
-from tests.realcluster.controlplane import ROOT, dying_with_parent
+from testsupport.realcluster.controlplane import ROOT, dying_with_parent
 
 NEEDS_GO = "binary images: Go builds their binaries, and go is not on PATH"
 NEEDS_ROOT = "binary images in containerd: needs root, Debian's containerd and runc (apt-get installs them as root)"

@@ -18,8 +18,8 @@ from binding_scheduler.devcluster import DevCluster
 from tests.cli.test_karmada_flags import ARTIFACTS_ARGS
 from tests.deploy.observe import get
 from tests.estimation.helpers import make_certificates
-from tests.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
-from tests.realcluster.controlplane import ROOT, free_port
+from testsupport.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
+from testsupport.realcluster.controlplane import ROOT, free_port
 
 CONTAINERFILE = ROOT / "Containerfile"
 WRAPPER = ROOT / "deploy" / "karmada-scheduler"

@@ -27,8 +27,8 @@ from tests.cli.test_karmada_flags import ARTIFACTS_ARGS
 from tests.deploy.containerd import Containerd, ContainerdError, containerd
 from tests.deploy.observe import blob_name, get, read_json
 from tests.estimation.helpers import make_certificates
-from tests.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
-from tests.realcluster.controlplane import ROOT, dying_with_parent, free_port
+from testsupport.operator.harness import apply, binding_doc, cluster_doc, namespaces, scheduled, wait_until
+from testsupport.realcluster.controlplane import ROOT, dying_with_parent, free_port
 
 NEEDS = "image tier: needs root and Debian's debootstrap, containerd and runc (apt-get installs them as root)"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

@@ -12,7 +12,7 @@ import tomllib
 import pytest
 
 from scripts import image as recipe
-from tests.realcluster.controlplane import ROOT
+from testsupport.realcluster.controlplane import ROOT
 
 CONTAINERFILE = ROOT / "Containerfile"
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.harness import Journal, Objects, unique
-from tests.realcluster.controlplane import ControlPlane
-from tests.realcluster.kube import KubeClient
+from testsupport.realcluster.controlplane import ControlPlane
+from testsupport.realcluster.kube import KubeClient
 
 
 @pytest.fixture

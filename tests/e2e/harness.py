@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.operator.harness import OperatorThread, config_spec, wait_until, write_config
-from tests.realcluster import audit
-from tests.realcluster.audit import AuditEntry
-from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane
-from tests.realcluster.kube import KubeClient
+from testsupport.operator.harness import OperatorThread, config_spec, wait_until, write_config
+from testsupport.realcluster import audit
+from testsupport.realcluster.audit import AuditEntry
+from testsupport.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane
+from testsupport.realcluster.kube import KubeClient
 
 
 @dataclass(frozen=True)

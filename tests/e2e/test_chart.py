@@ -14,12 +14,17 @@ from typing import Any
 
 import pytest
 
-from tests.chart.helm import find, one, render, template
 from tests.e2e.harness import Journal, Objects, decide_again_alike, unique, wait_scheduled
-from tests.operator.harness import binding_doc, cluster_doc, crb_doc, wait_until
-from tests.realcluster.audit import AuditEntry
-from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane, free_port, service_account_kubeconfig
-from tests.realcluster.webhook import Fault, admission_faults
+from testsupport.chart.helm import find, one, render, template
+from testsupport.operator.harness import binding_doc, cluster_doc, crb_doc, wait_until
+from testsupport.realcluster.audit import AuditEntry
+from testsupport.realcluster.controlplane import (
+    SCHEDULER_NAMESPACE,
+    ControlPlane,
+    free_port,
+    service_account_kubeconfig,
+)
+from testsupport.realcluster.webhook import Fault, admission_faults
 
 pytestmark = pytest.mark.usefixtures("helm")
 

@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 
 from tests.e2e.harness import Objects
-from tests.realcluster.controlplane import CRDS, ROOT, ControlPlane
-from tests.realcluster.kube import KubeClient
+from testsupport.realcluster.controlplane import CRDS, ROOT, ControlPlane
+from testsupport.realcluster.kube import KubeClient
 
 EXAMPLES = ROOT / "examples"
 

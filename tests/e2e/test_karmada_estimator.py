@@ -27,9 +27,15 @@ from binding_scheduler.estimation.wire import (
 )
 from binding_scheduler.model import ObjectReference, parse_binding, parse_cluster
 from tests.e2e.harness import unique
-from tests.realcluster.controlplane import ControlPlane, go_available
-from tests.realcluster.karmada import Estimator, KarmadaError, ask_with_karmadas_client, binaries, estimator_client
-from tests.realcluster.kube import KubeClient
+from testsupport.realcluster.controlplane import ControlPlane, go_available
+from testsupport.realcluster.karmada import (
+    Estimator,
+    KarmadaError,
+    ask_with_karmadas_client,
+    binaries,
+    estimator_client,
+)
+from testsupport.realcluster.kube import KubeClient
 
 GPU_TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
 # name -> labels, allocatable, taints

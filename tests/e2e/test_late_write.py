@@ -28,10 +28,10 @@ from tests.e2e.harness import (
     start_operator,
     unique,
 )
-from tests.operator.harness import OperatorThread, binding_doc, cluster_doc, wait_until
-from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane
-from tests.realcluster.kube import KubeClient, path_of
-from tests.realcluster.webhook import Fault, admission_faults
+from testsupport.operator.harness import OperatorThread, binding_doc, cluster_doc, wait_until
+from testsupport.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane
+from testsupport.realcluster.kube import KubeClient, path_of
+from testsupport.realcluster.webhook import Fault, admission_faults
 
 DRAIN = 1.0
 ELECTION = {"leaseDuration": "8s", "renewDeadline": "6s", "retryPeriod": "500ms"}

@@ -26,11 +26,11 @@ from tests.e2e.harness import (
     unique,
     wait_scheduled,
 )
-from tests.operator.harness import binding_doc, cluster_doc, config_spec, wait_until
-from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane
-from tests.realcluster.kube import KubeClient
-from tests.realcluster.webhook import Fault, admission_faults
 from tests.shutdown.helpers import HeldPasses, stubs_in_thread
+from testsupport.operator.harness import binding_doc, cluster_doc, config_spec, wait_until
+from testsupport.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane
+from testsupport.realcluster.kube import KubeClient
+from testsupport.realcluster.webhook import Fault, admission_faults
 
 KOPF = shutil.which("kopf", path=str(Path(sys.executable).parent))
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.harness import Journal, Objects, condition, e2e_config, start_operator, unique
-from tests.fencing import fence
-from tests.operator.harness import binding_doc, wait_until
-from tests.realcluster.kube import KubeClient
+from testsupport.fencing import fence
+from testsupport.operator.harness import binding_doc, wait_until
+from testsupport.realcluster.kube import KubeClient
 
 GATES = {"PriorityBasedScheduling": True, "PriorityBasedPreemptiveScheduling": True}
 

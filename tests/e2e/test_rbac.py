@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.e2e.harness import Journal, Objects, decide_again_alike, start_operator, unique, wait_scheduled
-from tests.operator.harness import binding_doc, cluster_doc, config_spec, crb_doc
-from tests.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane, all_rules
-from tests.realcluster.kube import KubeClient
-from tests.realcluster.webhook import Fault, admission_faults
+from testsupport.operator.harness import binding_doc, cluster_doc, config_spec, crb_doc
+from testsupport.realcluster.controlplane import SCHEDULER_NAMESPACE, ControlPlane, all_rules
+from testsupport.realcluster.kube import KubeClient
+from testsupport.realcluster.webhook import Fault, admission_faults
 
 Permission = tuple[str, str, str]
 

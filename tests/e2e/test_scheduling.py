@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 
 from tests.e2e.harness import Journal, Objects, condition, e2e_config, start_operator, wait_scheduled, with_scheduler
-from tests.realcluster.controlplane import ROOT, ControlPlane
-from tests.realcluster.kube import KubeClient
+from testsupport.realcluster.controlplane import ROOT, ControlPlane
+from testsupport.realcluster.kube import KubeClient
 
 EXAMPLES = ROOT / "examples"
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import Journal, Objects
-from tests.realcluster.controlplane import ControlPlane, go_available
-from tests.realcluster.karmada import KarmadaError, binaries
-from tests.realcluster.side_by_side import (
+from testsupport.realcluster.controlplane import ControlPlane, go_available
+from testsupport.realcluster.karmada import KarmadaError, binaries
+from testsupport.realcluster.side_by_side import (
     FILTER_ORDER,
     KINDS,
     NO_LOST_CONDITION,
@@ -41,13 +41,13 @@ ALLOWED: dict[str, str] = {
     # cluster's first failing filter; ours run in one fixed order. Allowed: a binding whose only difference is
     # the NoClusterFit message, when our own verdicts for every filter and cluster (binding-scheduler explain)
     # give Karmada's very message under some order of the filters
-    # (tests/realcluster/side_by_side.py: explained_by_filter_order).
+    # (testsupport/realcluster/side_by_side.py: explained_by_filter_order).
     FILTER_ORDER: "a FitError message that Karmada's random filter order explains",
     # A binding placed with its current placement and not scaled, but without a Scheduled condition (a lost
     # status write): Karmada only records the generation, so the condition stays missing; we decide again and
     # write it. Allowed (the `steady` kind): only the condition differs, Karmada's copy has none and its
     # generation recorded, ours has Success for its generation, and both keep the placement they were given
-    # (tests/realcluster/side_by_side.py: explained_by_no_lost_condition).
+    # (testsupport/realcluster/side_by_side.py: explained_by_no_lost_condition).
     NO_LOST_CONDITION: "no Scheduled condition in Karmada's copy of a binding that needed no scheduling",
 }
 

@@ -19,7 +19,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from binding_scheduler.algorithm.schedule import ScheduleOptions
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
-from tests.faults.harness import (
+from tests.operator.test_metrics_endpoints import fetch, free_port
+from tests.shutdown.helpers import stubs_in_thread
+from testsupport.faults.harness import (
     check_invariants,
     load_examples,
     non_leader_writes,
@@ -29,7 +31,7 @@ from tests.faults.harness import (
     stored_bindings,
     wait_settled,
 )
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,
@@ -44,8 +46,6 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.operator.test_metrics_endpoints import fetch, free_port
-from tests.shutdown.helpers import stubs_in_thread
 
 Inject = Callable[[DevCluster, OperatorThread], None]
 WATCH = r"watch=(true|1)"

@@ -3,7 +3,7 @@ aggregated API server, webhook, controller-manager; three kwok members joined by
 estimator over TLS) with binding-scheduler as its scheduler, and a handful of Karmada's own e2e specs, run
 unchanged from Karmada's module. The full run is `python3 dev.py karmada e2e` (docs/karmada-e2e.md).
 
-Where the machine can run a node (root, containerd, runc: tests/karmada/node.py), the plane's host cluster is a
+Where the machine can run a node (root, containerd, runc: testsupport/karmada/node.py), the plane's host cluster is a
 real one first: binding-scheduler installed in it by the chart from the image `dev.py image` builds, beside each
 of Karmada's install layouts, a propagated Deployment, and the original report's scenario as a `kubectl rollout
 restart` judged by the audit log (the whole scenario is `python3 dev.py karmada rollout`). Then the chart is
@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.karmada import churn, incluster, node, preemption, restart, rollout, suite
-from tests.karmada.plane import (
+from testsupport.karmada import churn, incluster, node, preemption, restart, rollout, suite
+from testsupport.karmada.plane import (
     KARMADA_SYSTEM,
     KarmadaError,
     KarmadaPlane,
@@ -30,9 +30,9 @@ from tests.karmada.plane import (
     stop,
     wait_for,
 )
-from tests.karmada.restart import POLICIES, deployment, policy
-from tests.realcluster import audit
-from tests.realcluster.controlplane import go_available
+from testsupport.karmada.restart import POLICIES, deployment, policy
+from testsupport.realcluster import audit
+from testsupport.realcluster.controlplane import go_available
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -274,7 +274,7 @@ def test_karmadas_own_smoke_specs_pass_with_binding_scheduler(scheduling: Karmad
 def test_a_preemptor_lands_once_karmadas_graceful_eviction_has_taken_its_victim_off_the_member(
     scheduling: KarmadaPlane,
 ) -> None:
-    """PR #7832's e2e flow on real Karmada (tests/karmada/preemption.py): of two lower-priority bindings filling
+    """PR #7832's e2e flow on real Karmada (testsupport/karmada/preemption.py): of two lower-priority bindings filling
     member1, binding-scheduler preempts the newer alone (a fenced `BindingPreempted` task) and writes the
     preemptor's `Preempting`; Karmada's graceful-eviction controller ends the task, its binding controller takes
     the victim's Work off member1, and the preemptor lands there beside the spared one."""
@@ -293,7 +293,7 @@ def test_a_preemptor_lands_once_karmadas_graceful_eviction_has_taken_its_victim_
 
 
 def test_a_rolling_restart_held_in_a_slow_estimator_leaves_no_late_or_stale_write(scheduling: KarmadaPlane) -> None:
-    """The original report's scenario on real Karmada (tests/karmada/restart.py), small: the old instance's
+    """The original report's scenario on real Karmada (testsupport/karmada/restart.py), small: the old instance's
     passes wait in member1's slow estimator when it is stopped; it writes nothing after it exits, and every
     binding ends on the newest decision, written by the new instance. On an in-cluster plane the rollout test
     above pins the same promise on real pods, and this one is not run again."""
@@ -308,7 +308,7 @@ def test_a_rolling_restart_held_in_a_slow_estimator_leaves_no_late_or_stale_writ
 def test_rolling_restarts_under_policy_churn_leave_no_late_write_and_scale_ups_are_placed_at_once(
     scheduling: KarmadaPlane,
 ) -> None:
-    """The churn scenario (tests/karmada/churn.py), small: two restarts under Karmada's Deployment flags (one
+    """The churn scenario (testsupport/karmada/churn.py), small: two restarts under Karmada's Deployment flags (one
     SIGTERM, one SIGKILL) while policies change, then two scale-ups after the last takeover."""
     report = churn.run(scheduling, Processes.of(scheduling.state), workloads=12, restarts=2, kill_every=2, scale_ups=2)
     assert report.writes_after_exit == [], report.to_json()

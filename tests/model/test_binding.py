@@ -18,7 +18,7 @@ from binding_scheduler.model import (
     ValidationError,
     parse_binding,
 )
-from tests.builders import DUPLICATED, binding, make_binding, placement
+from testsupport.builders import DUPLICATED, binding, make_binding, placement
 
 
 def error_of(data: Any) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.model import Taint, ValidationError, parse_cluster
-from tests.builders import cluster, make_cluster, taint
+from testsupport.builders import cluster, make_cluster, taint
 
 
 def error_of(data: Any) -> str:

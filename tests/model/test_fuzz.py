@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from binding_scheduler.model import ValidationError, parse_binding, parse_cluster
-from tests.builders import AGGREGATED, binding, cluster, expression, placement, taint, term, toleration
+from testsupport.builders import AGGREGATED, binding, cluster, expression, placement, taint, term, toleration
 
 SCALARS = (
     st.none()

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.model import ObjectMeta, parse_binding
-from tests.builders import binding, placement
+from testsupport.builders import binding, placement
 
 
 def test_a_bindings_kind_and_metadata_are_read_as_they_are() -> None:

@@ -16,7 +16,7 @@ from binding_scheduler.model import (
 )
 from binding_scheduler.model.fields import Fields
 from binding_scheduler.model.placement import parse_placement
-from tests.builders import expression, make_binding, term
+from testsupport.builders import expression, make_binding, term
 
 
 def parse(data: dict[str, Any]) -> Placement:

@@ -10,7 +10,7 @@ from binding_scheduler.model import Requirement
 from binding_scheduler.model.fields import Fields
 from binding_scheduler.model.placement import parse_cluster_affinity, parse_placement
 from binding_scheduler.model.selectors import NODE_SELECTOR_OPERATORS, parse_requirement
-from tests.builders import make_cluster
+from testsupport.builders import make_cluster
 
 
 @pytest.mark.parametrize("label", ["1_000", " 7", "7 ", "\u0667", "99999999999999999999", "-99999999999999999999"])

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator import harness
-from tests.operator.harness import config_spec, namespaces, write_config
+from testsupport.operator import harness
+from testsupport.operator.harness import config_spec, namespaces, write_config
 
 BOTH_WAYS = frozenset({
     "test_affinities", "test_bad_input", "test_cluster_events", "test_conflicts", "test_events", "test_first_schedule",

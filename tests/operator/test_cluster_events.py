@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     DUPLICATED,
     OperatorThread,
     apply,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,

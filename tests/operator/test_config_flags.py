@@ -16,7 +16,7 @@ from binding_scheduler.cli import goflags
 from binding_scheduler.cli.karmada_flags import karmada_flags, read
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model.overrides import SpecOverrides
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
-from tests.operator.harness import (
+from tests.operator.test_metrics_endpoints import free_port
+from tests.shutdown.helpers import stubs_in_thread
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     at_rest,
@@ -19,8 +21,6 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.operator.test_metrics_endpoints import free_port
-from tests.shutdown.helpers import stubs_in_thread
 
 AGGREGATED = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
 

@@ -9,7 +9,7 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.operator import handlers, watch_guard
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,

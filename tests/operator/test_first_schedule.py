@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
-from tests.fencing import fence
-from tests.operator.harness import OperatorThread, apply, binding_doc, cluster_doc, scheduled, wait_until
+from testsupport.fencing import fence
+from testsupport.operator.harness import OperatorThread, apply, binding_doc, cluster_doc, scheduled, wait_until
 
 
 def test_a_new_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:

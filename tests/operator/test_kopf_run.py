@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import apply, binding_doc, cluster_doc, get, scheduled, wait_until
+from testsupport.operator.harness import apply, binding_doc, cluster_doc, get, scheduled, wait_until
 
 KOPF = shutil.which("kopf", path=str(Path(sys.executable).parent))
 

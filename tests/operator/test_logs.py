@@ -9,7 +9,8 @@ import re
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import (
+from tests.operator.test_config import create_config, valid_condition
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,
@@ -20,7 +21,6 @@ from tests.operator.harness import (
     scheduled,
     wait_until,
 )
-from tests.operator.test_config import create_config, valid_condition
 
 PASSES = "binding_scheduler.scheduling.passes.run"
 TAINT = [{"key": "maintenance", "effect": "NoSchedule"}]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,

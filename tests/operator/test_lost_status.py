@@ -10,7 +10,7 @@ from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model import APPLIED_PLACEMENT_ANNOTATION, parse_binding
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,

@@ -8,7 +8,7 @@ import urllib.request
 from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,

@@ -13,7 +13,8 @@ from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
-from tests.operator.harness import (
+from tests.shutdown.helpers import stubs_in_thread
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,
@@ -24,7 +25,6 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.shutdown.helpers import stubs_in_thread
 
 CLUSTERS = 8
 CPUS = 20

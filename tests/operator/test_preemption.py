@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
-from tests.builders import AGGREGATED, binding, cluster, names, placement
-from tests.operator.harness import (
+from testsupport.builders import AGGREGATED, binding, cluster, names, placement
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     at_rest,

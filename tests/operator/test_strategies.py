@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
-from tests.fencing import fence
-from tests.operator.harness import (
+from testsupport.fencing import fence
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     at_rest,
@@ -21,7 +21,7 @@ from tests.operator.harness import (
     scheduled,
     wait_until,
 )
-from tests.operator.harness import binding_doc as rb_doc
+from testsupport.operator.harness import binding_doc as rb_doc
 
 
 def schedule_one(api: DevCluster, config_file: Path, *docs: Mapping[str, Any], name: str = "web") -> dict[str, Any]:

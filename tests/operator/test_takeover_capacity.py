@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     at_rest,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     DUPLICATED,
     OperatorThread,
     apply,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import (
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
-from tests.fencing import fence
-from tests.operator.harness import (
+from testsupport.fencing import fence
+from testsupport.operator.harness import (
     DUPLICATED,
     OperatorThread,
     apply,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.oracle.oracle import OracleError, binary
-from tests.realcluster.controlplane import go_available
+from testsupport.oracle.oracle import OracleError, binary
+from testsupport.realcluster.controlplane import go_available
 
 
 @pytest.fixture(scope="session")

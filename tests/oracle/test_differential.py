@@ -1,8 +1,8 @@
 """Differential tests: `binding-scheduler simulate` against Karmada v1.18.2's own scheduler (karmada-oracle) on
-generated fleets and bindings (tests/oracle/strategies.py), a few hundred cases, seeded.
+generated fleets and bindings (testsupport/oracle/strategies.py), a few hundred cases, seeded.
 
 Every binding must come out the same (scheduled, reason, message, clusters) or differ only as one of the
-allowances of tests/oracle/differential.py, each a deliberate difference docs/compatibility.md lists. A
+allowances of testsupport/oracle/differential.py, each a deliberate difference docs/compatibility.md lists. A
 divergence fails the test with the case written as an input file under the test's tmp dir, the two commands
 that reproduce it, and the difference. The long run (20,000 cases and more) is scripts/differential.py.
 """
@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from binding_scheduler.cli.inputs import load_inputs
-from tests.oracle import differential, oracle
-from tests.oracle.differential import Tally, Verdict
-from tests.oracle.strategies import Case, fleet_scale_cases, known_cases, workload_affinity_cases
+from testsupport.oracle import differential, oracle
+from testsupport.oracle.differential import Tally, Verdict
+from testsupport.oracle.strategies import Case, fleet_scale_cases, known_cases, workload_affinity_cases
 
 # The differential tier's share of the default run: about a minute on 2 cores (see docs/testing.md).
 CASES = 400

@@ -16,8 +16,8 @@ import pytest
 
 from binding_scheduler.cli.inputs import documents, input_files
 from binding_scheduler.cli.main import main
-from tests.oracle.oracle import OracleError, decide, run
-from tests.realcluster.controlplane import ROOT
+from testsupport.oracle.oracle import OracleError, decide, run
+from testsupport.realcluster.controlplane import ROOT
 
 # The session fixture builds the oracle on first use: Karmada and client-go compile for minutes once.
 pytestmark = [pytest.mark.usefixtures("karmada_oracle"), pytest.mark.timeout(900)]

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.realcluster import audit
+from testsupport.realcluster import audit
 
 
 def event(audit_id: str, stage: str, verb: str = "watch", code: int | None = 200) -> dict[str, Any]:

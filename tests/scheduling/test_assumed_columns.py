@@ -17,8 +17,8 @@ from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, TargetCluster, parse_binding
 from binding_scheduler.scheduling.state.assumed_columns import SAFE, AssumedColumns
 from binding_scheduler.scheduling.state.assumptions import AssumptionCache
-from tests import builders
 from tests.algorithm.general_estimator_builders import cluster, grade
+from testsupport import builders
 
 NAMES = tuple(f"m{i}" for i in range(7))
 BINDINGS = ("own", "own", "b1", "b2", "b3")

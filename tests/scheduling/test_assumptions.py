@@ -11,7 +11,7 @@ import pytest
 from binding_scheduler.algorithm.general_estimator import AssumedWorkload
 from binding_scheduler.model import Binding, Component, TargetCluster, parse_binding
 from binding_scheduler.scheduling.state.assumptions import TTL, AssumptionCache
-from tests.builders import binding, make_binding, snapshot
+from testsupport.builders import binding, make_binding, snapshot
 
 REQUESTS = {"cpu": "500m"}
 

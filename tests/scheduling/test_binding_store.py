@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from binding_scheduler.model import InvalidBinding, ParsedBinding, ValidationError
 from binding_scheduler.scheduling.state.stores import BindingStore
-from tests.builders import binding, placement
+from testsupport.builders import binding, placement
 
 
 def test_the_store_hands_a_binding_out_as_one_object_with_its_parse() -> None:

@@ -24,8 +24,8 @@ from binding_scheduler.scheduling.framework.hooks import ExtensionPoint, Framewo
 from binding_scheduler.scheduling.framework.runner import Framework
 from binding_scheduler.scheduling.observability.labels import PluginResult
 from binding_scheduler.scheduling.state.assumptions import AssumptionCache
-from tests import builders
-from tests.builders import AGGREGATED, DUPLICATED, DYNAMIC_WEIGHT, placement
+from testsupport import builders
+from testsupport.builders import AGGREGATED, DUPLICATED, DYNAMIC_WEIGHT, placement
 
 REGION_SPREAD = [{"spreadByField": "region", "minGroups": 2, "maxGroups": 2},
                  {"spreadByField": "cluster", "minGroups": 2, "maxGroups": 4}]

@@ -30,7 +30,7 @@ from binding_scheduler.scheduling.framework.record import AttemptRecord, Attempt
 from binding_scheduler.scheduling.framework.runner import Framework
 from binding_scheduler.scheduling.observability.labels import PluginResult
 from binding_scheduler.scheduling.state.assumptions import AssumptionCache
-from tests.builders import AGGREGATED, DUPLICATED, cluster, make_binding, make_cluster, placement, snapshot, term
+from testsupport.builders import AGGREGATED, DUPLICATED, cluster, make_binding, make_cluster, placement, snapshot, term
 
 CAPACITY = {"cpu": "8", "pods": "110"}
 FIT_M1 = "0/3 clusters are available: 3 cluster(s) did not match the placement cluster affinity constraint."

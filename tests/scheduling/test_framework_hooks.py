@@ -11,7 +11,7 @@ from binding_scheduler.model import parse_binding
 from binding_scheduler.scheduling.framework.hooks import ExtensionPoint, FrameworkHook
 from binding_scheduler.scheduling.observability.labels import PluginResult
 from binding_scheduler.scheduling.observability.metrics import MetricsHook, SchedulerMetrics
-from tests.builders import binding, make_cluster, names, placement, schedule, snapshot
+from testsupport.builders import binding, make_cluster, names, placement, schedule, snapshot
 
 
 class Recorder(FrameworkHook):

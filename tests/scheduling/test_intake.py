@@ -19,7 +19,7 @@ from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes.context import PassContext, PassSettings
 from binding_scheduler.scheduling.state.queue import SchedulingQueue
 from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
-from tests.builders import binding, cluster, placement
+from testsupport.builders import binding, cluster, placement
 
 POLICY = {"propagationpolicy.karmada.io/permanent-id": "p"}
 

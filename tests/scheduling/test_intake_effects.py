@@ -15,8 +15,8 @@ from binding_scheduler.model import Binding, TargetCluster
 from binding_scheduler.scheduling.lifecycle.runtime import Scheduler
 from binding_scheduler.scheduling.observability.labels import PassOutcome
 from binding_scheduler.scheduling.state.workload_groups import WorkloadGroupIndex
-from tests.builders import cluster
 from tests.scheduling.test_intake import body, events_counted, make_scheduler, queued, with_small_slices
+from testsupport.builders import cluster
 
 RUNTIME = "binding_scheduler.scheduling.lifecycle.runtime"
 

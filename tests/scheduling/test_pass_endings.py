@@ -24,9 +24,9 @@ from binding_scheduler.scheduling.passes.context import PassSettings, PassTracke
 from binding_scheduler.scheduling.passes.run import run_pass
 from binding_scheduler.scheduling.state.assumptions import AssumptionCache
 from binding_scheduler.scheduling.state.workload_groups import WorkloadGroupIndex
-from tests.builders import binding, cluster, names, placement, term
-from tests.pass_plugins import During, plugins_with
 from tests.scheduling.test_pass_writes import CONFLICT, DIVIDED, Run, ScriptedClient, placed_body, written
+from testsupport.builders import binding, cluster, names, placement, term
+from testsupport.pass_plugins import During, plugins_with
 
 PASSES = "binding_scheduler.scheduling.passes.run"
 SCHEDULED_TRUE = {"type": "Scheduled", "status": "True", "reason": "Success", "message": "ok",

@@ -42,8 +42,8 @@ from binding_scheduler.scheduling.passes.run import (
 )
 from binding_scheduler.scheduling.state.assumptions import AssumptionCache
 from binding_scheduler.scheduling.state.workload_groups import WorkloadGroupIndex
-from tests.builders import binding, make_binding, placement, snapshot
 from tests.scheduling.test_pass_writes import CONFLICT, DIVIDED, Run, ScriptedClient, placed_body, written
+from testsupport.builders import binding, make_binding, placement, snapshot
 
 PASSES = "binding_scheduler.scheduling.passes.run"
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)

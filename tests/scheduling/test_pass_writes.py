@@ -20,8 +20,8 @@ from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, PassTracker
 from binding_scheduler.scheduling.passes.run import run_pass
 from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
-from tests.builders import binding, cluster, placement
-from tests.fencing import fence
+from testsupport.builders import binding, cluster, placement
+from testsupport.fencing import fence
 
 CONFLICT = Conflict(409, "Conflict", "the object has been modified")
 

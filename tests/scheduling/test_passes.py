@@ -16,7 +16,7 @@ from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, PassTracker
 from binding_scheduler.scheduling.passes.run import PassOutcome, run_pass
 from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
-from tests.builders import binding, cluster, names, placement
+from testsupport.builders import binding, cluster, names, placement
 
 NAMESPACE_TERMINATING = {"details": {"causes": [{"reason": "NamespaceTerminating", "message": "ns is terminating"}]}}
 

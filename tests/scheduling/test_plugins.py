@@ -16,7 +16,7 @@ from binding_scheduler.scheduling.framework.plugins import (
     load_plugins,
     parse_plugin_spec,
 )
-from tests.builders import make_binding, make_cluster, placement, schedule, snapshot
+from testsupport.builders import make_binding, make_cluster, placement, schedule, snapshot
 
 
 class OnlyEurope:

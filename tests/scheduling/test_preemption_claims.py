@@ -17,7 +17,7 @@ from binding_scheduler.algorithm.schedule import candidates_of
 from binding_scheduler.model import Binding, parse_binding, parse_cluster
 from binding_scheduler.scheduling.framework.preemptor import Preemption
 from binding_scheduler.scheduling.state.claims import CLAIM_ANNOTATION, PreemptionClaims, claim_annotation, read_claim
-from tests.builders import AGGREGATED, binding, cluster, names, placement, snapshot
+from testsupport.builders import AGGREGATED, binding, cluster, names, placement, snapshot
 
 HIGH, LOW = 1000, 100
 PREEMPTION = "binding_scheduler.scheduling.passes.preemption"

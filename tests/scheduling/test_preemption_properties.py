@@ -17,7 +17,7 @@ from binding_scheduler.model import Binding, TargetCluster, parse_binding, parse
 from binding_scheduler.scheduling.framework.preemptor import Preemption
 from binding_scheduler.scheduling.framework.runner import Framework
 from binding_scheduler.scheduling.state.claims import PreemptionClaims
-from tests.builders import AGGREGATED, binding, cluster, names, placement
+from testsupport.builders import AGGREGATED, binding, cluster, names, placement
 
 PREEMPTOR = 1000
 

@@ -26,7 +26,7 @@ from binding_scheduler.algorithm.snapshot import Snapshot
 from binding_scheduler.model import Binding, Cluster, parse_binding
 from binding_scheduler.scheduling.framework.runner import Framework
 from binding_scheduler.scheduling.state.assumptions import AssumptionCache
-from tests import builders
+from testsupport import builders
 
 CLUSTERS = ("m1", "m2", "m3")
 REQUESTS: tuple[dict[str, str], ...] = (

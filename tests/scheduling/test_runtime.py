@@ -18,8 +18,8 @@ from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes.context import PassContext, PassSettings
 from binding_scheduler.scheduling.state.queue import SchedulingQueue
 from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
-from tests.builders import binding, cluster, placement
-from tests.pass_plugins import During, plugins_with
+from testsupport.builders import binding, cluster, placement
+from testsupport.pass_plugins import During, plugins_with
 
 
 class Events:

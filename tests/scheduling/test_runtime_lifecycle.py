@@ -25,13 +25,13 @@ from binding_scheduler.scheduling.observability.metrics import SchedulerMetrics
 from binding_scheduler.scheduling.passes.context import PassContext, PassSettings, Phase
 from binding_scheduler.scheduling.state.queue import SchedulingQueue
 from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
-from tests.builders import binding, cluster, placement
-from tests.pass_plugins import During, plugins_with
 from tests.scheduling.test_drain import HeldWrites
 from tests.scheduling.test_drain import make_scheduler as make_drain_scheduler
 from tests.scheduling.test_intake import Events, events_counted, queued
 from tests.scheduling.test_routing import Client, run_once
 from tests.scheduling.test_routing import make_scheduler as make_routing_scheduler
+from testsupport.builders import binding, cluster, placement
+from testsupport.pass_plugins import During, plugins_with
 
 KEY = "default/web"
 RUNTIME = "binding_scheduler.scheduling.lifecycle.runtime"

@@ -24,7 +24,7 @@ from binding_scheduler.model.config import (
 from binding_scheduler.scheduling.lifecycle.config_views import estimator_settings
 from binding_scheduler.scheduling.lifecycle.service import SchedulerService
 from binding_scheduler.scheduling.lifecycle.stop_report import ShutdownReport
-from tests.builders import binding, cluster, placement
+from testsupport.builders import binding, cluster, placement
 
 SERVICE = "binding_scheduler.scheduling.lifecycle.service"
 

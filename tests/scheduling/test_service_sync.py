@@ -24,8 +24,8 @@ from binding_scheduler.scheduling.lifecycle.event_source import LISTED_AT_START,
 from binding_scheduler.scheduling.lifecycle.service import SchedulerService
 from binding_scheduler.scheduling.lifecycle.stop_budget import STOP_TAIL
 from binding_scheduler.scheduling.lifecycle.stop_report import ShutdownReport
-from tests.builders import binding, cluster, placement
 from tests.scheduling.test_service_wiring import offline
+from testsupport.builders import binding, cluster, placement
 
 SERVICE_LOGGERS = (
     "binding_scheduler.scheduling.lifecycle.service", "binding_scheduler.scheduling.lifecycle.stop_budget")

@@ -30,8 +30,8 @@ from binding_scheduler.scheduling.framework.plugins import UnknownPlugins
 from binding_scheduler.scheduling.lifecycle.service import SchedulerService
 from binding_scheduler.scheduling.lifecycle.wiring import LEASE_BURST, LEASE_QPS
 from binding_scheduler.scheduling.observability.metrics import MetricsHook, SchedulerMetrics
-from tests.builders import binding, placement
-from tests.pass_plugins import AtEstimate
+from testsupport.builders import binding, placement
+from testsupport.pass_plugins import AtEstimate
 
 SERVICE = "binding_scheduler.scheduling.lifecycle.service"
 ELECTION = LeaderElectionConfig(lease_name="sched", lease_namespace="ops", lease_duration=30.0, renew_deadline=20.0,

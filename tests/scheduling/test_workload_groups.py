@@ -23,7 +23,7 @@ from binding_scheduler.scheduling.passes.run import PassOutcome, run_pass
 from binding_scheduler.scheduling.state.queue import SchedulingQueue
 from binding_scheduler.scheduling.state.stores import BindingStore, ClusterStore
 from binding_scheduler.scheduling.state.workload_groups import WorkloadGroupIndex, compare_versions
-from tests.builders import DUPLICATED, binding, cluster, placement
+from testsupport.builders import DUPLICATED, binding, cluster, placement
 
 
 def rb(name: str, *clusters: str, affinity: str = "g", anti: str = "", version: str = "10",

@@ -15,7 +15,8 @@ from pathlib import Path
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
 from binding_scheduler.scheduling.lifecycle.stop_budget import STOP_TAIL
-from tests.operator.harness import (
+from tests.shutdown.helpers import lease_held_elsewhere, stubs_in_thread, writes_after
+from testsupport.operator.harness import (
     apply,
     binding_doc,
     cluster_doc,
@@ -25,7 +26,6 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.shutdown.helpers import lease_held_elsewhere, stubs_in_thread, writes_after
 
 DRAIN_TIMEOUT = 60.0
 

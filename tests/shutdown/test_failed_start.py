@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import OperatorThread, get, wait_until, write_config
+from testsupport.operator.harness import OperatorThread, get, wait_until, write_config
 
 
 @dataclass

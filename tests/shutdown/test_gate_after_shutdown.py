@@ -11,8 +11,8 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube import ApiClient, WriteGateClosed, load_connection
-from tests.operator.harness import OperatorThread, apply, binding_doc, cluster_doc, rb_path, scheduled, wait_until
 from tests.shutdown.helpers import writes_after
+from testsupport.operator.harness import OperatorThread, apply, binding_doc, cluster_doc, rb_path, scheduled, wait_until
 
 CLEAR = {"metadata": {"resourceVersion": "1"}, "spec": {"clusters": None}}
 

@@ -12,7 +12,7 @@ from binding_scheduler.kube.connection import load_connection
 from binding_scheduler.model.config import MetricsConfig, SchedulerConfig
 from binding_scheduler.scheduling.lifecycle.service import SchedulerService
 from binding_scheduler.scheduling.lifecycle.stop_report import DrainReport
-from tests.operator.harness import binding_doc, cluster_doc
+from testsupport.operator.harness import binding_doc, cluster_doc
 
 
 async def until(condition: Callable[[], bool]) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 from binding_scheduler.algorithm.plugins import AttemptContext, EstimatePlugin
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model import Cluster
-from tests.operator.harness import (
+from tests.shutdown.helpers import HeldPasses, binding_writes, lease_held_elsewhere, writes_after
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,
@@ -20,7 +21,6 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.shutdown.helpers import HeldPasses, binding_writes, lease_held_elsewhere, writes_after
 
 DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 LEASE = r"/leases/karmada-scheduler$"

@@ -13,8 +13,9 @@ from pathlib import Path
 from binding_scheduler.algorithm.plugins import AttemptContext, EstimatePlugin
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model import Cluster
-from tests.fencing import fence
-from tests.operator.harness import (
+from tests.shutdown.helpers import writes_after
+from testsupport.fencing import fence
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,
@@ -24,7 +25,6 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.shutdown.helpers import writes_after
 
 ROUNDS = 50
 BINDINGS = 12

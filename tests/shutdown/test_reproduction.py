@@ -11,7 +11,8 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
-from tests.operator.harness import (
+from tests.shutdown.helpers import HeldPasses, binding_writes, stubs_in_thread, writes_after
+from testsupport.operator.harness import (
     OperatorThread,
     apply,
     binding_doc,
@@ -21,7 +22,6 @@ from tests.operator.harness import (
     wait_until,
     write_config,
 )
-from tests.shutdown.helpers import HeldPasses, binding_writes, stubs_in_thread, writes_after
 
 
 def report_of(operator: OperatorThread) -> tuple[int, int, int]:

@@ -4,8 +4,8 @@ condition of its configuration is the leader's to write (a standby makes no API 
 from __future__ import annotations
 
 from binding_scheduler.devcluster import DevCluster
-from tests.operator.harness import OperatorThread, condition, config_spec, get, wait_until
 from tests.shutdown.helpers import lease_held_elsewhere
+from testsupport.operator.harness import OperatorThread, condition, config_spec, get, wait_until
 
 LEASE = r"/leases/karmada-scheduler$"
 

@@ -34,7 +34,7 @@ build etcd ./etcd
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
-# A node of the in-cluster tier (tests/karmada/node.py): kubelet and kube-proxy of the same release.
+# A node of the in-cluster tier (testsupport/karmada/node.py): kubelet and kube-proxy of the same release.
 build kubelet k8s.io/kubernetes/cmd/kubelet
 build kube-proxy k8s.io/kubernetes/cmd/kube-proxy
 build kubectl k8s.io/kubernetes/cmd/kubectl

@@ -116,7 +116,7 @@ def write(data: dict[str, Any], target: Path = TARGET) -> None:
 
 
 def main() -> int:
-    from tests.realcluster.controlplane import start, stop
+    from testsupport.realcluster.controlplane import start, stop
 
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "state"

@@ -1,5 +1,5 @@
 """Acceptance: the real kubectl (v1.35.4, built from its module like the control plane, see
-tests/realcluster/controlplane.py) against `binding-scheduler devcluster`'s server, as a user would drive it.
+testsupport/realcluster/controlplane.py) against `binding-scheduler devcluster`'s server, as a user would drive it.
 Skipped with one line where Go is missing (kubectl cannot be built)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from binding_scheduler.devcluster import DevCluster
-from tests.realcluster.controlplane import ControlPlaneError, binaries, go_available
+from testsupport.realcluster.controlplane import ControlPlaneError, binaries, go_available
 
 RB = """apiVersion: work.karmada.io/v1alpha2
 kind: ResourceBinding

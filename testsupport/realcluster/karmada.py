@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.realcluster.controlplane import (
+from testsupport.realcluster.controlplane import (
     ROOT,
     SCHEDULER_NAMESPACE,
     ControlPlane,

@@ -1,5 +1,5 @@
 """The in-cluster plane (`dev.py karmada up --in-cluster`): Karmada's own components stay processes, the host
-cluster is a real one with a node run by a kubelet (tests/karmada/node.py), and the scheduler runs in it as the
+cluster is a real one with a node run by a kubelet (testsupport/karmada/node.py), and the scheduler runs in it as the
 chart's pods, from the image `dev.py image` builds, reaching karmada-apiserver through the kubeconfig Secret
 Karmada's install layout puts in the host cluster's karmada-system.
 
@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from tests.chart.helm import CHART
-from tests.karmada import manifests, node
-from tests.karmada.plane import (
+from testsupport.chart.helm import CHART
+from testsupport.karmada import manifests, node
+from testsupport.karmada.plane import (
     KARMADA_SYSTEM,
     Builder,
     Cluster,
@@ -32,8 +32,8 @@ from tests.karmada.plane import (
     cni_binaries,
     wait_for,
 )
-from tests.realcluster.controlplane import free_port
-from tests.realcluster.kube import KubeClient
+from testsupport.realcluster.controlplane import free_port
+from testsupport.realcluster.kube import KubeClient
 
 HOST = "host"
 RELEASE = "binding-scheduler"
@@ -226,7 +226,7 @@ def pods_ready(client: KubeClient, selector: str, count: int, namespace: str = K
 
 
 def helm(plane: KarmadaPlane, *args: str, timeout: float = 300) -> str:
-    from tests.chart.helm import binary
+    from testsupport.chart.helm import binary
 
     command = [str(binary()), "--kubeconfig", str(plane.kubeconfig), "--kube-context", "karmada-host", *args]
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)

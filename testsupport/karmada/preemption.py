@@ -28,9 +28,9 @@ from typing import Any
 from binding_scheduler.estimation import AccurateEstimator, EstimatorSettings
 from binding_scheduler.model import ReplicaRequirements, parse_cluster
 from binding_scheduler.model.quantity import parse_resource_list
-from tests.karmada.plane import ESTIMATOR_PORT, KarmadaError, KarmadaPlane, Processes, wait_for
-from tests.karmada.restart import deployment
-from tests.realcluster import audit
+from testsupport.karmada.plane import ESTIMATOR_PORT, KarmadaError, KarmadaPlane, Processes, wait_for
+from testsupport.karmada.restart import deployment
+from testsupport.realcluster import audit
 
 MEMBER = "member1"
 SPARED, VICTIM, PREEMPTOR = "older", "newer", "high"

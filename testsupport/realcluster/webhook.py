@@ -20,8 +20,8 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.realcluster.controlplane import ControlPlane, free_port
-from tests.realcluster.kube import path_of
+from testsupport.realcluster.controlplane import ControlPlane, free_port
+from testsupport.realcluster.kube import path_of
 
 HOLD_LIMIT = 25.0  # kube-apiserver waits at most 30 s for a webhook
 

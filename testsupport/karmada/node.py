@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from tests.processes import Identity, exit_status, signal_group, wait_gone
+from testsupport.processes import Identity, exit_status, signal_group, wait_gone
 
 BRIDGE = "bsk0"
 POD_CIDR = "10.244.0.0/24"

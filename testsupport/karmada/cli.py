@@ -1,4 +1,4 @@
-"""`python3 dev.py karmada up|down|e2e` (run as `python -m tests.karmada ...`)."""
+"""`python3 dev.py karmada up|down|e2e` (run as `python -m testsupport.karmada ...`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from tests.karmada import churn as churn_scenario
-from tests.karmada import incluster, node, suite
-from tests.karmada import restart as restart_scenario
-from tests.karmada import rollout as rollout_scenario
-from tests.karmada import table as spec_table
-from tests.karmada.plane import (
+from testsupport.karmada import churn as churn_scenario
+from testsupport.karmada import incluster, node, suite
+from testsupport.karmada import restart as restart_scenario
+from testsupport.karmada import rollout as rollout_scenario
+from testsupport.karmada import table as spec_table
+from testsupport.karmada.plane import (
     SCHEDULERS,
     KarmadaError,
     KarmadaPlane,
@@ -26,7 +26,7 @@ from tests.karmada.plane import (
     stop,
     swap_scheduler,
 )
-from tests.realcluster.controlplane import ROOT
+from testsupport.realcluster.controlplane import ROOT
 
 STATE = ROOT / ".karmada"
 
@@ -108,7 +108,7 @@ def on_own_plane(name: str, scheduler: str, scenario: Callable[[KarmadaPlane, Pr
 
 
 def restart(scheduler: str, bindings: int, delay: float) -> int:
-    """The rolling-restart scenario (tests/karmada/restart.py) on a plane of its own, stopped after it."""
+    """The rolling-restart scenario (testsupport/karmada/restart.py) on a plane of its own, stopped after it."""
     report, path = on_own_plane("restart", scheduler, lambda plane, processes: restart_scenario.run(
         plane, processes, bindings=bindings, delay=delay))
     print(report.to_json())
@@ -118,7 +118,7 @@ def restart(scheduler: str, bindings: int, delay: float) -> int:
 
 
 def churn(scheduler: str, workloads: int, restarts: int, kill_every: int, scale_ups: int) -> int:
-    """Rolling restarts under policy churn, then scale-ups (tests/karmada/churn.py), on a plane of its own."""
+    """Rolling restarts under policy churn, then scale-ups (testsupport/karmada/churn.py), on a plane of its own."""
     report, path = on_own_plane("churn", scheduler, lambda plane, processes: churn_scenario.run(
         plane, processes, workloads=workloads, restarts=restarts, kill_every=kill_every, scale_ups=scale_ups))
     print(f"karmada churn ({scheduler}): {report.summary()}; report {path}")
@@ -126,7 +126,7 @@ def churn(scheduler: str, workloads: int, restarts: int, kill_every: int, scale_
 
 
 def rollout(scheduler: str | None, triggers: Sequence[str], bindings: int, delay: float) -> int:
-    """The rollout scenario (tests/karmada/rollout.py), each trigger in turn, on an in-cluster plane of its own;
+    """The rollout scenario (testsupport/karmada/rollout.py), each trigger in turn, on an in-cluster plane of its own;
     without `scheduler`, with binding-scheduler then karmada-scheduler, and their table side by side."""
     if scheduler is None:
         ours, code = rollout_reports("ours", triggers, bindings, delay)

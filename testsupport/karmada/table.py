@@ -1,12 +1,12 @@
 """The spec-by-spec table of docs/karmada-e2e.md, from the two JSON reports of one `dev.py karmada e2e` run per
-scheduler: `python -m tests.karmada table KARMADA.json OURS.json` prints it (Markdown)."""
+scheduler: `python -m testsupport.karmada table KARMADA.json OURS.json` prints it (Markdown)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tests.karmada.suite import SCHEDULING_SPEC_FILES, SpecResult, results
+from testsupport.karmada.suite import SCHEDULING_SPEC_FILES, SpecResult, results
 
 SYMBOL = {"passed": "passed", "failed": "FAILED", "skipped": "skipped", "pending": "pending",
           "panicked": "PANICKED", "timedout": "TIMED OUT", "interrupted": "interrupted", "aborted": "aborted"}

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tests.realcluster.controlplane import (
+from testsupport.realcluster.controlplane import (
     SCHEDULER_NAMESPACE,
     ControlPlane,
     free_port,
 )
-from tests.realcluster.karmada import Process, karmada_scheduler
-from tests.realcluster.kube import KubeClient
+from testsupport.realcluster.karmada import Process, karmada_scheduler
+from testsupport.realcluster.kube import KubeClient
 
 PERMANENT_ID = "propagationpolicy.karmada.io/permanent-id"
 CLUSTER_PERMANENT_ID = "clusterpropagationpolicy.karmada.io/permanent-id"

@@ -31,7 +31,7 @@ from binding_scheduler.cli.simulate import simulate
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.devcluster.journal import JournalEntry
 from binding_scheduler.model import Binding, Cluster, parse_binding, parse_cluster
-from tests.operator.harness import OperatorThread, apply, condition, request, wait_until
+from testsupport.operator.harness import OperatorThread, apply, condition, request, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

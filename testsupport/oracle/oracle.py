@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.realcluster.controlplane import ROOT, go_available
+from testsupport.realcluster.controlplane import ROOT, go_available
 
 BUILD_SCRIPT = ROOT / "tools" / "karmada-oracle" / "build.sh"
 

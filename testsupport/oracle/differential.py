@@ -39,8 +39,8 @@ from binding_scheduler.cli.settings import flag_settings
 from binding_scheduler.cli.simulate import simulate
 from binding_scheduler.model import Binding, Cluster, ValidationError, parse_binding, parse_cluster
 from binding_scheduler.scheduling.framework.runner import Framework
-from tests.oracle import oracle
-from tests.oracle.strategies import Case, cases
+from testsupport.oracle import oracle
+from testsupport.oracle.strategies import Case, cases
 
 FIELDS = ("kind", "namespace", "name", "scheduled", "reason", "message", "clusters")
 

@@ -28,10 +28,10 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tests.karmada.plane import KARMADA_SYSTEM, KarmadaError, KarmadaPlane, Processes, scheduler_command, wait_for
-from tests.karmada.restart import BINDINGS, POLICIES, deployment, instance_kubeconfig
-from tests.oracle import oracle
-from tests.realcluster import audit
+from testsupport.karmada.plane import KARMADA_SYSTEM, KarmadaError, KarmadaPlane, Processes, scheduler_command, wait_for
+from testsupport.karmada.restart import BINDINGS, POLICIES, deployment, instance_kubeconfig
+from testsupport.oracle import oracle
+from testsupport.realcluster import audit
 
 AFFINITIES = (["member1", "member2"], ["member1", "member3"], ["member2", "member3"])
 LEASE = f"/apis/coordination.k8s.io/v1/namespaces/{KARMADA_SYSTEM}/leases/karmada-scheduler"
@@ -264,8 +264,8 @@ def _judge(plane: KarmadaPlane, report: ChurnReport, client: Any, namespace: str
 
 
 def _ask_the_oracle(report: ChurnReport, client: Any, bindings: dict[str, dict[str, Any]]) -> None:
-    """Karmada's own scheduling code (karmada-oracle, tests/oracle) decides every binding on an export of the final
-    Clusters and bindings: where the scheduler left each binding must be where Karmada's code puts it now. The
+    """Karmada's own scheduling code (karmada-oracle, testsupport/oracle) decides every binding on an export of the
+    final Clusters and bindings: where the scheduler left each binding must be where Karmada's code puts it now. The
     oracle estimates from the members' resource summaries (no accurate estimator), as `simulate` does."""
     clusters = client.ok("GET", "/apis/cluster.karmada.io/v1alpha1/clusters")["items"]
     documents = [_exported(c, "Cluster") for c in clusters]

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from tests.realcluster.controlplane import ROOT, go_available
+from testsupport.realcluster.controlplane import ROOT, go_available
 
 CHART = ROOT / "charts" / "binding-scheduler"
 BUILD_SCRIPT = ROOT / "tools" / "helm" / "build.sh"

@@ -1,5 +1,5 @@
 import sys
 
-from tests.karmada.cli import main
+from testsupport.karmada.cli import main
 
 sys.exit(main(sys.argv[1:]))

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from tests.realcluster.controlplane import ROOT
+from testsupport.realcluster.controlplane import ROOT
 
 KARMADA_TOOLS = ROOT / "tools" / "karmada"
 KWOK_TOOLS = ROOT / "tools" / "kwok"

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import yaml
 
-from tests.processes import Identity, exit_status, record, signal_group, wait_gone
-from tests.realcluster.kube import KubeClient
+from testsupport.processes import Identity, exit_status, record, signal_group, wait_gone
+from testsupport.realcluster.kube import KubeClient
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "tools" / "controlplane" / "build.sh"
@@ -187,7 +187,7 @@ def start(state: Path, *, tie_to_parent: bool) -> ControlPlane:
 
 def stop(state: Path) -> bool:
     """Kill the processes of the control plane in `state` and remove `state`. True if something ran there. A
-    recorded pid that is no longer the process started there (tests/processes.py) is not signalled."""
+    recorded pid that is no longer the process started there (testsupport/processes.py) is not signalled."""
     killed = [identity for name, identity in _recorded(state).items()
               if signal_group(identity, signal.SIGKILL, name)]
     for identity in killed:
@@ -326,7 +326,7 @@ def _run(command: list[str], what: str) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    """`python -m tests.realcluster up|down` (what `python3 dev.py cluster up|down` runs)."""
+    """`python -m testsupport.realcluster up|down` (what `python3 dev.py cluster up|down` runs)."""
     state = ROOT / ".cluster"
     if list(argv) == ["up"]:
         try:

@@ -3,7 +3,7 @@ a slow member estimator's calls and PropagationPolicies change, judged by karmad
 
     1. the outgoing instance ("old", its own client identity) schedules N Deployments, Divided by the members'
        available replicas (every decision asks every member's estimator);
-    2. member1's estimator turns slow (its calls are held `delay` seconds: tests/karmada/slowlink.py) and every
+    2. member1's estimator turns slow (its calls are held `delay` seconds: testsupport/karmada/slowlink.py) and every
        policy changes its cluster affinity: the old instance's passes wait in member1's estimator calls;
     3. the incoming instance ("new") starts beside it, as a Deployment's surge pod would, and the old one is
        sent SIGTERM; the moment it exits is its shutdown's end;
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.karmada.plane import (
+from testsupport.karmada.plane import (
     KARMADA_SYSTEM,
     KarmadaPlane,
     Processes,
@@ -32,9 +32,9 @@ from tests.karmada.plane import (
     wait_for,
     write_kubeconfig,
 )
-from tests.karmada.slowlink import SlowLink, slow_link
-from tests.realcluster import audit
-from tests.realcluster.controlplane import binaries as kube_binaries
+from testsupport.karmada.slowlink import SlowLink, slow_link
+from testsupport.realcluster import audit
+from testsupport.realcluster.controlplane import binaries as kube_binaries
 
 POLICIES = "/apis/policy.karmada.io/v1alpha1/namespaces/{namespace}/propagationpolicies"
 BINDINGS = "/apis/work.karmada.io/v1alpha2/namespaces/{namespace}/resourcebindings"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.karmada.plane import KarmadaPlane, karmada_binaries
+from testsupport.karmada.plane import KarmadaPlane, karmada_binaries
 
 SCHEDULING_SPEC_FILES = (
     "scheduling_test.go", "clusteraffinities_test.go", "spread_by_region_test.go", "tainttoleration_test.go",

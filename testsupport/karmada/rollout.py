@@ -1,8 +1,8 @@
-"""The original report's scenario as a Deployment rollout, on the in-cluster plane (tests/karmada/incluster.py):
+"""The original report's scenario as a Deployment rollout, on the in-cluster plane (testsupport/karmada/incluster.py):
 the scheduler runs as two pods on a node with a real kubelet, and the kubelet, not the test, stops the old ones.
 
     1. the pods schedule N Deployments, Divided by the members' available replicas (every decision asks every
-       member's estimator, reached through a relay: tests/karmada/slowlink.py);
+       member's estimator, reached through a relay: testsupport/karmada/slowlink.py);
     2. member1's estimator turns slow and every policy changes its cluster affinity: the leader's passes wait in
        member1's estimator calls;
     3. the trigger: `kubectl rollout restart` of the scheduler's Deployment, a `helm upgrade` changing a value,
@@ -33,9 +33,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tests.karmada import incluster, node
-from tests.karmada.plane import KARMADA_SYSTEM, KarmadaPlane, Processes, wait_for
-from tests.karmada.restart import (
+from testsupport.karmada import incluster, node
+from testsupport.karmada.plane import KARMADA_SYSTEM, KarmadaPlane, Processes, wait_for
+from testsupport.karmada.restart import (
     AFFINITIES,
     BINDINGS,
     POLICIES,
@@ -46,9 +46,9 @@ from tests.karmada.restart import (
     policy,
     settle_on_newest,
 )
-from tests.karmada.slowlink import SlowLink, slow_link
-from tests.realcluster import audit
-from tests.realcluster.controlplane import binaries as kube_binaries
+from testsupport.karmada.slowlink import SlowLink, slow_link
+from testsupport.realcluster import audit
+from testsupport.realcluster.controlplane import binaries as kube_binaries
 
 TRIGGERS = ("restart", "upgrade", "delete", "kill")
 """rollout restart; helm upgrade with a changed value (the chart only); the leader pod deleted with

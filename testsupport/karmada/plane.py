@@ -11,7 +11,7 @@
     the scheduler              karmada-scheduler or binding-scheduler, with karmada-scheduler's Deployment flags
 
 Everything lives in one state directory (`.karmada/` for `dev.py karmada up`): certificates, data, logs,
-kubeconfigs, the pids with their identities. `stop(state)` kills every process still its own (tests/processes.py)
+kubeconfigs, the pids with their identities. `stop(state)` kills every process still its own (testsupport/processes.py)
 and removes it."""
 
 from __future__ import annotations
@@ -31,17 +31,17 @@ from typing import Any
 
 import yaml
 
-from tests.karmada import manifests, node
-from tests.processes import Identity, exit_status, record, running, signal_group, wait_gone
-from tests.realcluster.controlplane import (
+from testsupport.karmada import manifests, node
+from testsupport.processes import Identity, exit_status, record, running, signal_group, wait_gone
+from testsupport.realcluster.controlplane import (
     AUDIT_POLICY,
     ROOT,
     ControlPlaneError,
     dying_with_parent,
     free_port,
 )
-from tests.realcluster.controlplane import binaries as kube_binaries
-from tests.realcluster.kube import KubeClient
+from testsupport.realcluster.controlplane import binaries as kube_binaries
+from testsupport.realcluster.kube import KubeClient
 
 KARMADA_SYSTEM = "karmada-system"
 MEMBERS = ("member1", "member2", "member3")
@@ -143,7 +143,7 @@ class KarmadaPlane:
 @dataclass
 class Processes:
     """Each process in its own process group, logging to `logs/NAME.log`; recorded in `pids.json` by its
-    identity (pid, start time, command: tests/processes.py), which is checked again before any signal."""
+    identity (pid, start time, command: testsupport/processes.py), which is checked again before any signal."""
 
     state: Path
     tie_to_parent: bool
@@ -534,7 +534,7 @@ def start(state: Path, *, scheduler: str = "ours", tie_to_parent: bool,
           members: Sequence[str] = MEMBERS, in_cluster: bool = False, layout: str = "") -> KarmadaPlane:
     """Start the whole plane in `state` (created; whatever ran there before is stopped first). `in_cluster`:
     the host cluster is a real one with a node, and the scheduler runs in it as the chart's pods, installed
-    beside Karmada's install `layout` (tests/karmada/incluster.py)."""
+    beside Karmada's install `layout` (testsupport/karmada/incluster.py)."""
     if scheduler not in SCHEDULERS:
         raise KarmadaError(f"--scheduler {scheduler!r}: expected one of {', '.join(SCHEDULERS)}")
     stop(state)
@@ -551,7 +551,7 @@ def start(state: Path, *, scheduler: str = "ours", tie_to_parent: bool,
                                             "clusterrole-aggregation")
         builder.karmada_components(karmada)
         joined = [builder.member(name) for name in members]
-        from tests.karmada import incluster  # it builds on this module
+        from testsupport.karmada import incluster  # it builds on this module
 
         host = incluster.start_host(builder) if in_cluster else karmada
         pki = builder.pki

@@ -1,5 +1,0 @@
-import sys
-
-from tests.realcluster.controlplane import main
-
-sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""helm, built from its Go module."""

@@ -1,0 +1,1 @@
+"""The fault matrix's expectations and judges."""

@@ -1,0 +1,1 @@
+"""The operator on devcluster, in a thread of the test process."""

@@ -1,0 +1,1 @@
+"""Karmada's own scheduling code (karmada-oracle) and the differential cases drawn for it."""
