@@ -4,8 +4,9 @@ of tests. Not part of the test command: a module takes minutes (docs/mutation.md
 
 mutmut wants the code under `src/` (it puts `mutants/src` first on sys.path and names each mutant after its
 module path) and the tests beside it; our package lives in `operator/`. So every run happens in a workspace
-outside this tree: `src/binding_scheduler` (a copy of operator/binding_scheduler), `tests/`, `examples/`,
-`crds/`, `charts/` and `pyproject.toml` with a `[tool.mutmut]` section for the one module, then `mutmut run`.
+outside this tree: `src/binding_scheduler` (a copy of operator/binding_scheduler), `tests/`, `testsupport/`,
+`examples/`, `crds/`, `charts/` and `pyproject.toml` with a `[tool.mutmut]` section for the one module, then
+`mutmut run`.
 The files come from the committed tree (HEAD, or `--source REV`; `--source worktree` takes the files as they
 are), so other people's uncommitted edits in a shared working tree stay out. This working tree is never touched.
 
@@ -38,7 +39,7 @@ TIMEOUT_MULTIPLIER = 15.0
 """A mutant is stopped (and counted as a timeout) once its tests run this many times their clean time: mutmut's
 default. 3x made runs faster but, on a loaded machine, stopped mutants that were merely slow (all of the first 32
 lease mutants), so a timeout would no longer mean a hang."""
-COPIED = ("operator", "tests", "examples", "crds", "charts", "pyproject.toml")
+COPIED = ("operator", "tests", "testsupport", "examples", "crds", "charts", "pyproject.toml")
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ def workspace(workdir: Path, target: Target, source: str) -> Path:
     tree = export(source, space)
     shutil.move(tree / "operator" / "binding_scheduler", space / "src" / "binding_scheduler")
     shutil.move(tree / "tests", space / "tests")
+    shutil.move(tree / "testsupport", space / "testsupport")
     shutil.copytree(tree / "examples", space / "examples", symlinks=False,  # links into operator/: resolve them
                     ignore_dangling_symlinks=True)
     for link in (space / "examples").iterdir():
@@ -160,7 +162,7 @@ def workspace(workdir: Path, target: Target, source: str) -> Path:
         f'only_mutate = ["src/binding_scheduler/{target.module}"]\n'
         f"pytest_add_cli_args_test_selection = {toml_list(target.tests)}\n"
         f'pytest_add_cli_args = ["-p", "no:cacheprovider", "--timeout={PER_TEST_TIMEOUT}"]\n'
-        'also_copy = ["examples/", "crds/", "charts/"]\n'
+        'also_copy = ["testsupport/", "examples/", "crds/", "charts/"]\n'
         "use_git_change_detection = false\n"
         f"timeout_multiplier = {TIMEOUT_MULTIPLIER}\n"
     )

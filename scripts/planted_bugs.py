@@ -33,7 +33,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 ROOT = Path(__file__).resolve().parents[1]
-COPIED = ("operator", "tests", "examples", "crds", "charts", "pyproject.toml")
+COPIED = ("operator", "tests", "testsupport", "examples", "crds", "charts", "pyproject.toml")
 TIMEOUT = 60  # seconds per test: well above what any of the selected tests needs, far below the suite's 300 s
 
 PKG = "operator/binding_scheduler"
