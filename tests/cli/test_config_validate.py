@@ -189,3 +189,23 @@ def test_run_reports_every_wrong_field_of_its_config_file_one_line_each_and_exit
         f"error: {path}: SchedulerConfiguration prod: --leader-elect-renew-deadline: '20s' must be less than "
         "leaseDuration (15s)",
     ])
+
+
+BAD_WITH_A_PLUGIN = {"workers": 0, "plugins": ["*", "-TaintTolerance"]}
+
+
+def test_an_unknown_plugin_is_listed_beside_the_other_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scheduler_configuration("prod", BAD_WITH_A_PLUGIN))
+    code, _, err = validate(capsys, path)
+    assert (code, [line.split(": ")[2] for line in err]) == (2, ["spec.workers", "spec.plugins"])
+
+
+def test_run_lists_an_unknown_plugin_beside_the_other_errors_of_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scheduler_configuration("prod", BAD_WITH_A_PLUGIN))
+    assert main(["run", f"--config-file={path}"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[3] for line in err] == ["spec.workers", "spec.plugins"]

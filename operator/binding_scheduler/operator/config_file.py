@@ -14,9 +14,13 @@ from typing import Any
 
 import yaml
 
+from ..algorithm.plugins import PluginError
 from ..model import ValidationError
 from ..model.config import API_VERSION, KIND, SchedulerConfig
+from ..model.config.parse import read_config
+from ..model.errors import combined
 from ..model.overrides import NO_OVERRIDES, SpecOverrides
+from ..scheduling.framework.plugins import UnknownPlugins, load_plugins
 
 API_GROUP = API_VERSION.partition("/")[0]
 STDIN = "-"
@@ -96,7 +100,27 @@ def load_config_file(path: str, overrides: SpecOverrides = NO_OVERRIDES) -> Sche
         among = "" if len(ours) == len(documents) else f" among {len(documents)}"
         raise ConfigFileError(path, f"expected one SchedulerConfiguration, found {len(ours)}{among} documents")
     ((number, document),) = ours
-    try:
-        return overrides.parse(document)
-    except ValidationError as error:
+    merged = overrides.merged(document)
+    config, errors = read_config(merged)
+    if not any(_under_plugins(error.path) for error in errors):
+        errors += _plugin_errors(config)  # every error at once: an unknown plugin name too
+    if errors:
+        error = overrides.named(combined(errors))
         raise ConfigFileError(path, *problems(error, describe(document, number))) from error
+    return config
+
+
+def _under_plugins(path: str) -> bool:
+    return path in ("spec.plugins", "spec.allowUnknownPlugins") or path.startswith("spec.plugins[")
+
+
+def _plugin_errors(config: SchedulerConfig) -> list[ValidationError]:
+    """A `spec.plugins` name no plugin has (unless allowed), as `run` would refuse it at start."""
+    try:
+        load_plugins(config.plugins, workload_affinity=config.feature_gates.workload_affinity,
+                     allow_unknown=config.allow_unknown_plugins)
+    except UnknownPlugins as error:
+        return [ValidationError(error.field, error.message)]
+    except PluginError:  # a plugin that fails to load is the service's to report
+        return []
+    return []
