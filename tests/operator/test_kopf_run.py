@@ -89,3 +89,15 @@ def test_kopf_run_that_cannot_start_says_why_in_one_line_as_run_does_and_exits_1
     (line,) = [text for text in output.splitlines() if "cannot start" in text]
     assert line.endswith(f"cannot start: kubeconfig {missing} does not exist"), line
     assert len(output.strip().splitlines()) == 1, output
+
+
+def test_kopf_run_with_an_unknown_event_path_says_so_in_one_line_and_exits_1() -> None:
+    env = {**os.environ, "BINDING_SCHEDULER_EVENT_PATH": "bogus"}
+    assert KOPF is not None
+    result = subprocess.run([KOPF, "run", "--standalone", "--all-namespaces", "-m",
+                             "binding_scheduler.operator.kopf_main"], env=env, capture_output=True, text=True,
+                            timeout=60, check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert output.strip().splitlines() == [
+        "cannot start: BINDING_SCHEDULER_EVENT_PATH: 'bogus' is not one of auto, kopf"], output

@@ -5,11 +5,18 @@ should import it (`binding-scheduler run` builds its own registry, see `runner`)
 
 from __future__ import annotations
 
+import sys
+
 import kopf
 
 from .app import OperatorApp
 from .handlers import register
 from .options import LaunchOptions
 
-app = OperatorApp(LaunchOptions.from_env())
+try:
+    options = LaunchOptions.from_env()
+except ValueError as error:  # one line and status 1, as `binding-scheduler run` says a bad flag (no traceback)
+    print(f"cannot start: {error}", file=sys.stderr)
+    raise SystemExit(1) from None
+app = OperatorApp(options)
 register(kopf.get_default_registry(), app)

@@ -41,6 +41,9 @@ class LaunchOptions:
         def get(name: str) -> str | None:
             return env.get(f"BINDING_SCHEDULER_{name}") or None
 
+        event_path = get("EVENT_PATH") or "auto"
+        if event_path not in EVENT_PATHS:
+            raise ValueError(f"BINDING_SCHEDULER_EVENT_PATH: {event_path!r} is not one of {', '.join(EVENT_PATHS)}")
         return cls(
             kubeconfig=get("KUBECONFIG"),
             master=get("MASTER"),
@@ -49,5 +52,5 @@ class LaunchOptions:
             config_name=get("CONFIG"),
             config_file=get("CONFIG_FILE"),
             identity=get("IDENTITY"),
-            event_path=get("EVENT_PATH") or "auto",
+            event_path=event_path,
         )
