@@ -165,3 +165,18 @@ def test_the_trace_tells_when_every_cluster_is_selected() -> None:
     trace: list[str] = []
     select(binding(3, None), trace)
     assert trace == ["no spread constraints: all 4 feasible clusters selected"]
+
+
+def test_the_trace_of_the_one_feasible_region_says_it_was_the_only_one() -> None:
+    placement = {
+        "replicaScheduling": AGGREGATED,
+        "spreadConstraints": [{"spreadByField": "region", "minGroups": 2, "maxGroups": 2},
+                              {"spreadByField": "cluster", "minGroups": 2, "maxGroups": 4}],
+    }
+    trace: list[str] = []
+    select(binding(10, placement), trace)
+    assert trace[2:4] == [
+        "1 combination of 2 regions holds at least 2 clusters (the region spread's minGroups and maxGroups, the "
+        "cluster spread's minGroups)",
+        "best: east, west, the only one (total score 10050, the sum of its regions' scores)",
+    ]

@@ -59,7 +59,7 @@ def test_the_shutdown_report_line_says_every_count_the_time_and_the_lease() -> N
         "shutdown complete in 0 ms: 0 passes cancelled before their commit point, 0 drained, 0 cut at the drain "
         "deadline; lease not held; write gate closed")
     assert ShutdownReport(cancelled=1, drained=0, cut=0, seconds=0.0, lease_released=True).line().startswith(
-        "shutdown complete in 0 ms: 1 pass cancelled before their commit point, 0 drained")
+        "shutdown complete in 0 ms: 1 pass cancelled before its commit point, 0 drained")
 
 
 @pytest.fixture

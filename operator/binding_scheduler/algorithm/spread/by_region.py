@@ -71,11 +71,9 @@ def select_by_region(
         selected.extend(_best_rest(chosen, fill))
     if trace is not None:
         best = ", ".join(f"{c.name} ({g.name})" for c, g in zip(selected, chosen, strict=False))
-        trace.append(
-            f"chosen regions {', '.join(g.name for g in chosen)}: the best cluster of each ({best}), then"
-            f" {max(fill, 0)} more of the {rest} left in them, up to the cluster spread's maxGroups"
-            f" ({cluster.max_groups})"
-        )
+        more = (f"then {max(fill, 0)} more of the {rest} left in them, up to the cluster spread's maxGroups"
+                f" ({cluster.max_groups})") if rest else "none other in them"
+        trace.append(f"chosen regions {', '.join(g.name for g in chosen)}: the best cluster of each ({best}), {more}")
     return selected
 
 

@@ -137,8 +137,10 @@ def choose_path(paths: Sequence[GroupPath], trace: list[str] | None = None) -> G
 
 def _why_best(best: GroupPath, others: Sequence[GroupPath]) -> str:
     """What ranked `best` first among the feasible combinations: its score, its clusters, or the search's order."""
+    if not others:
+        return f"the only one (total score {best.weight}, the sum of its regions' scores)"
     score = f"the highest total score ({best.weight}, the sum of its regions' scores)"
-    if not others or others[0].weight < best.weight:
+    if others[0].weight < best.weight:
         return score
     if others[0].value < best.value:
         return f"tied on score ({best.weight}) with another, it holds the most clusters ({best.value})"
@@ -191,9 +193,9 @@ def _best_smallest_path(
 
 def _combinations_note(count: int, min_groups: int, max_groups: int, target: int) -> str:
     span = f"{min_groups} to {max_groups}" if min_groups != max_groups else f"{min_groups}"
-    return (f"{count} combination{'' if count == 1 else 's'} of {span} region{'' if max_groups == 1 else 's'} hold "
-            f"at least {target} cluster{'' if target == 1 else 's'} (the region spread's minGroups and maxGroups, "
-            "the cluster spread's minGroups)")
+    combinations = f"{count} combination{'' if count == 1 else 's'} of {span} region{'' if max_groups == 1 else 's'}"
+    return (f"{combinations} hold{'s' if count == 1 else ''} at least {target} cluster{'' if target == 1 else 's'} "
+            "(the region spread's minGroups and maxGroups, the cluster spread's minGroups)")
 
 
 def select_groups(

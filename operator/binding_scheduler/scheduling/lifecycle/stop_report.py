@@ -23,7 +23,8 @@ class DrainReport:
 
     def line(self) -> str:
         return (
-            f"scheduler stopped: {passes(self.cancelled)} cancelled before their commit point, {self.drained} "
+            f"scheduler stopped: {passes(self.cancelled)} cancelled before {_their(self.cancelled)} commit point, "
+            f"{self.drained} "
             f"drained, {self.cut} cut at the drain deadline, in {self.seconds * 1000:.0f} ms"
         )
 
@@ -47,7 +48,11 @@ class ShutdownReport:
             doubt = (f"; {self.in_doubt} write{'s' if self.in_doubt != 1 else ''} got no answer and may still be "
                      "applied (binding and Lease writes are fenced: only where nobody wrote since)")
         return (
-            f"shutdown complete in {self.seconds * 1000:.0f} ms: {passes(self.cancelled)} cancelled before their "
-            f"commit point, {self.drained} drained, {self.cut} cut at the drain deadline; lease "
-            f"{'released' if self.lease_released else self.lease}{doubt}; write gate closed"
+            f"shutdown complete in {self.seconds * 1000:.0f} ms: {passes(self.cancelled)} cancelled before "
+            f"{_their(self.cancelled)} commit point, {self.drained} drained, {self.cut} cut at the drain deadline; "
+            f"lease {'released' if self.lease_released else self.lease}{doubt}; write gate closed"
         )
+
+
+def _their(count: int) -> str:
+    return "its" if count == 1 else "their"
