@@ -8,7 +8,6 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
@@ -19,6 +18,7 @@ from testsupport.operator.harness import (
     get,
     patch,
     rb_path,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -43,12 +43,9 @@ def test_the_first_term_fails_so_the_second_is_used_and_named_in_the_status_writ
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     spec_write, status_write = binding_writes(api, "web")
     assert spec_write.body["spec"] == {"clusters": [{"name": "m2", "replicas": 2}]}
     assert status_write.body["status"]["schedulerObservingAffinityName"] == "backup"
@@ -65,11 +62,8 @@ def test_the_first_term_fails_so_the_second_is_used_and_named_in_the_status_writ
 
 def test_the_first_term_fits_and_its_name_is_written(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file):
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-    finally:
-        assert operator.stop() == 0
     spec_write, status_write = binding_writes(api, "web")
     assert spec_write.body["spec"] == {"clusters": [{"name": "m1", "replicas": 2}]}
     assert status_write.body["status"]["schedulerObservingAffinityName"] == "primary"
@@ -77,8 +71,7 @@ def test_the_first_term_fits_and_its_name_is_written(api: DevCluster, config_fil
 
 def test_a_later_pass_resumes_from_the_observed_term(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
         patch(api, cluster_path("m1"), {"spec": {"taints": None}})
@@ -86,8 +79,6 @@ def test_a_later_pass_resumes_from_the_observed_term(api: DevCluster, config_fil
         patch(api, rb_path("web"), {"spec": {"replicas": 4}})
         wait_until(lambda: len(binding_writes(api, "web")) >= 4, what="the scale pass")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert len(writes) == 4
     assert writes[2].body["spec"] == {"clusters": [{"name": "m2", "replicas": 4}]}
@@ -97,8 +88,7 @@ def test_a_later_pass_resumes_from_the_observed_term(api: DevCluster, config_fil
 
 def test_an_explicit_reschedule_restarts_at_the_first_term(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
         patch(api, cluster_path("m1"), {"spec": {"taints": None}})
@@ -106,8 +96,6 @@ def test_an_explicit_reschedule_restarts_at_the_first_term(api: DevCluster, conf
         patch(api, rb_path("web"), {"spec": {"rescheduleTriggeredAt": "2999-01-01T00:00:00Z"}})
         wait_until(lambda: len(binding_writes(api, "web")) >= 4, what="the rescheduling pass")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert len(writes) == 4
     assert writes[2].body["spec"] == {"clusters": [{"name": "m1", "replicas": 2}]}
@@ -120,12 +108,9 @@ def test_every_term_failing_clears_the_clusters_and_keeps_the_observed_name(
 ) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2", taints=TAINT),
           binding_doc("web", replicas=2, placement=PLACEMENT, clusters=[{"name": "m3", "replicas": 2}]))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: scheduled(api, "web"), what="web to get a condition")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     spec_write, status_write = binding_writes(api, "web")
     assert spec_write.body["spec"] == {"clusters": None}
     condition = status_write.body["status"]["conditions"][0]

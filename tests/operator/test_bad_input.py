@@ -7,7 +7,6 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     binding_doc,
     binding_writes,
@@ -16,6 +15,7 @@ from testsupport.operator.harness import (
     config_spec,
     events,
     metric,
+    running_operator,
     scheduled,
     wait_until,
     write_config,
@@ -34,8 +34,7 @@ def test_a_bad_binding_gets_a_scheduler_error_one_warning_and_backoff_retries(
     config = write_config(tmp_path / "config.yaml", fast_backoff)
     apply(api, cluster_doc("m1"), binding_doc("bad", replicas=1, placement=BAD_PLACEMENT),
           binding_doc("good", replicas=1))
-    operator = OperatorThread(api, config).start()
-    try:
+    with running_operator(api, config) as operator:
         good = wait_until(lambda: scheduled(api, "good"), what="the good binding to be scheduled")
         bad = wait_until(lambda: scheduled(api, "bad"), what="the bad binding's condition")
         wait_until(lambda: metric(operator, "karmada_scheduler_queue_incoming_bindings_total",
@@ -46,8 +45,6 @@ def test_a_bad_binding_gets_a_scheduler_error_one_warning_and_backoff_retries(
         assert service is not None
         wait_until(lambda: operator.call(lambda: service.background_events.pending == 0),
                    what="the retries' Events to be posted")
-    finally:
-        assert operator.stop() == 0
     assert condition(good)["reason"] == "Success"  # type: ignore[index]
     found = condition(bad)
     assert found is not None

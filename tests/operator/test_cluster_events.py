@@ -8,7 +8,6 @@ from pathlib import Path
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
     DUPLICATED,
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
@@ -19,6 +18,7 @@ from testsupport.operator.harness import (
     metric,
     patch,
     request,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -34,8 +34,7 @@ def clusters_of(api: DevCluster, name: str) -> object:
 def test_a_cluster_label_change_requeues_the_bindings_it_now_matches(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1", labels={"env": "prod"}), cluster_doc("m2", labels={"env": "dev"}),
           binding_doc("web", replicas=2, placement=PROD_ONLY))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
         assert clusters_of(api, "web") == [{"name": "m1", "replicas": 2}]
@@ -44,8 +43,6 @@ def test_a_cluster_label_change_requeues_the_bindings_it_now_matches(api: DevClu
                    what="the requeued binding to take m2")
         at_rest(api, operator)
         requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
-    finally:
-        assert operator.stop() == 0
     assert requeued == 1
     assert len(binding_writes(api, "web")) == 4
 
@@ -53,30 +50,24 @@ def test_a_cluster_label_change_requeues_the_bindings_it_now_matches(api: DevClu
 def test_a_cluster_label_change_does_not_move_a_divided_binding(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1", labels={"env": "prod"}), cluster_doc("m2", labels={"env": "dev"}),
           binding_doc("web", replicas=2))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
         patch(api, cluster_path("m2"), {"metadata": {"labels": {"env": "prod"}}})
         wait_until(lambda: metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged"),
                    what="the requeue")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     assert len(binding_writes(api, "web")) == 2
 
 
 def test_a_status_only_cluster_change_requeues_nothing(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2, placement=DUPLICATED))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
         patch(api, cluster_path("m2") + "/status", {"status": {"resourceSummary": {"allocatable": {"pods": "7"}}}})
         at_rest(api, operator)
         requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
-    finally:
-        assert operator.stop() == 0
     assert requeued == 0
     # a Duplicated binding is rescheduled on every pass: no write proves there was no pass
     assert len(binding_writes(api, "web")) == 2
@@ -86,8 +77,7 @@ def test_a_terminating_target_cluster_moves_a_divided_binding_off_it(api: DevClu
     m2 = cluster_doc("m2")
     m2["metadata"]["finalizers"] = ["karmada.io/cluster-controller"]
     apply(api, cluster_doc("m1"), m2, binding_doc("web", replicas=3))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         assert [c["name"] for c in clusters_of(api, "web")] == ["m1", "m2"]  # type: ignore[attr-defined]
         at_rest(api, operator)
@@ -95,8 +85,6 @@ def test_a_terminating_target_cluster_moves_a_divided_binding_off_it(api: DevClu
         assert status == 200
         wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 3}], what="web to leave m2")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert len(writes) == 4
     assert writes[2].body["spec"] == {"clusters": [{"name": "m1", "replicas": 3}]}
@@ -112,16 +100,13 @@ def test_a_cluster_that_gains_the_api_of_a_binding_that_fit_nowhere_gets_it_sche
     bare = cluster_doc("m1")
     bare["status"] = {"resourceSummary": {"allocatable": {"pods": "100"}}}
     apply(api, bare, binding_doc("web", replicas=2))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: scheduled(api, "web"), what="web to fit nowhere")
         assert body["status"]["conditions"][0]["reason"] == "NoClusterFit"
         patch(api, cluster_path("m1") + "/status", {"status": cluster_doc("m1")["status"]})
         wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 2}],
                    what="web to be scheduled once m1 reports its API")
         requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
-    finally:
-        assert operator.stop() == 0
     assert requeued == 1
 
 
@@ -131,12 +116,9 @@ def test_a_status_change_without_a_new_api_does_not_requeue_a_binding_that_fit_n
     bare = cluster_doc("m1")
     bare["status"] = {"resourceSummary": {"allocatable": {"pods": "100"}}}
     apply(api, bare, binding_doc("web", replicas=2))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to fit nowhere")
         patch(api, cluster_path("m1") + "/status", {"status": {"resourceSummary": {"allocatable": {"pods": "7"}}}})
         at_rest(api, operator)
         requeued = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ClusterChanged")
-    finally:
-        assert operator.stop() == 0
     assert requeued == 0

@@ -27,6 +27,7 @@ from testsupport.operator.harness import (
     get,
     patch,
     rb_path,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -61,8 +62,7 @@ def placed(api: DevCluster, name: str) -> list[Any] | None:
 def test_the_flags_are_reapplied_to_every_new_version_of_the_watched_object(api: DevCluster) -> None:
     create_config(api, config_spec(workers=1))
     apply(api, cluster_doc("m1", taints=TAINT), binding_doc("web", replicas=1))
-    operator = OperatorThread(api, config_name="sched", overrides=flags("--plugins=*,-TaintToleration")).start()
-    try:
+    with running_operator(api, config_name="sched", overrides=flags("--plugins=*,-TaintToleration")) as operator:
         assert wait_until(lambda: placed(api, "web"), what="web on the tainted cluster") == [
             {"name": "m1", "replicas": 1}]
         patch(api, config_path("sched"), {"spec": {"workers": 3, "plugins": ["*"]}})
@@ -73,8 +73,6 @@ def test_the_flags_are_reapplied_to_every_new_version_of_the_watched_object(api:
         patch(api, rb_path("web"), {"spec": {"replicas": 2}})
         assert wait_until(lambda: placed(api, "web") == [{"name": "m1", "replicas": 2}] or None,
                           what="web to stay on the tainted cluster")
-    finally:
-        assert operator.stop() == 0
     assert (workers, plugins) == (3, ("*", "-TaintToleration"))
     assert (found["status"], found["reason"], found["message"]) == (
         "True", "Valid", "applied (command-line flags set spec.plugins, over the object)")
@@ -82,13 +80,10 @@ def test_the_flags_are_reapplied_to_every_new_version_of_the_watched_object(api:
 
 def test_a_field_the_flags_set_is_no_restart_when_only_the_object_changes_it(api: DevCluster) -> None:
     create_config(api, config_spec())
-    operator = OperatorThread(api, config_name="sched", overrides=flags("--kube-api-qps=100")).start()
-    try:
+    with running_operator(api, config_name="sched", overrides=flags("--kube-api-qps=100")) as operator:
         patch(api, config_path("sched"), {"spec": {"kubeAPI": {"qps": 5}}})
         found = wait_until(lambda: valid_condition(api, 2), what="the new version to be applied")
         qps = operator.app.service.config.kube_api.qps  # type: ignore[union-attr]
-    finally:
-        assert operator.stop() == 0
     assert (qps, found["reason"]) == (100.0, "Valid")
 
 
@@ -136,13 +131,10 @@ def test_the_bind_address_flags_decide_where_the_servers_listen(api: DevCluster)
     create_config(api, config_spec())  # its metrics section has both servers off
     metrics, health = free_port(), free_port()
     overrides = flags(f"--metrics-bind-address=127.0.0.1:{metrics}", f"--health-probe-bind-address=127.0.0.1:{health}")
-    operator = OperatorThread(api, config_name="sched", overrides=overrides).start()
-    try:
+    with running_operator(api, config_name="sched", overrides=overrides):
         metrics_text = fetch("127.0.0.1", metrics, "/metrics")[1]
         healthz = fetch("127.0.0.1", health, "/healthz")
         elsewhere = refused("::1", metrics), refused("::1", health)
-    finally:
-        assert operator.stop() == 0
     assert "# TYPE karmada_scheduler_schedule_attempts_total counter" in metrics_text
     assert healthz == (200, "ok")
     assert elsewhere == (True, True)
@@ -150,12 +142,9 @@ def test_the_bind_address_flags_decide_where_the_servers_listen(api: DevCluster)
 
 def test_a_bind_address_of_0_turns_that_server_off(api: DevCluster) -> None:
     create_config(api, config_spec(metrics={"port": free_port(), "healthPort": free_port()}))
-    operator = OperatorThread(api, config_name="sched", overrides=flags("--metrics-bind-address=0")).start()
-    try:
+    with running_operator(api, config_name="sched", overrides=flags("--metrics-bind-address=0")) as operator:
         health = operator.app.service.health  # type: ignore[union-attr]
         ports = health.metrics_port, health.health_port
-    finally:
-        assert operator.stop() == 0
     assert ports[0] is None and ports[1] is not None
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
@@ -16,6 +15,7 @@ from testsupport.operator.harness import (
     metric,
     patch,
     rb_path,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -32,8 +32,7 @@ def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
     fault = api.faults.add(method="PATCH", path=SPEC_PATH, status=409, times=1)
     retry = api.faults.add(method="PATCH", path=SPEC_PATH, hang=True, times=1)  # the next spec write waits here
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: retry.hits, what="the decision to be sent again")
         backoff_depth = metric(operator, "binding_scheduler_queue_depth", queue="backoff")
         retry.release()
@@ -41,8 +40,6 @@ def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff
         at_rest(api, operator)
         conflicts = metric(operator, "binding_scheduler_writes_total", kind="spec", result="conflict")
         failures = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="ScheduleAttemptFailure")
-    finally:
-        assert operator.stop() == 0
     assert (fault.hits, retry.hits) == (1, 1)
     assert backoff_depth == 0
     writes = binding_writes(api, "web")
@@ -56,15 +53,12 @@ def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff
 def test_a_concurrent_write_between_read_and_write_fences_the_decision(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
     held = api.faults.add(method="PATCH", path=SPEC_PATH, hang=True, times=1)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: held.hits, what="the spec write to be held")
         patch(api, rb_path("web"), {"spec": {"replicas": 4}})  # lands while our write is held
         held.release()
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert [(w.path.endswith("/status"), w.status) for w in writes] == [(False, 409), (False, 200), (True, 200)]
     assert writes[1].body["spec"] == {"clusters": [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]}
@@ -77,12 +71,9 @@ def test_a_409_on_the_status_write_writes_no_condition_and_the_next_pass_finishe
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
     api.faults.add(method="PATCH", path=r"/resourcebindings/web/status$", status=409, times=1)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert [(w.path.endswith("/status"), w.status) for w in writes] == [(False, 200), (True, 409), (True, 200)]
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]

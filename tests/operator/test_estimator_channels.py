@@ -9,7 +9,6 @@ from binding_scheduler.estimation.stub import EstimatorStub
 from tests.operator.test_metrics_endpoints import free_port
 from tests.shutdown.helpers import stubs_in_thread
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
@@ -17,6 +16,7 @@ from testsupport.operator.harness import (
     cluster_path,
     config_spec,
     request,
+    running_operator,
     scheduled,
     wait_until,
     write_config,
@@ -32,8 +32,7 @@ def test_an_accurate_answer_steers_the_pass_and_a_deleted_cluster_loses_its_chan
         endpoints = {s.cluster_name: s.address for s in stubs}
         spec = config_spec(estimator={"enabled": True, "endpoints": endpoints})
         apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3, placement=AGGREGATED))
-        operator = OperatorThread(api, write_config(tmp_path / "c.yaml", spec)).start()
-        try:
+        with running_operator(api, write_config(tmp_path / "c.yaml", spec)) as operator:
             body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
             service = operator.app.service
             assert service is not None
@@ -48,8 +47,6 @@ def test_an_accurate_answer_steers_the_pass_and_a_deleted_cluster_loses_its_chan
                 lambda: "m1" not in operator.call(lambda: dict(estimator.connected)),  # type: ignore[attr-defined]
                 what="m1's channel to close",
             )
-        finally:
-            assert operator.stop() == 0
     assert body["spec"]["clusters"] == [{"name": "m2", "replicas": 3}]
 
 
@@ -57,8 +54,7 @@ def test_an_unreachable_estimator_falls_back_and_is_counted_on_our_metrics(api: 
     closed = free_port()
     spec = config_spec(estimator={"enabled": True, "timeout": "2s", "endpoints": {"m1": f"127.0.0.1:{closed}"}})
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=3, placement=AGGREGATED))
-    operator = OperatorThread(api, write_config(tmp_path / "c.yaml", spec)).start()
-    try:
+    with running_operator(api, write_config(tmp_path / "c.yaml", spec)) as operator:
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         service = operator.app.service
         assert service is not None
@@ -70,7 +66,5 @@ def test_an_unreachable_estimator_falls_back_and_is_counted_on_our_metrics(api: 
             for sample in family.samples
             if sample.name.endswith("_total") and sample.labels.get("cluster") == "m1"
         )
-    finally:
-        assert operator.stop() == 0
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 3}]
     assert counted >= 1

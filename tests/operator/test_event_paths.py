@@ -17,6 +17,7 @@ from testsupport.operator.harness import (
     cluster_path,
     hold_watches,
     request,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -34,12 +35,9 @@ def test_a_kopf_release_the_fast_path_was_not_verified_against_runs_on_kopfs_han
     monkeypatch.setattr(watch_guard, "VERIFIED_KOPF", frozenset({"0.0.1"}))
     caplog.set_level(logging.INFO, logger=HANDLERS)
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
-    operator = OperatorThread(api, event_path="auto").start()
-    try:
+    with running_operator(api, event_path="auto") as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled through Kopf's handlers")
         failing = operator.app.event_source.failing_watches()
-    finally:
-        assert operator.stop() == 0
     assert path_lines(caplog) == [
         "event path: Kopf's handlers (kopf 1.45.2 is not a release it was verified against (0.0.1)): slower per "
         "event, and a resync every 300s finds what was deleted while a watch was down"]
@@ -50,12 +48,9 @@ def test_the_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
     api: DevCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=HANDLERS)
-    operator = OperatorThread(api, event_path="auto").start()
-    try:
+    with running_operator(api, event_path="auto") as operator:
         service = operator.app.service
         assert service is not None and service.event_source.resync_every is None
-    finally:
-        assert operator.stop() == 0
     assert watch_guard.unsupported() is None
     assert path_lines(caplog) == []
 
@@ -65,8 +60,7 @@ def test_on_kopfs_path_the_resync_forgets_a_cluster_deleted_while_its_watch_was_
 ) -> None:
     monkeypatch.setattr(handlers, "RESYNC_PERIOD", 0.2)
     apply(api, cluster_doc("m1"), cluster_doc("m2"))
-    operator = OperatorThread(api, event_path="kopf").start()
-    try:
+    with running_operator(api, event_path="kopf") as operator:
         service = operator.app.service
         assert service is not None
         wait_until(lambda: sorted(service.scheduler.ctx.clusters.names()) == ["m1", "m2"], what="both clusters")
@@ -74,8 +68,6 @@ def test_on_kopfs_path_the_resync_forgets_a_cluster_deleted_while_its_watch_was_
         assert request(api, "DELETE", cluster_path("m2"))[0] == 200
         wait_until(lambda: list(service.scheduler.ctx.clusters.names()) == ["m1"], what="the resync to forget m2")
         held.remove()
-    finally:
-        assert operator.stop() == 0
 
 
 def test_on_the_fast_path_a_binding_is_scheduled_as_its_page_is_listed_before_the_list_ends(
@@ -105,11 +97,8 @@ def test_on_kopfs_path_the_sync_lists_every_binding_before_the_first_pass(
 ) -> None:
     monkeypatch.setattr(handlers, "LIST_CHUNK", 1)
     apply(api, cluster_doc("m1"), binding_doc("first"), binding_doc("second"))
-    operator = OperatorThread(api, event_path="kopf").start()
-    try:
+    with running_operator(api, event_path="kopf"):
         wait_until(lambda: scheduled(api, "first") and scheduled(api, "second"), what="both to be scheduled")
-    finally:
-        assert operator.stop() == 0
     lists = [e for e in api.journal if e.path.endswith("/resourcebindings") and not e.is_watch]
     first_write = min(e.time for e in api.journal if e.is_write and "/resourcebindings/" in e.path)
     assert lists[0].query.get("limit") == "500" and lists[0].finished is not None

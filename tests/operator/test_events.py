@@ -7,7 +7,6 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
@@ -15,6 +14,7 @@ from testsupport.operator.harness import (
     crb_doc,
     crb_scheduled,
     events,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -33,13 +33,10 @@ def test_success_is_recorded_on_the_binding_and_the_template_with_the_result(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         wait_until(lambda: len(events(api, name="web")) >= 2, what="the events")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     recorded = events(api, name="web")
     message = f"{SUCCESS} Result: {{m1:2, m2:1}}"
     assert summary(recorded) == [
@@ -54,13 +51,10 @@ def test_success_is_recorded_on_the_binding_and_the_template_with_the_result(
 
 def test_a_cluster_resource_binding_success_message_has_no_colon(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), crb_doc("role"))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: crb_scheduled(api, "role"), what="the CRB to be scheduled")
         wait_until(lambda: len(events(api, name="role")) >= 2, what="the events")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     message = f"{SUCCESS} Result {{m1:0, m2:0}}"
     assert summary(events(api, name="role")) == [
         ("ClusterResourceBinding", "role", "Normal", "ScheduleBindingSucceed", message),
@@ -72,13 +66,10 @@ def test_a_failure_is_recorded_as_a_warning_with_the_condition_message(api: DevC
     placement = {"clusterAffinity": {"clusterNames": ["nowhere"]},
                  "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}}
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1, placement=placement))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: scheduled(api, "web"), what="web to get its condition")
         wait_until(lambda: len(events(api, name="web")) >= 2, what="the events")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     condition = body["status"]["conditions"][0]
     assert (condition["status"], condition["reason"]) == ("False", "NoClusterFit")
     assert summary(events(api, name="web")) == [

@@ -7,16 +7,20 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.fencing import fence
-from testsupport.operator.harness import OperatorThread, apply, binding_doc, cluster_doc, scheduled, wait_until
+from testsupport.operator.harness import (
+    apply,
+    binding_doc,
+    cluster_doc,
+    running_operator,
+    scheduled,
+    wait_until,
+)
 
 
 def test_a_new_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file):
         body = wait_until(lambda: scheduled(api, "web"), what="the binding to be scheduled")
-    finally:
-        assert operator.stop() == 0
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 1}]
     writes = api.journal.filter(method="PATCH", path=r"/resourcebindings/web")
     spec_write, status_write = writes[0], writes[1]

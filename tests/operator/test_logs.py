@@ -11,13 +11,13 @@ import pytest
 from binding_scheduler.devcluster import DevCluster
 from tests.operator.test_config import create_config, valid_condition
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     binding_doc,
     cluster_doc,
     config_path,
     config_spec,
     patch,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -36,11 +36,8 @@ def test_each_decision_is_one_line_with_its_result_duration_and_attempt_at_the_l
     caplog.set_level(logging.INFO, logger="binding_scheduler")
     apply(api, cluster_doc("m1"), cluster_doc("m2", taints=TAINT), binding_doc("web", replicas=3),
           binding_doc("stuck", placement={"clusterAffinity": {"clusterNames": ["m2"]}}))
-    operator = OperatorThread(api).start()
-    try:
+    with running_operator(api):
         wait_until(lambda: scheduled(api, "web") and scheduled(api, "stuck"), what="both decisions")
-    finally:
-        assert operator.stop() == 0
     records = sorted((r.getMessage(), r.levelno) for r in caplog.records
                      if r.name == PASSES and r.getMessage().startswith("binding default/"))
     assert [level for _, level in records] == [logging.WARNING, logging.INFO]
@@ -57,14 +54,11 @@ def test_a_configuration_change_is_logged_once_with_what_changed(
 ) -> None:
     caplog.set_level(logging.INFO, logger="binding_scheduler")
     create_config(api, config_spec())
-    operator = OperatorThread(api, config_name="sched").start()
-    try:
+    with running_operator(api, config_name="sched"):
         patch(api, config_path("sched"), {"spec": {"workers": 3, "schedulerName": "other"}})
         wait_until(lambda: valid_condition(api, 2), what="the change to be applied")
         patch(api, config_path("sched"), {"spec": {"queue": {"initialBackoff": "20s"}}})
         wait_until(lambda: valid_condition(api, 3), what="the invalid change to be reported")
-    finally:
-        assert operator.stop() == 0
     said = lines(caplog, "binding_scheduler.operator.app")
     assert said.count("SchedulerConfiguration karmada-system/sched generation 2 applied: spec.workers") == 1
     assert said.count("SchedulerConfiguration karmada-system/sched generation 2 changes spec.schedulerName, which "

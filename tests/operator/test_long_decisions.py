@@ -18,6 +18,7 @@ from testsupport.operator.harness import (
     condition,
     config_spec,
     events,
+    running_operator,
     scheduled,
     wait_until,
     write_config,
@@ -47,12 +48,9 @@ def test_a_decision_over_its_cpu_limit_gets_a_scheduler_error_naming_the_limit(
     fleet(api)
     apply(api, hard_binding("hard"), binding_doc("easy", replicas=2))
     config = write_config(tmp_path / "config.yaml", config_spec(workers=2, decisionCPULimit="500ms"))
-    operator = OperatorThread(api, config).start()
-    try:
+    with running_operator(api, config):
         body = wait_until(lambda: scheduled(api, "hard"), timeout=30, what="the hard binding's condition")
         assert scheduled(api, "easy") is not None
-    finally:
-        assert operator.stop() == 0
     found = condition(body)
     assert found is not None
     assert (found["status"], found["reason"]) == ("False", "SchedulerError")

@@ -11,7 +11,6 @@ from typing import Any
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.model import APPLIED_PLACEMENT_ANNOTATION, parse_binding
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     binding_doc,
     binding_writes,
@@ -20,6 +19,7 @@ from testsupport.operator.harness import (
     config_spec,
     get,
     metric,
+    running_operator,
     scheduled,
     wait_until,
     write_config,
@@ -31,12 +31,9 @@ def test_a_status_write_failing_twice_with_500_still_ends_with_the_scheduled_con
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=4))
     failing = api.faults.add(method="PATCH", path=r"/resourcebindings/web/status$", status=500, times=2)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: scheduled(api, "web"), timeout=30, what="the Scheduled condition")
         errors = metric(operator, "binding_scheduler_writes_total", kind="status", result="error")
-    finally:
-        assert operator.stop() == 0
     assert failing.hits == 2
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
     scheduled_condition = condition(body)
@@ -59,11 +56,8 @@ def test_a_binding_whose_generation_was_never_observed_and_has_no_condition_is_d
         APPLIED_PLACEMENT_ANNOTATION: json.dumps(placement.to_dict(), separators=(",", ":"))
     }
     apply(api, cluster_doc("m1"), doc)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file):
         body = wait_until(lambda: scheduled(api, "web"), what="the Scheduled condition")
-    finally:
-        assert operator.stop() == 0
     assert [(w.path.endswith("/status"), w.status) for w in binding_writes(api, "web")] == [(True, 200)]
     assert (condition(body) or {}).get("reason") == "Success"
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]
@@ -76,11 +70,8 @@ def test_a_spec_write_whose_answer_is_lost_still_ends_with_the_scheduled_conditi
     old version) gets 409, and a later pass must still write the condition."""
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=4))
     lost = api.faults.add(method="PATCH", path=r"/resourcebindings/web$", lose_answer=True, times=1)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file):
         body = wait_until(lambda: success(api, "web"), timeout=30, what="the Success condition")
-    finally:
-        assert operator.stop() == 0
     assert lost.hits == 1
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
@@ -104,12 +95,9 @@ def test_deciding_again_for_a_lost_condition_never_moves_the_binding(api: DevClu
     stale["metadata"]["annotations"] = {APPLIED_PLACEMENT_ANNOTATION: json.dumps(placement, separators=(",", ":"))}
     stale["spec"]["clusters"] = [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
     apply(api, cluster_doc("m1", labels={"env": "prod"}), cluster_doc("m2", labels={"env": "staging"}), stale)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file):
         wait_until(lambda: (get(api, "resourcebindings", "web", "default") or {}).get("status", {}).get(
             "schedulerObservedGeneration") == 1, what="the generation to be recorded")
-    finally:
-        assert operator.stop() == 0
     body = get(api, "resourcebindings", "web", "default")
     assert body is not None
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
@@ -133,11 +121,8 @@ def test_a_lost_condition_of_a_multi_component_binding_whose_component_results_w
     doc["metadata"]["annotations"] = {APPLIED_PLACEMENT_ANNOTATION: json.dumps(placement, separators=(",", ":"))}
     apply(api, cluster_doc("m1"), cluster_doc("m2"), doc)
     config = write_config(tmp_path / "config.yaml", config_spec(featureGates={"MultiplePodTemplatesScheduling": True}))
-    operator = OperatorThread(api, config).start()
-    try:
+    with running_operator(api, config):
         body = wait_until(lambda: success(api, "job"), timeout=30, what="the Success condition")
-    finally:
-        assert operator.stop() == 0
     assert [c["name"] for c in body["spec"]["clusters"]] == ["m1"]
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
 
@@ -155,21 +140,15 @@ def test_the_next_leader_writes_the_condition_of_a_pass_cut_between_its_writes_o
     apply(api, cluster_doc("m1"), cluster_doc("m2"), doc)
     config = write_config(tmp_path / "config.yaml", config_spec(shutdown={"drainTimeout": "200ms"}))
     held = api.faults.add(method="PATCH", path=r"/resourcebindings/web/status$", hang=True)
-    old = OperatorThread(api, config, identity="old").start()
-    try:
+    with running_operator(api, config, identity="old"):
         wait_until(lambda: held.hits >= 1, what="the old leader's status write to be held")
-    finally:
-        assert old.stop() == 0
     held.remove()
     cut = get(api, "resourcebindings", "web", "default")
     assert cut is not None and cut["metadata"]["generation"] == 2
     assert (condition(cut) or {}).get("status") == "False"
 
-    new = OperatorThread(api, config, identity="new").start()
-    try:
+    with running_operator(api, config, identity="new"):
         body = wait_until(lambda: success(api, "web"), timeout=30, what="the Success condition")
-    finally:
-        assert new.stop() == 0
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 2}]
     assert body["status"]["schedulerObservedGeneration"] == 2
     spec_writes = [w for w in binding_writes(api, "web") if not w.path.endswith("/status")]

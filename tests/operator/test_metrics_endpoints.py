@@ -14,6 +14,7 @@ from testsupport.operator.harness import (
     binding_doc,
     cluster_doc,
     config_spec,
+    running_operator,
     scheduled,
     wait_until,
     write_config,
@@ -37,8 +38,7 @@ def test_metrics_and_health_are_served_after_a_pass(tmp_path: Path, api: DevClus
     config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": metrics_port,
                                                                           "healthPort": health_port}))
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
-    operator = OperatorThread(api, config).start()
-    try:
+    with running_operator(api, config):
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
 
         def attempts_exported() -> str | None:
@@ -48,8 +48,6 @@ def test_metrics_and_health_are_served_after_a_pass(tmp_path: Path, api: DevClus
         text = wait_until(attempts_exported, what="the attempt in /metrics")
         healthz = fetch(health_port, "/healthz")
         readyz = fetch(health_port, "/readyz")
-    finally:
-        assert operator.stop() == 0
     assert 'karmada_scheduler_schedule_attempts_total{result="scheduled",schedule_type="ReconcileSchedule"} 1.0' in text
     assert 'karmada_scheduler_queue_incoming_bindings_total{event="BindingAdd"} 1.0' in text
     assert "karmada_scheduler_e2e_scheduling_duration_seconds_bucket" in text
@@ -74,15 +72,12 @@ def test_a_standby_passes_its_readiness_probe_and_reports_it_does_not_lead(tmp_p
     config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": metrics_port,
                                                                           "healthPort": health_port}))
     lease_held_elsewhere(api)
-    standby = OperatorThread(api, config, identity="standby").start(wait_leading=False)
-    try:
+    with running_operator(api, config, identity="standby", wait_leading=False) as standby:
         wait_until(lambda: standby.app.service is not None and standby.app.service.probe_ready,
                    what="the standby to campaign")
         readyz = fetch(health_port, "/readyz")
         healthz = fetch(health_port, "/healthz")
         leader = fetch(metrics_port, "/metrics")[1]
-    finally:
-        assert standby.stop() == 0
     assert readyz == (200, "ok")
     assert healthz == (200, "ok")
     assert "binding_scheduler_leader 0.0" in leader
@@ -102,8 +97,7 @@ def test_a_stopping_instance_fails_its_readiness_probe(tmp_path: Path, api: DevC
 def test_a_leader_whose_watch_fails_is_not_ready_until_it_lists_again(tmp_path: Path, api: DevCluster) -> None:
     health_port = free_port()
     config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": 0, "healthPort": health_port}))
-    operator = OperatorThread(api, config).start()
-    try:
+    with running_operator(api, config):
         assert fetch(health_port, "/readyz") == (200, "ok")
         refused = api.faults.add(method="GET", path=r"/clusters$", status=403)
         cut = api.faults.add(method="GET", path=r"/clusters$", end_watch=True)
@@ -111,8 +105,6 @@ def test_a_leader_whose_watch_fails_is_not_ready_until_it_lists_again(tmp_path: 
         refused.remove()
         cut.remove()
         wait_until(lambda: ready(health_port), timeout=40, what="readiness once the clusters list again")
-    finally:
-        assert operator.stop() == 0
 
 
 def ready(port: int) -> bool:

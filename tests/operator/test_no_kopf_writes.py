@@ -10,13 +10,13 @@ from binding_scheduler.devcluster import DevCluster
 from testsupport.fencing import fence
 from testsupport.operator.harness import (
     DUPLICATED,
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
     cluster_doc,
     crb_doc,
     crb_scheduled,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -33,13 +33,10 @@ EVENTS = r"^/api/v1/namespaces/default/events(/[a-z0-9.-]+)?$"
 def test_every_write_is_a_lease_a_fenced_binding_write_or_our_event(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3),
           binding_doc("dup", replicas=1, placement=DUPLICATED), crb_doc("role"))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web") and scheduled(api, "dup") and crb_scheduled(api, "role"),
                    what="every binding to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = api.journal.writes()
     assert writes
     for entry in writes:

@@ -15,13 +15,13 @@ from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.estimation.stub import EstimatorStub
 from tests.shutdown.helpers import stubs_in_thread
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     binding_doc,
     cluster_doc,
     config_spec,
     namespaces,
     request,
+    running_operator,
     wait_until,
     write_config,
 )
@@ -87,12 +87,9 @@ def run(tmp_path: Path, protected: bool) -> Counter[str]:
             featureGates={"SchedulingOvercommitProtection": protected},
             estimator={"enabled": True, "timeout": "2s", "endpoints": {s.cluster_name: s.address for s in stubs}},
         )
-        operator = OperatorThread(api, write_config(tmp_path / "config.yaml", spec)).start()
-        try:
+        with running_operator(api, write_config(tmp_path / "config.yaml", spec), expect_exit=None):
             # Polled slowly: listing 500 bindings every 20 ms would compete with the operator for the process.
             wait_until(lambda: decided(api) or time.sleep(0.5), 120, "every binding to carry a Scheduled condition")
-        finally:
-            operator.stop()
         return placed_cpus(api)
 
 

@@ -12,7 +12,6 @@ from typing import Any
 from binding_scheduler.devcluster import DevCluster
 from testsupport.builders import AGGREGATED, binding, cluster, names, placement
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     at_rest,
     cluster_path,
@@ -21,6 +20,7 @@ from testsupport.operator.harness import (
     events,
     get,
     patch,
+    running_operator,
     wait_until,
     write_config,
 )
@@ -54,8 +54,7 @@ def test_a_high_priority_binding_preempts_a_low_one_and_is_scheduled_once_its_ca
 ) -> None:
     apply(api, full_m1(), prioritized("low", 100, "Never", {"m1": 3}))
     config = write_config(tmp_path / "config.yaml", config_spec(featureGates=GATES))
-    operator = OperatorThread(api, config).start()
-    try:
+    with running_operator(api, config) as operator:
         wait_until(lambda: reason(api, "low") == "Success", what="the low-priority binding to be scheduled")
         apply(api, prioritized("high", 1000, "PreemptLowerPriority"))
         wait_until(lambda: reason(api, "high") == "Preempting", what="the preemptor to wait, preempting")
@@ -76,8 +75,6 @@ def test_a_high_priority_binding_preempts_a_low_one_and_is_scheduled_once_its_ca
         # No unschedulable flush for 5 minutes: the summary's change wakes the preemptor.
         wait_until(lambda: reason(api, "high") == "Success", 30, "the preemptor to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     high = get(api, "resourcebindings", "high", "default")
     assert high is not None and high["spec"]["clusters"] == [{"name": "m1", "replicas": 3}]
     assert reason(api, "low") != "Success"  # the claim kept it from taking the freed capacity back
@@ -86,14 +83,11 @@ def test_a_high_priority_binding_preempts_a_low_one_and_is_scheduled_once_its_ca
 def test_without_the_preemption_gates_nothing_is_preempted(api: DevCluster, tmp_path: Path) -> None:
     apply(api, full_m1(), prioritized("low", 100, "Never", {"m1": 3}))
     config = write_config(tmp_path / "config.yaml", config_spec(featureGates={"PriorityBasedScheduling": True}))
-    operator = OperatorThread(api, config).start()
-    try:
+    with running_operator(api, config) as operator:
         wait_until(lambda: reason(api, "low") == "Success", what="the low-priority binding to be scheduled")
         apply(api, prioritized("high", 1000, "PreemptLowerPriority"))
         wait_until(lambda: reason(api, "high") == "Unschedulable", what="the high-priority binding to be refused")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     low = get(api, "resourcebindings", "low", "default")
     assert low is not None and low["spec"]["clusters"] == [{"name": "m1", "replicas": 3}]
     assert not low["spec"].get("gracefulEvictionTasks")
@@ -108,8 +102,7 @@ def test_preemptors_waiting_behind_another_claim_are_scheduled_once_it_lands_not
     not wait for the unschedulable flush (5 minutes)."""
     apply(api, full_m1(), prioritized("low", 100, "Never", {"m1": 3}))
     config = write_config(tmp_path / "config.yaml", config_spec(featureGates=GATES))
-    operator = OperatorThread(api, config).start()
-    try:
+    with running_operator(api, config):
         wait_until(lambda: reason(api, "low") == "Success", what="the low-priority binding to be scheduled")
         preemptors = ("high-a", "high-b", "high-c")
         for name in preemptors:
@@ -124,5 +117,3 @@ def test_preemptors_waiting_behind_another_claim_are_scheduled_once_it_lands_not
             "allocatable": {"cpu": "30m", "pods": "110"}, "allocated": {"cpu": "0m", "pods": "0"}}}})
         wait_until(lambda: all(reason(api, name) == "Success" for name in preemptors), 30,
                    "every preemptor to be scheduled")
-    finally:
-        assert operator.stop() == 0

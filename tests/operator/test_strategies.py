@@ -10,7 +10,6 @@ from typing import Any
 from binding_scheduler.devcluster import DevCluster
 from testsupport.fencing import fence
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     at_rest,
     binding_writes,
@@ -18,6 +17,7 @@ from testsupport.operator.harness import (
     crb_doc,
     crb_scheduled,
     our_writes,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -26,12 +26,9 @@ from testsupport.operator.harness import binding_doc as rb_doc
 
 def schedule_one(api: DevCluster, config_file: Path, *docs: Mapping[str, Any], name: str = "web") -> dict[str, Any]:
     apply(api, *docs)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: scheduled(api, name), what=f"{name} to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     return body
 
 
@@ -101,12 +98,9 @@ def test_a_non_workload_binding_goes_to_every_cluster_without_replicas(api: DevC
 
 def test_a_cluster_resource_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), crb_doc("role"))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: crb_scheduled(api, "role"), what="the CRB to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = our_writes(api, r"/clusterresourcebindings/role")
     spec_write, status_write = writes[0], writes[1]
     assert spec_write.path == "/apis/work.karmada.io/v1alpha2/clusterresourcebindings/role"

@@ -11,7 +11,6 @@ from typing import Any
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
@@ -22,6 +21,7 @@ from testsupport.operator.harness import (
     namespaces,
     patch,
     rb_path,
+    running_operator,
     scheduled,
     wait_until,
     write_config,
@@ -67,15 +67,11 @@ def test_a_scale_up_right_after_a_takeover_is_placed_where_the_members_have_room
     with DevCluster.in_thread() as api:
         namespaces(api, "default", "karmada-system")
         apply(api, *(member(cluster, 0) for cluster in CLUSTERS), workload("dup", DUPLICATED, DUPLICATE))
-        first = OperatorThread(api, config, identity="first").start()
-        try:
+        with running_operator(api, config, identity="first"):
             wait_until(lambda: scheduled(api, "dup"), 20, "the Duplicated workload to be placed")
-        finally:
-            assert first.stop() == 0
         running(api, "dup")
 
-        second = OperatorThread(api, config, identity="second").start()
-        try:
+        with running_operator(api, config, identity="second") as second:
             at_rest(api, second)
             apply(api, workload("web", 6, DYNAMIC))
             body = wait_until(lambda: scheduled(api, "web"), 20, "the new workload to get its condition")
@@ -84,5 +80,3 @@ def test_a_scale_up_right_after_a_takeover_is_placed_where_the_members_have_room
             assert (verdict["status"], verdict["reason"]) == ("True", "Success"), verdict["message"]
             assert sorted((t["name"], t["replicas"]) for t in body["spec"]["clusters"]) == [
                 ("m1", 2), ("m2", 2), ("m3", 2)]
-        finally:
-            assert second.stop() == 0

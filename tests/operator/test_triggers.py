@@ -7,7 +7,6 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
@@ -16,6 +15,7 @@ from testsupport.operator.harness import (
     get,
     patch,
     rb_path,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -28,15 +28,12 @@ def clusters_of(api: DevCluster, name: str) -> list[dict[str, object]] | None:
 
 def test_scaling_up_reschedules_with_a_scale_write(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         patch(api, rb_path("web"), {"spec": {"replicas": 6}})
         wait_until(lambda: clusters_of(api, "web") == [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}],
                    what="the scale-up")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert len(writes) == 4
     assert writes[2].body["spec"] == {"clusters": [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}]}
@@ -47,30 +44,24 @@ def test_scaling_up_reschedules_with_a_scale_write(api: DevCluster, config_file:
 
 def test_scaling_down_reschedules(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=6))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         patch(api, rb_path("web"), {"spec": {"replicas": 1}})
         wait_until(lambda: sum(int(c.get("replicas", 0)) for c in clusters_of(api, "web") or []) == 1,  # type: ignore[call-overload]
                    what="the scale-down")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     assert len(clusters_of(api, "web") or []) == 1
     assert len(binding_writes(api, "web")) == 4
 
 
 def test_a_status_only_change_of_the_binding_starts_no_pass(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
         patch(api, rb_path("web", subresource="status"), {"status": {"aggregatedStatus": [{"clusterName": "m1"}]}})
         patch(api, rb_path("web"), {"metadata": {"labels": {"extra": "yes"}}})
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     assert len(binding_writes(api, "web")) == 2
 
 
@@ -78,15 +69,12 @@ def test_an_explicit_reschedule_after_the_last_schedule_reschedules_a_divided_bi
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         last = body["status"]["lastScheduledTime"]
         patch(api, rb_path("web"), {"spec": {"rescheduleTriggeredAt": "2999-01-01T00:00:00Z"}})
         wait_until(lambda: len(binding_writes(api, "web")) >= 3, what="the reschedule")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     # the same result: the spec write is skipped (no empty diff), the status write records the new time
     assert [w.path for w in writes[2:]] == [rb_path("web", subresource="status")]
@@ -97,14 +85,11 @@ def test_an_explicit_reschedule_after_the_last_schedule_reschedules_a_divided_bi
 
 def test_an_explicit_reschedule_older_than_the_last_schedule_does_nothing(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         patch(api, rb_path("web"), {"spec": {"rescheduleTriggeredAt": "2000-01-01T00:00:00Z"}})
         wait_until(lambda: len(binding_writes(api, "web")) >= 3, what="the observed generation")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert len(writes) == 3
     assert writes[2].body["status"] == {"schedulerObservedGeneration": 3}
@@ -113,25 +98,19 @@ def test_an_explicit_reschedule_older_than_the_last_schedule_does_nothing(api: D
 def test_a_binding_of_another_scheduler_is_never_written(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("other", scheduler_name="karmada-scheduler-2"),
           binding_doc("mine", replicas=1))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "mine"), what="our binding to be scheduled")
         patch(api, rb_path("other"), {"spec": {"replicas": 5}})
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     assert binding_writes(api, "other") == []
     assert get(api, "resourcebindings", "other", "default")["spec"].get("clusters") is None  # type: ignore[index]
 
 
 def test_a_binding_without_a_policy_label_is_never_written(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("orphan", labels={}), binding_doc("mine", replicas=1))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "mine"), what="our binding to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     assert binding_writes(api, "orphan") == []
 
 
@@ -139,12 +118,9 @@ def test_unsuspending_a_binding_schedules_it(api: DevCluster, config_file: Path)
     doc = binding_doc("web", replicas=1)
     doc["spec"]["suspension"] = {"scheduling": True}
     apply(api, cluster_doc("m1"), doc)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         at_rest(api, operator)
         assert binding_writes(api, "web") == []
         patch(api, rb_path("web"), {"spec": {"suspension": {"scheduling": False}}})
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled once unsuspended")
-    finally:
-        assert operator.stop() == 0
     assert clusters_of(api, "web") == [{"name": "m1", "replicas": 1}]

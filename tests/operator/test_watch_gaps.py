@@ -11,7 +11,6 @@ import pytest
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
     DUPLICATED,
-    OperatorThread,
     apply,
     binding_doc,
     binding_writes,
@@ -21,6 +20,7 @@ from testsupport.operator.harness import (
     namespaces,
     rb_path,
     request,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -45,8 +45,7 @@ def churn(api: DevCluster, count: int) -> None:
 
 def test_deletions_during_a_watch_gap_are_forgotten_after_the_relist(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("old", placement=DUPLICATED))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "old"), what="the first binding to be scheduled")
         hold_watches(api, "/clusters", "/resourcebindings")
         assert request(api, "DELETE", cluster_path("m2"))[0] == 200
@@ -61,8 +60,6 @@ def test_deletions_during_a_watch_gap_are_forgotten_after_the_relist(api: DevClu
         apply(api, binding_doc("new", placement=DUPLICATED))
         body = wait_until(lambda: scheduled(api, "new"), what="the new binding to be scheduled")
         assert operator.call(lambda: service.scheduler.ctx.bindings.body("default/old")) is None
-    finally:
-        assert operator.stop() == 0
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 1}]
     old_writes = [(w.path.endswith("/status"), w.status) for w in binding_writes(api, "old")]
     # Its pass before the gap; after it at most one pass (requeued by the cluster's removal before the list of

@@ -10,12 +10,12 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     binding_doc,
     cluster_doc,
     config_spec,
     request,
+    running_operator,
     scheduled,
     wait_until,
     write_config,
@@ -53,21 +53,15 @@ def create_and_wait(api: DevCluster, doc: dict[str, Any]) -> list[str]:
 def test_two_bindings_of_one_affinity_group_end_on_the_same_cluster(api: DevCluster, gated: Path) -> None:
     # m1 has the most room: a binding free to go anywhere would go there.
     apply(api, cluster_doc("m1", pods=300), cluster_doc("m2", pods=200), cluster_doc("m3", pods=100))
-    operator = OperatorThread(api, gated).start()
-    try:
+    with running_operator(api, gated):
         first = create_and_wait(api, member("cart", {"affinityGroup": "app=shop"}, clusters=["m2", "m3"]))
         second = create_and_wait(api, member("checkout", {"affinityGroup": "app=shop"}))
-    finally:
-        assert operator.stop() == 0
     assert (first, second) == (["m2"], ["m2"])
 
 
 def test_two_bindings_of_one_anti_affinity_group_end_on_different_clusters(api: DevCluster, gated: Path) -> None:
     apply(api, cluster_doc("m1", pods=300), cluster_doc("m2", pods=200), cluster_doc("m3", pods=100))
-    operator = OperatorThread(api, gated).start()
-    try:
+    with running_operator(api, gated):
         first = create_and_wait(api, member("db-a", {"antiAffinityGroup": "app=db"}))
         second = create_and_wait(api, member("db-b", {"antiAffinityGroup": "app=db"}))
-    finally:
-        assert operator.stop() == 0
     assert (first, second) == (["m1"], ["m2"])

@@ -9,7 +9,6 @@ from binding_scheduler.devcluster import DevCluster
 from testsupport.fencing import fence
 from testsupport.operator.harness import (
     DUPLICATED,
-    OperatorThread,
     apply,
     at_rest,
     binding_doc,
@@ -17,6 +16,7 @@ from testsupport.operator.harness import (
     cluster_doc,
     metric,
     rb_path,
+    running_operator,
     scheduled,
     wait_until,
 )
@@ -26,15 +26,12 @@ def test_a_divided_binding_gets_exactly_two_writes_and_no_pass_after_its_own(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
         attempts = metric(operator, "karmada_scheduler_schedule_attempts_total",
                           result="scheduled", schedule_type="ReconcileSchedule")
         updates = metric(operator, "karmada_scheduler_queue_incoming_bindings_total", event="BindingUpdate")
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert [(w.method, w.path) for w in writes] == [
         ("PATCH", rb_path("web")),
@@ -46,12 +43,9 @@ def test_a_divided_binding_gets_exactly_two_writes_and_no_pass_after_its_own(
 
 def test_a_duplicated_binding_is_not_rescheduled_by_its_own_spec_write(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2, placement=DUPLICATED))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     writes = binding_writes(api, "web")
     assert [w.path for w in writes] == [rb_path("web"), rb_path("web", "default", "status")]
 
@@ -60,11 +54,8 @@ def test_the_status_write_is_fenced_with_the_version_returned_by_the_spec_write(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file):
         body = wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-    finally:
-        assert operator.stop() == 0
     spec_write, status_write = binding_writes(api, "web")
     assert spec_write.status == 200 and status_write.status == 200
     # the spec write answered with version N: the status write was sent with exactly N and produced the last one
@@ -76,22 +67,16 @@ def test_many_bindings_each_get_at_most_two_writes(api: DevCluster, config_file:
     names = [f"app{i}" for i in range(8)]
     apply(api, cluster_doc("m1"), cluster_doc("m2"),
           *(binding_doc(n, replicas=i + 1, placement=DUPLICATED if i % 2 else None) for i, n in enumerate(names)))
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         wait_until(lambda: all(scheduled(api, n) for n in names), what="every binding to be scheduled")
         at_rest(api, operator)
-    finally:
-        assert operator.stop() == 0
     for name in names:
         assert len(binding_writes(api, name)) == 2, name
 
 
 def test_every_request_names_the_instance_that_sent_it(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
-    operator = OperatorThread(api, config_file, identity="scheduler-7").start()
-    try:
+    with running_operator(api, config_file, identity="scheduler-7"):
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
-    finally:
-        assert operator.stop() == 0
     ours = [e for e in api.journal if e.user_agent.startswith("binding-scheduler")]
     assert ours and {e.user_agent for e in ours} == {"binding-scheduler (scheduler-7)"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from binding_scheduler.devcluster import DevCluster
-from testsupport.operator.harness import OperatorThread, get, wait_until, write_config
+from testsupport.operator.harness import OperatorThread, get, running_operator, wait_until, write_config
 
 
 @dataclass
@@ -35,12 +35,9 @@ def test_a_failed_initial_list_exits_with_status_1_and_releases_the_lease(api: D
 
 def test_an_initial_list_answered_503_is_retried_and_the_start_goes_on(api: DevCluster, config_file: Path) -> None:
     refused = api.faults.add(method="GET", path=r"/apis/cluster.karmada.io/v1alpha1/clusters$", status=503, times=2)
-    operator = OperatorThread(api, config_file).start()
-    try:
+    with running_operator(api, config_file) as operator:
         assert refused.hits == 2
         assert operator.alive and operator.exit_code is None
-    finally:
-        assert operator.stop() == 0
 
 
 def test_an_invalid_config_file_stops_the_start_in_one_line_naming_every_error(

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from binding_scheduler.devcluster import DevCluster
 from testsupport.operator.harness import (
-    OperatorThread,
     apply,
     binding_doc,
     cluster_doc,
     config_spec,
     get,
+    running_operator,
     scheduled,
     wait_until,
     write_config,
@@ -32,8 +32,7 @@ def test_a_leader_whose_passes_use_up_the_rate_limit_keeps_renewing_its_lease(
 ) -> None:
     spec = config_spec(workers=8, kubeAPI={"qps": 2, "burst": 2})  # 100 bindings need ~100 s of requests
     apply(api, cluster_doc("m1"), *(binding_doc(f"web-{i}") for i in range(100)))
-    operator = OperatorThread(api, write_config(tmp_path / "config.yaml", spec)).start()
-    try:
+    with running_operator(api, write_config(tmp_path / "config.yaml", spec)) as operator:
         started = time.monotonic()
         wait_until(lambda: len(renewals_since(api, started)) >= RENEWALS, timeout=60,
                    what=f"{RENEWALS} renewals of the Lease while the passes use up the rate limit")
@@ -43,5 +42,3 @@ def test_a_leader_whose_passes_use_up_the_rate_limit_keeps_renewing_its_lease(
         assert service is not None and service.ready
         lease = get(api, "leases", "karmada-scheduler", "karmada-system")
         assert lease is not None and lease["spec"]["holderIdentity"] == service.lease.identity  # type: ignore[union-attr]
-    finally:
-        assert operator.stop() == 0

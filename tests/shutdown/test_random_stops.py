@@ -22,6 +22,7 @@ from testsupport.operator.harness import (
     cluster_doc,
     config_spec,
     get,
+    running_operator,
     wait_until,
     write_config,
 )
@@ -81,11 +82,8 @@ def test_fifty_random_stop_points(api: DevCluster, tmp_path: Path) -> None:
         assert report is not None
         cancelled, drained = cancelled + report.cancelled, drained + report.drained
 
-    final = OperatorThread(api, config, identity="final").start()
-    try:
+    with running_operator(api, config, identity="final"):
         wait_until(lambda: all(consistent(api, f"web-{i}") for i in range(BINDINGS)), what="every binding scheduled")
-    finally:
-        assert final.stop() == 0
 
     assert late_writes == []
     assert cancelled > 0, "no stop landed while a pass was deciding"

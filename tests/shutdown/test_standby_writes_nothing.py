@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from binding_scheduler.devcluster import DevCluster
 from tests.shutdown.helpers import lease_held_elsewhere
-from testsupport.operator.harness import OperatorThread, condition, config_spec, get, wait_until
+from testsupport.operator.harness import condition, config_spec, get, running_operator, wait_until
 
 LEASE = r"/leases/karmada-scheduler$"
 
@@ -19,12 +19,9 @@ def test_a_standby_with_a_named_configuration_writes_nothing_until_it_leads(api:
     })
     lease_held_elsewhere(api)
     api.journal.clear()
-    standby = OperatorThread(api, identity="standby", config_name="sched").start(wait_leading=False)
-    try:
+    with running_operator(api, identity="standby", config_name="sched", wait_leading=False):
         wait_until(lambda: len(api.journal.filter(path=LEASE)) >= 3, what="a few lease polls")
         writes = [e.path for e in api.journal.writes()]
-    finally:
-        assert standby.stop() == 0
     assert writes == []
     body = get(api, "schedulerconfigurations", "sched", "karmada-system")
     assert body is not None and condition(body, "Valid") is None

@@ -13,7 +13,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -185,6 +186,30 @@ class OperatorThread:
 
 async def _call(fn: Callable[[], T]) -> T:
     return fn()
+
+
+@contextmanager
+def running_operator(
+    api: HasKubeconfig,
+    config_file: Path | None = None,
+    *,
+    wait_leading: bool = True,
+    timeout: float = 20.0,
+    expect_exit: int | None = 0,
+    **options: Any,
+) -> Iterator[OperatorThread]:
+    """An operator started (`OperatorThread(api, config_file, **options).start(...)`) for the `with` block; on the
+    way out it is stopped as SIGTERM stops it and its exit code must be `expect_exit` (0 unless told; None: any).
+    When the block raised, that error is what the test reports: the operator is stopped, its code not judged."""
+    operator = OperatorThread(api, config_file, **options)
+    try:
+        operator.start(wait_leading=wait_leading, timeout=timeout)
+        yield operator
+    except BaseException:
+        operator.stop()
+        raise
+    code = operator.stop()
+    assert expect_exit is None or code == expect_exit, f"the operator exited with {code}, not {expect_exit}"
 
 
 def binding_doc(
