@@ -479,3 +479,15 @@ def test_run_against_a_server_that_does_not_answer_waits_for_it_and_stops_at_sig
     assert [line.rstrip().rsplit(";", 1)[1] for line in waiting] == [" asking again in 1s", " asking again in 2s"]
     assert process.returncode == 0, rest
     assert "Traceback" not in rest
+
+
+def test_run_with_a_lease_namespace_that_does_not_exist_names_it_and_writes_nothing() -> None:
+    from binding_scheduler.devcluster import DevCluster
+
+    with DevCluster.in_thread() as api:
+        result = run_against(api, "--leader-elect-resource-namespace=nope", "--metrics-bind-address=0",
+                             "--health-probe-bind-address=0")
+        written = [f"{e.method} {e.path}" for e in api.journal if e.method in WRITES and 200 <= e.status < 300]
+    assert the_line(result) == (f"{api.url} has no namespace nope, so the Lease cannot be created there "
+                                "(--leader-elect-resource-namespace, spec.leaderElection.leaseNamespace)")
+    assert written == []

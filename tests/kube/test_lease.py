@@ -12,7 +12,7 @@ import pytest
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.kube import ApiClient, LeaseElector, WriteGate, WriteGateClosed, load_connection
 from binding_scheduler.kube.gate import LeadershipInDoubt
-from binding_scheduler.kube.lease import _Attempt, micro_time
+from binding_scheduler.kube.lease import LeaseNamespaceMissing, _Attempt, micro_time
 from tests.kube.helpers import EPOCH, FakeTime
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases"
@@ -659,14 +659,16 @@ async def test_a_changed_cause_is_said_again_and_an_answer_again_ends_the_proble
     assert candidate.problem is None and candidate.is_leader
 
 
-async def test_a_lease_namespace_that_does_not_exist_is_a_problem_naming_it(
-    api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
+async def test_a_lease_namespace_that_does_not_exist_ends_the_election_naming_it(
+    api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
+    """A definite answer no retry changes (the create is refused, nothing written): the start fails in one line."""
     candidate = elector(client, time, "a", namespace="no-such-namespace")
-    with caplog.at_level(logging.WARNING, logger="binding_scheduler.kube.lease"):
-        await attempts(candidate, api, time, 2)
-    assert candidate.problem is not None and 'namespaces "no-such-namespace" not found' in candidate.problem
-    assert 'namespaces "no-such-namespace" not found' in caplog.messages[0]
+    with pytest.raises(LeaseNamespaceMissing) as missing:
+        await bounded(candidate.acquire())
+    assert str(missing.value) == (f"{api.url} has no namespace no-such-namespace, so the Lease cannot be created "
+                                  "there (--leader-elect-resource-namespace, spec.leaderElection.leaseNamespace)")
+    assert [e for e in api.journal if e.method == "POST" and e.status < 300] == []
 
 
 async def test_a_lease_held_by_another_is_no_problem(

@@ -47,6 +47,16 @@ def default_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
+class LeaseNamespaceMissing(Exception):
+    """The Lease's namespace does not exist: a definite answer (the create was refused, nothing was written), which
+    no retry changes, unlike an API server that does not answer. Not a `KubeError`, so the election's retries do
+    not take it for one."""
+
+    def __init__(self, server: str, namespace: str) -> None:
+        super().__init__(f"{server} has no namespace {namespace}, so the Lease cannot be created there "
+                         "(--leader-elect-resource-namespace, spec.leaderElection.leaseNamespace)")
+
+
 @dataclass(frozen=True)
 class _Attempt:
     """The outcome of one try: `held` (we hold it now) or why not (`holder` is the other holder, if any)."""
@@ -134,11 +144,12 @@ class LeaseElector:
     async def acquire(self) -> None:
         """Return once this instance holds the Lease; try every `retry_period` meanwhile.
 
-        An attempt the API server does not decide (no answer, a TLS failure, a refusal, a missing namespace)
-        is a `problem` (an attempt without an answer within `renew_deadline` too: a stalled API server hangs
-        rather than fails): said at WARNING with its cause the first time, when the cause changes and then every
-        PROBLEM_REPEAT seconds while it lasts, and at INFO once it is over. A standby that can take part in
-        the election is healthy; one that cannot is blind, and says so."""
+        An attempt the API server does not decide (no answer, a TLS failure, a refusal) is a `problem` (an
+        attempt without an answer within `renew_deadline` too: a stalled API server hangs rather than fails):
+        said at WARNING with its cause the first time, when the cause changes and then every PROBLEM_REPEAT
+        seconds while it lasts, and at INFO once it is over. A standby that can take part in the election is
+        healthy; one that cannot is blind, and says so. A namespace that does not exist is a definite answer:
+        `LeaseNamespaceMissing`."""
         while True:
             try:
                 async with asyncio.timeout(self.renew_deadline):
@@ -290,6 +301,10 @@ class LeaseElector:
                 except Conflict as exc:
                     why = str(exc)
                     continue
+                except NotFound as exc:
+                    if exc.details.get("kind") == "namespaces":
+                        raise LeaseNamespaceMissing(self.client.connection.server, self.namespace) from None
+                    raise
                 self._held_since_attempt = begun
                 return _Attempt(True)
             self.observed = lease

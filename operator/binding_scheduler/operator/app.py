@@ -20,7 +20,7 @@ from ..kube.client import USER_AGENT, ApiClient
 from ..kube.connection import ConfigError, Connection, load_connection
 from ..kube.errors import Conflict, KubeError, NotFound
 from ..kube.gate import WriteGate, WriteGateClosed
-from ..kube.lease import default_identity
+from ..kube.lease import LeaseNamespaceMissing, default_identity
 from ..model import ObjectMeta, ValidationError
 from ..model.conditions import ConditionState, upsert_condition
 from ..model.config import (
@@ -105,7 +105,7 @@ class OperatorApp:
         self.service.on_fatal = self._fatal
         try:
             await self.service.start()
-        except ServeError as error:
+        except (ServeError, LeaseNamespaceMissing) as error:
             self._say_cannot_start(error)  # the cause first, then the shutdown's report
             await self.service.shutdown()
             self._leave_under_kopf_run()
