@@ -1,5 +1,5 @@
-"""Which event path runs, and what Kopf's own path does that the fast path's relist reports did: the behaviour
-tests themselves run on both paths (`BOTH_WAYS` in conftest.py)."""
+"""Which event path runs, and what it says; the fast path's page-by-page start. What Kopf's own path does is
+proven in test_kopf_event_path.py."""
 
 from __future__ import annotations
 
@@ -14,9 +14,6 @@ from testsupport.operator.harness import (
     apply,
     binding_doc,
     cluster_doc,
-    cluster_path,
-    hold_watches,
-    request,
     running_operator,
     scheduled,
     wait_until,
@@ -55,21 +52,6 @@ def test_the_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
     assert path_lines(caplog) == []
 
 
-def test_on_kopfs_path_the_resync_forgets_a_cluster_deleted_while_its_watch_was_down(
-    api: DevCluster, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(handlers, "RESYNC_PERIOD", 0.2)
-    apply(api, cluster_doc("m1"), cluster_doc("m2"))
-    with running_operator(api, event_path="kopf") as operator:
-        service = operator.app.service
-        assert service is not None
-        wait_until(lambda: sorted(service.scheduler.ctx.clusters.names()) == ["m1", "m2"], what="both clusters")
-        held = hold_watches(api, "/clusters")
-        assert request(api, "DELETE", cluster_path("m2"))[0] == 200
-        wait_until(lambda: list(service.scheduler.ctx.clusters.names()) == ["m1"], what="the resync to forget m2")
-        held.remove()
-
-
 def test_on_the_fast_path_a_binding_is_scheduled_as_its_page_is_listed_before_the_list_ends(
     api: DevCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -90,16 +72,3 @@ def test_on_the_fast_path_a_binding_is_scheduled_as_its_page_is_listed_before_th
     assert [(e.query.get("limit"), "continue" in e.query) for e in held] == [("1", True)]
     our_lists = [e for e in api.journal if e.path.endswith("/resourcebindings") and e.query.get("limit") == "500"]
     assert our_lists == []  # the service's sync listed only the clusters
-
-
-def test_on_kopfs_path_the_sync_lists_every_binding_before_the_first_pass(
-    api: DevCluster, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(handlers, "LIST_CHUNK", 1)
-    apply(api, cluster_doc("m1"), binding_doc("first"), binding_doc("second"))
-    with running_operator(api, event_path="kopf"):
-        wait_until(lambda: scheduled(api, "first") and scheduled(api, "second"), what="both to be scheduled")
-    lists = [e for e in api.journal if e.path.endswith("/resourcebindings") and not e.is_watch]
-    first_write = min(e.time for e in api.journal if e.is_write and "/resourcebindings/" in e.path)
-    assert lists[0].query.get("limit") == "500" and lists[0].finished is not None
-    assert lists[0].finished <= first_write

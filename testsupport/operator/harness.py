@@ -110,8 +110,8 @@ class HasKubeconfig(Protocol):
 
 
 EVENT_PATH = "auto"
-"""The event path of the operators the tests start (`LaunchOptions.event_path`); tests/operator/conftest.py runs
-the behaviour tests once on each."""
+"""The event path of the operators the tests start (`LaunchOptions.event_path`): the default one; the named suite
+tests/operator/test_kopf_event_path.py sets "kopf" to run a few behaviour tests on Kopf's own handlers."""
 
 
 class OperatorThread:
