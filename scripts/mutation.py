@@ -50,7 +50,8 @@ class Target:
 
 TARGETS: tuple[Target, ...] = (
     Target("kube/gate.py", ("tests/kube/test_gate.py", "tests/kube/test_client.py")),
-    Target("kube/bindings.py", ("tests/kube/test_bindings.py", "tests/scheduling/test_passes.py")),
+    Target("kube/bindings.py", ("tests/kube/test_bindings.py", "tests/scheduling/test_pass_spec_write.py",
+                                "tests/scheduling/test_pass_decide.py")),
     Target("kube/lease.py", ("tests/kube/test_lease.py",)),
     Target(
         "scheduling/lifecycle/runtime.py",
@@ -77,10 +78,10 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "scheduling/passes/run.py",
         (
-            "tests/scheduling/test_passes.py",
-            "tests/scheduling/test_pass_writes.py",
-            "tests/scheduling/test_pass_endings.py",
-            "tests/scheduling/test_pass_reporting.py",
+            "tests/scheduling/test_pass_decide.py",
+            "tests/scheduling/test_pass_spec_write.py",
+            "tests/scheduling/test_pass_status_write.py",
+            "tests/scheduling/test_pass_report.py",
             "tests/scheduling/test_own_write_echo.py",
             "tests/scheduling/test_drain.py",
             "tests/scheduling/test_runtime.py",

@@ -194,7 +194,7 @@ BUGS: tuple[Bug, ...] = (
         f"{PKG}/kube/bindings.py",
         '    body = {"metadata": {"resourceVersion": resource_version}, "status": dict(status)}\n',
         '    body = {"status": dict(status)}\n',
-        ("tests/scheduling/test_pass_writes.py",),
+        ("tests/scheduling/test_pass_status_write.py", "tests/scheduling/test_pass_spec_write.py"),
     ),
     Bug(
         "unchanged-result-assumed",
@@ -202,7 +202,7 @@ BUGS: tuple[Bug, ...] = (
         f"{PKG}/scheduling/framework/runner.py",
         "        if not written and reservation.assumed and self.assumptions is not None:\n",
         "        if False:\n",
-        ("tests/scheduling/test_pass_endings.py", "tests/operator/test_takeover_capacity.py"),
+        ("tests/scheduling/test_pass_spec_write.py", "tests/operator/test_takeover_capacity.py"),
     ),
     Bug(
         "stop-without-budget",

@@ -21,8 +21,8 @@ from binding_scheduler.scheduling.observability.labels import PassOutcome
 from binding_scheduler.scheduling.passes.context import PassSettings
 from binding_scheduler.scheduling.state.claims import PreemptionClaims
 from binding_scheduler.scheduling.state.queue import SchedulingQueue
-from tests.scheduling.test_pass_writes import Run, ScriptedClient, written
 from testsupport.builders import AGGREGATED, binding, cluster, names, placement
+from testsupport.passes import Run, ScriptedClient, written
 
 HIGH, LOW = 1000, 100
 RB = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings"
