@@ -54,7 +54,7 @@ def survives(process: subprocess.Popen[bytes], seconds: float = 0.2) -> bool:
     return False
 
 
-def test_a_live_child_recorded_at_start_is_recognised_and_signalled(spawn: Spawn) -> None:
+def test_live_child_recorded_at_start_is_recognised_and_signalled(spawn: Spawn) -> None:
     child = spawn(["sleep", "30"])
     identity = record(child.pid, ["sleep", "30"])
     assert identity.start == start_time(child.pid)
@@ -69,7 +69,7 @@ def test_a_live_child_recorded_at_start_is_recognised_and_signalled(spawn: Spawn
     assert not signal_group(identity, signal.SIGKILL)  # gone: skipped, silently
 
 
-def test_a_wrapper_before_its_exec_and_an_interpreter_in_front_of_a_script_still_match(
+def test_wrapper_before_exec_and_interpreter_in_front_of_script_still_match(
         spawn: Spawn, tmp_path: Path) -> None:
     wrapped = spawn(["env", "sleep", "30"])  # as `setpriv --pdeathsig KILL -- COMMAND` runs the tiers' processes
     identity = record(wrapped.pid, ["sleep", "30"])
@@ -89,7 +89,7 @@ def test_a_wrapper_before_its_exec_and_an_interpreter_in_front_of_a_script_still
     assert interpreted.wait(5) == -signal.SIGKILL
 
 
-def test_a_pid_now_held_by_another_process_is_not_signalled(spawn: Spawn, capsys: pytest.CaptureFixture[str]) -> None:
+def test_pid_now_held_by_another_process_is_not_signalled(spawn: Spawn, capsys: pytest.CaptureFixture[str]) -> None:
     recorded = spawn(["sleep", "30"])
     identity = record(recorded.pid, ["sleep", "30"])
     recorded.kill()
@@ -112,7 +112,7 @@ def test_a_pid_now_held_by_another_process_is_not_signalled(spawn: Spawn, capsys
     ]
 
 
-def test_a_bare_pid_from_an_old_state_file_is_not_signalled(spawn: Spawn,
+def test_bare_pid_from_old_state_file_is_not_signalled(spawn: Spawn,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     other = spawn(["sleep", "30"])
     for old in (other.pid, str(other.pid)):
@@ -148,7 +148,7 @@ def _state(tmp_path: Path, recorded: dict[str, object]) -> Path:
 
 
 @pytest.mark.parametrize("stop", [controlplane.stop, karmada_plane.stop], ids=["cluster-down", "karmada-down"])
-def test_a_plane_stop_kills_its_own_processes_and_no_other(stop: Callable[[Path], bool], spawn: Spawn,
+def test_plane_stop_kills_own_processes_and_no_other(stop: Callable[[Path], bool], spawn: Spawn,
                                                            tmp_path: Path) -> None:
     own = spawn(["sleep", "30"])
     others = [spawn(["sleep", "31"]), spawn(["sleep", "32"])]
@@ -163,7 +163,7 @@ def test_a_plane_stop_kills_its_own_processes_and_no_other(stop: Callable[[Path]
     assert not state.exists()
 
 
-def test_a_plane_stop_of_one_process_skips_a_pid_that_is_no_longer_its_own(spawn: Spawn, tmp_path: Path) -> None:
+def test_plane_stop_of_one_process_skips_pid_that_is_no_longer_own(spawn: Spawn, tmp_path: Path) -> None:
     other = spawn(["sleep", "30"])
     state = _state(tmp_path, {"scheduler": Identity(other.pid, start_time(other.pid), ("binding-scheduler", "run"))
                               .to_json()})

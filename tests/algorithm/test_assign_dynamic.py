@@ -118,7 +118,7 @@ def test_first_schedule_beyond_capacity_is_unschedulable(placement: dict[str, An
     assert str(caught.value) == "failed to scale up: Clusters available replicas 9 are not enough to schedule."
 
 
-def test_scale_up_forgets_replicas_on_a_cluster_no_longer_selected() -> None:
+def test_scale_up_forgets_replicas_on_cluster_no_longer_selected() -> None:
     result = assign_replicas(binding(12, DYNAMIC_WEIGHT, {"m1": 6, "m3": 6}), capacity(m1=3, m2=3))
     assert as_set(result) == {"m1": 9, "m2": 3}
 
@@ -144,7 +144,7 @@ def test_divide_replicas(placement: dict[str, Any], selected: list[ClusterDetail
 # --- Steady details -----------------------------------------------------------------------------------------
 
 
-def test_unchanged_replica_count_keeps_the_previous_result() -> None:
+def test_unchanged_replica_count_keeps_previous_result() -> None:
     result = assign_replicas(binding(6, DYNAMIC_WEIGHT, {"m2": 4, "m1": 2}), capacity(m1=0, m2=0, m3=50))
     assert result == [TargetCluster("m2", 4), TargetCluster("m1", 2)]
 
@@ -154,7 +154,7 @@ def test_scale_down_adds_no_new_cluster() -> None:
     assert result == [TargetCluster("m2", 3)]
 
 
-def test_scale_up_adds_to_the_previous_result() -> None:
+def test_scale_up_adds_to_previous_result() -> None:
     result = assign_replicas(binding(10, DYNAMIC_WEIGHT, {"m1": 5}), capacity(m1=0, m2=5))
     assert as_set(result) == {"m1": 5, "m2": 5}
 
@@ -174,7 +174,7 @@ def test_merge_appends_previous_only_clusters_by_name_ascending() -> None:
     assert result == [TargetCluster("m1", 3), TargetCluster("m2", 1), TargetCluster("m3", 1)]
 
 
-def test_scale_to_zero_clears_the_result() -> None:
+def test_scale_to_zero_clears_result() -> None:
     assert assign_replicas(binding(0, DYNAMIC_WEIGHT, {"m1": 2, "m2": 4}), capacity(m1=5, m2=5)) == []
 
 
@@ -193,14 +193,14 @@ def test_fresh_aggregated_does_not_prefer_clusters_in_use() -> None:
     assert result == [TargetCluster("m2", 5)]
 
 
-def test_fresh_beyond_capacity_is_unschedulable_with_the_fresh_prefix() -> None:
+def test_fresh_beyond_capacity_is_unschedulable_with_fresh_prefix() -> None:
     with pytest.raises(UnschedulableError) as caught:
         assign_replicas(binding(30, DYNAMIC_WEIGHT, {"m1": 4}, rescheduled=True), capacity(m1=6, m2=10))
     assert str(caught.value) == "failed to do fresh scale: Clusters available replicas 20 are not enough to schedule."
 
 
 @pytest.mark.parametrize("placement", [DYNAMIC_WEIGHT, AGGREGATED], ids=["dynamic", "aggregated"])
-def test_fresh_scale_of_a_workload_scaled_to_zero_places_nothing_whatever_the_candidate_count(
+def test_fresh_scale_of_workload_scaled_to_zero_places_nothing_whatever_candidate_count(
     placement: dict[str, Any],
 ) -> None:
     # Replicas 0: nothing is estimated, every candidate offers MaxInt32. Karmada sums them in int32, which
@@ -248,7 +248,7 @@ NAMES = [f"m{i:03d}" for i in range(200)]
     rescheduled=st.booleans(),
     uid=st.sampled_from(["", "uid-1"]),
 )
-def test_a_dynamic_division_over_columns_is_the_division_over_cluster_objects(
+def test_dynamic_division_over_columns_is_division_over_cluster_objects(
     allocatable: list[int], order: Any, replicas: int, previous: list[tuple[str, int]], placement: dict[str, Any],
     rescheduled: bool, uid: str,
 ) -> None:
@@ -272,7 +272,7 @@ def test_a_dynamic_division_over_columns_is_the_division_over_cluster_objects(
     assert got == expected
 
 
-def test_an_every_candidate_selection_orders_its_members_once() -> None:
+def test_every_candidate_selection_orders_members_once() -> None:
     calls = []
 
     def order() -> Any:

@@ -67,7 +67,7 @@ def with_overflow(strategy: dict[str, Any], *, overflow: bool = True) -> dict[st
 # --- 2.8 entry ---------------------------------------------------------------------------------------------
 
 
-def test_no_selected_cluster_is_a_scheduler_error() -> None:
+def test_no_selected_cluster_is_scheduler_error() -> None:
     with pytest.raises(SchedulingError) as caught:
         assign_replicas(binding(3, DYNAMIC_WEIGHT), [])
     assert str(caught.value) == "no clusters available to schedule"
@@ -84,7 +84,7 @@ def test_non_workload_lists_every_selected_cluster_in_selection_order_with_zero(
     assert result == [TargetCluster("m2", 0), TargetCluster("m1", 0), TargetCluster("m3", 0)]
 
 
-def test_non_workload_skips_the_strategy_check() -> None:
+def test_non_workload_skips_strategy_check() -> None:
     assert assign_replicas(unsupported(binding(0, None, requirements=False)), [detail("m1")]) == [TargetCluster("m1")]
 
 
@@ -98,7 +98,7 @@ def test_single_component_workload_is_divided_by_spec_replicas() -> None:
     assert result == [TargetCluster("m1", 2), TargetCluster("m2", 2)]
 
 
-def test_workload_scaled_to_zero_gets_an_empty_result() -> None:
+def test_workload_scaled_to_zero_gets_empty_result() -> None:
     assert assign_replicas(binding(0, DYNAMIC_WEIGHT, {"m1": 3}), [detail("m1", 10)]) == []
 
 
@@ -128,7 +128,7 @@ def unsupported(base: Binding) -> Binding:
     return dataclasses.replace(base, placement=Placement(replica_scheduling=scheduling))
 
 
-def test_divided_without_a_preference_is_an_unsupported_strategy() -> None:
+def test_divided_without_preference_is_unsupported_strategy() -> None:
     with pytest.raises(SchedulingError) as caught:
         assign_replicas(unsupported(binding(2, None)), [detail("m1", 10)])
     assert str(caught.value) == (
@@ -151,7 +151,7 @@ def test_missing_placement_means_duplicated() -> None:
     assert result == [TargetCluster("cluster1", 2), TargetCluster("cluster2", 2)]
 
 
-def test_duplicated_with_zero_replicas_gives_an_empty_result() -> None:
+def test_duplicated_with_zero_replicas_gives_empty_result() -> None:
     assert assign_replicas(binding(0, DUPLICATED), [detail("cluster1"), detail("cluster2")]) == []
 
 
@@ -166,12 +166,12 @@ def overflow_fleet() -> list[ClusterDetail]:
     return [detail("m1", 4, tier=0), detail("m2", 4, tier=0), detail("m3", 10, tier=1), detail("m4", 10, tier=1)]
 
 
-def test_overflow_not_needed_stays_in_the_primary_tier() -> None:
+def test_overflow_not_needed_stays_in_primary_tier() -> None:
     result = assign_replicas(binding(6, with_overflow(DYNAMIC_WEIGHT), observed="primary"), overflow_fleet())
     assert result == [TargetCluster("m1", 3), TargetCluster("m2", 3)]
 
 
-def test_overflow_spills_the_rest_into_the_next_tier() -> None:
+def test_overflow_spills_rest_into_next_tier() -> None:
     result = assign_replicas(binding(12, with_overflow(DYNAMIC_WEIGHT), observed="primary"), overflow_fleet())
     assert result == [TargetCluster("m1", 4), TargetCluster("m2", 4), TargetCluster("m3", 2), TargetCluster("m4", 2)]
 
@@ -189,20 +189,20 @@ def test_overflow_tier_capacity_counts_replicas_already_assigned() -> None:
     assert result == [TargetCluster("m1", 10), TargetCluster("m3", 2)]
 
 
-def test_overflow_scale_down_shrinks_the_higher_tier_first() -> None:
+def test_overflow_scale_down_shrinks_higher_tier_first() -> None:
     selected = [detail("m1", 0, available=10, tier=0), detail("m3", 8, available=10, tier=1)]
     placement = with_overflow(AGGREGATED)
     result = assign_replicas(binding(10, placement, {"m1": 10, "m3": 2}, observed="primary"), selected)
     assert result == [TargetCluster("m1", 10)]
 
 
-def test_overflow_tiers_are_filled_in_order_whatever_the_selection_order() -> None:
+def test_overflow_tiers_are_filled_in_order_whatever_selection_order() -> None:
     selected = [detail("m3", 10, tier=1), detail("m1", 4, tier=0)]
     result = assign_replicas(binding(6, with_overflow(DYNAMIC_WEIGHT), observed="primary"), selected)
     assert result == [TargetCluster("m1", 4), TargetCluster("m3", 2)]
 
 
-def test_no_overflow_without_an_observed_term() -> None:
+def test_no_overflow_without_observed_term() -> None:
     result = assign_replicas(binding(12, with_overflow(DYNAMIC_WEIGHT)), overflow_fleet())
     assert sorted(result, key=lambda t: t.name) == [
         TargetCluster("m1", 2),
@@ -212,14 +212,14 @@ def test_no_overflow_without_an_observed_term() -> None:
     ]
 
 
-def test_no_overflow_when_the_observed_term_has_no_overflow_affinities() -> None:
+def test_no_overflow_when_observed_term_has_no_overflow_affinities() -> None:
     placement = with_overflow(DYNAMIC_WEIGHT, overflow=False)
     with pytest.raises(UnschedulableError) as caught:
         assign_replicas(binding(40, placement, observed="primary"), overflow_fleet())
     assert str(caught.value) == "failed to scale up: Clusters available replicas 28 are not enough to schedule."
 
 
-def test_no_overflow_when_the_observed_term_is_not_in_the_placement() -> None:
+def test_no_overflow_when_observed_term_is_not_in_placement() -> None:
     with pytest.raises(UnschedulableError) as caught:
         assign_replicas(binding(40, with_overflow(DYNAMIC_WEIGHT), observed="gone"), overflow_fleet())
     assert str(caught.value).startswith("failed to scale up: ")

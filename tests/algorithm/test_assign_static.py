@@ -68,17 +68,17 @@ def test_nil_weight_preference_weighs_every_cluster_one() -> None:
     assert assign_replicas(binding(12, weighted(None)), details("m1", "m2", "m3")) == targets(m1=4, m2=4, m3=4)
 
 
-def test_zero_replicas_gives_an_empty_result() -> None:
+def test_zero_replicas_gives_empty_result() -> None:
     placement = weighted(by_names({"m1": 1, "m2": 1}))
     assert assign_replicas(binding(0, placement), details("m1", "m2")) == []
 
 
-def test_cluster_without_a_weight_is_ignored() -> None:
+def test_cluster_without_weight_is_ignored() -> None:
     placement = weighted(by_names({"m1": 1}))
     assert assign_replicas(binding(2, placement), details("m1", "m2")) == targets(m1=2)
 
 
-def test_cluster_matching_several_rules_takes_the_largest_weight() -> None:
+def test_cluster_matching_several_rules_takes_largest_weight() -> None:
     rules = [*by_names({"m1": 1, "m2": 1}), *by_names({"m1": 2})]
     assert assign_replicas(binding(3, weighted(rules)), details("m1", "m2")) == targets(m1=2, m2=1)
 
@@ -124,34 +124,34 @@ def test_distribution_by_weight(weights: dict[str, int], replicas: int, expected
     assert assign_replicas(binding(replicas, placement), details(*weights)) == expected
 
 
-def test_distribution_tie_goes_to_names_descending_for_an_odd_uid() -> None:
+def test_distribution_tie_goes_to_names_descending_for_odd_uid() -> None:
     placement = weighted(by_names({"m1": 1, "m2": 1, "m3": 1, "m4": 1}))
     assert assign_replicas(binding(2, placement, uid=ODD_UID), details("m1", "m2", "m3", "m4")) == targets(m3=1, m4=1)
 
 
-def test_distribution_ignores_the_previous_result_on_replica_change() -> None:
+def test_distribution_ignores_previous_result_on_replica_change() -> None:
     placement = weighted(by_names({"m1": 1, "m2": 1}))
     assert assign_replicas(binding(6, placement, {"m1": 1, "m2": 1}), details("m1", "m2")) == targets(m1=3, m2=3)
 
 
-def test_distribution_follows_a_weight_change() -> None:
+def test_distribution_follows_weight_change() -> None:
     placement = weighted(by_names({"m1": 3, "m2": 1}))
     assert assign_replicas(binding(4, placement, {"m1": 2, "m2": 2}), details("m1", "m2")) == targets(m1=3, m2=1)
 
 
-def test_distribution_includes_an_added_cluster() -> None:
+def test_distribution_includes_added_cluster() -> None:
     placement = weighted(by_names({"m1": 1, "m2": 1, "m3": 1}))
     result = assign_replicas(binding(6, placement, {"m1": 3, "m2": 3}), details("m1", "m2", "m3"))
     assert result == targets(m1=2, m2=2, m3=2)
 
 
-def test_distribution_drops_a_removed_cluster() -> None:
+def test_distribution_drops_removed_cluster() -> None:
     placement = weighted(by_names({"m1": 1, "m2": 1, "m3": 1}))
     result = assign_replicas(binding(6, placement, {"m1": 2, "m2": 2, "m3": 2}), details("m1", "m2"))
     assert result == targets(m1=3, m2=3)
 
 
-def test_distribution_is_sorted_by_name_whatever_the_selection_order() -> None:
+def test_distribution_is_sorted_by_name_whatever_selection_order() -> None:
     placement = weighted(by_names({"m1": 1, "m2": 1, "m3": 1}))
     assert assign_replicas(binding(3, placement), details("m3", "m1", "m2")) == targets(m1=1, m2=1, m3=1)
 
@@ -161,7 +161,7 @@ def test_empty_target_cluster_matches_every_cluster() -> None:
     assert assign_replicas(binding(4, weighted(rules)), details("m1", "m2")) == targets(m1=1, m2=3)
 
 
-def test_excluded_cluster_does_not_take_the_rule_weight() -> None:
+def test_excluded_cluster_does_not_take_rule_weight() -> None:
     rules = [{"targetCluster": {"clusterNames": ["m1", "m2"], "exclude": ["m2"]}, "weight": 2}, *by_names({"m2": 1})]
     assert assign_replicas(binding(3, weighted(rules)), details("m1", "m2")) == targets(m1=2, m2=1)
 
@@ -183,7 +183,7 @@ TIER_RULES = [
     rules=st.sampled_from([TIER_RULES, TIER_RULES[1:2], [TIER_RULES[2]], by_names({"nowhere": 2})]),
     uid=st.sampled_from(["", ODD_UID, "uid-2"]),
 )
-def test_a_static_division_over_the_fleets_columns_is_the_division_over_cluster_objects(
+def test_static_division_over_fleets_columns_is_division_over_cluster_objects(
     tiers: list[str], replicas: int, rules: list[dict[str, Any]], uid: str
 ) -> None:
     clusters = [make_cluster(f"m-{i:04d}", labels={"tier": tier}) for i, tier in reversed(list(enumerate(tiers)))]
@@ -192,7 +192,7 @@ def test_a_static_division_over_the_fleets_columns_is_the_division_over_cluster_
     assert schedule(rb, snapshot(*clusters), build_plugins()) == over_objects
 
 
-def test_a_selection_of_every_candidate_gives_its_rule_weights_by_position_in_name_order() -> None:
+def test_selection_of_every_candidate_gives_rule_weights_by_position_in_name_order() -> None:
     fleet = snapshot(*(make_cluster(name, labels={"tier": tier})
                        for name, tier in [("c", "gold"), ("a", "silver"), ("b", "bronze")])).columns
     selected = OrderedCandidates(fleet.names, np.array([0, 2, 1], dtype=np.intp), list, ranks=fleet.rank)
@@ -206,7 +206,7 @@ def test_a_selection_of_every_candidate_gives_its_rule_weights_by_position_in_na
     assert parties.votes.tolist() == [1, 0, 3]
 
 
-def test_a_static_division_reads_the_selection_by_name_without_ordering_it() -> None:
+def test_static_division_reads_selection_by_name_without_ordering_it() -> None:
     fleet = snapshot(*(make_cluster(name, labels={"tier": "gold"}) for name in ("c", "a", "b"))).columns
 
     def no_order() -> Any:
@@ -220,7 +220,7 @@ def test_a_static_division_reads_the_selection_by_name_without_ordering_it() -> 
     assert [parties.names[i] for i in parties.at.tolist()] == ["a", "b", "c"]
 
 
-def test_a_selection_not_held_as_columns_is_divided_over_its_objects() -> None:
+def test_selection_not_held_as_columns_is_divided_over_objects() -> None:
     fleet = snapshot(make_cluster("a")).columns
     preference = WeightPreference(static_weight_list=())
     assert SnapshotWeights(fleet).parties([ClusterDetail(make_cluster("a"))], preference) is None

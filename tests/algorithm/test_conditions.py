@@ -18,14 +18,14 @@ def test_success_is_true_and_not_retried() -> None:
     )
 
 
-def test_an_unschedulable_error_is_retried() -> None:
+def test_unschedulable_error_is_retried() -> None:
     error = UnschedulableError("Clusters available replicas are not enough to schedule.")
     assert condition_for(error) == ConditionVerdict(
         "False", "Unschedulable", "Clusters available replicas are not enough to schedule.", retry=True
     )
 
 
-def test_a_wrapped_unschedulable_error_is_still_unschedulable() -> None:
+def test_wrapped_unschedulable_error_is_still_unschedulable() -> None:
     error = UnschedulableError("failed to scale up: Clusters available replicas 3 are not enough to schedule.")
     wrapped = error.wrapped("failed to assign replicas")
     assert condition_for(wrapped) == ConditionVerdict(
@@ -36,7 +36,7 @@ def test_a_wrapped_unschedulable_error_is_still_unschedulable() -> None:
     )
 
 
-def test_a_fit_error_is_no_cluster_fit_and_not_retried() -> None:
+def test_fit_error_is_no_cluster_fit_and_not_retried() -> None:
     error = FitError(1, {"m1": "cluster(s) is in the process of eviction"})
     assert condition_for(error) == ConditionVerdict(
         "False",
@@ -46,18 +46,18 @@ def test_a_fit_error_is_no_cluster_fit_and_not_retried() -> None:
     )
 
 
-def test_any_other_error_is_a_scheduler_error_and_retried() -> None:
+def test_any_other_error_is_scheduler_error_and_retried() -> None:
     error = SchedulingError("failed to assign replicas: no clusters available to schedule")
     assert condition_for(error) == ConditionVerdict(
         "False", "SchedulerError", "failed to assign replicas: no clusters available to schedule", retry=True
     )
 
 
-def test_a_plain_exception_is_a_scheduler_error() -> None:
+def test_plain_exception_is_scheduler_error() -> None:
     assert condition_for(RuntimeError("boom")) == ConditionVerdict("False", "SchedulerError", "boom", retry=True)
 
 
-def test_wrapping_keeps_the_original_untouched() -> None:
+def test_wrapping_keeps_original_untouched() -> None:
     error = SchedulingError("no enough resource when selecting 2 clusters")
     wrapped = error.wrapped("failed to select clusters")
     assert (str(error), str(wrapped)) == (

@@ -24,7 +24,7 @@ def merge_estimates(clusters: Sequence[str], replicas: int, answers: Sequence[Ma
     return dict(zip(candidates.names, candidates.allocatable.tolist(), strict=True))
 
 
-def test_merge_takes_the_minimum_per_cluster() -> None:
+def test_merge_takes_minimum_per_cluster() -> None:
     general = {"member1": 10, "member2": 3, "member3": 7}
     accurate = {"member1": 4, "member2": 5, "member3": 7}
     assert merge_estimates(CLUSTERS, 20, [general, accurate]) == {"member1": 4, "member2": 3, "member3": 7}
@@ -45,7 +45,7 @@ def test_merge_without_answers_gives_spec_replicas_everywhere() -> None:
     assert merge_estimates(CLUSTERS, 6, []) == {"member1": 6, "member2": 6, "member3": 6}
 
 
-def test_merge_treats_an_answer_of_max_int32_as_no_estimate() -> None:
+def test_merge_treats_answer_of_max_int32_as_no_estimate() -> None:
     assert merge_estimates(["member1"], 6, [{"member1": MAX_INT32}]) == {"member1": 6}
 
 
@@ -57,7 +57,7 @@ def test_merge_ignores_clusters_that_are_not_candidates() -> None:
     assert merge_estimates(["member1"], 6, [{"member1": 3, "other": 1}]) == {"member1": 3}
 
 
-def test_merge_reads_a_column_and_answers_by_name_alike() -> None:
+def test_merge_reads_column_and_answers_by_name_alike() -> None:
     binding = make_binding(replicas=6, requests={"cpu": "1"})
     fleet = snapshot(*CLUSTERS)
     candidates = candidates_of(binding, AttemptContext.of(binding, fleet), np.arange(3), {}, {})

@@ -48,21 +48,21 @@ def verdict(plugin: Plugin, rb: Binding, cluster: Cluster) -> str | None:
 # --- APIEnablement (3 rows + already targeted) --------------------------------------------------------------
 
 
-def test_api_enablement_passes_a_cluster_serving_the_kind() -> None:
+def test_api_enablement_passes_cluster_serving_kind() -> None:
     assert verdict(APIEnablement(), make_binding(), make_cluster("m1")) is None
 
 
-def test_api_enablement_fails_a_cluster_without_the_kind() -> None:
+def test_api_enablement_fails_cluster_without_kind() -> None:
     c = make_cluster("m1", apis=[("apps/v1", "StatefulSet")])
     assert verdict(APIEnablement(), make_binding(), c) == "cluster(s) did not have the API resource"
 
 
-def test_api_enablement_fails_a_cluster_with_another_group_version() -> None:
+def test_api_enablement_fails_cluster_with_another_group_version() -> None:
     c = make_cluster("m1", apis=[("apps/v1beta1", "Deployment")])
     assert verdict(APIEnablement(), make_binding(), c) == "cluster(s) did not have the API resource"
 
 
-def test_api_enablement_passes_an_already_targeted_cluster() -> None:
+def test_api_enablement_passes_already_targeted_cluster() -> None:
     c = make_cluster("m1", apis=[])
     assert verdict(APIEnablement(), make_binding(clusters=["m1"]), c) is None
 
@@ -74,23 +74,23 @@ def tolerating(*tolerations: dict[str, Any], targets: list[str] | None = None) -
     return make_binding(placement=placement(tolerations=tolerations), clusters=targets)
 
 
-def test_taint_toleration_passes_an_untainted_cluster() -> None:
+def test_taint_toleration_passes_untainted_cluster() -> None:
     assert verdict(TaintToleration(), tolerating(), make_cluster("m1")) is None
 
 
-def test_taint_toleration_fails_an_untolerated_no_schedule_taint() -> None:
+def test_taint_toleration_fails_untolerated_no_schedule_taint() -> None:
     c = make_cluster("m1", taints=[taint("foo", "NoSchedule", "bar")])
     assert verdict(TaintToleration(), tolerating(), c) == "cluster(s) had untolerated taint {foo=bar:NoSchedule}"
 
 
-def test_taint_toleration_fails_an_untolerated_no_execute_taint() -> None:
+def test_taint_toleration_fails_untolerated_no_execute_taint() -> None:
     c = make_cluster("m1", taints=[taint("cluster.karmada.io/unreachable", "NoExecute")])
     assert verdict(TaintToleration(), tolerating(), c) == (
         "cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoExecute}"
     )
 
 
-def test_taint_toleration_passes_a_tolerated_no_execute_taint() -> None:
+def test_taint_toleration_passes_tolerated_no_execute_taint() -> None:
     c = make_cluster("m1", taints=[taint("cluster.karmada.io/unreachable", "NoExecute")])
     tolerated = tolerating(toleration("cluster.karmada.io/unreachable", "Exists", effect="NoExecute"))
     assert verdict(TaintToleration(), tolerated, c) is None
@@ -101,7 +101,7 @@ def test_taint_toleration_without_placement_tolerates_nothing() -> None:
     assert verdict(TaintToleration(), make_binding(), c) == "cluster(s) had untolerated taint {foo=bar:NoSchedule}"
 
 
-def test_taint_toleration_passes_a_tolerated_taint() -> None:
+def test_taint_toleration_passes_tolerated_taint() -> None:
     c = make_cluster("m1", taints=[taint("foo", "NoSchedule", "bar")])
     assert verdict(TaintToleration(), tolerating(toleration("foo", "Equal", "bar", "NoSchedule")), c) is None
 
@@ -111,7 +111,7 @@ def test_taint_toleration_ignores_prefer_no_schedule() -> None:
     assert verdict(TaintToleration(), tolerating(), c) is None
 
 
-def test_taint_toleration_reports_the_first_untolerated_hard_taint() -> None:
+def test_taint_toleration_reports_first_untolerated_hard_taint() -> None:
     c = make_cluster("m1", taints=[taint("a", "PreferNoSchedule"), taint("b", "NoExecute"), taint("c")])
     assert verdict(TaintToleration(), tolerating(toleration("b", "Exists")), c) == (
         "cluster(s) had untolerated taint {c:NoSchedule}"
@@ -123,7 +123,7 @@ def test_taint_toleration_exists_with_empty_key_tolerates_everything() -> None:
     assert verdict(TaintToleration(), tolerating(toleration(operator="Exists")), c) is None
 
 
-def test_taint_toleration_passes_an_already_targeted_cluster() -> None:
+def test_taint_toleration_passes_already_targeted_cluster() -> None:
     c = make_cluster("m1", taints=[taint("cluster.karmada.io/unreachable", "NoExecute")])
     assert verdict(TaintToleration(), tolerating(targets=["m1"]), c) is None
 
@@ -149,17 +149,17 @@ def test_cluster_affinity_in_bulk_keeps_each_bindings_affinity_apart_on_one_snap
     assert (first.failed.tolist(), second.failed.tolist()) == ([False, True], [True, False])
 
 
-def test_cluster_affinity_passes_a_listed_cluster() -> None:
+def test_cluster_affinity_passes_listed_cluster() -> None:
     assert verdict(ClusterAffinityFilter(), with_affinity({"clusterNames": ["m1"]}), make_cluster("m1")) is None
 
 
-def test_cluster_affinity_fails_an_unlisted_cluster() -> None:
+def test_cluster_affinity_fails_unlisted_cluster() -> None:
     assert verdict(ClusterAffinityFilter(), with_affinity({"clusterNames": ["m2"]}), make_cluster("m1")) == (
         "cluster(s) did not match the placement cluster affinity constraint"
     )
 
 
-def test_cluster_affinity_fails_an_excluded_cluster() -> None:
+def test_cluster_affinity_fails_excluded_cluster() -> None:
     assert verdict(ClusterAffinityFilter(), with_affinity({"exclude": ["m1"]}), make_cluster("m1")) == (
         "cluster(s) did not match the placement cluster affinity constraint"
     )
@@ -169,13 +169,13 @@ def test_cluster_affinity_without_affinity_passes() -> None:
     assert verdict(ClusterAffinityFilter(), make_binding(placement=placement()), make_cluster("m1")) is None
 
 
-def test_cluster_affinity_uses_the_observed_term() -> None:
+def test_cluster_affinity_uses_observed_term() -> None:
     rb = make_binding(placement=placement(affinities=[term("a", "m1"), term("b", "m2")]), observed_affinity="b")
     assert verdict(ClusterAffinityFilter(), rb, make_cluster("m2")) is None
     assert verdict(ClusterAffinityFilter(), rb, make_cluster("m1")) is not None
 
 
-def test_cluster_affinity_passes_when_the_observed_term_is_unknown() -> None:
+def test_cluster_affinity_passes_when_observed_term_is_unknown() -> None:
     rb = make_binding(placement=placement(affinities=[term("a", "m1")]), observed_affinity="gone")
     assert verdict(ClusterAffinityFilter(), rb, make_cluster("m9")) is None
 
@@ -220,18 +220,18 @@ def test_spread_constraint(fields: tuple[str, ...], cluster_topology: dict[str, 
     assert verdict(SpreadConstraintFilter(), spreading(*fields), make_cluster("m1", **cluster_topology)) == reason
 
 
-def test_spread_by_label_needs_nothing_of_the_cluster() -> None:
+def test_spread_by_label_needs_nothing_of_cluster() -> None:
     rb = make_binding(placement=placement(spread=[{"spreadByLabel": "team"}]))
     assert verdict(SpreadConstraintFilter(), rb, make_cluster("m1")) is None
 
 
-def test_spread_checks_a_region_constraint_listed_after_a_cluster_constraint() -> None:
+def test_spread_checks_region_constraint_listed_after_cluster_constraint() -> None:
     assert verdict(SpreadConstraintFilter(), spreading("cluster", "region"), make_cluster("m1")) == (
         "cluster(s) did not have region property"
     )
 
 
-def test_spread_reports_the_first_missing_property() -> None:
+def test_spread_reports_first_missing_property() -> None:
     assert verdict(SpreadConstraintFilter(), spreading("zone", "region"), make_cluster("m1")) == (
         "cluster(s) did not have zones property"
     )
@@ -244,7 +244,7 @@ def test_cluster_eviction_passes_without_eviction_tasks() -> None:
     assert verdict(ClusterEviction(), make_binding(), make_cluster("m1")) is None
 
 
-def test_cluster_eviction_fails_the_cluster_being_evicted_from() -> None:
+def test_cluster_eviction_fails_cluster_being_evicted_from() -> None:
     assert verdict(ClusterEviction(), make_binding(evicting=["m1"]), make_cluster("m1")) == (
         "cluster(s) is in the process of eviction"
     )
@@ -254,7 +254,7 @@ def test_cluster_eviction_passes_other_clusters() -> None:
     assert verdict(ClusterEviction(), make_binding(evicting=["m2"]), make_cluster("m1")) is None
 
 
-def test_cluster_eviction_fails_even_an_already_targeted_cluster() -> None:
+def test_cluster_eviction_fails_even_already_targeted_cluster() -> None:
     rb = make_binding(evicting=["m1"], clusters=["m1"])
     assert verdict(ClusterEviction(), rb, make_cluster("m1")) == "cluster(s) is in the process of eviction"
 
@@ -262,7 +262,7 @@ def test_cluster_eviction_fails_even_an_already_targeted_cluster() -> None:
 # --- the fixed filter order: the first failing plugin names the reason ----------------------------------------
 
 
-def test_filters_run_in_the_fixed_order_and_stop_at_the_first_failure() -> None:
+def test_filters_run_in_fixed_order_and_stop_at_first_failure() -> None:
     rb = make_binding(placement=placement(affinity={"clusterNames": ["ok"]}, spread=[{"spreadByField": "region"}]),
                       evicting=["all-wrong", "evicted"])
     clusters = [

@@ -20,7 +20,7 @@ def test_no_clusters_at_all() -> None:
     assert str(FitError(0, {})) == "0/0 clusters are available: no cluster exists."
 
 
-def test_an_empty_diagnosis_with_clusters_still_says_no_cluster_exists() -> None:
+def test_empty_diagnosis_with_clusters_still_says_no_cluster_exists() -> None:
     assert str(FitError(2, {})) == "0/2 clusters are available: no cluster exists."
 
 
@@ -32,13 +32,13 @@ def test_items_sort_as_strings_not_numbers() -> None:
     )
 
 
-def test_a_taint_reason_keeps_its_braces() -> None:
+def test_taint_reason_keeps_braces() -> None:
     assert fit_error_message(1, {"m1": "cluster(s) had untolerated taint {a:NoSchedule}"}) == (
         "0/1 clusters are available: 1 cluster(s) had untolerated taint {a:NoSchedule}."
     )
 
 
-def test_a_fit_error_is_a_scheduling_error_and_keeps_its_diagnosis() -> None:
+def test_fit_error_is_scheduling_error_and_keeps_diagnosis() -> None:
     error = FitError(1, {"m1": API})
     assert isinstance(error, SchedulingError)
     assert (error.num_all_clusters, error.diagnosis) == (1, {"m1": API})

@@ -59,13 +59,13 @@ def bindings(draw: st.DrawFn) -> Binding:
 MASK_FILTERS = [p for p in build_plugins().filters if isinstance(p, MaskFilter)]
 
 
-def test_every_in_tree_filter_answers_for_the_whole_fleet() -> None:
+def test_every_in_tree_filter_answers_for_whole_fleet() -> None:
     assert [p.name for p in MASK_FILTERS] == [p.name for p in build_plugins().filters]
 
 
 @settings(max_examples=300, deadline=None)
 @given(docs=clusters(), binding=bindings())
-def test_a_filters_verdict_over_the_feasible_clusters_is_its_whole_fleet_verdict_there(
+def test_filters_verdict_over_feasible_clusters_is_whole_fleet_verdict_there(
     docs: list[dict[str, Any]], binding: Binding
 ) -> None:
     snapshot = Snapshot(parse_cluster(doc) for doc in docs)
@@ -78,18 +78,18 @@ def test_a_filters_verdict_over_the_feasible_clusters_is_its_whole_fleet_verdict
         assert [among_live.reason_at(i) for i in among_live.where] == [whole.reason_at(i) for i in among_live.where]
 
 
-def test_the_name_rank_orders_as_python_orders_strings() -> None:
+def test_name_rank_orders_as_python_orders_strings() -> None:
     snapshot = Snapshot(parse_cluster(builders.cluster(name)) for name in NAMES)
     columns = snapshot.columns
     assert sorted(NAMES, key=lambda name: columns.rank[columns.index[name]]) == sorted(NAMES)
 
 
-def test_the_live_column_leaves_out_deleting_clusters() -> None:
+def test_live_column_leaves_out_deleting_clusters() -> None:
     snapshot = Snapshot(parse_cluster(builders.cluster(n, deleting=n == "b")) for n in ("a", "b", "c"))
     assert snapshot.columns.live.tolist() == [True, False, True]
 
 
-def test_a_result_table_puts_the_replicas_on_every_cluster_in_fleet_order() -> None:
+def test_result_table_puts_replicas_on_every_cluster_in_fleet_order() -> None:
     columns = Snapshot(parse_cluster(builders.cluster(name)) for name in ("b", "a")).columns
     assert columns.targets_of(3) == (TargetCluster("b", 3), TargetCluster("a", 3))
     assert columns.targets_of(3) is columns.targets_of(3)

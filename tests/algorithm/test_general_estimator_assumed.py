@@ -57,7 +57,7 @@ def test_assumed_workloads_exhausting_pods_give_zero() -> None:
     assert max_available_replicas(c, request(cpu="1"), [assumed(component("web", 5))]) == 0
 
 
-def test_assumed_workloads_exhausting_a_resource_give_zero() -> None:
+def test_assumed_workloads_exhausting_resource_give_zero() -> None:
     c = cluster(allocatable={"pods": "50", "cpu": "4"})
     assert max_available_replicas(c, request(cpu="1"), [assumed(component("web", 4, cpu="1"))]) == 0
 
@@ -111,12 +111,12 @@ def test_sets_assumed_workloads_exhausting_pods_give_zero() -> None:
     assert max_available_component_sets(c, (), [assumed(component("x", 4))]) == 0
 
 
-def test_sets_assumed_pods_left_are_the_answer_without_pods_per_set() -> None:
+def test_sets_assumed_pods_left_are_answer_without_pods_per_set() -> None:
     c = cluster(allocatable={"pods": "10"})
     assert max_available_component_sets(c, (), [assumed(component("x", 3))]) == 7
 
 
-def test_sets_assumed_deduction_of_an_unallocatable_resource_gives_zero_only_if_requested() -> None:
+def test_sets_assumed_deduction_of_unallocatable_resource_gives_zero_only_if_requested() -> None:
     c = cluster(allocatable={"pods": "10", "cpu": "10"})
     workload = assumed(component("x", 1, nvidia__gpu="1"))
     assert max_available_component_sets(c, (component("a", 1, cpu="1"),), [workload]) == 9

@@ -9,7 +9,7 @@ from tests.algorithm.general_estimator_builders import cluster, grade, request
 # ----------------------------------------------------------------- caching must not change answers
 
 
-def test_repeated_questions_get_the_same_answers() -> None:
+def test_repeated_questions_get_same_answers() -> None:
     c = cluster(allocatable={"pods": "100", "cpu": "8"}, models=[grade(0, cpu="1")], modelings=[(0, 3)])
     one, two = request(cpu="1"), request(cpu="2")
     answers = [
@@ -21,12 +21,12 @@ def test_repeated_questions_get_the_same_answers() -> None:
     assert max_available_replicas(c, one) == 3
 
 
-def test_equal_requests_from_different_objects_get_the_same_answer() -> None:
+def test_equal_requests_from_different_objects_get_same_answer() -> None:
     c = cluster(allocatable={"pods": "100", "cpu": "8"})
     assert [max_available_replicas(c, request(cpu="3")) for _ in range(3)] == [2, 2, 2]
 
 
-def test_a_new_snapshot_of_the_same_cluster_is_not_answered_from_the_old_one() -> None:
+def test_new_snapshot_of_same_cluster_is_not_answered_from_old_one() -> None:
     before = cluster(allocatable={"pods": "100", "cpu": "8"})
     after = cluster(allocatable={"pods": "100", "cpu": "2"})
     cpu = request(cpu="1")

@@ -32,7 +32,7 @@ def test_sets_are_bounded_by_pods_per_set() -> None:
     assert max_available_component_sets(c, (component("a", 2), component("b", 1))) == 3
 
 
-def test_sets_with_only_zero_requests_give_the_pod_bound() -> None:
+def test_sets_with_only_zero_requests_give_pod_bound() -> None:
     c = cluster(allocatable={"pods": "10"})
     assert max_available_component_sets(c, (component("a", 2, cpu="0"), component("b", 3, memory="0"))) == 2
 
@@ -98,7 +98,7 @@ def test_sets_first_fit_places_whole_sets_across_nodes() -> None:
     assert max_available_component_sets(c, components) == 2
 
 
-def test_sets_model_bound_below_the_summary_bound() -> None:
+def test_sets_model_bound_below_summary_bound() -> None:
     # Summary: 100 cpu, sets of 2 × 3 cpu -> 16. Models: four 4-cpu nodes hold one 3-cpu pod each -> 2 sets.
     c = cluster(allocatable={"pods": "100", "cpu": "100"}, models=[grade(0, cpu="4")], modelings=[(0, 4)])
     assert max_available_component_sets(c, (component("a", 2, cpu="3"),)) == 2
@@ -109,17 +109,17 @@ def test_sets_model_nodes_hold_110_pods_each() -> None:
     assert max_available_component_sets(c, (component("a", 20, cpu="1m"),)) == 11
 
 
-def test_sets_without_requests_return_the_pod_bound_before_the_models() -> None:
+def test_sets_without_requests_return_pod_bound_before_models() -> None:
     # Step 6 returns podBound directly: the model nodes (220 pods) are not consulted.
     c = cluster(allocatable={"pods": "1000"}, models=[grade(0, cpu="4")], modelings=[(0, 2)])
     assert max_available_component_sets(c, (component("a", 20),)) == 50
 
 
-def test_sets_broken_models_skip_the_model_bound() -> None:
+def test_sets_broken_models_skip_model_bound() -> None:
     c = cluster(allocatable={"pods": "100", "cpu": "40"}, models=[grade(0, cpu="2")], modelings=[(0, -2)])
     assert max_available_component_sets(c, (component("big", 1, cpu="4"),)) == 10
 
 
-def test_sets_gate_off_skips_the_model_bound() -> None:
+def test_sets_gate_off_skips_model_bound() -> None:
     c = cluster(allocatable={"pods": "100", "cpu": "40"}, models=[grade(0, cpu="2")], modelings=[(0, 10)])
     assert max_available_component_sets(c, (component("big", 1, cpu="4"),), use_resource_models=False) == 10

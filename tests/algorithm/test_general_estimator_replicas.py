@@ -22,7 +22,7 @@ def test_allowed_pods_missing_values_count_as_zero() -> None:
     assert max_available_replicas(cluster(allocatable={"cpu": "8"}), None) == 0
 
 
-def test_allowed_pods_not_positive_gives_zero_whatever_the_request() -> None:
+def test_allowed_pods_not_positive_gives_zero_whatever_request() -> None:
     c = cluster(allocatable={"pods": "10", "cpu": "100"}, allocated={"pods": "8"}, allocating={"pods": "5"})
     assert max_available_replicas(c, None) == 0
     assert max_available_replicas(c, request(cpu="1")) == 0
@@ -55,7 +55,7 @@ def test_answer_is_capped_at_max_int32() -> None:
     assert max_available_replicas(cluster(allocatable={"pods": "1e12"}), None) == MAX_INT32
 
 
-def test_estimate_replicas_answers_zero_for_a_cluster_without_summary() -> None:
+def test_estimate_replicas_answers_zero_for_cluster_without_summary() -> None:
     clusters = [cluster("a", summary=False), cluster("b", allocatable={"pods": "3"})]
     assert estimate_replicas(clusters, None) == {"a": 0, "b": 3}
 
@@ -63,7 +63,7 @@ def test_estimate_replicas_answers_zero_for_a_cluster_without_summary() -> None:
 # ---------------------------------------------------------------------- GetMaximumReplicasBasedOnClusterSummary
 
 
-def test_summary_takes_the_minimum_over_requested_resources() -> None:
+def test_summary_takes_minimum_over_requested_resources() -> None:
     c = cluster(allocatable={"pods": "110", "cpu": "10", "memory": "20Gi"})
     assert max_available_replicas(c, request(cpu="1", memory="4Gi")) == 5
 
@@ -104,7 +104,7 @@ def test_summary_ignores_zero_requests() -> None:
     assert max_available_replicas(c, request(cpu="1", nvidia__gpu="0")) == 4
 
 
-def test_summary_small_cpu_request_still_counts_as_a_request() -> None:
+def test_summary_small_cpu_request_still_counts_as_request() -> None:
     # 100m has Value() 1 > 0, so a cluster without cpu in allocatable cannot take it.
     assert max_available_replicas(cluster(allocatable={"pods": "110"}), request(cpu="100m")) == 0
 
@@ -118,7 +118,7 @@ def test_models_sum_first_fit_over_all_grades() -> None:
     assert max_available_replicas(c, request(cpu="1", memory="1Gi")) == 11
 
 
-def test_models_use_the_range_minimum() -> None:
+def test_models_use_range_minimum() -> None:
     c = cluster(allocatable=ROOMY, models=[grade(0, cpu="2")], modelings=[(0, 1)])
     c_models = c.resource_models[0].ranges[0]
     assert c_models.max.value() == 1000000
@@ -135,7 +135,7 @@ def test_models_limit_each_node_to_110_pods() -> None:
     assert max_available_replicas(c, request(cpu="10m")) == 330
 
 
-def test_models_pod_limit_applies_to_an_empty_request() -> None:
+def test_models_pod_limit_applies_to_empty_request() -> None:
     c = cluster(allocatable={"pods": "10000"}, models=[grade(0, cpu="1")], modelings=[(0, 2)])
     assert max_available_replicas(c, request()) == 220
 
@@ -145,18 +145,18 @@ def test_models_result_is_capped_by_allowed_pods() -> None:
     assert max_available_replicas(c, request(cpu="1")) == 7
 
 
-def test_models_answer_is_returned_without_the_summary_formula() -> None:
+def test_models_answer_is_returned_without_summary_formula() -> None:
     # The summary says 1 cpu is left; the models say 10 nodes of 8 cpu. The model answer stands.
     c = cluster(allocatable={"pods": "100", "cpu": "1"}, models=[grade(0, cpu="8")], modelings=[(0, 10)])
     assert max_available_replicas(c, request(cpu="1")) == 80
 
 
-def test_models_node_fit_is_the_minimum_over_requested_resources() -> None:
+def test_models_node_fit_is_minimum_over_requested_resources() -> None:
     c = cluster(allocatable=ROOMY, models=[grade(0, cpu="8", memory="4Gi")], modelings=[(0, 2)])
     assert max_available_replicas(c, request(cpu="1", memory="1Gi")) == 8
 
 
-def test_models_requested_resource_absent_from_the_model_gives_zero() -> None:
+def test_models_requested_resource_absent_from_model_gives_zero() -> None:
     allocatable = {**ROOMY, "nvidia.com/gpu": "100"}
     c = cluster(allocatable=allocatable, models=[grade(0, cpu="8")], modelings=[(0, 2)])
     assert max_available_replicas(c, request(cpu="1", nvidia__gpu="1")) == 0
@@ -180,7 +180,7 @@ def test_models_duplicated_grades_sum_their_counts() -> None:
     assert max_available_replicas(c, request(cpu="1")) == 10
 
 
-def test_models_grade_without_a_count_has_no_nodes() -> None:
+def test_models_grade_without_count_has_no_nodes() -> None:
     c = cluster(allocatable=ROOMY, models=SMALL_AND_LARGE, modelings=[(1, 1), (7, 50)])
     assert max_available_replicas(c, request(cpu="1")) == 4
 
@@ -190,22 +190,22 @@ def test_models_with_zero_nodes_give_zero() -> None:
     assert max_available_replicas(c, request(cpu="1")) == 0
 
 
-def test_models_negative_count_falls_back_to_the_summary() -> None:
+def test_models_negative_count_falls_back_to_summary() -> None:
     c = cluster(allocatable={"pods": "110", "cpu": "5"}, models=[grade(0, cpu="64")], modelings=[(0, -1)])
     assert max_available_replicas(c, request(cpu="1")) == 5
 
 
-def test_models_undefined_falls_back_to_the_summary() -> None:
+def test_models_undefined_falls_back_to_summary() -> None:
     c = cluster(allocatable={"pods": "110", "cpu": "5"}, modelings=[(0, 3)])
     assert max_available_replicas(c, request(cpu="1")) == 5
 
 
-def test_models_empty_modelings_use_the_summary() -> None:
+def test_models_empty_modelings_use_summary() -> None:
     c = cluster(allocatable={"pods": "110", "cpu": "5"}, models=[grade(0, cpu="64")])
     assert max_available_replicas(c, request(cpu="1")) == 5
 
 
-def test_models_gate_off_uses_the_summary() -> None:
+def test_models_gate_off_uses_summary() -> None:
     c = cluster(allocatable={"pods": "100", "cpu": "1"}, models=[grade(0, cpu="8")], modelings=[(0, 10)])
     assert max_available_replicas(c, request(cpu="1"), use_resource_models=False) == 1
     assert max_available_replicas(c, request(cpu="1")) == 80

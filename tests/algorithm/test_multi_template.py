@@ -99,7 +99,7 @@ def test_multi_template_scheduling_is_applicable_only_as_karmada_gates_it(
     assert multi_template_applicable(binding, gate) is expected
 
 
-def test_the_general_estimate_counts_whole_component_sets() -> None:
+def test_general_estimate_counts_whole_component_sets() -> None:
     binding = make_binding(parts=TWO_PARTS)
     snapshot = Snapshot([cluster("m1", "10"), cluster("m2", "4")])
     assert general_estimates(binding, snapshot.clusters, snapshot, GATE) == {"m1": 2, "m2": 0}
@@ -110,13 +110,13 @@ def test_set_answers_merge_like_replicas_skipping_minus_one() -> None:
     assert merge_estimates(["m3", "m1", "m2"], 7, answers) == {"m3": 0, "m1": 5, "m2": 3}
 
 
-def test_a_cluster_with_room_for_one_set_is_selected_although_replicas_would_not_fit() -> None:
+def test_cluster_with_room_for_one_set_is_selected_although_replicas_would_not_fit() -> None:
     binding = make_binding(parts=TWO_PARTS)
     snapshot = Snapshot([cluster("m1", "7"), cluster("m2", "2")])
     assert [t.name for t in schedule(binding, snapshot, build_plugins(), options=GATE)] == ["m1"]
 
 
-def test_a_multi_component_workload_on_its_cluster_carries_each_components_replicas() -> None:
+def test_multi_component_workload_on_cluster_carries_each_components_replicas() -> None:
     """Karmada #7833 (master after v1.19.0-rc.0): spec.clusters[].components, copied from spec.components, in
     the same write."""
     binding = make_binding(parts=TWO_PARTS)
@@ -127,25 +127,25 @@ def test_a_multi_component_workload_on_its_cluster_carries_each_components_repli
                                                             {"name": "worker", "replicas": 3}]}
 
 
-def test_component_results_are_read_back_as_the_previous_result() -> None:
+def test_component_results_are_read_back_as_previous_result() -> None:
     written = [{"name": "m1", "components": [{"name": "driver", "replicas": 1}, {"name": "worker", "replicas": 3}]}]
     binding = make_binding(parts=TWO_PARTS, clusters=written)
     assert [t.to_dict() for t in binding.clusters] == written
 
 
-def test_without_the_gate_the_same_binding_is_a_names_only_non_workload_with_no_spread_check() -> None:
+def test_without_gate_same_binding_is_names_only_non_workload_with_no_spread_check() -> None:
     binding = make_binding(parts=TWO_PARTS)
     snapshot = Snapshot([cluster("m1", "7"), cluster("m2", "2")])
     assert schedule(binding, snapshot, build_plugins()) == [TargetCluster("m1")]
 
 
-def test_one_component_divides_spec_replicas_on_the_one_cluster() -> None:
+def test_one_component_divides_spec_replicas_on_one_cluster() -> None:
     binding = make_binding(parts=components(("only", 4, "1")), replicas=4)
     snapshot = Snapshot([cluster("m1", "100"), cluster("m2", "100")])
     assert schedule(binding, snapshot, build_plugins(), options=GATE) == [TargetCluster("m1", 4)]
 
 
-def test_with_the_gate_a_multi_template_binding_without_clusters_counts_as_a_replica_change() -> None:
+def test_with_gate_multi_template_binding_without_clusters_counts_as_replica_change() -> None:
     body = make_binding(parts=TWO_PARTS)
     applied = (
         '{"replicaScheduling":{"replicaSchedulingType":"Divided","replicaDivisionPreference":"Aggregated"},'

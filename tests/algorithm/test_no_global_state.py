@@ -36,7 +36,7 @@ def mutable(value: Any) -> bool:
 
 
 @pytest.mark.parametrize("module", list(modules()), ids=lambda m: m.__name__)
-def test_the_module_holds_no_mutable_state(module: types.ModuleType) -> None:
+def test_module_holds_no_mutable_state(module: types.ModuleType) -> None:
     found = [
         f"{name}: {type(value).__name__}"
         for name, value in vars(module).items()
@@ -46,7 +46,7 @@ def test_the_module_holds_no_mutable_state(module: types.ModuleType) -> None:
     assert found == []
 
 
-def test_the_check_sees_a_module_level_cache() -> None:
+def test_check_sees_module_level_cache() -> None:
     fake = types.ModuleType("binding_scheduler.algorithm.fake")
     fake.memo = {}  # type: ignore[attr-defined]
     assert mutable(fake.memo)  # type: ignore[attr-defined]

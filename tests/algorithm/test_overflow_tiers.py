@@ -14,7 +14,7 @@ from testsupport.builders import binding, make_cluster, snapshot, term
 OVERFLOWS = [{"affinityName": "near", "clusterNames": ["m3"]}, {"affinityName": "far", "clusterNames": ["m4", "m1"]}]
 
 
-def test_each_cluster_gets_the_first_tier_that_matches_it() -> None:
+def test_each_cluster_gets_first_tier_that_matches_it() -> None:
     body = binding("web", replicas=4, placement={"clusterAffinities": [term("home", "m1", "m2", overflow=OVERFLOWS)]})
     body["status"] = {"schedulerObservingAffinityName": "home"}
     web = parse_binding(body)
@@ -28,7 +28,7 @@ def test_each_cluster_gets_the_first_tier_that_matches_it() -> None:
         overflow_order(web, d.cluster, fleet) for d in candidates.details]
 
 
-def test_a_cluster_outside_the_snapshot_is_matched_without_its_memo() -> None:
+def test_cluster_outside_snapshot_is_matched_without_memo() -> None:
     body = binding("web", replicas=4, placement={"clusterAffinities": [term("home", "m1", "m2", overflow=OVERFLOWS)]})
     body["status"] = {"schedulerObservingAffinityName": "home"}
     assert overflow_order(parse_binding(body), make_cluster("m3"), snapshot("m1")) == 1

@@ -39,7 +39,7 @@ def fit_error(rb: Binding, *clusters: Cluster, extra: list[object] | None = None
 # --- the filter step and the FitError ---------------------------------------------------------------------
 
 
-def test_the_reference_fit_error_example() -> None:
+def test_reference_fit_error_example() -> None:
     rb = make_binding(placement=placement(affinity={"clusterNames": ["m9"]}))
     clusters = [make_cluster("m1", apis=[]), make_cluster("m2"), make_cluster("m3")]
     assert fit_error(rb, *clusters) == (
@@ -66,7 +66,7 @@ def test_no_clusters_at_all() -> None:
     assert fit_error(make_binding(placement=placement())) == "0/0 clusters are available: no cluster exists."
 
 
-def test_a_deleting_cluster_is_never_chosen() -> None:
+def test_deleting_cluster_is_never_chosen() -> None:
     rb = make_binding(placement=placement())
     assert result_of(rb, make_cluster("m1", deleting=True), make_cluster("m2")) == {TargetCluster("m2")}
 
@@ -89,14 +89,14 @@ class OnlyEurope:
         return None if cluster.region.startswith("eu-") else "cluster(s) are outside Europe"
 
 
-def test_a_python_plugin_filters_and_names_its_reason() -> None:
+def test_python_plugin_filters_and_names_reason() -> None:
     rb = make_binding(placement=placement())
     assert fit_error(rb, make_cluster("m1", region="us-1"), extra=[OnlyEurope()]) == (
         "0/1 clusters are available: 1 cluster(s) are outside Europe."
     )
 
 
-def test_a_python_plugin_runs_after_the_in_tree_filters() -> None:
+def test_python_plugin_runs_after_in_tree_filters() -> None:
     rb = make_binding(placement=placement())
     assert fit_error(rb, make_cluster("m1", region="us-1", apis=[]), extra=[OnlyEurope()]) == (
         "0/1 clusters are available: 1 cluster(s) did not have the API resource."
@@ -111,7 +111,7 @@ def test_no_plugins_means_no_filters() -> None:
 # --- what is assigned ------------------------------------------------------------------------------------------
 
 
-def test_a_non_workload_goes_to_every_feasible_cluster_with_no_replicas() -> None:
+def test_non_workload_goes_to_every_feasible_cluster_with_no_replicas() -> None:
     rb = make_binding(placement=placement(affinity={"clusterNames": ["m1", "m2"]}))
     assert result_of(rb, make_cluster("m1"), make_cluster("m2"), make_cluster("m3")) == {
         TargetCluster("m1"), TargetCluster("m2"),
@@ -135,17 +135,17 @@ def test_empty_propagation_lists_selected_clusters_that_got_nothing() -> None:
     assert {t.name for t in result} == {"m1", "m2", "m3"}
 
 
-def test_a_workload_scaled_to_zero_is_removed_everywhere() -> None:
+def test_workload_scaled_to_zero_is_removed_everywhere() -> None:
     rb = make_binding(replicas=0, requests={"cpu": "1"}, placement=placement(scheduling=AGGREGATED))
     assert result_of(rb, roomy("m1"), roomy("m2")) == set()
 
 
-def test_a_workload_scaled_to_zero_stays_listed_with_empty_propagation() -> None:
+def test_workload_scaled_to_zero_stays_listed_with_empty_propagation() -> None:
     rb = make_binding(replicas=0, requests={"cpu": "1"}, placement=placement(scheduling=AGGREGATED))
     assert result_of(rb, roomy("m1"), roomy("m2"), empty=True) == {TargetCluster("m1"), TargetCluster("m2")}
 
 
-def test_the_general_estimator_limits_a_divided_workload() -> None:
+def test_general_estimator_limits_divided_workload() -> None:
     rb = make_binding(replicas=6, requests={"cpu": "1"}, placement=placement(scheduling=AGGREGATED))
     small = make_cluster("small", allocatable={"cpu": "2", "pods": "110"})
     result = result_of(rb, roomy("big"), small)
@@ -167,7 +167,7 @@ def test_the_general_estimator_limits_a_divided_workload() -> None:
         {"labelSelector": {"matchExpressions": [{"key": "env", "operator": "Gt", "values": ["1"]}]}},
     ],
 )
-def test_an_affinity_kubernetes_cannot_build_fits_no_cluster(affinity: dict[str, Any]) -> None:
+def test_affinity_kubernetes_cannot_build_fits_no_cluster(affinity: dict[str, Any]) -> None:
     # Karmada answers NoClusterFit (its selector conversion fails, ClusterMatches is false): we used to refuse
     # the binding instead, and NotIn/DoesNotExist would have matched every cluster.
     rb = make_binding(replicas=1, placement=placement(affinity=affinity))
@@ -176,7 +176,7 @@ def test_an_affinity_kubernetes_cannot_build_fits_no_cluster(affinity: dict[str,
     )
 
 
-def test_a_zone_expression_is_not_checked_as_a_selector() -> None:
+def test_zone_expression_is_not_checked_as_selector() -> None:
     # Karmada matches `zone` against spec.zones itself (matchZones), without building a requirement: Exists
     # ignores its values, an operator it does not know matches nothing.
     exists = {"fieldSelector": {"matchExpressions": [{"key": "zone", "operator": "Exists", "values": ["x"]}]}}

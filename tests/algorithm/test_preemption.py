@@ -43,7 +43,7 @@ def prioritized(
 # -- who may preempt ----------------------------------------------------------------------------------------
 
 
-def test_a_resource_binding_asking_to_preempt_with_both_gates_on_may_preempt() -> None:
+def test_resource_binding_asking_to_preempt_with_both_gates_on_may_preempt() -> None:
     assert not_applicable(prioritized(), BOTH) is None
 
 
@@ -74,7 +74,7 @@ def test_preemption_needs_both_gates(gates: PreemptionGates, reason: str) -> Non
     (prioritized(cluster_scoped=True), "a ClusterResourceBinding never preempts"),
 ], ids=["never", "no-policy", "no-request", "zero-request", "duplicated", "dynamic-weight", "cluster-affinities",
         "no-affinity", "cluster-scoped"])
-def test_a_binding_missing_one_requirement_may_not_preempt_and_says_which(binding_: Binding, reason: str) -> None:
+def test_binding_missing_one_requirement_may_not_preempt_and_says_which(binding_: Binding, reason: str) -> None:
     assert not_applicable(binding_, BOTH) == reason
 
 
@@ -86,7 +86,7 @@ def placed(name: str, priority: int, replicas: int = 3, **kwargs: Any) -> Bindin
     return prioritized(name, priority=priority, policy="Never", replicas=replicas, **kwargs)
 
 
-def test_only_strictly_lower_priority_bindings_with_replicas_on_the_cluster_are_candidates() -> None:
+def test_only_strictly_lower_priority_bindings_with_replicas_on_cluster_are_candidates() -> None:
     stored = [
         placed("lower", LOW),
         placed("equal", HIGH),
@@ -104,13 +104,13 @@ def test_only_strictly_lower_priority_bindings_with_replicas_on_the_cluster_are_
     assert (found[0].priority, found[0].replicas, dict(found[0].request)) == (LOW, 3, {"cpu": 10})
 
 
-def test_a_binding_of_another_scheduler_is_no_candidate() -> None:
+def test_binding_of_another_scheduler_is_no_candidate() -> None:
     other = replace(placed("other", LOW), scheduler_name="other-scheduler")
 
     assert victim_candidates(prioritized(), "m1", [other]) == []
 
 
-def test_the_preemptor_itself_is_never_its_own_candidate() -> None:
+def test_preemptor_itself_is_never_own_candidate() -> None:
     assert victim_candidates(prioritized(priority=HIGH), "m1", [prioritized(priority=HIGH)]) == []
 
 
@@ -134,20 +134,20 @@ def test_candidates_that_free_too_little_together_mean_no_preemption() -> None:
     assert victims(prioritized(replicas=3), 0, candidate("a", LOW), candidate("b", LOW)) is None
 
 
-def test_the_deficit_alone_is_freed_by_the_lowest_priority_first() -> None:
+def test_deficit_alone_is_freed_by_lowest_priority_first() -> None:
     """Three missing replicas of 10m: 30m to free. Spared from the highest priority down while the rest cover it."""
     chosen = victims(prioritized(replicas=3), 0, candidate("p50", 50, replicas=3), candidate("p90", 90, replicas=3),
                      candidate("p10", 10, replicas=3))
     assert chosen == ["p10"]
 
 
-def test_among_equal_priorities_the_newest_goes_first() -> None:
+def test_among_equal_priorities_newest_goes_first() -> None:
     chosen = victims(prioritized(replicas=1), 0,
                      candidate("old", LOW, created=100.0), candidate("new", LOW, created=200.0))
     assert chosen == ["new"]
 
 
-def test_replicas_already_available_shrink_the_deficit() -> None:
+def test_replicas_already_available_shrink_deficit() -> None:
     chosen = victims(prioritized(replicas=3), 2, candidate("one", LOW, replicas=1), candidate("two", 10, replicas=2))
     assert chosen == ["two"]  # one replica missing: the lower priority goes, the other is spared
 
@@ -162,7 +162,7 @@ def test_every_requested_resource_must_be_covered() -> None:
 @given(st.lists(st.tuples(st.integers(0, HIGH - 1), st.integers(1, 5), st.integers(1, 40), st.integers(0, 10**6)),
                 min_size=0, max_size=12),
        st.integers(0, 6), st.integers(1, 8), st.integers(1, 40))
-def test_the_victims_cover_the_deficit_and_none_of_them_could_be_spared(
+def test_victims_cover_deficit_and_none_of_them_could_be_spared(
     drawn: list[tuple[int, int, int, int]], available: int, replicas: int, cpu: int,
 ) -> None:
     preemptor = prioritized(replicas=replicas, cpu=f"{cpu}m")
@@ -188,7 +188,7 @@ def claim(key: str, priority: int, replicas: int = 3, cpu: int = 10, cluster: st
     return Claim(f"default/{key}", cluster, priority, replicas, {"cpu": cpu})
 
 
-def test_claims_of_a_priority_at_least_the_requesters_take_their_replicas_in_its_units() -> None:
+def test_claims_of_priority_at_least_requesters_take_their_replicas_in_units() -> None:
     requester = prioritized("victim", priority=LOW, cpu="4m")
     claims = [claim("equal", LOW, replicas=3, cpu=10), claim("higher", HIGH, replicas=1, cpu=5),
               claim("lower", LOW - 1), claim("elsewhere", HIGH, cluster="m2")]
@@ -196,11 +196,11 @@ def test_claims_of_a_priority_at_least_the_requesters_take_their_replicas_in_its
     assert claimed_replicas(requester, "m1", claims) == 8 + 2  # ceil(30m / 4m) + ceil(5m / 4m)
 
 
-def test_a_requesters_own_claim_takes_nothing_from_it() -> None:
+def test_requesters_own_claim_takes_nothing_from_it() -> None:
     assert claimed_replicas(prioritized("high"), "m1", [claim("high", HIGH)]) == 0
 
 
-def test_a_claim_takes_by_the_resource_that_needs_the_most_replicas() -> None:
+def test_claim_takes_by_resource_that_needs_most_replicas() -> None:
     requester = parse_binding(binding("small", replicas=1, requests={"cpu": "10m", "memory": "1Mi"}))
     wide = Claim("default/wide", "m1", 0, 2, {"cpu": 10, "memory": 10 * 1024 * 1024 * 1000})
 
@@ -224,7 +224,7 @@ def test_duplicated_replicas_may_not_preempt_whatever_their_division_preference_
         "its replicas are not Divided and Aggregated")
 
 
-def test_bindings_that_are_no_candidates_do_not_hide_the_ones_after_them() -> None:
+def test_bindings_that_are_no_candidates_do_not_hide_ones_after_them() -> None:
     stored = [placed("crb", LOW, cluster_scoped=True), placed("equal", HIGH), placed("evicting", LOW, evicting=["m1"]),
               placed("one-replica", LOW, replicas=1, created="2025-06-01T00:00:00Z")]
 
@@ -234,25 +234,25 @@ def test_bindings_that_are_no_candidates_do_not_hide_the_ones_after_them() -> No
     assert found.created == datetime(2025, 6, 1, tzinfo=UTC)
 
 
-def test_a_candidate_without_a_creation_time_counts_as_the_oldest_and_is_spared_first() -> None:
+def test_candidate_without_creation_time_counts_as_oldest_and_is_spared_first() -> None:
     unknown = Candidate("default/unknown", LOW, 1, {"cpu": 10}, None)
     chosen = select_victims(prioritized(replicas=1), 0, [candidate("dated", LOW, created=10.0), unknown])
 
     assert [c.key for c in chosen or ()] == ["default/dated"]
 
 
-def test_a_requester_that_requests_nothing_loses_nothing_to_claims() -> None:
+def test_requester_that_requests_nothing_loses_nothing_to_claims() -> None:
     assert claimed_replicas(prioritized(cpu=None), "m1", [claim("higher", HIGH)]) == 0
 
 
-def test_every_claim_on_the_cluster_counts_whatever_comes_before_it() -> None:
+def test_every_claim_on_cluster_counts_whatever_comes_before_it() -> None:
     requester = prioritized("victim", priority=LOW, cpu="10m")
     claims = [claim("elsewhere", HIGH, cluster="m2"), claim("lower", LOW - 1), claim("counted", HIGH, replicas=2)]
 
     assert claimed_replicas(requester, "m1", claims) == 2
 
 
-def test_a_claim_on_resources_the_requester_does_not_ask_for_takes_none_of_its_replicas() -> None:
+def test_claim_on_resources_requester_does_not_ask_for_takes_none_of_its_replicas() -> None:
     requester = prioritized("victim", priority=LOW, cpu="10m")
     memory_only = Claim("default/other", "m1", HIGH, 3, {"memory": 1000})
 

@@ -147,7 +147,7 @@ def decided_by_a_process(hash_seed: str, examples: list[Case]) -> list[Any]:
     return decided
 
 
-def test_the_same_input_gives_the_same_output_in_processes_with_different_hash_seeds() -> None:
+def test_same_input_gives_same_output_in_processes_with_different_hash_seeds() -> None:
     examples: list[Case] = []
 
     @settings(max_examples=SAME_EXAMPLES, deadline=None)
@@ -166,7 +166,7 @@ def test_the_same_input_gives_the_same_output_in_processes_with_different_hash_s
 
 @settings(max_examples=200, deadline=None)
 @given(bindings(), fleets, st.randoms(use_true_random=False))
-def test_the_order_clusters_are_listed_in_does_not_change_the_decision(
+def test_order_clusters_are_listed_in_does_not_change_decision(
     binding: Binding, clusters: list[Cluster], random: Any
 ) -> None:
     shuffled = list(clusters)

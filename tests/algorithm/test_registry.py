@@ -32,7 +32,7 @@ def test_plugins_flag(spec: list[str], enabled: list[str]) -> None:
     assert enabled_names(spec, ALL) == enabled
 
 
-def test_the_default_is_every_plugin() -> None:
+def test_default_is_every_plugin() -> None:
     assert set(build_plugins().names) == set(ALL)
 
 
@@ -44,7 +44,7 @@ def test_filters_and_scores_are_told_apart_by_their_methods() -> None:
     assert [p.name for p in plugins.scores] == ["ClusterAffinity", "ClusterLocality"]
 
 
-def test_a_lone_removal_leaves_no_plugins() -> None:
+def test_lone_removal_leaves_no_plugins() -> None:
     plugins = build_plugins(["-ClusterLocality"])
     assert (plugins.filters, plugins.scores) == ((), ())
 
@@ -56,17 +56,17 @@ class OnlyEurope:
         return None if cluster.region.startswith("eu-") else "cluster(s) are outside Europe"
 
 
-def test_out_of_tree_plugins_follow_the_in_tree_ones() -> None:
+def test_out_of_tree_plugins_follow_in_tree_ones() -> None:
     plugins = build_plugins(extra=[OnlyEurope()])
     assert [p.name for p in plugins.filters][-1] == "OnlyEurope"
 
 
-def test_out_of_tree_plugins_obey_the_flag() -> None:
+def test_out_of_tree_plugins_obey_flag() -> None:
     assert "OnlyEurope" not in build_plugins(["*", "-OnlyEurope"], extra=[OnlyEurope()]).names
     assert build_plugins(["OnlyEurope"], extra=[OnlyEurope()]).names == ("OnlyEurope",)
 
 
-def test_a_duplicate_name_is_an_error() -> None:
+def test_duplicate_name_is_error() -> None:
     class Impostor:
         name = "TaintToleration"
 
@@ -78,7 +78,7 @@ def test_a_duplicate_name_is_an_error() -> None:
     assert str(caught.value) == "plugin 'TaintToleration' is registered twice"
 
 
-def test_a_plugin_needs_a_name() -> None:
+def test_plugin_needs_name() -> None:
     class Nameless:
         def filter(self, ctx: AttemptContext, cluster: Cluster) -> str | None:
             return None
@@ -87,7 +87,7 @@ def test_a_plugin_needs_a_name() -> None:
         registry([Nameless()])
 
 
-def test_a_plugin_needs_an_extension_point() -> None:
+def test_plugin_needs_extension_point() -> None:
     class Idle:
         name = "Idle"
 

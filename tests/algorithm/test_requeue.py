@@ -17,11 +17,11 @@ def labelled(body: dict[str, Any], labels: dict[str, str] = POLICY) -> dict[str,
     return body
 
 
-def test_a_policy_labelled_binding_of_ours_passes_the_filter() -> None:
+def test_policy_labelled_binding_of_ours_passes_filter() -> None:
     assert passes_event_filter(labelled(binding()), "default-scheduler")
 
 
-def test_an_empty_scheduler_name_means_default_scheduler() -> None:
+def test_empty_scheduler_name_means_default_scheduler() -> None:
     body = labelled(binding())
     body["spec"]["schedulerName"] = ""
     assert passes_event_filter(body, "default-scheduler")
@@ -39,11 +39,11 @@ def test_suspended_scheduling_is_filtered_out() -> None:
     assert not passes_event_filter(body, "default-scheduler")
 
 
-def test_a_binding_without_policy_labels_is_filtered_out() -> None:
+def test_binding_without_policy_labels_is_filtered_out() -> None:
     assert not passes_event_filter(labelled(binding(), {"app": "web"}), "default-scheduler")
 
 
-def test_an_empty_policy_label_does_not_count() -> None:
+def test_empty_policy_label_does_not_count() -> None:
     assert not passes_event_filter(labelled(binding(), {"binding.karmada.io/managed-by": ""}), "default-scheduler")
 
 
@@ -56,37 +56,37 @@ def test_each_policy_label_counts() -> None:
         assert passes_event_filter(labelled(binding(), {label: "x"}), "default-scheduler")
 
 
-def test_a_new_cluster_requeues_nothing() -> None:
+def test_new_cluster_requeues_nothing() -> None:
     assert cluster_change_requeues(None, make_cluster("m1")) == []
 
 
-def test_a_status_only_cluster_change_requeues_nothing() -> None:
+def test_status_only_cluster_change_requeues_nothing() -> None:
     old, new = make_cluster("m1", allocatable={"pods": "10"}), make_cluster("m1", allocatable={"pods": "20"})
     assert cluster_change_requeues(old, new) == []
 
 
-def test_a_label_change_requeues_for_the_old_and_the_new_cluster() -> None:
+def test_label_change_requeues_for_old_and_new_cluster() -> None:
     old, new = make_cluster("m1", labels={"tier": "a"}), make_cluster("m1", labels={"tier": "b"})
     assert cluster_change_requeues(old, new) == [old, new]
 
 
-def test_deletion_starting_requeues_for_the_new_cluster_only() -> None:
+def test_deletion_starting_requeues_for_new_cluster_only() -> None:
     old, new = make_cluster("m1"), make_cluster("m1", deleting=True)
     assert cluster_change_requeues(old, new) == [new]
 
 
-def test_a_binding_without_affinity_is_affected_by_any_cluster() -> None:
+def test_binding_without_affinity_is_affected_by_any_cluster() -> None:
     rb = parse_binding(binding(placement=placement()))
     assert affected_by_cluster(rb, make_cluster("m9"), "default-scheduler")
 
 
-def test_a_binding_is_affected_only_by_clusters_its_affinity_matches() -> None:
+def test_binding_is_affected_only_by_clusters_affinity_matches() -> None:
     rb = parse_binding(binding(placement=placement(affinity=names("m1"))))
     assert affected_by_cluster(rb, make_cluster("m1"), "default-scheduler")
     assert not affected_by_cluster(rb, make_cluster("m2"), "default-scheduler")
 
 
-def test_a_binding_without_placement_or_of_another_scheduler_is_not_affected() -> None:
+def test_binding_without_placement_or_of_another_scheduler_is_not_affected() -> None:
     assert not affected_by_cluster(parse_binding(binding()), make_cluster("m1"), "default-scheduler")
     rb = parse_binding(binding(placement=placement()))
     assert not affected_by_cluster(rb, make_cluster("m1"), "other-scheduler")
@@ -97,7 +97,7 @@ def test_affinity_terms_not_yet_observed_at_this_generation_always_requeue() -> 
     assert affected_by_cluster(rb, make_cluster("m7"), "default-scheduler")
 
 
-def test_only_the_observed_terms_own_affinity_requeues_not_its_overflow() -> None:
+def test_only_observed_terms_own_affinity_requeues_not_overflow() -> None:
     body = binding(
         placement=placement(
             affinities=[term("a", "m1"), term("b", "m2", overflow=[{"affinityName": "o", **names("m3")}])]

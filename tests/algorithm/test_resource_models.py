@@ -114,7 +114,7 @@ def test_node_groups_follow_ascending_grades_with_range_minimums_and_110_pods() 
     )
 
 
-def test_node_groups_fix_pods_at_110_whatever_the_model_says() -> None:
+def test_node_groups_fix_pods_at_110_whatever_model_says() -> None:
     assert node_groups(cluster([grade(0, cpu="1", pods="500")], [(0, 1)])) == (({"cpu": 1000, "pods": 110}, 1),)
 
 
@@ -131,7 +131,7 @@ def test_node_groups_skip_grades_missing_on_either_side() -> None:
     assert node_groups(c) == (({"cpu": 2000, "pods": 110}, 2),)
 
 
-def test_node_groups_reject_a_negative_count() -> None:
+def test_node_groups_reject_negative_count() -> None:
     with pytest.raises(ModelError, match="negative node count for grade 0"):
         node_groups(cluster([grade(0, cpu="1")], [(0, -1)]))
 
@@ -141,7 +141,7 @@ def test_node_groups_reject_missing_models() -> None:
         node_groups(cluster([], [(0, 1)]))
 
 
-def test_node_groups_reject_a_missing_summary() -> None:
+def test_node_groups_reject_missing_summary() -> None:
     with pytest.raises(ModelError, match="resource summary is nil"):
         node_groups(cluster([grade(0, cpu="1")], [], summary=False))
 
@@ -153,7 +153,7 @@ def test_total_fit_sums_each_node_fit() -> None:
 # --------------------------------------------------------------------------------------------- SimulateSchedulingFF
 
 
-def test_first_fit_fills_the_first_node_before_the_next() -> None:
+def test_first_fit_fills_first_node_before_next() -> None:
     sim = FirstFit(cpu_nodes((4000, 2)))
     assert sim.place(CPU_1, 3)
     # node1 has 1 cpu left, node2 4: a 2-cpu pod fits only on node2, twice.
@@ -161,13 +161,13 @@ def test_first_fit_fills_the_first_node_before_the_next() -> None:
     assert sim.fit(CPU_1) == 5
 
 
-def test_first_fit_skips_nodes_too_small_for_the_pod() -> None:
+def test_first_fit_skips_nodes_too_small_for_pod() -> None:
     sim = FirstFit(cpu_nodes((1000, 2), (4000, 1)))
     assert sim.place(CPU_2, 1)
     assert sim.fit(CPU_1) == 4
 
 
-def test_first_fit_failure_keeps_the_pods_it_placed() -> None:
+def test_first_fit_failure_keeps_pods_it_placed() -> None:
     sim = FirstFit(cpu_nodes((4000, 2)))
     assert not sim.place(CPU_3, 3)
     assert sim.fit(CPU_1) == 2
@@ -184,20 +184,20 @@ def test_first_fit_on_no_nodes_fails() -> None:
     assert not FirstFit(()).place((), 1)
 
 
-def test_first_fit_respects_the_pod_limit() -> None:
+def test_first_fit_respects_pod_limit() -> None:
     sim = FirstFit(cpu_nodes((10**6, 2)))
     assert sim.place((("cpu", 1),), 200)
     assert sim.fit((("cpu", 1),)) == 20
 
 
-def test_place_set_stops_at_the_first_component_that_does_not_fit() -> None:
+def test_place_set_stops_at_first_component_that_does_not_fit() -> None:
     sim = FirstFit(cpu_nodes((4000, 1)))
     assert not sim.place_set([(CPU_1, 1), (CPU_3, 2), (CPU_1, 1)])
     # The first component took 1 cpu and the second one 3; the third was never tried.
     assert sim.fit(CPU_1) == 0
 
 
-def test_count_sets_stops_at_the_upper_bound() -> None:
+def test_count_sets_stops_at_upper_bound() -> None:
     sim = FirstFit(cpu_nodes((4000, 10)))
     assert sim.count_sets([(CPU_1, 1)], 7) == 7
     assert sim.fit(CPU_1) == 33
@@ -209,7 +209,7 @@ def test_count_sets_counts_whole_sets_only() -> None:
     assert sim.count_sets([(CPU_1, 3), (CPU_2, 1)], 100) == 2
 
 
-def test_count_sets_with_an_empty_set_reaches_the_upper_bound() -> None:
+def test_count_sets_with_empty_set_reaches_upper_bound() -> None:
     assert FirstFit(cpu_nodes((1000, 1))).count_sets([], 9) == 9
 
 

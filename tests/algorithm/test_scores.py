@@ -31,15 +31,15 @@ def locality(rb: Binding, cluster: Cluster) -> int:
     return one
 
 
-def test_locality_is_zero_without_a_previous_result() -> None:
+def test_locality_is_zero_without_previous_result() -> None:
     assert locality(make_binding(), M1) == 0
 
 
-def test_locality_is_100_for_a_targeted_cluster() -> None:
+def test_locality_is_100_for_targeted_cluster() -> None:
     assert locality(make_binding(clusters={"m1": 2}), M1) == 100
 
 
-def test_locality_is_zero_for_a_cluster_not_targeted() -> None:
+def test_locality_is_zero_for_cluster_not_targeted() -> None:
     assert locality(make_binding(clusters={"m1": 2}), M2) == 0
 
 
@@ -59,7 +59,7 @@ def test_scores_are_summed_over_plugins() -> None:
     assert Framework(build_plugins(extra=[Bonus()])).score_clusters(context(rb), np.arange(2)) == {"m1": 107, "m2": 100}
 
 
-def test_a_failing_score_plugin_names_itself() -> None:
+def test_failing_score_plugin_names_itself() -> None:
     class Broken:
         name = "Broken"
 
@@ -74,7 +74,7 @@ def test_a_failing_score_plugin_names_itself() -> None:
         raise AssertionError("expected a SchedulingError")
 
 
-def test_locality_over_the_fleet_scores_only_the_feasible_targets() -> None:
+def test_locality_over_fleet_scores_only_feasible_targets() -> None:
     clusters = [make_cluster(f"m{i}") for i in range(6)]
     rb = make_binding(clusters={"m1": 1, "m4": 2, "gone": 3})
     ctx = AttemptContext.of(rb, snapshot(*clusters))

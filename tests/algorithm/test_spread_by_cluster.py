@@ -54,7 +54,7 @@ FLEET = [detail("member1", 101, 20), detail("member2", 60, 40), detail("member3"
 # --- TestSelectBestClusters --------------------------------------------------------------------------------
 
 
-def test_selects_the_best_max_groups_clusters_by_score() -> None:
+def test_selects_best_max_groups_clusters_by_score() -> None:
     assert select(binding(100, AGGREGATED, cluster_spread(1, 2)), FLEET) == ["member4", "member2"]
 
 
@@ -68,12 +68,12 @@ def test_static_weights_select_every_cluster() -> None:
     ]
 
 
-def test_a_roomier_reserve_cluster_replaces_the_last_selected_one() -> None:
+def test_roomier_reserve_cluster_replaces_last_selected_one() -> None:
     # member4 + member2 hold 161 < 200; member3 (101 > 60) takes member2's place
     assert select(binding(200, AGGREGATED, cluster_spread(1, 2)), FLEET) == ["member4", "member3"]
 
 
-def test_insufficient_capacity_after_every_swap_fails_with_the_count() -> None:
+def test_insufficient_capacity_after_every_swap_fails_with_count() -> None:
     assert error_of(binding(300, AGGREGATED, cluster_spread(1, 2)), FLEET) == (
         "no enough resource when selecting 2 clusters"
     )
@@ -88,19 +88,19 @@ def test_fewer_clusters_than_min_groups_fails() -> None:
 # --- Capacity swap details ---------------------------------------------------------------------------------
 
 
-def test_a_swapped_out_cluster_can_return_at_an_earlier_position() -> None:
+def test_swapped_out_cluster_can_return_at_earlier_position() -> None:
     candidates = [detail("a", 1, 100), detail("b", 5, 50), detail("c", 10, 0)]
     # position 1: b (5) <-> c (10) gives 11 < 14; position 0: a (1) <-> b (5) gives 15
     assert select(binding(14, AGGREGATED, cluster_spread(1, 2)), candidates) == ["b", "c"]
 
 
-def test_the_swap_takes_the_roomiest_reserve_cluster_and_the_first_of_equals() -> None:
+def test_swap_takes_roomiest_reserve_cluster_and_first_of_equals() -> None:
     # reserve in candidate order: d (9, score 10), c (9), b (7); d is roomiest and comes before c
     candidates = [detail("a", 1, 100), detail("b", 7, 0), detail("c", 9, 0), detail("d", 9, 10)]
     assert select(binding(9, AGGREGATED, cluster_spread(1, 1)), candidates) == ["d"]
 
 
-def test_a_reserve_cluster_with_equal_capacity_is_not_swapped_in() -> None:
+def test_reserve_cluster_with_equal_capacity_is_not_swapped_in() -> None:
     candidates = [detail("a", 5, 100), detail("b", 5, 0)]
     assert error_of(binding(6, AGGREGATED, cluster_spread(1, 1)), candidates) == (
         "no enough resource when selecting 1 clusters"
@@ -113,7 +113,7 @@ def test_swaps_stop_as_soon_as_capacity_suffices() -> None:
     assert select(binding(30, AGGREGATED, cluster_spread(1, 2)), candidates) == ["a", "c"]
 
 
-def test_a_position_without_a_roomier_reserve_cluster_is_skipped() -> None:
+def test_position_without_roomier_reserve_cluster_is_skipped() -> None:
     candidates = [detail("a", 1, 100), detail("b", 50, 90), detail("c", 10, 0)]
     # position 1 (b, 50) has no roomier reserve; position 0 (a, 1) takes c
     assert select(binding(60, AGGREGATED, cluster_spread(1, 2)), candidates) == ["c", "b"]
@@ -125,12 +125,12 @@ def test_capacity_counts_replicas_already_assigned_through_available() -> None:
     assert select(binding(8, AGGREGATED, cluster_spread(1, 1)), [held, detail("b", 7)]) == ["a"]
 
 
-def test_need_replicas_comes_from_the_caller_not_the_binding() -> None:
+def test_need_replicas_comes_from_caller_not_binding() -> None:
     # the multi-template case: the caller asks for room for one set, whatever spec.replicas says
     assert select(binding(1000, AGGREGATED, cluster_spread(1, 1)), FLEET, need=1) == ["member4"]
 
 
-def test_max_groups_above_the_cluster_count_selects_every_cluster() -> None:
+def test_max_groups_above_cluster_count_selects_every_cluster() -> None:
     assert select(binding(10, AGGREGATED, cluster_spread(1, 10)), FLEET) == [
         "member4", "member2", "member3", "member1"
     ]
@@ -159,7 +159,7 @@ def test_capacity_is_ignored_when_replica_scheduling_is_absent() -> None:
     assert select(binding(1000, None, cluster_spread(1, 1)), FLEET) == ["member4"]
 
 
-def test_a_repeated_cluster_constraint_counts_as_its_last_one() -> None:
+def test_repeated_cluster_constraint_counts_as_last_one() -> None:
     # A binding created directly may repeat a field (a policy may not); Karmada keeps the constraints in a map
     # by field, so the last one decides. We used to refuse such a binding (found by the differential tests).
     assert select(binding(100, AGGREGATED, cluster_spread(1, 1), cluster_spread(1, 3)), FLEET) == [

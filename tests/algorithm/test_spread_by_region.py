@@ -57,22 +57,22 @@ FLEET = [
 # --- Test_selectBestClustersByRegion -----------------------------------------------------------------------
 
 
-def test_the_best_scored_region_gives_its_best_cluster() -> None:
+def test_best_scored_region_gives_best_cluster() -> None:
     # share 15: east 15*1000 + 0, west 15*1000 + 100, north 3*1000
     assert select(binding(15, spread("region", 1, 1), spread("cluster", 1, 1))) == ["w1"]
 
 
-def test_chosen_regions_give_one_cluster_each_then_the_best_rest_up_to_cluster_max_groups() -> None:
+def test_chosen_regions_give_one_cluster_each_then_best_rest_up_to_cluster_max_groups() -> None:
     # share 8 over >= 2 clusters: west 8050, east 8000, north 3000; west+east is heaviest
     b = binding(15, spread("region", 2, 2), spread("cluster", 2, 4))
     assert select(b) == ["w1", "e1", "e2", "w2"]
 
 
-def test_without_a_cluster_constraint_each_chosen_region_gives_one_cluster() -> None:
+def test_without_cluster_constraint_each_chosen_region_gives_one_cluster() -> None:
     assert select(binding(15, spread("region", 2, 2))) == ["w1", "e1"]
 
 
-def test_every_chosen_region_keeps_its_cluster_beyond_cluster_max_groups() -> None:
+def test_every_chosen_region_keeps_cluster_beyond_cluster_max_groups() -> None:
     b = binding(15, spread("region", 3, 3), spread("cluster", 1, 2))
     assert select(b) == ["w1", "e1", "n1"]
 
@@ -86,7 +86,7 @@ def test_regions_that_cannot_reach_cluster_min_groups_fail() -> None:
     assert error_of(binding(15, spread("region", 1, 1), spread("cluster", 4, 4))) == NO_FEASIBLE_REGIONS
 
 
-def test_clusters_without_a_region_are_never_selected() -> None:
+def test_clusters_without_region_are_never_selected() -> None:
     b = binding(15, spread("region", 1, 3), spread("cluster", 1, 10))
     assert select(b) == ["w1", "w2"]
 
@@ -102,20 +102,20 @@ def test_region_max_groups_zero_never_finds_regions() -> None:
     assert error_of(binding(15, spread("region", 1), spread("cluster", 1, 2))) == NO_FEASIBLE_REGIONS
 
 
-def test_only_clusters_without_a_region_count_as_no_region_at_all() -> None:
+def test_only_clusters_without_region_count_as_no_region_at_all() -> None:
     b = binding(15, spread("region", 1, 1))
     with pytest.raises(SchedulingError) as caught:
         select(b, [detail("x1", "", 100), detail("x2", "", 5)])
     assert str(caught.value) == FEWER_REGIONS
 
 
-def test_a_region_constraint_takes_precedence_over_the_cluster_constraint() -> None:
+def test_region_constraint_takes_precedence_over_cluster_constraint() -> None:
     # cluster selection would take the two best clusters overall (w1, x1); region selection stays in west
     b = binding(15, spread("cluster", 2, 2), spread("region", 1, 1))
     assert select(b) == ["w1", "w2"]
 
 
-def test_a_shorter_feasible_prefix_of_the_heaviest_region_set_wins() -> None:
+def test_shorter_feasible_prefix_of_heaviest_region_set_wins() -> None:
     candidates = [
         detail("a1", "a", 50, score=100), detail("a2", "a", 50), detail("a3", "a", 50),
         detail("b1", "b", 1), detail("b2", "b", 1),

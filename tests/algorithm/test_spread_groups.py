@@ -92,14 +92,14 @@ def test_grouping_without_spread_constraints_builds_no_groups() -> None:
     assert not groups.zones and not groups.regions and not groups.providers
 
 
-def test_grouping_with_only_a_cluster_constraint_ignores_topology() -> None:
+def test_grouping_with_only_cluster_constraint_ignores_topology() -> None:
     placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": [spread("cluster", 1, 2)]}
     groups = group_clusters(binding(10, placement), FLEET)
     assert names(groups.clusters) == ["member2", "member3", "member1", "member4"]
     assert not groups.zones and not groups.regions and not groups.providers
 
 
-def test_grouping_by_zone_puts_a_multi_zone_cluster_in_every_zone() -> None:
+def test_grouping_by_zone_puts_multi_zone_cluster_in_every_zone() -> None:
     placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": [spread("zone", 1, 3), spread("cluster", 1, 3)]}
     groups = group_clusters(binding(10, placement), FLEET)
     assert {z: names(g.clusters) for z, g in groups.zones.items()} == {
@@ -111,7 +111,7 @@ def test_grouping_by_zone_puts_a_multi_zone_cluster_in_every_zone() -> None:
     assert not groups.regions and not groups.providers
 
 
-def test_grouping_by_region_skips_clusters_without_a_region() -> None:
+def test_grouping_by_region_skips_clusters_without_region() -> None:
     placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": [spread("region", 1, 2)]}
     groups = group_clusters(binding(10, placement), FLEET)
     assert {r: names(g.clusters) for r, g in groups.regions.items()} == {
@@ -156,7 +156,7 @@ def test_topology_is_not_ignored_for_dynamic_weights() -> None:
     assert not topology_ignored(placement_of(binding(10, placement)))
 
 
-def test_topology_is_ignored_for_a_static_weight_list_without_dynamic_weight() -> None:
+def test_topology_is_ignored_for_static_weight_list_without_dynamic_weight() -> None:
     placement = {
         "replicaScheduling": {
             "replicaSchedulingType": "Divided",
@@ -175,34 +175,34 @@ def divided(replicas: int, *constraints: dict[str, Any]) -> Binding:
     return binding(replicas, {"replicaScheduling": AGGREGATED, "spreadConstraints": list(constraints)})
 
 
-def test_divided_score_stops_at_the_first_cluster_that_covers_the_share() -> None:
+def test_divided_score_stops_at_first_cluster_that_covers_share() -> None:
     clusters = [detail("a", 12, 100), detail("b", 5, 0)]
     assert group_score(clusters, divided(10, spread("region", 1, 2)), 1) == 10 * 1000 + 100
 
 
-def test_divided_score_walks_at_least_the_cluster_constraint_min_groups() -> None:
+def test_divided_score_walks_at_least_cluster_constraint_min_groups() -> None:
     clusters = [detail("a", 12, 100), detail("b", 5, 0)]
     b = divided(10, spread("region", 1, 2), spread("cluster", 2, 4))
     assert group_score(clusters, b, 1) == 10 * 1000 + 100 // 2
 
 
-def test_divided_score_walks_at_least_the_group_min_groups() -> None:
+def test_divided_score_walks_at_least_group_min_groups() -> None:
     clusters = [detail("a", 12, 100), detail("b", 5, 0)]
     assert group_score(clusters, divided(10, spread("region", 2, 2)), 2) == 5 * 1000 + 100 // 2
 
 
-def test_divided_score_of_a_group_below_its_share_is_its_whole_capacity() -> None:
+def test_divided_score_of_group_below_share_is_whole_capacity() -> None:
     clusters = [detail("a", 12, 100), detail("b", 5, 0), detail("c", 3, 50)]
     assert group_score(clusters, divided(30, spread("region", 1, 2)), 1) == 20 * 1000 + 150 // 3
 
 
-def test_divided_score_rounds_the_share_up() -> None:
+def test_divided_score_rounds_share_up() -> None:
     clusters = [detail("a", 3, 90), detail("b", 1, 10), detail("c", 9, 0)]
     # share ceil(7/2) = 4 needs a and b (3 + 1), walked 2
     assert group_score(clusters, divided(7, spread("region", 2, 2)), 2) == 4 * 1000 + 100 // 2
 
 
-def test_divided_score_truncates_the_mean_cluster_score() -> None:
+def test_divided_score_truncates_mean_cluster_score() -> None:
     clusters = [detail("a", 5, 100), detail("b", 5, 0), detail("c", 5, 1)]
     b = divided(10, spread("region", 1, 2), spread("cluster", 3, 3))
     assert group_score(clusters, b, 1) == 10 * 1000 + 33
@@ -264,7 +264,7 @@ def test_group_scores_over_arrays_are_each_groups_walk(case: tuple[list[list[tup
     assert group_scores(available, scores, starts, b, min_groups) == one_by_one
 
 
-def test_the_best_of_the_rest_by_position_is_the_best_by_sort_key() -> None:
+def test_best_of_rest_by_position_is_best_by_sort_key() -> None:
     ordered = sort_candidates([detail(f"m{i}", available=(i * 7) % 11, score=(i % 3) * 50) for i in range(12)])
     east = Members(ordered, [0, 3, 4, 9])
     west = Members(ordered, [1, 2, 7, 8, 11])

@@ -64,7 +64,7 @@ def test_dynamic_weight_applies_spread_constraints() -> None:
     assert select(binding(3, {"replicaScheduling": scheduling, "spreadConstraints": [ONE_CLUSTER]})) == ["d"]
 
 
-def test_a_static_weight_list_with_dynamic_weight_applies_spread_constraints() -> None:
+def test_static_weight_list_with_dynamic_weight_applies_spread_constraints() -> None:
     weights = {
         "staticWeightList": [{"targetCluster": {"clusterNames": ["a"]}, "weight": 1}],
         "dynamicWeight": "AvailableReplicas",
@@ -73,7 +73,7 @@ def test_a_static_weight_list_with_dynamic_weight_applies_spread_constraints() -
     assert select(binding(1, {"replicaScheduling": scheduling, "spreadConstraints": [ONE_CLUSTER]})) == ["b"]
 
 
-def test_an_empty_weight_preference_applies_spread_constraints() -> None:
+def test_empty_weight_preference_applies_spread_constraints() -> None:
     scheduling = {**WEIGHTED, "weightPreference": {}}
     assert select(binding(1, {"replicaScheduling": scheduling, "spreadConstraints": [ONE_CLUSTER]})) == ["b"]
 
@@ -83,12 +83,12 @@ def test_spread_by_label_is_not_supported() -> None:
     assert error_of(binding(3, placement)) == UNSUPPORTED
 
 
-def test_a_zone_constraint_alone_is_not_supported() -> None:
+def test_zone_constraint_alone_is_not_supported() -> None:
     placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": [{"spreadByField": "zone", "maxGroups": 2}]}
     assert error_of(binding(3, placement)) == UNSUPPORTED
 
 
-def test_a_provider_constraint_alone_is_not_supported() -> None:
+def test_provider_constraint_alone_is_not_supported() -> None:
     placement = {
         "replicaScheduling": AGGREGATED,
         "spreadConstraints": [{"spreadByField": "provider", "maxGroups": 1}],
@@ -104,7 +104,7 @@ def test_zone_and_provider_together_are_not_supported() -> None:
     assert error_of(binding(3, placement)) == UNSUPPORTED
 
 
-def test_a_zone_constraint_beside_a_cluster_constraint_selects_by_cluster() -> None:
+def test_zone_constraint_beside_cluster_constraint_selects_by_cluster() -> None:
     placement = {
         "replicaScheduling": AGGREGATED,
         "spreadConstraints": [{"spreadByField": "zone", "maxGroups": 4}, {"spreadByField": "cluster", "maxGroups": 2}],
@@ -112,7 +112,7 @@ def test_a_zone_constraint_beside_a_cluster_constraint_selects_by_cluster() -> N
     assert select(binding(3, placement)) == ["b", "d"]
 
 
-def test_a_spread_by_label_constraint_beside_a_cluster_constraint_selects_by_cluster() -> None:
+def test_spread_by_label_constraint_beside_cluster_constraint_selects_by_cluster() -> None:
     placement = {
         "replicaScheduling": AGGREGATED,
         "spreadConstraints": [{"spreadByLabel": "team", "maxGroups": 4}, {"spreadByField": "cluster", "maxGroups": 2}],
@@ -120,7 +120,7 @@ def test_a_spread_by_label_constraint_beside_a_cluster_constraint_selects_by_clu
     assert select(binding(3, placement)) == ["b", "d"]
 
 
-def test_candidates_in_any_order_give_the_same_selection() -> None:
+def test_candidates_in_any_order_give_same_selection() -> None:
     two = {"spreadByField": "cluster", "maxGroups": 2}
     b = binding(3, {"replicaScheduling": AGGREGATED, "spreadConstraints": [two]})
     forward = select_best_clusters(b, FLEET, 3)
@@ -128,7 +128,7 @@ def test_candidates_in_any_order_give_the_same_selection() -> None:
     assert [c.name for c in forward] == [c.name for c in backward] == ["b", "d"]
 
 
-def test_the_trace_tells_the_groups_the_region_path_and_the_selection() -> None:
+def test_trace_tells_groups_region_path_and_selection() -> None:
     placement = {
         "replicaScheduling": AGGREGATED,
         "spreadConstraints": [{"spreadByField": "region", "minGroups": 1, "maxGroups": 1},
@@ -150,7 +150,7 @@ def test_the_trace_tells_the_groups_the_region_path_and_the_selection() -> None:
     ]
 
 
-def test_the_trace_tells_each_capacity_swap() -> None:
+def test_trace_tells_each_capacity_swap() -> None:
     placement = {"replicaScheduling": AGGREGATED, "spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 1}]}
     trace: list[str] = []
     assert select(binding(10, placement), trace) == ["d"]
@@ -161,13 +161,13 @@ def test_the_trace_tells_each_capacity_swap() -> None:
     ]
 
 
-def test_the_trace_tells_when_every_cluster_is_selected() -> None:
+def test_trace_tells_when_every_cluster_is_selected() -> None:
     trace: list[str] = []
     select(binding(3, None), trace)
     assert trace == ["no spread constraints: all 4 feasible clusters selected"]
 
 
-def test_the_trace_of_the_one_feasible_region_says_it_was_the_only_one() -> None:
+def test_trace_of_one_feasible_region_says_it_was_only_one() -> None:
     placement = {
         "replicaScheduling": AGGREGATED,
         "spreadConstraints": [{"spreadByField": "region", "minGroups": 2, "maxGroups": 2},

@@ -19,35 +19,35 @@ def chosen(groups: list[GroupOption], min_groups: int, max_groups: int, target: 
     return [group.name for group in select_groups(groups, min_groups, max_groups, target)]
 
 
-def test_a_single_group_that_reaches_the_target_is_chosen() -> None:
+def test_single_group_that_reaches_target_is_chosen() -> None:
     assert chosen([g("r1", 3, 100)], 1, 1, 2) == ["r1"]
 
 
-def test_the_heaviest_single_group_wins_when_any_one_suffices() -> None:
+def test_heaviest_single_group_wins_when_any_one_suffices() -> None:
     assert chosen([g("r1", 1, 100), g("r2", 1, 200), g("r3", 1, 150)], 1, 1, 1) == ["r2"]
 
 
-def test_groups_are_combined_when_no_single_one_reaches_the_target() -> None:
+def test_groups_are_combined_when_no_single_one_reaches_target() -> None:
     groups = [g("r1", 1, 300), g("r2", 1, 200), g("r3", 1, 100)]
     assert chosen(groups, 1, 2, 2) == ["r1", "r2"]
 
 
-def test_equal_weights_prefer_the_path_with_more_clusters() -> None:
+def test_equal_weights_prefer_path_with_more_clusters() -> None:
     assert chosen([g("small", 1, 100), g("big", 3, 100)], 1, 1, 1) == ["big"]
 
 
-def test_equal_weight_and_value_prefer_the_path_found_first() -> None:
+def test_equal_weight_and_value_prefer_path_found_first() -> None:
     # the search visits groups by value, then weight descending, then name: "a" is found first
     assert chosen([g("b", 2, 100), g("a", 2, 100)], 1, 1, 2) == ["a"]
 
 
-def test_a_feasible_strict_prefix_of_the_best_path_is_preferred() -> None:
+def test_feasible_strict_prefix_of_best_path_is_preferred() -> None:
     # z+y+x (weight 160) is heaviest, but z+y (150) already reaches the target and leads it
     groups = [g("x", 1, 10), g("y", 2, 50), g("z", 3, 100)]
     assert chosen(groups, 2, 3, 5) == ["z", "y"]
 
 
-def test_prefix_preference_keeps_shortening_through_the_ranked_paths() -> None:
+def test_prefix_preference_keeps_shortening_through_ranked_paths() -> None:
     # ranked: a+b+c (130), a+b (120), a+c (110), a (100): a+b replaces a+b+c, then a replaces a+b;
     # a+c leads with a but is no prefix of a+b, so it never wins
     groups = [g("c", 1, 10), g("b", 2, 20), g("a", 5, 100)]
@@ -55,7 +55,7 @@ def test_prefix_preference_keeps_shortening_through_the_ranked_paths() -> None:
     assert chosen(groups, 1, 3, 5) == ["a"]
 
 
-def test_a_shorter_path_that_is_no_prefix_does_not_displace_the_best() -> None:
+def test_shorter_path_that_is_no_prefix_does_not_displace_best() -> None:
     groups = [g("a", 2, 100), g("b", 2, 90), g("c", 4, 10)]
     assert chosen(groups, 1, 2, 4) == ["a", "b"]
 
@@ -72,11 +72,11 @@ def test_as_many_groups_as_min_groups_chooses_them_all_heaviest_first() -> None:
     assert [p.names for p in feasible_paths(groups, 3, 3, 1)] == [("r2", "r3", "r1")]
 
 
-def test_as_many_groups_as_min_groups_fails_when_together_they_miss_the_target() -> None:
+def test_as_many_groups_as_min_groups_fails_when_together_they_miss_target() -> None:
     assert chosen([g("r1", 1, 10), g("r2", 1, 20)], 2, 2, 3) == []
 
 
-def test_a_path_shorter_than_min_groups_is_extended_even_when_it_reaches_the_target() -> None:
+def test_path_shorter_than_min_groups_is_extended_even_when_it_reaches_target() -> None:
     groups = [g("r1", 5, 100), g("r2", 1, 10), g("r3", 1, 20)]
     assert chosen(groups, 2, 2, 1) == ["r1", "r3"]
 
@@ -100,7 +100,7 @@ group_sets = st.lists(
 
 
 @given(group_sets, st.integers(0, 4), st.integers(0, 5), st.integers(0, 12))
-def test_the_fast_choice_agrees_with_ranking_every_path(
+def test_fast_choice_agrees_with_ranking_every_path(
     groups: list[GroupOption], min_groups: int, max_groups: int, target: int
 ) -> None:
     slow = choose_path(feasible_paths(groups, min_groups, max_groups, target))
@@ -133,7 +133,7 @@ def karmadas_unpruned_search(groups: list[GroupOption], min_groups: int, max_gro
 
 
 @given(group_sets, st.integers(0, 4), st.integers(0, 8), st.integers(0, 16))
-def test_the_pruned_search_finds_exactly_karmadas_paths_in_karmadas_order(
+def test_pruned_search_finds_exactly_karmadas_paths_in_karmadas_order(
     groups: list[GroupOption], min_groups: int, max_groups: int, target: int
 ) -> None:
     assert [p.names for p in feasible_paths(groups, min_groups, max_groups, target)] == karmadas_unpruned_search(
@@ -141,7 +141,7 @@ def test_the_pruned_search_finds_exactly_karmadas_paths_in_karmadas_order(
     )
 
 
-def test_twenty_six_single_cluster_regions_that_must_all_be_used_take_a_linear_search() -> None:
+def test_twenty_six_single_cluster_regions_that_must_all_be_used_take_linear_search() -> None:
     """Karmada visits 2^26 partial paths here; the pruned search checks each depth a few times."""
     groups = [g(f"region-{chr(97 + i)}", 1, 1000) for i in range(26)]
     steps = 0
@@ -155,7 +155,7 @@ def test_twenty_six_single_cluster_regions_that_must_all_be_used_take_a_linear_s
     assert steps <= 26 * 2
 
 
-def test_a_checkpoint_that_raises_abandons_the_search() -> None:
+def test_checkpoint_that_raises_abandons_search() -> None:
     class Abandon(Exception):
         pass
 
@@ -171,7 +171,7 @@ def test_a_checkpoint_that_raises_abandons_the_search() -> None:
     st.lists(st.tuples(st.integers(3, 9), st.sampled_from([0, 1000, 2000, 2500, 3000])), min_size=1, max_size=9),
     st.integers(1, 4), st.integers(0, 3), st.integers(0, 3),
 )
-def test_when_every_group_reaches_the_target_the_choice_is_the_searchs(
+def test_when_every_group_reaches_target_choice_is_searchs(
     items: list[tuple[int, int]], min_groups: int, extra: int, target: int
 ) -> None:
     """Every group alone reaches the target (values from 3, target at most 3): the choice made without the

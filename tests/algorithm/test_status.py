@@ -35,7 +35,7 @@ def test_first_success_writes_condition_observed_generation_and_last_scheduled_t
     }
 
 
-def test_an_unchanged_status_keeps_its_transition_time() -> None:
+def test_unchanged_status_keeps_transition_time() -> None:
     before = {"type": "Scheduled", "status": "False", "reason": "Old", "message": "old", "lastTransitionTime": "T0"}
     patch = status_patch({"conditions": [before]}, FAILURE, NOW, observed_generation=1)
     assert patch == {
@@ -51,7 +51,7 @@ def test_an_unchanged_status_keeps_its_transition_time() -> None:
     }
 
 
-def test_a_failure_identical_to_the_current_condition_writes_nothing() -> None:
+def test_failure_identical_to_current_condition_writes_nothing() -> None:
     same = {
         "type": "Scheduled",
         "status": "False",
@@ -69,7 +69,7 @@ def test_other_conditions_are_kept() -> None:
     assert patch["conditions"][0] == applied
 
 
-def test_the_affinity_name_rides_in_the_same_write_when_it_changed() -> None:
+def test_affinity_name_rides_in_same_write_when_it_changed() -> None:
     patch = status_patch(
         {"schedulerObservingAffinityName": "a"}, SUCCESS, NOW, observed_generation=2, affinity_name="b"
     )

@@ -87,7 +87,7 @@ def test_our_own_annotation_is_no_change() -> None:
     assert not placement_changed(current, json.dumps(current.to_dict()), "a")
 
 
-def test_an_annotation_that_is_not_a_placement_is_no_change() -> None:
+def test_annotation_that_is_not_placement_is_no_change() -> None:
     assert not placement_changed(parsed(placement()), json.dumps(["x"]), "")
 
 
@@ -98,7 +98,7 @@ def test_replicas_changed_needs_replica_scheduling() -> None:
     assert not replicas_changed(make_binding(replicas=3, placement=placement(), clusters={"m1": 1}))
 
 
-def test_divided_compares_the_sum() -> None:
+def test_divided_compares_sum() -> None:
     divided = placement(scheduling=DIVIDED_WEIGHTED)
     assert replicas_changed(make_binding(replicas=3, placement=divided, clusters={"m1": 1, "m2": 1}))
     assert not replicas_changed(make_binding(replicas=3, placement=divided, clusters={"m1": 2, "m2": 1}))
@@ -125,35 +125,35 @@ def steady(**overrides: Any) -> dict[str, Any]:
 CLUSTERS = {"m1": make_cluster("m1"), "m2": make_cluster("m2")}
 
 
-def test_a_steady_divided_workload_is_not_scheduled() -> None:
+def test_steady_divided_workload_is_not_scheduled() -> None:
     assert schedule_trigger(make_binding(**steady()), CLUSTERS) is None
 
 
-def test_a_placement_change_is_a_reconcile() -> None:
+def test_placement_change_is_reconcile() -> None:
     rb = make_binding(**steady(applied=placement(scheduling=AGGREGATED)))
     assert schedule_trigger(rb, CLUSTERS) is ScheduleType.RECONCILE
 
 
-def test_a_replica_change_is_a_scale() -> None:
+def test_replica_change_is_scale() -> None:
     assert schedule_trigger(make_binding(**steady(replicas=5)), CLUSTERS) is ScheduleType.SCALE
 
 
-def test_a_placement_change_wins_over_a_replica_change() -> None:
+def test_placement_change_wins_over_replica_change() -> None:
     rb = make_binding(**steady(replicas=5, applied=None))
     assert schedule_trigger(rb, CLUSTERS) is ScheduleType.RECONCILE
 
 
-def test_an_explicit_reschedule_is_a_reconcile() -> None:
+def test_explicit_reschedule_is_reconcile() -> None:
     rb = make_binding(**steady(reschedule_at="2024-01-01T00:00:02Z", last_scheduled="2024-01-01T00:00:01Z"))
     assert schedule_trigger(rb, CLUSTERS) is ScheduleType.RECONCILE
 
 
-def test_an_old_reschedule_request_is_nothing() -> None:
+def test_old_reschedule_request_is_nothing() -> None:
     rb = make_binding(**steady(reschedule_at="2024-01-01T00:00:00Z", last_scheduled="2024-01-01T00:00:01Z"))
     assert schedule_trigger(rb, CLUSTERS) is None
 
 
-def test_a_non_workload_is_always_scheduled() -> None:
+def test_non_workload_is_always_scheduled() -> None:
     rb = make_binding(**steady(replicas=0, clusters={"m1": 0}))
     assert schedule_trigger(rb, CLUSTERS) is ScheduleType.RECONCILE
 
@@ -164,17 +164,17 @@ def test_duplicated_is_always_scheduled() -> None:
     assert schedule_trigger(rb, CLUSTERS) is ScheduleType.RECONCILE
 
 
-def test_a_terminating_target_cluster_is_a_reconcile() -> None:
+def test_terminating_target_cluster_is_reconcile() -> None:
     clusters = {"m1": make_cluster("m1", deleting=True), "m2": make_cluster("m2")}
     assert schedule_trigger(make_binding(**steady()), clusters) is ScheduleType.RECONCILE
 
 
-def test_a_terminating_cluster_that_is_not_a_target_is_nothing() -> None:
+def test_terminating_cluster_that_is_not_target_is_nothing() -> None:
     clusters = {**CLUSTERS, "m3": make_cluster("m3", deleting=True)}
     assert schedule_trigger(make_binding(**steady()), clusters) is None
 
 
-def test_a_label_change_alone_does_not_move_a_divided_workload() -> None:
+def test_label_change_alone_does_not_move_divided_workload() -> None:
     clusters = {"m1": make_cluster("m1", labels={"new": "label"}), "m2": make_cluster("m2")}
     assert schedule_trigger(make_binding(**steady()), clusters) is None
 
@@ -192,13 +192,13 @@ def test_affinity_index(observed: str, index: int) -> None:
     assert affinity_index(rb) == index
 
 
-def test_affinity_index_restarts_at_zero_on_an_explicit_reschedule() -> None:
+def test_affinity_index_restarts_at_zero_on_explicit_reschedule() -> None:
     rb = make_binding(placement=placement(affinities=TERMS), observed_affinity="b",
                       reschedule_at="2024-01-01T00:00:02Z", last_scheduled="2024-01-01T00:00:01Z")
     assert affinity_index(rb) == 0
 
 
-def test_a_condition_is_owed_when_the_generation_is_unobserved_and_nothing_says_scheduled() -> None:
+def test_condition_is_owed_when_generation_is_unobserved_and_nothing_says_scheduled() -> None:
     def binding(generation: int, observed: int, conditions: list[dict[str, str]]) -> Any:
         return parse_binding({
             "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",

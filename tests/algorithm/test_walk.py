@@ -43,23 +43,23 @@ def test_clusteraffinity_path_has_one_attempt_with_no_term() -> None:
     assert (attempt.term_index, attempt.binding) == (-1, rb)
 
 
-def test_the_walk_starts_at_the_first_term_when_nothing_is_observed() -> None:
+def test_walk_starts_at_first_term_when_nothing_is_observed() -> None:
     tries = attempts(with_terms())
     assert [(a.term_index, a.term_name) for a in tries] == [(0, "group1"), (1, "group2"), (2, "group3")]
 
 
-def test_the_walk_resumes_from_the_observed_term() -> None:
+def test_walk_resumes_from_observed_term() -> None:
     tries = attempts(with_terms(observed_affinity="group2"))
     assert [a.term_name for a in tries] == ["group2", "group3"]
 
 
-def test_an_explicit_reschedule_restarts_the_walk_at_zero() -> None:
+def test_explicit_reschedule_restarts_walk_at_zero() -> None:
     rb = with_terms(observed_affinity="group3", reschedule_at="2024-01-01T00:00:02Z",
                     last_scheduled="2024-01-01T00:00:01Z")
     assert [a.term_name for a in attempts(rb)] == ["group1", "group2", "group3"]
 
 
-def test_an_attempt_sees_its_term_as_observed_and_the_original_is_untouched() -> None:
+def test_attempt_sees_term_as_observed_and_original_is_untouched() -> None:
     rb = with_terms()
     assert attempts(rb)[1].binding.status.scheduler_observing_affinity_name == "group2"
     assert rb.status.scheduler_observing_affinity_name == ""
@@ -75,7 +75,7 @@ def test_first_term_succeeds_writes_result_and_name() -> None:
     assert decision.event(rb) == ("Normal", "Binding has been scheduled successfully. Result: {m1:1}")
 
 
-def test_fallback_to_the_second_term_warns_about_the_first() -> None:
+def test_fallback_to_second_term_warns_about_first() -> None:
     rb = with_terms()
     decision = walk(rb, [FIT, [TargetCluster("m2", 1)]])
     assert decision.clusters == (TargetCluster("m2", 1),)
@@ -86,13 +86,13 @@ def test_fallback_to_the_second_term_warns_about_the_first() -> None:
     assert decision.event(rb) == ("Normal", "Binding has been scheduled successfully. Result: {m2:1}")
 
 
-def test_resuming_on_the_observed_term_does_not_rewrite_the_name() -> None:
+def test_resuming_on_observed_term_does_not_rewrite_name() -> None:
     rb = with_terms(observed_affinity="group2")
     decision = walk(rb, [[TargetCluster("m2", 1)]])
     assert (decision.clusters, decision.affinity_name, decision.term_index) == ((TargetCluster("m2", 1),), None, 1)
 
 
-def test_every_term_failing_with_a_fit_error_clears_the_clusters_and_keeps_the_first_error() -> None:
+def test_every_term_failing_with_fit_error_clears_clusters_and_keeps_first_error() -> None:
     rb = with_terms()
     later = FitError(3, {"m2": "cluster(s) is in the process of eviction"})
     decision = walk(rb, [FIT, later, later])
@@ -105,7 +105,7 @@ def test_every_term_failing_with_a_fit_error_clears_the_clusters_and_keeps_the_f
     assert decision.event(rb) == ("Warning", FIT_TEXT)
 
 
-def test_a_first_error_that_is_not_a_fit_error_patches_nothing() -> None:
+def test_first_error_that_is_not_fit_error_patches_nothing() -> None:
     rb = with_terms()
     first = SchedulingError("failed to select clusters: the number of feasible clusters is less than "
                             "spreadConstraint.MinGroups")
@@ -114,12 +114,12 @@ def test_a_first_error_that_is_not_a_fit_error_patches_nothing() -> None:
     assert decision.event(rb) == ("Warning", str(first))
 
 
-def test_a_later_non_fit_error_still_clears_when_the_first_is_a_fit_error() -> None:
+def test_later_non_fit_error_still_clears_when_first_is_fit_error() -> None:
     decision = walk(with_terms(), [FIT, UnschedulableError("not enough"), FIT])
     assert (decision.clusters, decision.error) == ((), FIT)
 
 
-def test_all_fail_from_the_observed_term_numbers_warnings_by_term_index() -> None:
+def test_all_fail_from_observed_term_numbers_warnings_by_term_index() -> None:
     rb = with_terms(observed_affinity="group3")
     decision = walk(rb, [FIT])
     assert decision.warnings == (
@@ -127,7 +127,7 @@ def test_all_fail_from_the_observed_term_numbers_warnings_by_term_index() -> Non
     )
 
 
-def test_a_cluster_resource_binding_warns_with_its_own_name() -> None:
+def test_cluster_resource_binding_warns_with_own_name() -> None:
     crb = make_binding("foo", cluster_scoped=True, replicas=1, placement=placement(affinities=TERMS))
     decision = walk(crb, [FIT, [TargetCluster("m2", 1)]])
     assert decision.warnings == (
@@ -148,7 +148,7 @@ def test_single_affinity_success_writes_clusters_but_no_name() -> None:
     assert decision == Decision((TargetCluster("m1", 1),), None, None)
 
 
-def test_single_affinity_fit_error_clears_the_clusters() -> None:
+def test_single_affinity_fit_error_clears_clusters() -> None:
     decision = walk(single(), [FIT])
     assert (decision.clusters, decision.affinity_name, decision.error, decision.warnings) == ((), None, FIT, ())
     assert decision.event(single()) == ("Warning", FIT_TEXT)
@@ -159,7 +159,7 @@ def test_single_affinity_other_error_patches_nothing() -> None:
     assert walk(single(), [error]) == Decision(None, None, error)
 
 
-def test_decide_needs_an_outcome() -> None:
+def test_decide_needs_outcome() -> None:
     try:
         decide(single(), [])
     except ValueError as error:
@@ -186,7 +186,7 @@ def test_success_messages_differ_between_rb_and_crb() -> None:
     )
 
 
-def test_an_empty_success_result() -> None:
+def test_empty_success_result() -> None:
     assert success_message(make_binding(), []) == "Binding has been scheduled successfully. Result: {}"
 
 

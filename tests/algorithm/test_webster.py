@@ -27,7 +27,7 @@ EVEN_UID = "uid-2"  # FNV-1a 0x51c45bd6
     ("text", "expected"),
     [("", 0x811C9DC5), ("a", 0xE40C292C), ("foobar", 0xBF9CF968), (ODD_UID, 0x50C45A43)],
 )
-def test_fnv1a_32_matches_the_published_vectors(text: str, expected: int) -> None:
+def test_fnv1a_32_matches_published_vectors(text: str, expected: int) -> None:
     assert fnv1a_32(text.encode()) == expected
 
 
@@ -48,7 +48,7 @@ def test_empty_uid_means_names_ascending() -> None:
     # FNV-1a: uid-3 0x52c45d69 (odd), uid-4 0x53c45efc (even), uid-5 0x54c4608f (odd), uid-6 0x55c46222 (even)
     [("uid-3", True), ("uid-4", False), ("uid-5", True), ("uid-6", False)],
 )
-def test_the_tie_direction_is_the_parity_of_the_uid_hash(uid: str, descending: bool) -> None:
+def test_tie_direction_is_parity_of_uid_hash(uid: str, descending: bool) -> None:
     assert names_descending(uid) is descending
 
 
@@ -87,7 +87,7 @@ def test_three_two_one_weights(seats: int, expected: list[int]) -> None:
     )
 
 
-def test_output_is_sorted_by_name_whatever_the_input_order() -> None:
+def test_output_is_sorted_by_name_whatever_input_order() -> None:
     assert allocate_webster(4, [("Gamma", 400), ("Alpha", 1200), ("Beta", 900)]) == [
         ("Alpha", 2),
         ("Beta", 1),
@@ -95,7 +95,7 @@ def test_output_is_sorted_by_name_whatever_the_input_order() -> None:
     ]
 
 
-def test_zero_seat_parties_are_kept_in_the_output() -> None:
+def test_zero_seat_parties_are_kept_in_output() -> None:
     assert allocate_webster(1, [("a", 1), ("b", 5)]) == [("a", 0), ("b", 1)]
 
 
@@ -107,7 +107,7 @@ def test_zero_total_votes_allocates_nothing() -> None:
     assert allocate_webster(5, [("a", 0), ("b", 0)]) == [("a", 0), ("b", 0)]
 
 
-def test_no_parties_gives_an_empty_allocation() -> None:
+def test_no_parties_gives_empty_allocation() -> None:
     assert allocate_webster(3, []) == []
 
 
@@ -120,19 +120,19 @@ def test_equal_priority_goes_to_fewer_seats_first() -> None:
     assert allocate_webster(2, [("a", 3), ("b", 1)]) == [("a", 1), ("b", 1)]
 
 
-def test_full_tie_goes_to_the_first_name_ascending() -> None:
+def test_full_tie_goes_to_first_name_ascending() -> None:
     assert allocate_webster(1, [("b", 1), ("a", 1)]) == [("a", 1), ("b", 0)]
 
 
-def test_full_tie_goes_to_the_last_name_when_descending() -> None:
+def test_full_tie_goes_to_last_name_when_descending() -> None:
     assert allocate_webster(1, [("a", 1), ("b", 1)], descending=True) == [("a", 0), ("b", 1)]
 
 
-def test_three_replicas_at_one_to_one_favour_the_first_name() -> None:
+def test_three_replicas_at_one_to_one_favour_first_name() -> None:
     assert allocate_webster(3, [("m1", 1), ("m2", 1)]) == [("m1", 2), ("m2", 1)]
 
 
-def test_three_replicas_at_one_to_one_favour_the_last_name_when_descending() -> None:
+def test_three_replicas_at_one_to_one_favour_last_name_when_descending() -> None:
     assert allocate_webster(3, [("m1", 1), ("m2", 1)], descending=True) == [("m1", 1), ("m2", 2)]
 
 
@@ -176,7 +176,7 @@ def test_fast_path_matches_seat_by_seat(seed: int) -> None:
     assert allocate_webster(seats, votes, descending=descending) == seat_by_seat(seats, votes, descending)
 
 
-def test_a_billion_seats_are_split_without_walking_every_seat() -> None:
+def test_billion_seats_are_split_without_walking_every_seat() -> None:
     assert allocate_webster(10**9, [("a", 1), ("b", 2)]) == [("a", 333333333), ("b", 666666667)]
 
 
@@ -216,7 +216,7 @@ def elections(draw: st.DrawFn) -> tuple[int, list[tuple[str, int]], bool]:
         (16, [1, 3, 1, 3, 1, 9, 7, 1, 0], False),
     ],
 )
-def test_elections_where_the_jump_misses_or_overshoots_by_several_seats(
+def test_elections_where_jump_misses_or_overshoots_by_several_seats(
     seats: int, votes: list[int], descending: bool
 ) -> None:
     named = [(f"p{i:02d}", v) for i, v in enumerate(votes)]
@@ -225,7 +225,7 @@ def test_elections_where_the_jump_misses_or_overshoots_by_several_seats(
 
 @settings(max_examples=600, deadline=None)
 @given(elections())
-def test_the_threshold_jump_gives_what_the_seat_by_seat_greedy_gives(
+def test_threshold_jump_gives_what_seat_by_seat_greedy_gives(
     election: tuple[int, list[tuple[str, int]], bool],
 ) -> None:
     seats, votes, descending = election
@@ -259,7 +259,7 @@ def greedy_by_heap(seats: int, votes: list[tuple[str, int]], descending: bool) -
 
 @settings(max_examples=600, deadline=None)
 @given(elections())
-def test_the_arrays_give_what_the_seat_by_seat_greedy_gives(election: tuple[int, list[tuple[str, int]], bool]) -> None:
+def test_arrays_give_what_seat_by_seat_greedy_gives(election: tuple[int, list[tuple[str, int]], bool]) -> None:
     seats, votes, descending = election
     assert on_arrays(seats, votes, descending) == seat_by_seat(seats, votes, descending)
 
@@ -277,7 +277,7 @@ def test_the_arrays_give_what_the_seat_by_seat_greedy_gives(election: tuple[int,
         (5, [0, 0], False),
     ],
 )
-def test_the_arrays_settle_the_elections_where_the_jump_misses(seats: int, votes: list[int], descending: bool) -> None:
+def test_arrays_settle_elections_where_jump_misses(seats: int, votes: list[int], descending: bool) -> None:
     named = [(f"p{i:02d}", v) for i, v in enumerate(votes)]
     assert on_arrays(seats, named, descending) == seat_by_seat(seats, named, descending)
 
@@ -303,12 +303,12 @@ def fleet_elections(draw: st.DrawFn) -> tuple[int, list[tuple[str, int]], bool]:
 
 @settings(max_examples=250, deadline=None)
 @given(fleet_elections())
-def test_hundreds_of_parties_get_what_the_greedy_gives(election: tuple[int, list[tuple[str, int]], bool]) -> None:
+def test_hundreds_of_parties_get_what_greedy_gives(election: tuple[int, list[tuple[str, int]], bool]) -> None:
     seats, votes, descending = election
     assert allocate_webster(seats, votes, descending=descending) == greedy_by_heap(seats, votes, descending)
 
 
-def test_the_heap_oracle_agrees_with_the_textbook_greedy() -> None:
+def test_heap_oracle_agrees_with_textbook_greedy() -> None:
     rng = random.Random(7)
     for _ in range(40):
         votes = [(f"m{i:02d}", rng.choice([0, 1, 2, 3, rng.randint(0, 500)])) for i in range(rng.randint(1, 9))]

@@ -72,22 +72,22 @@ def failures(plugin: WorkloadAffinityFilter | WorkloadAntiAffinityFilter, rb: Bi
 # --- WorkloadAffinity -------------------------------------------------------------------------------------------
 
 
-def test_a_binding_without_an_affinity_group_passes_everywhere_even_without_a_view() -> None:
+def test_binding_without_affinity_group_passes_everywhere_even_without_view() -> None:
     assert failures(AFFINITY, grouped("web-deployment", affinity=""), None) == {}
 
 
-def test_the_first_member_of_a_group_goes_anywhere() -> None:
+def test_first_member_of_group_goes_anywhere() -> None:
     assert failures(AFFINITY, grouped("web-deployment", affinity="g"), Groups()) == {}
 
 
-def test_a_cluster_must_be_targeted_by_every_other_placed_member() -> None:
+def test_cluster_must_be_targeted_by_every_other_placed_member() -> None:
     groups = Groups(member("a", "m1", "m2"), member("b", "m2", "m3"))
     assert failures(AFFINITY, grouped("web-deployment", affinity="g"), groups) == {
         "m1": AFFINITY_REASON, "m3": AFFINITY_REASON,
     }
 
 
-def test_clusters_the_binding_already_targets_pass_the_affinity_filter() -> None:
+def test_clusters_binding_already_targets_pass_affinity_filter() -> None:
     groups = Groups(member("a", "m2"))
     assert failures(AFFINITY, grouped("web-deployment", affinity="g", clusters=["m1"]), groups) == {
         "m3": AFFINITY_REASON,
@@ -106,7 +106,7 @@ def test_members_without_clusters_are_skipped() -> None:
     }
 
 
-def test_a_member_whose_copy_is_in_another_group_is_skipped() -> None:
+def test_member_whose_copy_is_in_another_group_is_skipped() -> None:
     moved = member("a", "m2")._replace(affinity_group="h")
 
     class Stale(Groups):  # the index found it under g (its stored copy), its newer copy says h
@@ -116,19 +116,19 @@ def test_a_member_whose_copy_is_in_another_group_is_skipped() -> None:
     assert failures(AFFINITY, grouped("web-deployment", affinity="g"), Stale()) == {}
 
 
-def test_the_binding_itself_is_skipped_by_its_generated_name() -> None:
+def test_binding_itself_is_skipped_by_generated_name() -> None:
     groups = Groups(member("web-deployment", "m2"))
     assert failures(AFFINITY, grouped("web-deployment", affinity="g"), groups) == {}
 
 
-def test_a_binding_not_named_after_its_resource_is_constrained_by_its_own_stored_copy() -> None:
+def test_binding_not_named_after_resource_is_constrained_by_own_stored_copy() -> None:
     """Karmada recognises itself only by the generated name: `web` (resource web, a Deployment) is not
     `web-deployment`, so its own placement on m2 keeps it off m1 and m3."""
     groups = Groups(member("web", "m2"))
     assert failures(AFFINITY, grouped("web", affinity="g"), groups) == {"m1": AFFINITY_REASON, "m3": AFFINITY_REASON}
 
 
-def test_the_namespace_compared_is_the_resources() -> None:
+def test_namespace_compared_is_resources() -> None:
     doc = binding("web-clusterrole", cluster_scoped=True)
     doc["spec"]["resource"].update(name="web", namespace="default")
     doc["spec"]["workloadAffinityGroups"] = {"affinityGroup": "g"}
@@ -136,19 +136,19 @@ def test_the_namespace_compared_is_the_resources() -> None:
     assert failures(AFFINITY, parse_binding(doc), groups) == {"m1": AFFINITY_REASON, "m3": AFFINITY_REASON}
 
 
-def test_without_a_groups_view_every_untargeted_cluster_fails_as_in_karmada() -> None:
+def test_without_groups_view_every_untargeted_cluster_fails_as_in_karmada() -> None:
     assert failures(AFFINITY, grouped("web-deployment", affinity="g", clusters=["m1"]), None) == {
         "m2": NO_INDEX_REASON, "m3": NO_INDEX_REASON,
     }
 
 
-def test_a_member_whose_versions_cannot_be_compared_fails_every_untargeted_cluster() -> None:
+def test_member_whose_versions_cannot_be_compared_fails_every_untargeted_cluster() -> None:
     groups = Groups(member("a", "m1", "m2", "m3", comparable=False))
     assert failures(AFFINITY, grouped("web-deployment", affinity="g"), groups) == dict.fromkeys(
         ["m1", "m2", "m3"], VERSION_REASON)
 
 
-def test_the_first_member_in_order_gives_the_reason() -> None:
+def test_first_member_in_order_gives_reason() -> None:
     groups = Groups(member("a", "m2"), member("b", "m1", comparable=False))
     assert failures(AFFINITY, grouped("web-deployment", affinity="g"), groups) == {
         "m1": AFFINITY_REASON, "m2": VERSION_REASON, "m3": AFFINITY_REASON,
@@ -158,26 +158,26 @@ def test_the_first_member_in_order_gives_the_reason() -> None:
 # --- WorkloadAntiAffinity ---------------------------------------------------------------------------------------
 
 
-def test_anti_affinity_excludes_the_clusters_another_member_targets() -> None:
+def test_anti_affinity_excludes_clusters_another_member_targets() -> None:
     groups = Groups(anti_member("a", "m1"), anti_member("b", "m3"))
     assert failures(ANTI, grouped("web-deployment", anti="g"), groups) == {
         "m1": ANTI_AFFINITY_REASON, "m3": ANTI_AFFINITY_REASON,
     }
 
 
-def test_anti_affinity_lets_clusters_the_binding_already_targets_pass() -> None:
+def test_anti_affinity_lets_clusters_binding_already_targets_pass() -> None:
     groups = Groups(anti_member("a", "m1", "m2"))
     assert failures(ANTI, grouped("web-deployment", anti="g", clusters=["m1"]), groups) == {
         "m2": ANTI_AFFINITY_REASON,
     }
 
 
-def test_anti_affinity_skips_other_namespaces_and_the_binding_itself() -> None:
+def test_anti_affinity_skips_other_namespaces_and_binding_itself() -> None:
     groups = Groups(anti_member("a", "m1", namespace="shop"), anti_member("web-deployment", "m2"))
     assert failures(ANTI, grouped("web-deployment", anti="g"), groups) == {}
 
 
-def test_a_binding_without_an_anti_affinity_group_passes_everywhere() -> None:
+def test_binding_without_anti_affinity_group_passes_everywhere() -> None:
     groups = Groups(anti_member("a", "m1"))
     assert failures(ANTI, grouped("web-deployment", affinity="g"), groups) == {}
 
@@ -189,7 +189,7 @@ def test_a_binding_without_an_anti_affinity_group_passes_everywhere() -> None:
     ("Deployment", "web", "web-deployment"),
     ("ClusterRole", "system:Admin", "system.admin-clusterrole"),
 ])
-def test_the_generated_binding_name_is_karmadas(kind: str, name: str, generated: str) -> None:
+def test_generated_binding_name_is_karmadas(kind: str, name: str, generated: str) -> None:
     assert generated_binding_name(kind, name) == generated
 
 
@@ -201,7 +201,7 @@ def decide(rb: Binding, groups: Groups) -> list[str]:
     return [t.name for t in asyncio.run(framework.attempt(rb, FLEET))]
 
 
-def test_the_fit_error_names_the_affinity_reason() -> None:
+def test_fit_error_names_affinity_reason() -> None:
     rb = grouped("web-deployment", affinity="g", placement=placement(affinity={"clusterNames": ["m1", "m3"]},
                                                                       scheduling=DUPLICATED))
     with pytest.raises(FitError) as raised:
@@ -212,7 +212,7 @@ def test_the_fit_error_names_the_affinity_reason() -> None:
     )
 
 
-def test_the_fit_error_names_the_anti_affinity_reason() -> None:
+def test_fit_error_names_anti_affinity_reason() -> None:
     rb = grouped("web-deployment", anti="g", placement=placement(scheduling=DUPLICATED))
     with pytest.raises(FitError) as raised:
         decide(rb, Groups(anti_member("a", "m1", "m2"), anti_member("b", "m3")))
@@ -221,7 +221,7 @@ def test_the_fit_error_names_the_anti_affinity_reason() -> None:
     )
 
 
-def test_a_duplicated_binding_goes_to_the_clusters_its_group_shares() -> None:
+def test_duplicated_binding_goes_to_clusters_group_shares() -> None:
     rb = grouped("web-deployment", affinity="g", placement=placement(scheduling=DUPLICATED))
     assert decide(rb, Groups(member("a", "m2", "m3"), member("b", "m3", "m2"))) == ["m2", "m3"]
 
@@ -236,18 +236,18 @@ def names(plugins: Iterable[object]) -> list[str]:
     return [plugin_name(p) for p in plugins]
 
 
-def test_with_the_gate_off_the_plugin_list_is_unchanged() -> None:
+def test_with_gate_off_plugin_list_is_unchanged() -> None:
     assert names(in_tree_plugins()) == IN_TREE
     assert names(build_plugins().filters) == [
         "APIEnablement", "TaintToleration", "ClusterAffinity", "SpreadConstraint", "ClusterEviction",
     ]
 
 
-def test_with_the_gate_on_the_two_filters_follow_the_in_tree_plugins() -> None:
+def test_with_gate_on_two_filters_follow_in_tree_plugins() -> None:
     assert names(in_tree_plugins(workload_affinity=True)) == [*IN_TREE, "WorkloadAffinity", "WorkloadAntiAffinity"]
     assert names(build_plugins(workload_affinity=True).filters)[-2:] == ["WorkloadAffinity", "WorkloadAntiAffinity"]
 
 
-def test_the_gate_off_leaves_the_names_unknown_to_plugins() -> None:
+def test_gate_off_leaves_names_unknown_to_plugins() -> None:
     assert build_plugins(["*", "-WorkloadAffinity"]).unknown == ("WorkloadAffinity",)
     assert "WorkloadAffinity" not in build_plugins(["*", "-WorkloadAffinity"], workload_affinity=True).names

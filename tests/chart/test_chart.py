@@ -47,7 +47,7 @@ def refusal(values: dict[str, Any]) -> str:
 # --- lint ----------------------------------------------------------------------------------------------------
 
 
-def test_helm_lint_passes_strict_on_the_defaults() -> None:
+def test_helm_lint_passes_strict_on_defaults() -> None:
     assert "1 chart(s) linted, 0 chart(s) failed" in lint()
 
 
@@ -62,7 +62,7 @@ def test_helm_lint_passes_strict_on_in_cluster_values_with_every_option_on() -> 
 # --- the Deployment ------------------------------------------------------------------------------------------
 
 
-def test_two_replicas_roll_one_pod_at_a_time_by_default() -> None:
+def test_two_replicas_roll_one_pod_at_time_by_default() -> None:
     deployment = one(render(), "Deployment")
     assert deployment["spec"]["replicas"] == 2
     assert deployment["spec"]["strategy"] == {
@@ -70,18 +70,18 @@ def test_two_replicas_roll_one_pod_at_a_time_by_default() -> None:
     }
 
 
-def test_the_grace_period_is_the_drain_timeout_plus_the_margin() -> None:
+def test_grace_period_is_drain_timeout_plus_margin() -> None:
     assert pod(render())["terminationGracePeriodSeconds"] == 5 + 10
     assert pod(render({"config.shutdown.drainTimeout": "1m30s"}))["terminationGracePeriodSeconds"] == 90 + 10
     assert pod(render({"config.shutdown.drainTimeout": "2500ms",
                        "terminationGracePeriodMarginSeconds": 6}))["terminationGracePeriodSeconds"] == 3 + 6
 
 
-def test_a_margin_shorter_than_the_stops_tail_and_exit_is_refused() -> None:
+def test_margin_shorter_than_stops_tail_and_exit_is_refused() -> None:
     assert "terminationGracePeriodMarginSeconds" in refusal({"terminationGracePeriodMarginSeconds": 5})
 
 
-def test_an_explicit_grace_period_that_holds_the_drain_and_the_stops_tail_is_kept() -> None:
+def test_explicit_grace_period_that_holds_drain_and_stops_tail_is_kept() -> None:
     assert pod(render({"terminationGracePeriodSeconds": 11}))["terminationGracePeriodSeconds"] == 11
 
 
@@ -92,7 +92,7 @@ def test_probes_use_healthz_for_liveness_and_startup_and_readyz_for_readiness() 
     assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 10400}
 
 
-def test_the_container_runs_unprivileged_on_a_read_only_root() -> None:
+def test_container_runs_unprivileged_on_read_only_root() -> None:
     documents = render()
     assert container(documents)["securityContext"] == {
         "allowPrivilegeEscalation": False, "privileged": False, "readOnlyRootFilesystem": True,
@@ -116,7 +116,7 @@ def test_hard_anti_affinity_requires_distinct_nodes() -> None:
     assert "requiredDuringSchedulingIgnoredDuringExecution" in spec["affinity"]["podAntiAffinity"]
 
 
-def test_a_disruption_budget_keeps_all_but_one_pod() -> None:
+def test_disruption_budget_keeps_all_but_one_pod() -> None:
     budget = one(render(), "PodDisruptionBudget")
     assert budget["spec"]["maxUnavailable"] == 1
 
@@ -124,7 +124,7 @@ def test_a_disruption_budget_keeps_all_but_one_pod() -> None:
 # --- the two topologies --------------------------------------------------------------------------------------
 
 
-def test_by_default_the_scheduler_reads_karmada_apiserver_through_the_kubeconfig_secret_karmada_uses() -> None:
+def test_by_default_scheduler_reads_karmada_apiserver_through_kubeconfig_secret_karmada_uses() -> None:
     documents = render()
     main, spec = container(documents), pod(documents)
     assert "--kubeconfig=/etc/karmada/config/karmada.config" in main["args"]
@@ -136,7 +136,7 @@ def test_by_default_the_scheduler_reads_karmada_apiserver_through_the_kubeconfig
     assert find(documents, "SchedulerConfiguration") == []
 
 
-def test_in_cluster_the_scheduler_uses_its_token_and_watches_a_configuration_object() -> None:
+def test_in_cluster_scheduler_uses_token_and_watches_configuration_object() -> None:
     documents = render(IN_CLUSTER)
     main, spec = container(documents), pod(documents)
     assert spec["automountServiceAccountToken"] is True
@@ -146,14 +146,14 @@ def test_in_cluster_the_scheduler_uses_its_token_and_watches_a_configuration_obj
     assert find(documents, "ConfigMap") == []
 
 
-def test_a_configuration_object_is_refused_when_the_scheduler_talks_to_another_api_server() -> None:
+def test_configuration_object_is_refused_when_scheduler_talks_to_another_api_server() -> None:
     assert "configuration.source=object needs karmadaAPI.mode=inCluster" in refusal({"configuration.source": "object"})
 
 
 # --- the configuration ---------------------------------------------------------------------------------------
 
 
-def test_config_values_become_the_configuration_the_scheduler_parses() -> None:
+def test_config_values_become_configuration_scheduler_parses() -> None:
     documents = render({"config": {"workers": 4, "schedulerName": "fast", "shutdown": {"drainTimeout": "20s"}}},
                        namespace="sched")
     document = yaml.safe_load(one(documents, "ConfigMap")["data"]["scheduler-configuration.yaml"])
@@ -163,7 +163,7 @@ def test_config_values_become_the_configuration_the_scheduler_parses() -> None:
     assert config.estimator.service.namespace == "karmada-system"
 
 
-def test_a_changed_configuration_file_rolls_the_pods() -> None:
+def test_changed_configuration_file_rolls_pods() -> None:
     annotations = [pod_annotations(render({"config.workers": n})) for n in (1, 2)]
     assert annotations[0]["checksum/configuration"] != annotations[1]["checksum/configuration"]
 
@@ -172,7 +172,7 @@ def pod_annotations(documents: list[dict[str, Any]]) -> dict[str, str]:
     return dict(one(documents, "Deployment")["spec"]["template"]["metadata"]["annotations"])
 
 
-def test_extra_args_pass_karmada_flags_after_the_charts_own() -> None:
+def test_extra_args_pass_karmada_flags_after_charts_own() -> None:
     main = container(render({"extraArgs": ["--kube-api-qps=100", "--v=4"]}))
     assert main["args"][-2:] == ["--kube-api-qps=100", "--v=4"]
     assert main["args"][0] == "run"
@@ -181,7 +181,7 @@ def test_extra_args_pass_karmada_flags_after_the_charts_own() -> None:
 # --- RBAC ----------------------------------------------------------------------------------------------------
 
 
-def test_rbac_by_default_grants_the_always_rules_and_the_lease_in_karmada_system() -> None:
+def test_rbac_by_default_grants_always_rules_and_lease_in_karmada_system() -> None:
     documents = render(namespace="sched")
     cluster_rules, namespaced = expected_rules("leaderElection")
     assert one(documents, "ClusterRole")["rules"] == cluster_rules
@@ -189,7 +189,7 @@ def test_rbac_by_default_grants_the_always_rules_and_the_lease_in_karmada_system
     assert one(documents, "Role")["rules"] == namespaced
 
 
-def test_rbac_in_cluster_with_estimators_grants_every_rule_of_the_rules_file() -> None:
+def test_rbac_in_cluster_with_estimators_grants_every_rule_of_rules_file() -> None:
     documents = render({**IN_CLUSTER, "config.estimator.enabled": True}, namespace="sched")
     cluster_rules, namespaced = expected_rules("configObject", "leaderElection", "estimator")
     assert one(documents, "ClusterRole")["rules"] == cluster_rules
@@ -203,14 +203,14 @@ def test_rbac_without_leader_election_grants_no_lease() -> None:
     assert find(documents, "Role") == []
 
 
-def test_rbac_puts_the_lease_rule_where_the_lease_lives() -> None:
+def test_rbac_puts_lease_rule_where_lease_lives() -> None:
     documents = render({"config.leaderElection": {"leaseNamespace": "leases"}}, namespace="sched")
     (role,) = find(documents, "Role", "leases")
     assert [r["resources"] for r in role["rules"]] == [["leases"]]
     assert find(documents, "RoleBinding", "leases")[0]["subjects"][0]["namespace"] == "sched"
 
 
-def test_rbac_follows_karmadas_flags_in_extra_args_as_the_scheduler_does() -> None:
+def test_rbac_follows_karmadas_flags_in_extra_args_as_scheduler_does() -> None:
     documents = render({"extraArgs": ["--leader-elect-resource-namespace=leases", "--enable-scheduler-estimator=True",
                                       "--scheduler-estimator-service-namespace", "estimators"]}, namespace="sched")
     roles = {role["metadata"]["namespace"]: [r["resources"] for r in role["rules"]] for role in find(documents, "Role")}
@@ -219,7 +219,7 @@ def test_rbac_follows_karmadas_flags_in_extra_args_as_the_scheduler_does() -> No
                      "estimators": [r["resources"] for r in namespaced if r["resources"] != ["leases"]]}
 
 
-def test_a_flag_in_extra_args_wins_over_the_config_values_for_rbac() -> None:
+def test_flag_in_extra_args_wins_over_config_values_for_rbac() -> None:
     documents = render({"config.estimator.enabled": True, "config.leaderElection": {"leaseNamespace": "leases"},
                         "extraArgs": ["-enable-scheduler-estimator=false", "--leader-elect-resource-namespace=mine"]},
                        namespace="sched")
@@ -231,12 +231,12 @@ def test_leader_election_turned_off_in_extra_args_grants_no_lease(flag: str) -> 
     assert find(render({"extraArgs": [flag]}), "Role") == []
 
 
-def test_a_boolean_flag_in_extra_args_that_is_no_boolean_fails_the_render_naming_it() -> None:
+def test_boolean_flag_in_extra_args_that_is_no_boolean_fails_render_naming_it() -> None:
     assert "extraArgs: --enable-scheduler-estimator=yes is not a boolean (true or false)" in refusal(
         {"extraArgs": ["--enable-scheduler-estimator=yes"]})
 
 
-def test_rbac_binds_extra_subjects_for_the_karmada_apiserver_credentials() -> None:
+def test_rbac_binds_extra_subjects_for_karmada_apiserver_credentials() -> None:
     subject = {"kind": "User", "name": "system:karmada:binding-scheduler", "apiGroup": "rbac.authorization.k8s.io"}
     documents = render({"rbac.extraSubjects": [subject]})
     assert one(documents, "ClusterRoleBinding")["subjects"][1] == subject
@@ -245,18 +245,18 @@ def test_rbac_binds_extra_subjects_for_the_karmada_apiserver_credentials() -> No
 # --- optional objects ----------------------------------------------------------------------------------------
 
 
-def test_a_service_monitor_is_rendered_only_when_asked() -> None:
+def test_service_monitor_is_rendered_only_when_asked() -> None:
     assert find(render(), "ServiceMonitor") == []
     monitor = one(render({"metrics.serviceMonitor.enabled": True}), "ServiceMonitor")
     assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
 
 
-def test_a_network_policy_admits_the_metrics_and_probe_ports() -> None:
+def test_network_policy_admits_metrics_and_probe_ports() -> None:
     policy = one(render({"networkPolicy.enabled": True}), "NetworkPolicy")
     assert [rule["ports"][0]["port"] for rule in policy["spec"]["ingress"]] == [8080, 10351]
 
 
-def test_no_metrics_service_when_the_metrics_server_is_off() -> None:
+def test_no_metrics_service_when_metrics_server_is_off() -> None:
     assert find(render({"config.metrics.port": 0}), "Service") == []
 
 
@@ -267,26 +267,26 @@ def test_negative_replicas_are_refused() -> None:
     assert "at '/replicas': minimum: got -1, want 0" in refusal({"replicas": -1})
 
 
-def test_an_unknown_top_level_key_is_refused() -> None:
+def test_unknown_top_level_key_is_refused() -> None:
     assert "additional properties 'replica' not allowed" in refusal({"replica": 2})
 
 
-def test_a_grace_period_without_room_for_the_stops_tail_after_the_drain_is_refused() -> None:
+def test_grace_period_without_room_for_stops_tail_after_drain_is_refused() -> None:
     message = refusal({"terminationGracePeriodSeconds": 35, "config.shutdown.drainTimeout": "30s"})
     assert ("terminationGracePeriodSeconds (35) must be at least config.shutdown.drainTimeout (30s) + 6 s (4 s for "
             "the Events, the Lease release and closing after the drain, 2 s to exit)") in message
 
 
-def test_an_unknown_configuration_field_is_refused_with_its_path() -> None:
+def test_unknown_configuration_field_is_refused_with_path() -> None:
     assert "at '/config/estimator': additional properties 'enable' not allowed" in refusal(
         {"config.estimator": {"enable": True}})
 
 
-def test_a_configuration_value_the_scheduler_rejects_is_refused() -> None:
+def test_configuration_value_scheduler_rejects_is_refused() -> None:
     assert "at '/config/workers': minimum: got 0, want 1" in refusal({"config.workers": 0})
 
 
-def test_a_drain_timeout_that_is_not_a_duration_is_refused() -> None:
+def test_drain_timeout_that_is_not_duration_is_refused() -> None:
     assert 'config.shutdown.drainTimeout: "soon" is not a duration' in refusal({"config.shutdown.drainTimeout": "soon"})
 
 
@@ -297,18 +297,18 @@ def test_probes_cannot_lose_their_port() -> None:
 # --- generated files -----------------------------------------------------------------------------------------
 
 
-def test_the_charts_crd_and_values_schema_are_generated_from_the_crd() -> None:
+def test_charts_crd_and_values_schema_are_generated_from_crd() -> None:
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "sync_chart.py"), "--check"],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
 
 
-def test_the_chart_installs_only_its_own_crd() -> None:
+def test_chart_installs_only_own_crd() -> None:
     assert sorted(p.name for p in (CHART / "crds").iterdir()) == [
         "config.binding-scheduler.io_schedulerconfigurations.yaml"]
 
 
-def test_every_chart_file_is_in_the_repository_and_names_no_outside_path() -> None:
+def test_every_chart_file_is_in_repository_and_names_no_outside_path() -> None:
     for path in CHART.rglob("*"):
         if path.is_file():
             assert "../" not in path.read_text(), f"{path.relative_to(ROOT)} points outside the repository"

@@ -64,7 +64,7 @@ def expected(kubeconfig: tuple[str, str], certificate: str, ca: str, cert: str, 
 # --- each layout ---------------------------------------------------------------------------------------------
 
 
-def test_local_up_mounts_the_secrets_deploy_karmada_creates() -> None:
+def test_local_up_mounts_secrets_deploy_karmada_creates() -> None:
     """hack/local-up-karmada.sh runs hack/deploy-karmada.sh, which fills artifacts/deploy/karmada-config-secret.yaml
     as karmada-scheduler-config (key karmada.config) and artifacts/deploy/karmada-cert-secret.yaml as
     karmada-scheduler-scheduler-estimator-client-cert (ca.crt, tls.crt, tls.key);
@@ -75,12 +75,12 @@ def test_local_up_mounts_the_secrets_deploy_karmada_creates() -> None:
         "karmada-scheduler-scheduler-estimator-client-cert", "ca.crt", "tls.crt", "tls.key")
 
 
-def test_local_up_is_the_default_layout() -> None:
+def test_local_up_is_default_layout() -> None:
     """hack/local-up-karmada.sh and artifacts/deploy/karmada-scheduler.yaml, as above."""
     assert mounted_flags(ESTIMATOR_ON) == mounted_flags({"karmadaAPI.layout": "local-up", **ESTIMATOR_ON})
 
 
-def test_karmadactl_init_mounts_the_secrets_it_creates() -> None:
+def test_karmadactl_init_mounts_secrets_it_creates() -> None:
     """pkg/karmadactl/cmdinit/kubernetes/deploy.go creates karmada-scheduler-config with the key karmada.config
     (pkg/karmadactl/util/global.go) and karmada-cert (pkg/karmadactl/options/global.go) holding ca.crt, karmada.crt
     and karmada.key; pkg/karmadactl/cmdinit/kubernetes/command.go passes those three to karmada-scheduler."""
@@ -88,7 +88,7 @@ def test_karmadactl_init_mounts_the_secrets_it_creates() -> None:
         ("karmada-scheduler-config", "karmada.config"), "karmada-cert", "ca.crt", "karmada.crt", "karmada.key")
 
 
-def test_helm_mounts_the_secrets_of_karmadas_chart_released_as_karmada() -> None:
+def test_helm_mounts_secrets_of_karmadas_chart_released_as_karmada() -> None:
     """charts/karmada/templates/pre-install-job.yaml creates <release>-kubeconfig (key kubeconfig) and
     <release>-cert (server-ca.crt, karmada.crt, karmada.key); charts/karmada/templates/karmada-scheduler.yaml passes
     them; charts/karmada/README.md installs the release karmada."""
@@ -96,13 +96,13 @@ def test_helm_mounts_the_secrets_of_karmadas_chart_released_as_karmada() -> None
         ("karmada-kubeconfig", "kubeconfig"), "karmada-cert", "server-ca.crt", "karmada.crt", "karmada.key")
 
 
-def test_helm_follows_the_release_name_of_karmadas_chart() -> None:
+def test_helm_follows_release_name_of_karmadas_chart() -> None:
     """charts/karmada/templates/_helpers.tpl names both Secrets after the release name."""
     flags = mounted_flags({"karmadaAPI.layout": "helm", "karmadaAPI.helm.releaseName": "kd", **ESTIMATOR_ON})
     assert flags == expected(("kd-kubeconfig", "kubeconfig"), "kd-cert", "server-ca.crt", "karmada.crt", "karmada.key")
 
 
-def test_operator_mounts_the_secrets_of_the_sample_instance() -> None:
+def test_operator_mounts_secrets_of_sample_instance() -> None:
     """operator/pkg/tasks/init/upload.go creates <prefix>-scheduler-config (key karmada.config) and <prefix>-cert
     (ca.crt, karmada.crt, karmada.key), the prefix being the instance name when it contains karmada
     (operator/pkg/util/naming.go); operator/pkg/controlplane/manifests.go passes them; the instance of
@@ -112,7 +112,7 @@ def test_operator_mounts_the_secrets_of_the_sample_instance() -> None:
         "karmada-demo-cert", "ca.crt", "karmada.crt", "karmada.key")
 
 
-def test_operator_names_an_instance_without_karmada_in_its_name_with_karmada() -> None:
+def test_operator_names_instance_without_karmada_in_name_with_karmada() -> None:
     """operator/pkg/util/naming.go: <instance>-karmada-<suffix> when the instance name lacks karmada."""
     flags = mounted_flags({"karmadaAPI.layout": "operator", "karmadaAPI.operator.instanceName": "prod", **ESTIMATOR_ON})
     assert flags == expected(
@@ -123,7 +123,7 @@ def test_operator_names_an_instance_without_karmada_in_its_name_with_karmada() -
 # --- values over the layout, and when nothing is mounted -----------------------------------------------------
 
 
-def test_explicit_secret_names_and_keys_win_over_the_layouts() -> None:
+def test_explicit_secret_names_and_keys_win_over_layouts() -> None:
     flags = mounted_flags({
         "karmadaAPI.layout": "helm", "karmadaAPI.kubeconfigSecret": {"name": "mine", "key": "config"},
         "karmadaAPI.estimatorClientCertificate": {"secretName": "certs", "keys": {"ca": "root.pem"}}, **ESTIMATOR_ON,
@@ -131,23 +131,23 @@ def test_explicit_secret_names_and_keys_win_over_the_layouts() -> None:
     assert flags == expected(("mine", "config"), "certs", "root.pem", "karmada.crt", "karmada.key")
 
 
-def test_only_the_kubeconfig_is_mounted_while_the_estimator_is_off() -> None:
+def test_only_kubeconfig_is_mounted_while_estimator_is_off() -> None:
     assert mounted_flags({"karmadaAPI.layout": "operator"}) == {
         "kubeconfig": ("karmada-demo-scheduler-config", "karmada.config")}
 
 
-def test_the_estimator_turned_on_in_extra_args_mounts_the_client_certificate_too() -> None:
+def test_estimator_turned_on_in_extra_args_mounts_client_certificate_too() -> None:
     flags = mounted_flags({"karmadaAPI.layout": "karmadactl-init", "extraArgs": ["--enable-scheduler-estimator"]})
     assert flags["scheduler-estimator-cert-file"] == ("karmada-cert", "karmada.crt")
 
 
-def test_the_client_certificate_can_be_left_out_for_config_estimator_tls() -> None:
+def test_client_certificate_can_be_left_out_for_config_estimator_tls() -> None:
     values = {**ESTIMATOR_ON, "karmadaAPI.estimatorClientCertificate.enabled": False,
               "config.estimator.tls": {"insecureSkipVerify": True}}
     assert list(mounted_flags(values)) == ["kubeconfig"]
 
 
-def test_config_estimator_tls_files_beside_the_client_certificate_are_refused() -> None:
+def test_config_estimator_tls_files_beside_client_certificate_are_refused() -> None:
     with pytest.raises(HelmError) as error:
         render({**ESTIMATOR_ON, "config.estimator.tls": {"caFile": "/ca.crt"}})
     assert ("config.estimator.tls.caFile is set, but the chart passes the client certificate of "
@@ -155,14 +155,14 @@ def test_config_estimator_tls_files_beside_the_client_certificate_are_refused() 
 
 
 @pytest.mark.parametrize("layout", ["local-up", "helm", "operator"])
-def test_in_cluster_mounts_no_secret_whatever_the_layout(layout: str) -> None:
+def test_in_cluster_mounts_no_secret_whatever_layout(layout: str) -> None:
     documents = render({**IN_CLUSTER, "karmadaAPI.layout": layout, **ESTIMATOR_ON})
     assert secret_files(documents) == {}
     assert not [arg for arg in container(documents)["args"] if arg.partition("=")[0].lstrip("-") in FLAGS]
     assert pod(documents)["automountServiceAccountToken"] is True
 
 
-def test_an_unknown_layout_is_refused_naming_the_layouts() -> None:
+def test_unknown_layout_is_refused_naming_layouts() -> None:
     with pytest.raises(HelmError) as error:
         render({"karmadaAPI.layout": "kind"})
     assert ("at '/karmadaAPI/layout': value must be one of 'local-up', 'karmadactl-init', 'helm', 'operator'"
@@ -173,7 +173,7 @@ def test_an_unknown_layout_is_refused_naming_the_layouts() -> None:
 
 
 @pytest.mark.parametrize("values", [{"config.estimator.enabled": True}, {**IN_CLUSTER, **ESTIMATOR_ON}])
-def test_the_lease_and_the_estimator_services_are_in_karmada_system_whatever_the_release_namespace(
+def test_lease_and_estimator_services_are_in_karmada_system_whatever_release_namespace(
     values: dict[str, Any],
 ) -> None:
     documents = render(values, namespace="binding-scheduler")
@@ -188,7 +188,7 @@ def test_the_lease_and_the_estimator_services_are_in_karmada_system_whatever_the
     assert {"leases", "services"} <= roles["karmada-system"]
 
 
-def test_the_lease_and_estimator_namespaces_can_still_be_set() -> None:
+def test_lease_and_estimator_namespaces_can_still_be_set() -> None:
     documents = render({"config.leaderElection.leaseNamespace": "leases",
                         "config.estimator": {"enabled": True, "service": {"namespace": "estimators"}}},
                        namespace="binding-scheduler")
@@ -204,7 +204,7 @@ def bytes_of(quantity: str) -> float:
     return float(parts[1]) * {"": 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}[parts[2]]
 
 
-def test_the_memory_limit_is_the_one_the_operations_guide_gives_for_50000_bindings() -> None:
+def test_memory_limit_is_one_operations_guide_gives_for_50000_bindings() -> None:
     guide = (ROOT / "docs" / "operations.md").read_text()
     memory = guide[guide.index("## Memory"):]
     assert "50,000 bindings" in memory

@@ -79,7 +79,7 @@ def test_alerts_and_dashboard_are_off_by_default() -> None:
     assert [c for c in find(documents, "ConfigMap") if c["metadata"]["name"].endswith("-dashboard")] == []
 
 
-def test_the_prometheus_rule_holds_the_alerts_file() -> None:
+def test_prometheus_rule_holds_alerts_file() -> None:
     documents = render({"metrics.prometheusRule.enabled": True, "metrics.prometheusRule.labels": {"release": "kp"}})
     rule = one(documents, "PrometheusRule")
     assert rule["spec"] == yaml.safe_load(ALERTS.read_text())
@@ -89,7 +89,7 @@ def test_the_prometheus_rule_holds_the_alerts_file() -> None:
         "BindingSchedulerQueueGrowing", "BindingSchedulerShutdownCutPasses"}
 
 
-def test_the_dashboard_configmap_holds_the_dashboard_for_grafanas_sidecar() -> None:
+def test_dashboard_configmap_holds_dashboard_for_grafanas_sidecar() -> None:
     documents = render({"metrics.dashboard.enabled": True}, namespace="sched")
     (configmap,) = [c for c in find(documents, "ConfigMap") if c["metadata"]["name"].endswith("-dashboard")]
     assert configmap["metadata"]["namespace"] == "sched"
@@ -97,7 +97,7 @@ def test_the_dashboard_configmap_holds_the_dashboard_for_grafanas_sidecar() -> N
     assert json.loads(configmap["data"]["binding-scheduler.json"]) == json.loads(DASHBOARD.read_text())
 
 
-def test_the_alerts_parse_as_promtool_parses_a_rule_file() -> None:
+def test_alerts_parse_as_promtool_parses_rule_file() -> None:
     assert check(rules=ALERTS.read_text())["errors"] == []
 
 
@@ -105,18 +105,18 @@ def test_every_dashboard_query_parses_as_promql() -> None:
     assert check(exprs=dashboard_exprs(json.loads(DASHBOARD.read_text())))["errors"] == []
 
 
-def test_the_alerts_and_the_dashboard_name_only_metrics_the_scheduler_exports() -> None:
+def test_alerts_and_dashboard_name_only_metrics_scheduler_exports() -> None:
     named = check(rules=ALERTS.read_text(), exprs=dashboard_exprs(json.loads(DASHBOARD.read_text())))["metrics"]
     assert named and set(named) <= exported_metrics(), set(named) - exported_metrics()
 
 
-def test_metrics_md_lists_exactly_the_metrics_the_alerts_and_the_dashboard_read() -> None:
+def test_metrics_md_lists_exactly_metrics_alerts_and_dashboard_read() -> None:
     named = check(rules=ALERTS.read_text(), exprs=dashboard_exprs(json.loads(DASHBOARD.read_text())))["metrics"]
     families = exported_families()
     assert {families.get(series, series) for series in named} == documented_for_the_chart()
 
 
-def test_the_check_catches_a_metric_that_does_not_exist_and_a_broken_rule() -> None:
+def test_check_catches_metric_that_does_not_exist_and_broken_rule() -> None:
     answer = check(rules="groups:\n- name: g\n  rules:\n  - alert: A\n    expr: sum(\n",
                    exprs=["rate(binding_scheduler_no_such_metric_total[5m])"])
     assert answer["errors"][0].startswith('rules: 5:11: group "g", rule 1, "A": could not parse expression')

@@ -37,21 +37,21 @@ def test_json_is_read(tmp_path: Path) -> None:
     assert load_config_file(write(tmp_path, json.dumps(body), "config.json")).scheduler_name == "mine"
 
 
-def test_no_spec_means_the_defaults(tmp_path: Path) -> None:
+def test_no_spec_means_defaults(tmp_path: Path) -> None:
     assert load_config_file(write(tmp_path, HEADER)) == DEFAULT_CONFIG
 
 
-def test_a_document_separator_and_comments_are_fine(tmp_path: Path) -> None:
+def test_document_separator_and_comments_are_fine(tmp_path: Path) -> None:
     assert load_config_file(write(tmp_path, "# mine\n---\n" + HEADER + "spec: {workers: 2}\n---\n")).workers == 2
 
 
-def test_the_example_file_loads() -> None:
+def test_example_file_loads() -> None:
     config = load_config_file(str(ROOT / "examples" / "scheduler-configuration.yaml"))
     assert dict(config.estimator.endpoints) == {"member1": "estimator-member1.example.com:10352",
                                                 "member2": "[fd00::12]:10352"}
 
 
-def test_an_invalid_spec_names_the_file_and_the_field(tmp_path: Path) -> None:
+def test_invalid_spec_names_file_and_field(tmp_path: Path) -> None:
     path = write(tmp_path, HEADER + "spec:\n  estimater: {}\n")
     error = failure(path)
     assert (str(error), error.path, error.problem) == (
@@ -59,17 +59,17 @@ def test_an_invalid_spec_names_the_file_and_the_field(tmp_path: Path) -> None:
         "SchedulerConfiguration c: spec.estimater: unknown field")
 
 
-def test_the_validation_error_is_the_cause(tmp_path: Path) -> None:
+def test_validation_error_is_cause(tmp_path: Path) -> None:
     error = failure(write(tmp_path, HEADER + "spec:\n  workers: 0\n"))
     assert str(error.__cause__) == "spec.workers: 0 is less than 1"
 
 
-def test_a_missing_file(tmp_path: Path) -> None:
+def test_missing_file(tmp_path: Path) -> None:
     path = str(tmp_path / "absent.yaml")
     assert str(failure(path)) == f"{path}: No such file or directory"
 
 
-def test_a_folder_is_not_a_file(tmp_path: Path) -> None:
+def test_folder_is_not_file(tmp_path: Path) -> None:
     assert str(failure(str(tmp_path))) == f"{tmp_path}: Is a directory"
 
 
@@ -90,7 +90,7 @@ def test_exactly_one_document(tmp_path: Path, text: str, count: int) -> None:
     assert str(failure(path)) == f"{path}: expected one SchedulerConfiguration, found {count} documents"
 
 
-def test_another_kind_is_rejected_by_its_api_version_and_its_kind(tmp_path: Path) -> None:
+def test_another_kind_is_rejected_by_api_version_and_kind(tmp_path: Path) -> None:
     path = write(tmp_path, "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: m1}\n")
     assert failure(path).lines == [
         f"{path}: Cluster m1: apiVersion: 'cluster.karmada.io/v1alpha1' is not {API_VERSION}",
@@ -98,6 +98,6 @@ def test_another_kind_is_rejected_by_its_api_version_and_its_kind(tmp_path: Path
     ]
 
 
-def test_a_scalar_document_is_rejected(tmp_path: Path) -> None:
+def test_scalar_document_is_rejected(tmp_path: Path) -> None:
     path = write(tmp_path, "just text\n")
     assert str(failure(path)) == f"{path}: document 1: <root>: expected an object, got 'just text'"

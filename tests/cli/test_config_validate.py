@@ -49,12 +49,12 @@ def validate(capsys: pytest.CaptureFixture[str], *paths: str) -> Outcome:
     return run(capsys, "config", "validate", *(arg for path in paths for arg in ("-f", path)))
 
 
-def test_a_valid_file_prints_one_valid_line_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_valid_file_prints_one_valid_line_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, scheduler_configuration("prod", {"workers": 4}))
     assert validate(capsys, path) == (0, [f"{path}: SchedulerConfiguration prod: valid"], [])
 
 
-def test_a_file_with_three_bad_fields_prints_exactly_those_three_lines_and_exits_2(
+def test_file_with_three_bad_fields_prints_exactly_those_three_lines_and_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", THREE_WRONG))
@@ -66,7 +66,7 @@ def test_a_file_with_three_bad_fields_prints_exactly_those_three_lines_and_exits
     ])
 
 
-def test_every_scheduler_configuration_of_a_file_is_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_scheduler_configuration_of_file_is_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, scheduler_configuration("a", {"workers": 0}), scheduler_configuration("b"),
                  scheduler_configuration("c", {"kubeAPI": {"burst": 0}}))
     assert validate(capsys, path) == (2, [f"{path}: SchedulerConfiguration b: valid"], [
@@ -75,7 +75,7 @@ def test_every_scheduler_configuration_of_a_file_is_checked(tmp_path: Path, caps
     ])
 
 
-def test_a_document_of_another_kind_is_skipped_with_a_line_on_stderr(
+def test_document_of_another_kind_is_skipped_with_line_on_stderr(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, CLUSTER, scheduler_configuration("prod"))
@@ -83,7 +83,7 @@ def test_a_document_of_another_kind_is_skipped_with_a_line_on_stderr(
                                       [f"{path}: Cluster member1: skipped, not a SchedulerConfiguration"])
 
 
-def test_a_file_without_a_scheduler_configuration_is_an_error(
+def test_file_without_scheduler_configuration_is_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, CLUSTER)
@@ -91,7 +91,7 @@ def test_a_file_without_a_scheduler_configuration_is_an_error(
                                               f"{path}: no SchedulerConfiguration found (1 document)"])
 
 
-def test_a_misspelt_kind_of_our_api_group_is_an_error_not_skipped(
+def test_misspelt_kind_of_our_api_group_is_error_not_skipped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, {**scheduler_configuration("prod"), "kind": "SchedulerConfig"})
@@ -99,31 +99,31 @@ def test_a_misspelt_kind_of_our_api_group_is_an_error_not_skipped(
                                               "SchedulerConfiguration"])
 
 
-def test_a_missing_file_is_one_line_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_file_is_one_line_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(tmp_path / "absent.yaml")
     assert validate(capsys, path) == (2, [], [f"{path}: No such file or directory"])
 
 
-def test_a_file_that_is_not_yaml_is_one_line_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_file_that_is_not_yaml_is_one_line_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "config.yaml"
     path.write_text("spec: [unclosed\n", encoding="utf-8")
     code, out, err = validate(capsys, str(path))
     assert (code, out, len(err), err[0].startswith(f"{path}: not valid YAML or JSON: ")) == (2, [], 1, True)
 
 
-def test_a_dash_reads_standard_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dash_reads_standard_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump(scheduler_configuration("piped", {"workers": 0}))))
     assert validate(capsys, "-") == (2, [], ["<stdin>: SchedulerConfiguration piped: spec.workers: 0 is less than 1"])
 
 
-def test_an_unnamed_object_is_named_by_its_place_in_the_file(
+def test_unnamed_object_is_named_by_place_in_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, CLUSTER, scheduler_configuration(None, {"workers": 0}))
     assert validate(capsys, path)[2][1] == f"{path}: SchedulerConfiguration #2: spec.workers: 0 is less than 1"
 
 
-def test_a_document_that_is_no_object_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_document_that_is_no_object_is_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "just text")
     assert validate(capsys, path) == (2, [], [f"{path}: document 1: <root>: expected an object, got 'just text'"])
 
@@ -135,13 +135,13 @@ def test_each_file_given_is_checked(tmp_path: Path, capsys: pytest.CaptureFixtur
                                            [f"{bad}: SchedulerConfiguration bad: spec.workers: 0 is less than 1"])
 
 
-def test_an_unknown_feature_gate_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_feature_gate_is_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, scheduler_configuration("prod", {"featureGates": {"Failover": True}}))
     assert validate(capsys, path) == (2, [], [f"{path}: SchedulerConfiguration prod: spec.featureGates.Failover: "
                                               "unknown field"])
 
 
-def test_a_plugin_name_no_plugin_has_is_an_error_at_spec_plugins_as_in_run(
+def test_plugin_name_no_plugin_has_is_error_at_spec_plugins_as_in_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", {"plugins": ["*", "-TaintTolerance"]}))
@@ -150,7 +150,7 @@ def test_a_plugin_name_no_plugin_has_is_an_error_at_spec_plugins_as_in_run(
         2, [], [f"{path}: SchedulerConfiguration prod: spec.plugins: names 'TaintTolerance', which is no plugin"])
 
 
-def test_an_allowed_plugin_name_no_plugin_has_is_a_warning_as_in_run(
+def test_allowed_plugin_name_no_plugin_has_is_warning_as_in_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", {"plugins": ["*", "-TaintTolerance"],
@@ -162,7 +162,7 @@ def test_an_allowed_plugin_name_no_plugin_has_is_a_warning_as_in_run(
          "ignored"])
 
 
-def test_plugins_that_cannot_be_loaded_are_an_error_at_spec_plugins(
+def test_plugins_that_cannot_be_loaded_are_error_at_spec_plugins(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
@@ -194,7 +194,7 @@ def test_run_reports_every_wrong_field_of_its_config_file_one_line_each_and_exit
 BAD_WITH_A_PLUGIN = {"workers": 0, "plugins": ["*", "-TaintTolerance"]}
 
 
-def test_an_unknown_plugin_is_listed_beside_the_other_errors(
+def test_unknown_plugin_is_listed_beside_other_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", BAD_WITH_A_PLUGIN))
@@ -202,7 +202,7 @@ def test_an_unknown_plugin_is_listed_beside_the_other_errors(
     assert (code, [line.split(": ")[2] for line in err]) == (2, ["spec.workers", "spec.plugins"])
 
 
-def test_run_lists_an_unknown_plugin_beside_the_other_errors_of_its_file(
+def test_run_lists_unknown_plugin_beside_other_errors_of_its_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", BAD_WITH_A_PLUGIN))

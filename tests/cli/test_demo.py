@@ -33,7 +33,7 @@ FIRST_REPORT = (
 )
 
 
-def test_the_demo_says_why_the_two_failing_examples_were_not_scheduled_and_reports_its_stop_once(
+def test_demo_says_why_two_failing_examples_were_not_scheduled_and_reports_stop_once(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code = main(["demo", "--workers", "2"])
@@ -73,7 +73,7 @@ def restart_of(run: DemoRun) -> Restart:
     return run.restart
 
 
-def test_the_pass_held_in_the_slow_estimator_is_cancelled_by_the_stop(demo: tuple[DemoRun, str]) -> None:
+def test_pass_held_in_slow_estimator_is_cancelled_by_stop(demo: tuple[DemoRun, str]) -> None:
     run, _ = demo
     restart = restart_of(run)
     assert (restart.plan.key, restart.plan.cluster, restart.plan.replicas) == ("shop/checkout-deployment",
@@ -86,7 +86,7 @@ def test_the_pass_held_in_the_slow_estimator_is_cancelled_by_the_stop(demo: tupl
     assert [call.outcome for call in restart.hold.calls] == ["cancelled"]
 
 
-def test_the_first_instance_writes_nothing_after_its_stop_nor_to_the_held_binding(demo: tuple[DemoRun, str]) -> None:
+def test_first_instance_writes_nothing_after_stop_nor_to_held_binding(demo: tuple[DemoRun, str]) -> None:
     run, _ = demo
     restart_of(run)
     journal = run.api.journal
@@ -106,7 +106,7 @@ def test_the_first_instance_writes_nothing_after_its_stop_nor_to_the_held_bindin
     assert [e.path for e in first if e.path.startswith(CHECKOUT)]  # its earlier decision, before the scale
 
 
-def test_the_second_instance_takes_the_lease_and_places_the_binding_the_stop_cancelled(
+def test_second_instance_takes_lease_and_places_binding_stop_cancelled(
     demo: tuple[DemoRun, str],
 ) -> None:
     run, _ = demo
@@ -127,7 +127,7 @@ def test_the_second_instance_takes_the_lease_and_places_the_binding_the_stop_can
     assert late == []
 
 
-def test_the_demo_tells_the_restart_from_that_evidence(demo: tuple[DemoRun, str]) -> None:
+def test_demo_tells_restart_from_that_evidence(demo: tuple[DemoRun, str]) -> None:
     run, out = demo
     restart = restart_of(run)
     lines = out.splitlines()
@@ -146,7 +146,7 @@ def test_the_demo_tells_the_restart_from_that_evidence(demo: tuple[DemoRun, str]
     ]
 
 
-def test_the_demo_runs_on_a_folder_given_with_examples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_runs_on_folder_given_with_examples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bindings = yaml.safe_load_all((ROOT / "examples" / "bindings.yaml").read_text())
     checkout = next(d for d in bindings if d and d["metadata"]["name"] == "checkout-deployment")
     shutil.copy(ROOT / "examples" / "clusters.yaml", tmp_path)
@@ -160,7 +160,7 @@ def test_the_demo_runs_on_a_folder_given_with_examples(tmp_path: Path, capsys: p
     assert f"- {SECOND} took the Lease and retried shop/checkout-deployment: Success, " in out
 
 
-def test_without_a_binding_to_hold_the_demo_reports_the_stop_of_its_one_instance(
+def test_without_binding_to_hold_demo_reports_stop_of_its_one_instance(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bindings = yaml.safe_load_all((ROOT / "examples" / "bindings.yaml").read_text())

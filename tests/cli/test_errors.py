@@ -46,7 +46,7 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     (["explain", "-f", "examples", "--binding", "a/b", "--estimator-timeout=-1s"],
      "argument --estimator-timeout: '-1s' is not a duration (examples: 3s, 500ms, 1m30s)"),
 ])
-def test_bad_usage_is_one_line_naming_the_value_with_the_commands_usage_and_status_2(
+def test_bad_usage_is_one_line_naming_value_with_commands_usage_and_status_2(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_:
@@ -57,19 +57,19 @@ def test_bad_usage_is_one_line_naming_the_value_with_the_commands_usage_and_stat
     assert err.startswith(f"usage: binding-scheduler {args[0]} ")
 
 
-def test_a_missing_input_file_is_a_line_on_stderr_and_stdout_stays_empty(capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_input_file_is_line_on_stderr_and_stdout_stays_empty(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "-f", "/nonexistent", "-o", "json"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == ["/nonexistent: No such file or directory"]
 
 
-def test_run_with_a_missing_kubeconfig_is_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_with_missing_kubeconfig_is_one_line_and_status_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--kubeconfig", "/nonexistent"]) == 2
     assert capsys.readouterr().err == "error: kubeconfig /nonexistent does not exist\n"
 
 
-def test_a_failure_at_run_time_is_one_line_with_status_1(
+def test_failure_at_run_time_is_one_line_with_status_1(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     async def broken(*_: object, **__: object) -> None:
@@ -83,7 +83,7 @@ def test_a_failure_at_run_time_is_one_line_with_status_1(
     assert "Traceback" not in err
 
 
-def test_debug_anywhere_on_the_command_line_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_debug_anywhere_on_command_line_shows_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     async def broken(*_: object, **__: object) -> None:
         raise RuntimeError("the estimator exploded")
 
@@ -92,7 +92,7 @@ def test_debug_anywhere_on_the_command_line_shows_the_traceback(monkeypatch: pyt
         main(["simulate", "-f", str(ROOT / "examples"), "--debug", "-o", "json"])
 
 
-def test_a_reader_that_goes_away_ends_the_output_quietly() -> None:
+def test_reader_that_goes_away_ends_output_quietly() -> None:
     process = subprocess.Popen([sys.executable, "-m", "binding_scheduler.cli.main", "simulate", "-f",
                                 str(ROOT / "examples"), "-o", "json"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -112,13 +112,13 @@ UNKNOWN_PLUGIN = (
 )
 
 
-def test_an_unknown_plugin_name_is_bad_input_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_plugin_name_is_bad_input_naming_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "-f", str(ROOT / "examples"), "--binding", "shop/checkout-deployment",
                  "--plugins", "*,-TaintTolerations"]) == 2
     assert capsys.readouterr() == ("", f"error: --plugins {UNKNOWN_PLUGIN}\n")
 
 
-def test_with_allow_unknown_plugins_a_name_is_ignored_with_a_warning_as_in_karmada(
+def test_with_allow_unknown_plugins_name_is_ignored_with_warning_as_in_karmada(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["explain", "-f", str(ROOT / "examples"), "--binding", "shop/checkout-deployment",
@@ -129,12 +129,12 @@ def test_with_allow_unknown_plugins_a_name_is_ignored_with_a_warning_as_in_karma
            "ClusterLocality (unknown, ignored: TaintTolerations)" in out
 
 
-def test_run_refuses_an_unknown_plugin_name_before_anything_starts() -> None:
+def test_run_refuses_unknown_plugin_name_before_anything_starts() -> None:
     result = cli("run", "--kubeconfig=/nonexistent", "--plugins=*,-TaintTolerations")
     assert (result.returncode, result.stderr) == (2, f"error: --plugins: {UNKNOWN_PLUGIN}\n")
 
 
-def test_a_port_in_use_stops_run_with_one_line_naming_it_and_status_1(tmp_path: Path) -> None:
+def test_port_in_use_stops_run_with_one_line_naming_it_and_status_1(tmp_path: Path) -> None:
     import socket
 
     from binding_scheduler.devcluster import DevCluster
@@ -193,7 +193,7 @@ def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) 
     assert entries[-1]["msg"].startswith("shutdown complete in ")
 
 
-def test_run_with_karmadas_estimator_tls_flags_naming_a_missing_file_is_one_line_naming_the_flag_and_status_1(
+def test_run_with_karmadas_estimator_tls_flags_naming_missing_file_is_one_line_naming_flag_and_status_1(
     tmp_path: Path,
 ) -> None:
     ca = tmp_path / "ca.crt"
@@ -206,7 +206,7 @@ def test_run_with_karmadas_estimator_tls_flags_naming_a_missing_file_is_one_line
                              "No such file or directory\n")
 
 
-def test_run_with_a_configuration_file_naming_a_missing_tls_file_names_its_field(tmp_path: Path) -> None:
+def test_run_with_configuration_file_naming_missing_tls_file_names_field(tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.yaml", config_spec(
         estimator={"enabled": True, "tls": {"caFile": str(tmp_path / "nope.crt")}}))
     result = cli("run", f"--kubeconfig={tmp_path / 'kubeconfig'}", "--config-file", str(config), timeout=30)
@@ -214,13 +214,13 @@ def test_run_with_a_configuration_file_naming_a_missing_tls_file_names_its_field
         1, f"error: spec.estimator.tls.caFile: {tmp_path / 'nope.crt'}: No such file or directory\n")
 
 
-def test_a_missing_tls_file_is_not_checked_while_the_estimator_is_off(tmp_path: Path) -> None:
+def test_missing_tls_file_is_not_checked_while_estimator_is_off(tmp_path: Path) -> None:
     result = cli("run", f"--kubeconfig={tmp_path / 'kubeconfig'}", f"--scheduler-estimator-ca-file={tmp_path}/x",
                  timeout=30)
     assert (result.returncode, result.stderr) == (2, f"error: kubeconfig {tmp_path / 'kubeconfig'} does not exist\n")
 
 
-def test_the_known_plugins_of_the_warning_are_every_plugin_not_the_enabled_ones(
+def test_known_plugins_of_warning_are_every_plugin_not_enabled_ones(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["simulate", "-f", str(ROOT / "examples"), "--plugins", "TaintToleration,Typo", "-o", "json",
@@ -229,7 +229,7 @@ def test_the_known_plugins_of_the_warning_are_every_plugin_not_the_enabled_ones(
     assert f"warning: --plugins names 'Typo', which is no plugin: ignored (known: {KNOWN})" in err
 
 
-def test_config_from_flags_refuses_an_unknown_plugin_unless_allowed() -> None:
+def test_config_from_flags_refuses_unknown_plugin_unless_allowed() -> None:
     refused = cli("config", "from-flags", "--plugins=NoSuchPlugin")
     allowed = cli("config", "from-flags", "--plugins=NoSuchPlugin", "--allow-unknown-plugins")
     assert (refused.returncode, refused.stdout) == (2, "")
@@ -243,7 +243,7 @@ def test_config_from_flags_refuses_an_unknown_plugin_unless_allowed() -> None:
     assert "- NoSuchPlugin" in allowed.stdout  # Karmada's syntax, kept as given
 
 
-def test_config_without_namespace_is_read_in_karmada_system_whatever_the_kubeconfig_context_names(
+def test_config_without_namespace_is_read_in_karmada_system_whatever_kubeconfig_context_names(
     tmp_path: Path,
 ) -> None:
     import yaml
@@ -262,21 +262,21 @@ def test_config_without_namespace_is_read_in_karmada_system_whatever_the_kubecon
     assert "cannot start: SchedulerConfiguration karmada-system/sched (--config) does not exist" in result.stderr
 
 
-def test_version_prints_the_package_version_then_the_compatibility_sentence() -> None:
+def test_version_prints_package_version_then_compatibility_sentence() -> None:
     from binding_scheduler import COMPATIBILITY, __version__
 
     result = cli("--version")
     assert (result.returncode, result.stdout) == (0, f"binding-scheduler {__version__}\n{COMPATIBILITY}\n")
 
 
-def test_the_readme_and_the_compatibility_page_tell_the_version_story_in_the_same_sentence() -> None:
+def test_readme_and_compatibility_page_tell_version_story_in_same_sentence() -> None:
     from binding_scheduler import COMPATIBILITY
 
     for page in (ROOT / "README.md", ROOT / "docs" / "compatibility.md"):
         assert COMPATIBILITY in " ".join(page.read_text().split()), page
 
 
-def test_simulate_ends_with_a_summary_and_exits_3_on_an_unscheduled_binding_with_fail_on_unscheduled(
+def test_simulate_ends_with_summary_and_exits_3_on_unscheduled_binding_with_fail_on_unscheduled(
     tmp_path: Path,
 ) -> None:
     import yaml
@@ -293,7 +293,7 @@ def test_simulate_ends_with_a_summary_and_exits_3_on_an_unscheduled_binding_with
     assert json.loads(strict.stdout) == json.loads(plain.stdout)
 
 
-def test_simulate_of_a_folder_without_bindings_is_bad_input(tmp_path: Path) -> None:
+def test_simulate_of_folder_without_bindings_is_bad_input(tmp_path: Path) -> None:
     result = cli("simulate", "-f", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr == f"{tmp_path}: no ResourceBinding or ClusterResourceBinding found\n"
@@ -309,7 +309,7 @@ def misspelt_binding(tmp_path: Path, **changes: Any) -> Path:
     return tmp_path / "inputs.yaml"
 
 
-def test_simulate_warns_of_an_unknown_field_as_kubectls_field_validation_does(tmp_path: Path) -> None:
+def test_simulate_warns_of_unknown_field_as_kubectls_field_validation_does(tmp_path: Path) -> None:
     inputs = misspelt_binding(tmp_path)
     result = cli("simulate", "-f", str(inputs), "-o", "json")
     assert result.returncode == 0
@@ -317,14 +317,14 @@ def test_simulate_warns_of_an_unknown_field_as_kubectls_field_validation_does(tm
     assert json.loads(result.stdout)["results"][0]["clusters"] == [{"name": "m1", "replicas": 1}]
 
 
-def test_explain_with_strict_refuses_an_unknown_field(tmp_path: Path) -> None:
+def test_explain_with_strict_refuses_unknown_field(tmp_path: Path) -> None:
     inputs = misspelt_binding(tmp_path)
     result = cli("explain", "-f", str(inputs), "--binding", "default/web", "--strict")
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == f'{inputs}: ResourceBinding web: unknown field "spec.placment"\n'
 
 
-def test_a_binding_at_an_apiversion_the_model_does_not_read_is_refused(tmp_path: Path) -> None:
+def test_binding_at_apiversion_model_does_not_read_is_refused(tmp_path: Path) -> None:
     inputs = misspelt_binding(tmp_path, apiVersion="work.karmada.io/v1alpha1")
     result = cli("simulate", "-f", str(inputs))
     assert result.returncode == 2
@@ -332,7 +332,7 @@ def test_a_binding_at_an_apiversion_the_model_does_not_read_is_refused(tmp_path:
                              "here: a ResourceBinding is read as work.karmada.io/v1alpha2\n")
 
 
-def test_estimator_stub_reads_its_cluster_from_a_kubectl_list_export(tmp_path: Path) -> None:
+def test_estimator_stub_reads_cluster_from_kubectl_list_export(tmp_path: Path) -> None:
     import yaml
 
     from binding_scheduler.cli.estimator_stub import _load_cluster
@@ -347,7 +347,7 @@ def test_estimator_stub_reads_its_cluster_from_a_kubectl_list_export(tmp_path: P
     ("kind: Cluster\nmetadata: {name: [\n", "--cluster-file {path}: not valid YAML or JSON: "),
     ("{}\n", "--cluster-file holds no Cluster, not cluster 'm1'"),
 ])
-def test_estimator_stub_with_a_bad_cluster_file_says_why_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+def test_estimator_stub_with_bad_cluster_file_says_why_in_one_line(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "cluster.yaml"
     path.write_text(text)
     result = cli("estimator-stub", "--cluster", "m1", "--port", "0", "--cluster-file", str(path), timeout=30)
@@ -356,7 +356,7 @@ def test_estimator_stub_with_a_bad_cluster_file_says_why_in_one_line(tmp_path: P
     assert message.format(path=path) in line
 
 
-def test_estimator_stub_on_a_port_in_use_is_one_line_naming_it_and_status_1() -> None:
+def test_estimator_stub_on_port_in_use_is_one_line_naming_it_and_status_1() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -417,7 +417,7 @@ def the_line(result: subprocess.CompletedProcess[str]) -> str:
     return line.split("cannot start: ", 1)[1]
 
 
-def test_run_against_a_server_without_karmadas_apis_names_it_and_writes_nothing(tmp_path: Path) -> None:
+def test_run_against_server_without_karmadas_apis_names_it_and_writes_nothing(tmp_path: Path) -> None:
     from binding_scheduler.devcluster import DevCluster
 
     with DevCluster.in_thread(crds_dir=crds_without(tmp_path, "cluster.karmada.io", "work.karmada.io")) as api:
@@ -430,7 +430,7 @@ def test_run_against_a_server_without_karmadas_apis_names_it_and_writes_nothing(
     assert len(result.stderr.splitlines()) <= 3, result.stderr
 
 
-def test_run_with_config_on_a_server_without_the_schedulerconfiguration_crd_says_the_crd_is_missing(
+def test_run_with_config_on_server_without_schedulerconfiguration_crd_says_crd_is_missing(
     tmp_path: Path,
 ) -> None:
     from binding_scheduler.devcluster import DevCluster
@@ -446,7 +446,7 @@ def test_run_with_config_on_a_server_without_the_schedulerconfiguration_crd_says
     assert writes == []
 
 
-def test_run_against_a_server_that_does_not_answer_waits_for_it_and_stops_at_sigterm(tmp_path: Path) -> None:
+def test_run_against_server_that_does_not_answer_waits_for_it_and_stops_at_sigterm(tmp_path: Path) -> None:
     """No answer is no verdict: an API server still starting (or away a while) is asked again, as the standby would
     wait for it; the pod must not crash-loop through an outage."""
     with socket.socket() as closed:
@@ -481,7 +481,7 @@ def test_run_against_a_server_that_does_not_answer_waits_for_it_and_stops_at_sig
     assert "Traceback" not in rest
 
 
-def test_run_with_a_lease_namespace_that_does_not_exist_names_it_and_writes_nothing() -> None:
+def test_run_with_lease_namespace_that_does_not_exist_names_it_and_writes_nothing() -> None:
     from binding_scheduler.devcluster import DevCluster
 
     with DevCluster.in_thread() as api:

@@ -21,7 +21,7 @@ from testsupport.operator.harness import request
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_bundled_examples_are_written_byte_for_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bundled_examples_are_written_byte_for_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["examples", str(tmp_path / "fleet")]) == 0
     written = sorted((tmp_path / "fleet").iterdir())
     assert [p.name for p in written] == ["bindings.yaml", "clusters.yaml", "scheduler-configuration.yaml"]
@@ -29,7 +29,7 @@ def test_the_bundled_examples_are_written_byte_for_byte(tmp_path: Path, capsys: 
     assert capsys.readouterr().out.split() == [str(p) for p in written]
 
 
-def test_the_default_folder_is_examples_in_the_working_directory(
+def test_default_folder_is_examples_in_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
@@ -47,7 +47,7 @@ def test_existing_files_are_kept_unless_forced(tmp_path: Path, capsys: pytest.Ca
     assert (tmp_path / "clusters.yaml").read_bytes() == (ROOT / "examples" / "clusters.yaml").read_bytes()
 
 
-def test_the_written_examples_simulate_as_the_repository_ones_do(
+def test_written_examples_simulate_as_repository_ones_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["examples", str(tmp_path)]) == 0
@@ -58,7 +58,7 @@ def test_the_written_examples_simulate_as_the_repository_ones_do(
     assert written == capsys.readouterr().out
 
 
-def test_the_bundled_examples_are_read_through_importlib_resources() -> None:
+def test_bundled_examples_are_read_through_importlib_resources() -> None:
     assert [item.name for item in bundled_examples()] == [
         "bindings.yaml", "clusters.yaml", "scheduler-configuration.yaml"
     ]
@@ -75,7 +75,7 @@ def stored(api: DevCluster, plural_path: str) -> list[dict[str, Any]]:
     return list(answer["items"])
 
 
-def test_apply_puts_the_examples_on_the_server_with_their_namespaces_and_each_clusters_status() -> None:
+def test_apply_puts_examples_on_server_with_their_namespaces_and_each_clusters_status() -> None:
     documents = bundled_documents()
     with DevCluster.in_thread() as api:
         result = examples_cli("--apply", "--kubeconfig", str(api.kubeconfig_path))
@@ -92,7 +92,7 @@ def test_apply_puts_the_examples_on_the_server_with_their_namespaces_and_each_cl
     assert not Path("examples").exists() or Path("examples").resolve() == ROOT / "examples"  # no folder written
 
 
-def test_what_apply_stored_schedules_exactly_as_the_examples_do(tmp_path: Path) -> None:
+def test_what_apply_stored_schedules_exactly_as_examples_do(tmp_path: Path) -> None:
     with DevCluster.in_thread() as api:
         assert examples_cli("--apply", "--kubeconfig", str(api.kubeconfig_path)).returncode == 0
         objects = [*stored(api, "/apis/cluster.karmada.io/v1alpha1/clusters"),
@@ -111,7 +111,7 @@ def simulate_json(path: Path) -> dict[tuple[str, str], Any]:
     return {(r["namespace"] or "", r["name"]): r for r in json.loads(result.stdout)["results"]}
 
 
-def test_apply_a_second_time_updates_in_place() -> None:
+def test_apply_second_time_updates_in_place() -> None:
     with DevCluster.in_thread() as api:
         assert examples_cli("--apply", "--kubeconfig", str(api.kubeconfig_path)).returncode == 0
         again = examples_cli("--apply", "--kubeconfig", str(api.kubeconfig_path))
@@ -120,7 +120,7 @@ def test_apply_a_second_time_updates_in_place() -> None:
             d["kind"] == "Cluster" for d in bundled_documents())
 
 
-def test_apply_with_a_folder_writes_it_too(tmp_path: Path) -> None:
+def test_apply_with_folder_writes_it_too(tmp_path: Path) -> None:
     with DevCluster.in_thread() as api:
         result = examples_cli(str(tmp_path / "fleet"), "--apply", "--kubeconfig", str(api.kubeconfig_path))
     assert result.returncode == 0, result.stderr
@@ -128,7 +128,7 @@ def test_apply_with_a_folder_writes_it_too(tmp_path: Path) -> None:
     assert (tmp_path / "fleet" / "clusters.yaml").is_file()
 
 
-def test_apply_skips_the_scheduler_configuration_with_a_note_where_its_crd_is_not_installed(tmp_path: Path) -> None:
+def test_apply_skips_scheduler_configuration_with_note_where_crd_is_not_installed(tmp_path: Path) -> None:
     crds = tmp_path / "crds"
     crds.mkdir()
     for crd in (ROOT / "crds").glob("*karmada.io_*.yaml"):
@@ -145,7 +145,7 @@ def test_apply_skips_the_scheduler_configuration_with_a_note_where_its_crd_is_no
     assert result.stdout.splitlines()[-1] == last
 
 
-def test_apply_where_karmadas_crds_are_missing_is_one_line_naming_the_object_and_status_1(tmp_path: Path) -> None:
+def test_apply_where_karmadas_crds_are_missing_is_one_line_naming_object_and_status_1(tmp_path: Path) -> None:
     (tmp_path / "crds").mkdir()
     with DevCluster.in_thread(tmp_path / "crds") as api:
         result = examples_cli("--apply", "--kubeconfig", str(api.kubeconfig_path))
@@ -156,7 +156,7 @@ def test_apply_where_karmadas_crds_are_missing_is_one_line_naming_the_object_and
     )
 
 
-def test_apply_with_a_missing_kubeconfig_is_one_line_and_status_1(tmp_path: Path) -> None:
+def test_apply_with_missing_kubeconfig_is_one_line_and_status_1(tmp_path: Path) -> None:
     result = examples_cli("--apply", "--kubeconfig", str(tmp_path / "nosuch"))
     assert result.returncode == 1
     assert result.stderr.startswith("examples: ") and str(tmp_path / "nosuch") in result.stderr

@@ -18,7 +18,7 @@ def explain(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return code, captured.out, captured.err
 
 
-def test_every_failing_filter_of_a_cluster_is_shown(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_failing_filter_of_cluster_is_shown(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = explain(capsys, "--binding", "shop/legacy-api-deployment", "-o", "json")
     document = json.loads(out)
     edge = next(c for c in document["attempts"][0]["clusters"] if c["name"] == "edge-fra")
@@ -52,7 +52,7 @@ def test_estimates_selection_and_division_are_shown(capsys: pytest.CaptureFixtur
     assert "result: Scheduled=True reason=Success" in out
 
 
-def test_unknown_binding_is_an_error_naming_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_binding_is_error_naming_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = explain(capsys, "--binding", "nope")
     assert code == 2
     assert out == ""
@@ -67,7 +67,7 @@ class Exploding:
         raise RuntimeError("no scores today")
 
 
-def test_a_failing_score_plugin_is_reported_not_a_crash(
+def test_failing_score_plugin_is_reported_not_crash(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.framework.plugins.discover_plugins", lambda **_: [Exploding()])
@@ -93,7 +93,7 @@ WEBSTER = ("seats by Webster's method: each replica in turn goes to the cluster 
            "binding's uid picks")
 
 
-def test_a_static_weight_division_shows_each_weight_share_and_seats(capsys: pytest.CaptureFixture[str]) -> None:
+def test_static_weight_division_shows_each_weight_share_and_seats(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = explain(capsys, "--binding", "checkout-deployment")
     assert section(out, "division") == [
         "StaticWeight: 12 replicas by the static weight rules (a cluster's weight is its highest matching rule)",
@@ -104,7 +104,7 @@ def test_a_static_weight_division_shows_each_weight_share_and_seats(capsys: pyte
     ]
 
 
-def test_a_dynamic_division_shows_the_mode_and_the_rounding_of_each_share(capsys: pytest.CaptureFixture[str]) -> None:
+def test_dynamic_division_shows_mode_and_rounding_of_each_share(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = explain(capsys, "--binding", "search-deployment")
     assert section(out, "division") == [
         "DynamicWeight, first placement (scale up from 0): the 40 replicas divided by each cluster's allocatable "
@@ -115,7 +115,7 @@ def test_a_dynamic_division_shows_the_mode_and_the_rounding_of_each_share(capsys
     ]
 
 
-def test_the_region_choice_is_told_by_what_decided_it(capsys: pytest.CaptureFixture[str]) -> None:
+def test_region_choice_is_told_by_what_decided_it(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = explain(capsys, "--binding", "search-deployment")
     selection = section(out, "selection")
     assert selection[0] == ("region westeurope: 1 cluster (azure-weu), room for 66 replicas, score 20000 (20 replicas "
@@ -126,14 +126,14 @@ def test_the_region_choice_is_told_by_what_decided_it(capsys: pytest.CaptureFixt
                             "then by name)")
 
 
-def test_a_feasible_cluster_left_out_says_which_constraint_left_it_out(capsys: pytest.CaptureFixture[str]) -> None:
+def test_feasible_cluster_left_out_says_which_constraint_left_it_out(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = explain(capsys, "--binding", "search-deployment")
     lines = out.splitlines()
     azure = lines.index("  cluster azure-weu: feasible")
     assert "    selected: no (its region westeurope was not chosen)" in lines[azure:azure + 6]
 
 
-def test_what_the_room_figures_mean_is_said_once(capsys: pytest.CaptureFixture[str]) -> None:
+def test_what_room_figures_mean_is_said_once(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = explain(capsys, "--binding", "search-deployment")
     legend = [line for line in out.splitlines() if line.startswith("room: 'general' is the general estimator's")]
     assert len(legend) == 1
@@ -143,7 +143,7 @@ def test_what_the_room_figures_mean_is_said_once(capsys: pytest.CaptureFixture[s
 @pytest.mark.parametrize("name", ["storefront-deployment", "checkout-deployment", "search-deployment",
                                   "ledger-statefulset", "batch-report-job", "trainer-deployment",
                                   "inventory-deployment"])
-def test_the_division_shown_ends_in_the_result_the_scheduler_writes(
+def test_division_shown_ends_in_result_scheduler_writes(
     capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     _, out, _ = explain(capsys, "--binding", name, "-o", "json")

@@ -36,7 +36,7 @@ def clusters(capsys: pytest.CaptureFixture[str], *args: str) -> object:
     return json.loads(capsys.readouterr().out)["results"][0]["clusters"]
 
 
-def test_multi_template_bindings_are_placed_whole_on_a_cluster_with_room_for_a_set(
+def test_multi_template_bindings_are_placed_whole_on_cluster_with_room_for_set(
     inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert clusters(capsys, "-f", inputs, "--feature-gates", "MultiplePodTemplatesScheduling=true") == [
@@ -45,7 +45,7 @@ def test_multi_template_bindings_are_placed_whole_on_a_cluster_with_room_for_a_s
 
 
 @pytest.mark.parametrize("word", ["true", "True", "TRUE", "t", "T", "1"])
-def test_a_gate_takes_every_word_go_reads_as_true_as_run_does(
+def test_gate_takes_every_word_go_reads_as_true_as_run_does(
     inputs: str, capsys: pytest.CaptureFixture[str], word: str
 ) -> None:
     assert clusters(capsys, "-f", inputs, "--feature-gates", f"MultiplePodTemplatesScheduling={word}") == [
@@ -54,14 +54,14 @@ def test_a_gate_takes_every_word_go_reads_as_true_as_run_does(
 
 
 @pytest.mark.parametrize("word", ["yes", "tRuE", "on"])
-def test_a_gate_refuses_what_go_does_not_read_as_a_bool(
+def test_gate_refuses_what_go_does_not_read_as_bool(
     inputs: str, capsys: pytest.CaptureFixture[str], word: str
 ) -> None:
     assert main(["simulate", "-f", inputs, "--feature-gates", f"WorkloadAffinity={word}"]) == 2
     assert f"'WorkloadAffinity={word}': expected one of" in capsys.readouterr().err
 
 
-def test_an_unknown_gate_is_an_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_gate_is_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "-f", inputs, "--feature-gates", "ResourceQuotaEstimate=true"]) == 2
     assert capsys.readouterr().err == (
         "error: --feature-gates 'ResourceQuotaEstimate=true': expected one of MultiplePodTemplatesScheduling=true|"
@@ -104,14 +104,14 @@ def test_with_both_preemption_gates_simulate_names_who_would_be_preempted(
         False, "Preempting", 'preemption initiated on cluster "m1" for 1 victim(s)', ["default/low"])
 
 
-def test_without_the_preemption_gates_simulate_shows_the_binding_unschedulable(
+def test_without_preemption_gates_simulate_shows_binding_unschedulable(
     full_cluster: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     high = result_of(capsys, "high", "-f", full_cluster, "--feature-gates", "PriorityBasedScheduling=true")
     assert (high["reason"], "victims" in high) == ("Unschedulable", False)
 
 
-def test_the_table_says_whom_a_preemption_would_evict(full_cluster: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_table_says_whom_preemption_would_evict(full_cluster: str, capsys: pytest.CaptureFixture[str]) -> None:
     gates = "PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true"
     assert main(["simulate", "-f", full_cluster, "--feature-gates", gates]) == 0
     (row,) = [line for line in capsys.readouterr().out.splitlines() if "  high  " in line]
@@ -134,7 +134,7 @@ def group_inputs(tmp_path: Path) -> str:
     return str(path)
 
 
-def test_with_workload_affinity_a_binding_goes_where_its_group_is_placed(
+def test_with_workload_affinity_binding_goes_where_group_is_placed(
     group_inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["simulate", "-o", "json", "-f", group_inputs, "--feature-gates", "WorkloadAffinity=true"]) == 0
@@ -142,7 +142,7 @@ def test_with_workload_affinity_a_binding_goes_where_its_group_is_placed(
     assert (results[1]["name"], results[1]["clusters"]) == ("web-deployment", [{"name": "m2", "replicas": 1}])
 
 
-def test_without_the_gate_workload_affinity_groups_are_ignored(
+def test_without_gate_workload_affinity_groups_are_ignored(
     group_inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["simulate", "-o", "json", "-f", group_inputs]) == 0
@@ -150,7 +150,7 @@ def test_without_the_gate_workload_affinity_groups_are_ignored(
     assert results[1]["clusters"] == [{"name": "m1", "replicas": 1}, {"name": "m2", "replicas": 1}]
 
 
-def test_explain_names_the_workload_affinity_verdict_of_each_cluster(
+def test_explain_names_workload_affinity_verdict_of_each_cluster(
     group_inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["explain", "-o", "json", "-f", group_inputs, "--binding", "default/web-deployment",
@@ -166,7 +166,7 @@ def test_explain_names_the_workload_affinity_verdict_of_each_cluster(
     }
 
 
-def test_explain_says_why_a_binding_preempts_where_and_whom(
+def test_explain_says_why_binding_preempts_where_and_whom(
     full_cluster: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gates = "PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true"
@@ -178,7 +178,7 @@ def test_explain_says_why_a_binding_preempts_where_and_whom(
     assert out[start + 1] == "    evicts default/low (priority 100, 3 replicas there)"
 
 
-def test_explain_json_carries_the_preemption(full_cluster: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_json_carries_preemption(full_cluster: str, capsys: pytest.CaptureFixture[str]) -> None:
     gates = "PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true"
     assert main(["explain", "--binding", "default/high", "-f", full_cluster, "--feature-gates", gates,
                  "-o", "json"]) == 0

@@ -32,7 +32,7 @@ def karmadas_decisions(oracle: Path) -> dict[str, Any]:
     return parsed
 
 
-def test_the_golden_file_is_karmadas_decision_for_the_examples_but_for_the_listed_differences(
+def test_golden_file_is_karmadas_decision_for_examples_but_for_listed_differences(
     karmada_oracle: Path,
 ) -> None:
     golden = json.loads(GOLDEN.read_text())
@@ -54,7 +54,7 @@ def test_the_golden_file_is_karmadas_decision_for_the_examples_but_for_the_liste
     assert unlisted == [], "the golden file differs from Karmada where docs/compatibility.md lists no difference"
 
 
-def test_the_golden_file_decides_every_example_binding(karmada_oracle: Path) -> None:
+def test_golden_file_decides_every_example_binding(karmada_oracle: Path) -> None:
     """Cross-checked means every binding of examples/ is in it: the oracle lists them independently."""
     golden = json.loads(GOLDEN.read_text())
     theirs = karmadas_decisions(karmada_oracle)

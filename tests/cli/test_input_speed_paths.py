@@ -26,7 +26,7 @@ def pure(text: str) -> list[Any]:
 
 
 @pytest.mark.parametrize("name", ["bindings.yaml", "clusters.yaml", "scheduler-configuration.yaml"])
-def test_libyamls_loader_reads_the_examples_as_the_pure_loader(name: str) -> None:
+def test_libyamls_loader_reads_examples_as_pure_loader(name: str) -> None:
     text = (EXAMPLES / name).read_text()
     assert list(documents(EXAMPLES / name)) == [d for doc in pure(text) for d in
                                                 (doc["items"] if doc.get("kind", "").endswith("List") else [doc])]
@@ -38,20 +38,20 @@ def test_libyamls_loader_keeps_kubectls_scalars() -> None:
     assert read["metadata"]["creationTimestamp"] == "2024-01-01T00:00:00Z"
 
 
-def test_a_json_file_reads_as_its_yaml_reading(tmp_path: Path) -> None:
+def test_json_file_reads_as_yaml_reading(tmp_path: Path) -> None:
     objects = [d for name in ("bindings.yaml", "clusters.yaml") for d in pure((EXAMPLES / name).read_text())]
     path = tmp_path / "export.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, ensure_ascii=False))
     assert list(documents(path)) == objects
 
 
-def test_a_json_integer_beyond_64_bits_stays_an_integer(tmp_path: Path) -> None:
+def test_json_integer_beyond_64_bits_stays_integer(tmp_path: Path) -> None:
     path = tmp_path / "big.json"
     path.write_text('{"kind": "Cluster", "spec": {"n": 123456789012345678901234567890}}')
     assert list(documents(path)) == [{"kind": "Cluster", "spec": {"n": 123456789012345678901234567890}}]
 
 
-def test_json_that_does_not_parse_is_reported_by_the_yaml_reader_with_its_place(tmp_path: Path) -> None:
+def test_json_that_does_not_parse_is_reported_by_yaml_reader_with_place(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
     path.write_text('{"kind": "Cluster", "metadata": {"name": [}\n')
     with pytest.raises(yaml.YAMLError) as raised:

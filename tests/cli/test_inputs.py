@@ -57,7 +57,7 @@ def test_unquoted_yaml_timestamps_are_read_as_kubectl_reads_them(
     assert (result["scheduled"], result["clusters"]) == (True, [{"name": "m1", "replicas": 2}])
 
 
-def test_a_file_that_is_not_utf8_is_a_bad_input_line_not_a_traceback(
+def test_file_that_is_not_utf8_is_bad_input_line_not_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = tmp_path / "a.yaml"
@@ -71,7 +71,7 @@ def test_a_file_that_is_not_utf8_is_a_bad_input_line_not_a_traceback(
     assert err.splitlines() == [f"{bad}: not UTF-8 text: invalid start byte"]
 
 
-def test_two_clusters_of_one_name_are_a_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_clusters_of_one_name_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # An API server holds one Cluster per name; scheduling against both would list the name twice in spec.clusters.
     first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
     first.write_text(CLUSTER)

@@ -110,7 +110,7 @@ MAPPINGS = [
 
 
 @pytest.mark.parametrize(("argv", "field", "expected"), MAPPINGS)
-def test_a_mapped_flag_sets_its_field(argv: list[str], field: str, expected: Any) -> None:
+def test_mapped_flag_sets_field(argv: list[str], field: str, expected: Any) -> None:
     assert attribute(config(*argv), field) == expected
 
 
@@ -119,7 +119,7 @@ def test_every_mapped_flag_is_tested() -> None:
     assert tested == set(MAPPED)
 
 
-def test_a_mapped_flag_sets_only_its_field() -> None:
+def test_mapped_flag_sets_only_field() -> None:
     assert config("--kube-api-burst=200") == SchedulerConfig(kube_api=KubeAPIConfig(burst=200))
 
 
@@ -142,30 +142,30 @@ def test_kubeconfig_and_master_are_connection_settings_not_fields() -> None:
     (["--leader-elect=0"], False),
     (["--leader-elect=false", "--leader-elect"], True),
 ])
-def test_a_boolean_is_the_bare_flag_or_takes_its_value_after_equals(argv: list[str], expected: bool) -> None:
+def test_boolean_is_bare_flag_or_takes_value_after_equals(argv: list[str], expected: bool) -> None:
     assert config(*argv).leader_election.enabled is expected
 
 
-def test_a_boolean_does_not_take_the_next_argument(capsys: pytest.CaptureFixture[str]) -> None:
+def test_boolean_does_not_take_next_argument(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(["run", "--leader-elect", "false"]) == 2
     assert capsys.readouterr().err.endswith(
         "binding-scheduler run: error: takes no arguments, got 'false' (a boolean takes its value after '=': "
         "--leader-elect=false)\n")
 
 
-def test_a_value_is_after_equals_or_the_next_argument() -> None:
+def test_value_is_after_equals_or_next_argument() -> None:
     assert config("--scheduler-name", "a").scheduler_name == config("--scheduler-name=a").scheduler_name == "a"
 
 
-def test_the_next_argument_is_the_value_even_when_it_starts_with_a_dash() -> None:
+def test_next_argument_is_value_even_when_it_starts_with_dash() -> None:
     assert config("--scheduler-name", "--leader-elect").scheduler_name == "--leader-elect"
 
 
-def test_an_underscore_in_a_name_is_a_dash() -> None:
+def test_underscore_in_name_is_dash() -> None:
     assert config("--leader_elect_resource_name=x").leader_election.lease_name == "x"
 
 
-def test_the_last_value_wins() -> None:
+def test_last_value_wins() -> None:
     assert config("--scheduler-name=a", "--scheduler-name=b").scheduler_name == "b"
 
 
@@ -173,7 +173,7 @@ def test_repeated_plugins_flags_add_up() -> None:
     assert config("--plugins=*", "--plugins=-TaintToleration").plugins == ("*", "-TaintToleration")
 
 
-def test_an_empty_plugins_flag_enables_none() -> None:
+def test_empty_plugins_flag_enables_none() -> None:
     assert config("--plugins=").plugins == ()
 
 
@@ -182,7 +182,7 @@ def test_feature_gates_flags_merge() -> None:
                     ).overrides.spec == {"featureGates": {"MultiplePodTemplatesScheduling": True}}
 
 
-def test_all_alpha_sets_the_gate_unless_it_is_named() -> None:
+def test_all_alpha_sets_gate_unless_it_is_named() -> None:
     assert config("--feature-gates=AllAlpha=true").feature_gates.multiple_pod_templates_scheduling is True
     assert config("--feature-gates=AllAlpha=true,MultiplePodTemplatesScheduling=false"
                   ).feature_gates.multiple_pod_templates_scheduling is False
@@ -192,18 +192,18 @@ def test_empty_arguments_are_skipped() -> None:
     assert config("", "--scheduler-name=a", "").scheduler_name == "a"
 
 
-def test_double_dash_ends_the_flags_and_an_argument_after_it_is_an_error() -> None:
+def test_double_dash_ends_flags_and_argument_after_it_is_error() -> None:
     assert goflags.parse(["--leader-elect", "--"], karmada_flags()) == [goflags.Given("leader-elect", "true")]
     with pytest.raises(FlagError, match="takes no arguments, got 'x'"):
         goflags.parse(["--", "x"], karmada_flags())
 
 
-def test_a_value_flag_at_the_end_needs_its_value() -> None:
+def test_value_flag_at_end_needs_value() -> None:
     with pytest.raises(FlagError, match=r"^flag needs an argument: --scheduler-name$"):
         goflags.parse(["--scheduler-name"], karmada_flags())
 
 
-def test_a_single_dash_long_flag_is_not_one() -> None:
+def test_single_dash_long_flag_is_not_one() -> None:
     with pytest.raises(FlagError, match=r"^unknown shorthand flag: 'l' in -leader-elect \(did you mean "
                                         r"--leader-elect\?\)$"):
         goflags.parse(["-leader-elect"], karmada_flags())
@@ -225,7 +225,7 @@ def test_a_single_dash_long_flag_is_not_one() -> None:
     (["-v", "--scheduler-name=x"], 6),
     (["--verbose"], 6),
 ])
-def test_klog_verbosity_is_kept_and_a_bare_v_means_everything(argv: list[str], verbosity: int) -> None:
+def test_klog_verbosity_is_kept_and_bare_v_means_everything(argv: list[str], verbosity: int) -> None:
     assert run_args(*argv).verbosity == verbosity
 
 
@@ -235,16 +235,16 @@ def test_klog_verbosity_is_kept_and_a_bare_v_means_everything(argv: list[str], v
     (["--log-format=json"], "json"),
     (["--logging-format=text", "--log-format=json"], "json"),
 ])
-def test_the_log_format_comes_from_our_flag_or_karmadas(argv: list[str], log_format: str) -> None:
+def test_log_format_comes_from_our_flag_or_karmadas(argv: list[str], log_format: str) -> None:
     assert run_args(*argv).log_format == log_format
 
 
-def test_an_unknown_log_format_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_log_format_is_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(["run", "--logging-format=xml"]) == 2
     assert "--logging-format: 'xml' is not one of text, json" in capsys.readouterr().err
 
 
-def test_a_verbosity_that_is_not_a_number_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_verbosity_that_is_not_number_is_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(["run", "--v=high"]) == 2
     assert "binding-scheduler run: error: --v: 'high' is not a verbosity level" in capsys.readouterr().err
 
@@ -253,14 +253,14 @@ def test_a_verbosity_that_is_not_a_number_is_an_error(capsys: pytest.CaptureFixt
 
 
 @pytest.mark.parametrize("name", sorted(IGNORED))
-def test_a_flag_with_no_meaning_here_is_ignored_with_one_warning(name: str) -> None:
+def test_flag_with_no_meaning_here_is_ignored_with_one_warning(name: str) -> None:
     boolean, reason = IGNORED[name]
     argv = [f"--{name}"] if boolean else [f"--{name}", "x", f"--{name}=y"]
     found = settings(*argv)
     assert (found.warnings, found.overrides.paths) == ((f"--{name} is ignored: {reason}",), [])
 
 
-def test_karmada_gates_not_implemented_are_accepted_with_a_warning_naming_them() -> None:
+def test_karmada_gates_not_implemented_are_accepted_with_warning_naming_them() -> None:
     found = settings("--feature-gates=ResourceQuotaEstimate=true,Failover=false")
     assert found.warnings == (
         "--feature-gates: Failover is ignored: binding-scheduler does not implement this Karmada gate",
@@ -270,7 +270,7 @@ def test_karmada_gates_not_implemented_are_accepted_with_a_warning_naming_them()
     assert found.overrides.paths == []
 
 
-def test_the_two_preemption_gates_set_their_configuration_fields() -> None:
+def test_two_preemption_gates_set_their_configuration_fields() -> None:
     found = settings("--feature-gates=PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true")
     assert found.warnings == ()
     assert found.overrides.spec == {"featureGates": {"PriorityBasedScheduling": True,
@@ -278,7 +278,7 @@ def test_the_two_preemption_gates_set_their_configuration_fields() -> None:
     assert found.overrides.parse().feature_gates.preemption is True
 
 
-def test_the_workload_affinity_gate_sets_its_configuration_field() -> None:
+def test_workload_affinity_gate_sets_configuration_field() -> None:
     found = settings("--feature-gates=WorkloadAffinity=true")
     assert found.warnings == ()
     assert found.overrides.spec == {"featureGates": {"WorkloadAffinity": True}}
@@ -290,14 +290,14 @@ def test_all_alpha_sets_workload_affinity_unless_it_is_named() -> None:
     assert config("--feature-gates=AllAlpha=true,WorkloadAffinity=false").feature_gates.workload_affinity is False
 
 
-def test_the_overcommit_gate_is_karmadas_flag_too() -> None:
+def test_overcommit_gate_is_karmadas_flag_too() -> None:
     gates = config("--feature-gates=SchedulingOvercommitProtection=false").feature_gates
     assert gates.scheduling_overcommit_protection is False
     assert config("--feature-gates=AllAlpha=true").feature_gates.scheduling_overcommit_protection is True
     assert config().feature_gates.scheduling_overcommit_protection is None
 
 
-def test_run_logs_the_warnings(caplog: pytest.LogCaptureFixture) -> None:
+def test_run_logs_warnings(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="binding_scheduler.cli.run"):
         assert exit_code(["run", "--enable-pprof", "--logtostderr=false", "--leader-elect-renew-deadline=20s"]) == 2
     assert [r.getMessage() for r in caplog.records if r.name == "binding_scheduler.cli.run"] == [
@@ -306,14 +306,14 @@ def test_run_logs_the_warnings(caplog: pytest.LogCaptureFixture) -> None:
     ]
 
 
-def test_an_unknown_flag_exits_2_with_runs_usage(capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_flag_exits_2_with_runs_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(["run", "--kubeconfig=/k", "--scheduler-nmae=x"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: binding-scheduler run ")
     assert err.endswith("binding-scheduler run: error: unknown flag: --scheduler-nmae\n")
 
 
-def test_an_argument_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_argument_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(["run", "schedule"]) == 2
     assert capsys.readouterr().err.endswith("binding-scheduler run: error: takes no arguments, got 'schedule'\n")
 
@@ -371,7 +371,7 @@ def test_config_and_config_file_exclude_each_other(capsys: pytest.CaptureFixture
      "--health-probe-bind-address: '' differs from host ('127.0.0.1') while healthPort equals port (9000): one "
      "server serves both, on one address"),
 ])
-def test_a_bad_value_exits_2_naming_the_flag(
+def test_bad_value_exits_2_naming_flag(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert exit_code(["run", *argv]) == 2
@@ -390,13 +390,13 @@ def test_a_bad_value_exits_2_naming_the_flag(
     ("localhost:9090", "localhost", 9090),
     ("10.244.1.5:8080", "10.244.1.5", 8080),
 ])
-def test_a_bind_address_sets_host_and_port(address: str, host: str, port: int) -> None:
+def test_bind_address_sets_host_and_port(address: str, host: str, port: int) -> None:
     found = config(f"--metrics-bind-address={address}", f"--health-probe-bind-address={address}")
     assert (found.metrics.host, found.metrics.port, found.metrics.health_host, found.metrics.health_port) == (
         host, port, host, port)
 
 
-def test_a_bind_address_of_0_disables_that_server_only() -> None:
+def test_bind_address_of_0_disables_that_server_only() -> None:
     found = config("--metrics-bind-address=0")
     assert (found.metrics.port, found.metrics.health_port, found.metrics.host) == (0, 10351, "")
 
@@ -414,25 +414,25 @@ def config_file(tmp_path: Path, spec: dict[str, Any]) -> str:
 FILE_SPEC = {"schedulerName": "from-file", "workers": 3, "leaderElection": {"enabled": False, "leaseDuration": "30s"}}
 
 
-def test_a_flag_not_given_keeps_the_files_value(tmp_path: Path) -> None:
+def test_flag_not_given_keeps_files_value(tmp_path: Path) -> None:
     found = load_config_file(config_file(tmp_path, FILE_SPEC), settings("--kube-api-qps=100").overrides)
     assert (found.scheduler_name, found.workers, found.leader_election.enabled, found.kube_api.qps) == (
         "from-file", 3, False, 100.0)
 
 
-def test_a_flag_given_wins_over_the_file_even_at_its_default_value(tmp_path: Path) -> None:
+def test_flag_given_wins_over_file_even_at_default_value(tmp_path: Path) -> None:
     found = load_config_file(config_file(tmp_path, FILE_SPEC),
                              settings("--scheduler-name=from-flag", "--leader-elect=true").overrides)
     assert (found.scheduler_name, found.leader_election.enabled, found.leader_election.lease_duration) == (
         "from-flag", True, 30.0)
 
 
-def test_a_flag_is_checked_against_the_file_it_is_merged_with(tmp_path: Path) -> None:
+def test_flag_is_checked_against_file_it_is_merged_with(tmp_path: Path) -> None:
     flags = settings("--leader-elect-renew-deadline=20s").overrides
     assert load_config_file(config_file(tmp_path, FILE_SPEC), flags).leader_election.renew_deadline == 20.0
 
 
-def test_run_reports_a_flag_invalid_with_the_file_naming_the_flag_and_the_file(
+def test_run_reports_flag_invalid_with_file_naming_flag_and_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = config_file(tmp_path, {"leaderElection": {"leaseDuration": "5s", "renewDeadline": "4s"}})
@@ -468,7 +468,7 @@ def test_from_flags_round_trips_to_what_run_uses(capsys: pytest.CaptureFixture[s
     assert parse_config(yaml.safe_load(out)) == run_args(*HELM_LIKE).karmada.overrides.parse()
 
 
-def test_from_flags_prints_only_the_fields_the_flags_set(capsys: pytest.CaptureFixture[str]) -> None:
+def test_from_flags_prints_only_fields_flags_set(capsys: pytest.CaptureFixture[str]) -> None:
     out, _ = from_flags(capsys, "--kube-api-qps=100", "--leader-elect=false", "--metrics-bind-address=:9090")
     assert yaml.safe_load(out) == {
         "apiVersion": API_VERSION,
@@ -479,14 +479,14 @@ def test_from_flags_prints_only_the_fields_the_flags_set(capsys: pytest.CaptureF
     }
 
 
-def test_from_flags_names_the_object_after_the_scheduler_or_as_told(capsys: pytest.CaptureFixture[str]) -> None:
+def test_from_flags_names_object_after_scheduler_or_as_told(capsys: pytest.CaptureFixture[str]) -> None:
     assert yaml.safe_load(from_flags(capsys, "--scheduler-name=mine")[0])["metadata"] == {
         "name": "mine", "namespace": "karmada-system"}
     assert yaml.safe_load(from_flags(capsys, "--scheduler-name=mine", "--name=n", "--namespace=ns")[0])[
         "metadata"] == {"name": "n", "namespace": "ns"}
 
 
-def test_from_flags_says_which_flags_stay_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+def test_from_flags_says_which_flags_stay_on_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     out, _ = from_flags(capsys, "--kubeconfig", "/etc/kubeconfig", "--master=https://k:5443", "--v=2")
     assert out.splitlines()[0] == ("# not part of the object: these stay command-line flags of "
                                    "`binding-scheduler run`: --kubeconfig=/etc/kubeconfig --master=https://k:5443 "
@@ -502,7 +502,7 @@ def test_from_flags_warns_about_ignored_flags_on_stderr(capsys: pytest.CaptureFi
     ]
 
 
-def test_from_flags_rejects_a_bad_value_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
+def test_from_flags_rejects_bad_value_naming_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(["config", "from-flags", "--kube-api-burst=0"]) == 2
     assert capsys.readouterr().err.endswith("binding-scheduler config from-flags: error: --kube-api-burst: 0 is less "
                                             "than 1\n")
@@ -571,14 +571,14 @@ def test_karmadas_own_scheduler_args_parse(args: list[str]) -> None:
     assert found.feature_gates.multiple_pod_templates_scheduling is (args is not OPERATOR_ARGS)
 
 
-def test_the_artifacts_args_log_json_at_debug_and_warn_about_the_gates() -> None:
+def test_artifacts_args_log_json_at_debug_and_warn_about_gates() -> None:
     parsed = run_args(*substituted(ARTIFACTS_ARGS))
     assert (parsed.verbosity, parsed.log_format) == (4, "json")
     assert [line.partition(":")[0] for line in parsed.karmada.warnings] == ["--feature-gates", "--feature-gates"]
 
 
 @pytest.mark.parametrize("flag", ["--v", "-v"])
-def test_a_verbosity_that_is_not_a_number_names_the_flag(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verbosity_that_is_not_number_names_flag(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_code(["run", flag, "abc"]) == 2
     assert capsys.readouterr().err.splitlines()[-1].endswith(
         f"error: {flag}: 'abc' is not a number (the value is optional; given, it is a number: {flag}=4)")

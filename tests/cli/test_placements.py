@@ -66,7 +66,7 @@ def placements(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) ->
     return captured.out, captured.err
 
 
-def test_the_table_has_a_row_per_binding_a_column_per_cluster_and_the_totals_and_free_rows(
+def test_table_has_row_per_binding_column_per_cluster_and_totals_and_free_rows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, err = placements(capsys, "-f", write(tmp_path, *fleet()))
@@ -100,7 +100,7 @@ def test_free_is_allocatable_minus_allocated_minus_allocating_in_pods_cores_and_
     ]
 
 
-def test_json_is_one_document_of_the_clusters_and_the_bindings(
+def test_json_is_one_document_of_clusters_and_bindings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     busy = summarised("busy", {"pods": "110", "cpu": "16", "memory": "64Gi"}, {"pods": "30", "cpu": "10500m"})
@@ -122,7 +122,7 @@ def test_json_is_one_document_of_the_clusters_and_the_bindings(
     assert err.splitlines()[0] == "warning: 1 binding placed on cluster 'gone', which is not among the Clusters"
 
 
-def test_clusters_without_bindings_show_the_free_capacity_alone(
+def test_clusters_without_bindings_show_free_capacity_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     busy = summarised("busy", {"pods": "110", "cpu": "16", "memory": "64Gi"}, {"pods": "30", "cpu": "10500m"})
@@ -134,7 +134,7 @@ def test_clusters_without_bindings_show_the_free_capacity_alone(
     }
 
 
-def test_an_invalid_binding_is_a_row_saying_why_and_a_warning(
+def test_invalid_binding_is_row_saying_why_and_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, cluster_doc("m1"), binding_doc("bad", placement=TRIPLICATED),
@@ -152,7 +152,7 @@ def test_an_invalid_binding_is_a_row_saying_why_and_a_warning(
     ]
 
 
-def test_svg_is_a_heat_map_with_a_cell_per_placement_and_its_number(
+def test_svg_is_heat_map_with_cell_per_placement_and_number(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, _ = placements(capsys, "-f", write(tmp_path, *fleet()), "-o", "svg")
@@ -174,7 +174,7 @@ def test_svg_is_a_heat_map_with_a_cell_per_placement_and_its_number(
     assert [t.text for t in root.findall(f"{SVG}text[@class='free']")] == ["100", "50", "150"]
 
 
-def test_svg_escapes_the_names_it_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_svg_escapes_names_it_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     odd = binding_doc('a<b&"c', namespace="x>y", clusters=[{"name": "m<1", "replicas": 2}])
     out, _ = placements(capsys, "-f", write(tmp_path, cluster_doc("m<1"), odd), "-o", "svg")
     root = ET.fromstring(out)
@@ -185,7 +185,7 @@ def test_svg_escapes_the_names_it_draws(tmp_path: Path, capsys: pytest.CaptureFi
     assert [t.text for t in root.findall(f"{SVG}text[@class='cluster']")] == ["m<1"]
 
 
-def test_a_big_matrix_shrinks_its_cells_and_keeps_the_counts_in_tooltips(
+def test_big_matrix_shrinks_cells_and_keeps_counts_in_tooltips(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     clusters = [cluster_doc(f"c{i:02d}") for i in range(40)]
@@ -199,7 +199,7 @@ def test_a_big_matrix_shrinks_its_cells_and_keeps_the_counts_in_tooltips(
     assert cells[0].findtext(f"{SVG}title") == "ResourceBinding default/b000 on c00: 1 replicas"
 
 
-def test_a_fleet_of_more_than_ten_clusters_is_printed_one_row_per_cluster(
+def test_fleet_of_more_than_ten_clusters_is_printed_one_row_per_cluster(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     clusters = [cluster_doc(f"c{i:02d}", pods=10) for i in range(11)]
@@ -217,7 +217,7 @@ def test_a_fleet_of_more_than_ten_clusters_is_printed_one_row_per_cluster(
     ]
 
 
-def test_clusters_narrows_the_picture_to_the_matching_clusters_and_the_bindings_on_them(
+def test_clusters_narrows_picture_to_matching_clusters_and_bindings_on_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, *(cluster_doc(n) for n in ("aws-1", "aws-2", "gcp-1")),
@@ -233,7 +233,7 @@ def test_clusters_narrows_the_picture_to_the_matching_clusters_and_the_bindings_
     assert err == "1 binding on 2 clusters: 1 replica placed (1 more on no cluster --clusters shows)\n"
 
 
-def test_a_clusters_pattern_that_matches_nothing_is_bad_input(
+def test_clusters_pattern_that_matches_nothing_is_bad_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, err = placements(capsys, "-f", write(tmp_path, *fleet()), "--clusters", "m1,azure-*", code=2)
@@ -247,7 +247,7 @@ def test_bad_input_is_exit_2_and_nothing_on_stdout(tmp_path: Path, capsys: pytes
     assert (out, err.startswith(f"{broken}: not valid YAML or JSON: ")) == ("", True)
 
 
-def test_with_strict_an_invalid_binding_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_with_strict_invalid_binding_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out, _ = placements(capsys, "-f", write(tmp_path, cluster_doc("m1"), binding_doc("bad", placement=TRIPLICATED)),
                         "--strict", code=2)
     assert out == ""
@@ -270,7 +270,7 @@ def plane() -> Iterator[DevCluster]:
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def test_a_live_plane_is_read_and_nothing_is_written(plane: DevCluster, capsys: pytest.CaptureFixture[str]) -> None:
+def test_live_plane_is_read_and_nothing_is_written(plane: DevCluster, capsys: pytest.CaptureFixture[str]) -> None:
     out, _ = placements(capsys, "--kubeconfig", str(plane.kubeconfig_path), "-o", "json")
     document = json.loads(out)
     assert [(c["name"], c["replicas"], c["free"]["pods"]) for c in document["clusters"]] == [
@@ -281,7 +281,7 @@ def test_a_live_plane_is_read_and_nothing_is_written(plane: DevCluster, capsys: 
     assert not any("leases" in e.path for e in plane.journal)
 
 
-def test_a_plane_that_cannot_be_read_is_one_line_and_status_1(
+def test_plane_that_cannot_be_read_is_one_line_and_status_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     empty = tmp_path / "crds"

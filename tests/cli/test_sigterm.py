@@ -19,12 +19,12 @@ time.sleep(30)
 """
 
 
-def test_an_early_sigterm_ends_the_process_with_status_143() -> None:
+def test_early_sigterm_ends_process_with_status_143() -> None:
     result = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 143, result.stderr
 
 
-def test_the_command_line_takes_sigterm_before_it_parses_or_imports_any_command(
+def test_command_line_takes_sigterm_before_it_parses_or_imports_any_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     order: list[str] = []
@@ -36,7 +36,7 @@ def test_the_command_line_takes_sigterm_before_it_parses_or_imports_any_command(
     assert order == ["sigterm", "parser"]
 
 
-def test_an_embedded_call_with_arguments_leaves_the_callers_signal_handling_alone(
+def test_embedded_call_with_arguments_leaves_callers_signal_handling_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     called: list[str] = []

@@ -28,7 +28,7 @@ def write(tmp_path: Path, name: str, *documents: dict[str, Any]) -> str:
     return str(path)
 
 
-def test_examples_match_the_golden_results(capsys: pytest.CaptureFixture[str]) -> None:
+def test_examples_match_golden_results(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "-f", str(ROOT / "examples"), "-o", "json")
     assert code == 0
     assert json.loads(out) == json.loads(GOLDEN.read_text()), (
@@ -75,7 +75,7 @@ def test_static_weights_three_two_one_divide_twelve_as_six_four_two(
     }
 
 
-def test_aggregated_first_schedule_fills_the_roomiest_clusters(
+def test_aggregated_first_schedule_fills_roomiest_clusters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
@@ -112,7 +112,7 @@ def test_fit_error_clears_clusters_and_reports_every_reason(tmp_path: Path, caps
     )
 
 
-def test_unsupported_spread_keeps_the_previous_clusters_as_nothing_is_written(
+def test_unsupported_spread_keeps_previous_clusters_as_nothing_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     placement = {
@@ -165,7 +165,7 @@ def test_with_strict_bad_input_exits_2_with_one_line_per_problem_and_nothing_els
     ]
 
 
-def test_a_bad_cluster_is_bad_input_even_without_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_cluster_is_bad_input_even_without_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = binding_doc("web", replicas=1, placement={"replicaScheduling": {"replicaSchedulingType": "Triplicated"}})
     negative = cluster_doc("m1", pods=10)
     negative["spec"]["syncMode"] = "Sideways"
@@ -176,7 +176,7 @@ def test_a_bad_cluster_is_bad_input_even_without_strict(tmp_path: Path, capsys: 
     assert err.splitlines() == [f"{files}: Cluster m1: spec.syncMode: 'Sideways' is not one of Push, Pull"]
 
 
-def test_yaml_output_carries_the_same_document(capsys: pytest.CaptureFixture[str]) -> None:
+def test_yaml_output_carries_same_document(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "-f", str(ROOT / "examples"), "-o", "yaml")
     assert code == 0
     assert yaml.safe_load(out) == json.loads(GOLDEN.read_text())
@@ -190,7 +190,7 @@ def test_table_output_has_one_row_per_binding(capsys: pytest.CaptureFixture[str]
     assert len(lines) == 1 + len(json.loads(GOLDEN.read_text())["results"])
 
 
-def test_plugins_flag_disables_a_filter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plugins_flag_disables_filter(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tainted = cluster_doc("m1", pods=10, taints=[{"key": "maintenance", "effect": "NoSchedule"}])
     files = write(tmp_path, "in.yaml", tainted, binding_doc("web", replicas=1, placement={}))
     _, with_all, _ = run(capsys, "-f", files, "-o", "json")

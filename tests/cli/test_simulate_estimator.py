@@ -31,11 +31,11 @@ def simulate(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, o
     return results
 
 
-def test_without_estimators_the_general_estimate_decides(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_without_estimators_general_estimate_decides(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert simulate(capsys, "-f", inputs)[0]["clusters"] == [{"name": "m1", "replicas": 3}]
 
 
-def test_an_accurate_estimator_answer_lowers_a_clusters_capacity(
+def test_accurate_estimator_answer_lowers_clusters_capacity(
     inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with stubs_in_thread(EstimatorStub("m1", replicas=1)) as (stub,):
@@ -44,7 +44,7 @@ def test_an_accurate_estimator_answer_lowers_a_clusters_capacity(
     assert results[0]["clusters"] == [{"name": "m2", "replicas": 3}]
 
 
-def test_a_hanging_estimator_falls_back_to_the_general_estimate_at_the_deadline(
+def test_hanging_estimator_falls_back_to_general_estimate_at_deadline(
     inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with stubs_in_thread(EstimatorStub("m1", replicas=1, mode="hang")) as (stub,):
@@ -59,6 +59,6 @@ def test_explain_shows_each_estimators_answer(inputs: str, capsys: pytest.Captur
     assert "room (replicas that fit): general 100, accurate 1 -> allocatable 1, available 1" in out
 
 
-def test_a_malformed_estimator_flag_is_an_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_estimator_flag_is_error(inputs: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "-f", inputs, "--estimator", "m1-localhost"]) == 2
     assert "expected CLUSTER=HOST:PORT" in capsys.readouterr().err

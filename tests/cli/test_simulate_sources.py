@@ -40,7 +40,7 @@ def results(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> li
     return list(json.loads(out)["results"]) if out else []
 
 
-def test_an_invalid_binding_gets_the_schedulererror_run_gives_it_and_the_others_are_decided(
+def test_invalid_binding_gets_schedulererror_run_gives_it_and_others_are_decided(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inputs = export(tmp_path, cluster_doc("m1"), binding_doc("a", placement=ONE_CLUSTER),
@@ -50,14 +50,14 @@ def test_an_invalid_binding_gets_the_schedulererror_run_gives_it_and_the_others_
     assert (bad["name"], bad["scheduled"], bad["reason"], bad["message"]) == ("bad", False, "SchedulerError", INVALID)
 
 
-def test_with_strict_an_invalid_binding_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_with_strict_invalid_binding_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inputs = export(tmp_path, cluster_doc("m1"), binding_doc("bad", placement=TRIPLICATED))
     assert main(["simulate", "-f", inputs, "--strict"]) == 2
     out, err = capsys.readouterr()
     assert (out, err) == ("", f"{inputs}: ResourceBinding bad: {INVALID.removeprefix('invalid binding: ')}\n")
 
 
-def test_a_dash_reads_the_inputs_from_standard_input(
+def test_dash_reads_inputs_from_standard_input(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = yaml.safe_dump_all([cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER)])
@@ -66,7 +66,7 @@ def test_a_dash_reads_the_inputs_from_standard_input(
     assert (web["name"], web["clusters"]) == ("web", [{"name": "m1", "replicas": 1}])
 
 
-def test_neither_files_nor_a_kubeconfig_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
+def test_neither_files_nor_kubeconfig_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate"]) == 2
     assert capsys.readouterr().err == ("error: no inputs: give -f PATH (a file, a folder, or '-' for standard "
                                        "input) or --kubeconfig PATH (a live plane)\n")
@@ -77,7 +77,7 @@ def config(**spec: Any) -> dict[str, Any]:
             "metadata": {"name": "binding-scheduler", "namespace": "karmada-system"}, "spec": spec}
 
 
-def test_a_configuration_file_sets_the_options_the_decision_is_made_with(
+def test_configuration_file_sets_options_decision_is_made_with(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inputs = export(tmp_path, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", placement=TWO_CLUSTERS))
@@ -89,7 +89,7 @@ def test_a_configuration_file_sets_the_options_the_decision_is_made_with(
     assert configured["clusters"] == [{"name": "m1", "replicas": 1}, {"name": "m2"}]
 
 
-def test_the_plugins_flag_takes_precedence_over_the_configurations(
+def test_plugins_flag_takes_precedence_over_configurations(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tainted = cluster_doc("m1")
@@ -100,7 +100,7 @@ def test_the_plugins_flag_takes_precedence_over_the_configurations(
     assert (configured["scheduled"], flagged["scheduled"]) == (False, True)
 
 
-def test_two_configurations_among_the_inputs_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_configurations_among_inputs_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inputs = export(tmp_path, cluster_doc("m1"), config(), config(workers=2), binding_doc("web"))
     assert main(["simulate", "-f", inputs]) == 2
     assert capsys.readouterr().err == (
@@ -108,7 +108,7 @@ def test_two_configurations_among_the_inputs_are_bad_input(tmp_path: Path, capsy
         "(binding-scheduler); name one with --config-file\n")
 
 
-def test_an_invalid_configuration_is_bad_input_naming_each_wrong_field(
+def test_invalid_configuration_is_bad_input_naming_each_wrong_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inputs = export(tmp_path, cluster_doc("m1"), config(workers=0, decisionProcesses=-1), binding_doc("web"))
@@ -120,7 +120,7 @@ def test_an_invalid_configuration_is_bad_input_naming_each_wrong_field(
     ]
 
 
-def test_diff_prints_what_a_pass_now_would_change_binding_by_binding(
+def test_diff_prints_what_pass_now_would_change_binding_by_binding(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     moved = binding_doc("moved", replicas=2, placement=TWO_CLUSTERS, clusters=[{"name": "m3", "replicas": 2}])
@@ -139,7 +139,7 @@ def test_diff_prints_what_a_pass_now_would_change_binding_by_binding(
     ]
 
 
-def test_diff_as_json_lists_each_change_with_its_replicas_before_and_after(
+def test_diff_as_json_lists_each_change_with_replicas_before_and_after(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     grown = binding_doc("grown", replicas=3, placement=ONE_CLUSTER, clusters=[{"name": "m1", "replicas": 1}])
@@ -164,7 +164,7 @@ def plane(tmp_path: Path) -> Iterator[DevCluster]:
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 
 
-def test_simulate_reads_a_live_plane_and_writes_nothing(
+def test_simulate_reads_live_plane_and_writes_nothing(
     plane: DevCluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     found = results(capsys, "--kubeconfig", str(plane.kubeconfig_path))
@@ -176,14 +176,14 @@ def test_simulate_reads_a_live_plane_and_writes_nothing(
     assert not any("leases" in e.path for e in plane.journal)
 
 
-def test_explain_reads_one_binding_of_a_live_plane(plane: DevCluster, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_reads_one_binding_of_live_plane(plane: DevCluster, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", "--kubeconfig", str(plane.kubeconfig_path), "--binding", "default/web"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "ResourceBinding default/web: 2 replicas, Divided/Weighted (static weights)"
     assert [e for e in plane.journal if e.method in WRITES] == []
 
 
-def test_a_kubeconfig_of_a_server_without_karmadas_apis_is_one_line_and_status_1(tmp_path: Path) -> None:
+def test_kubeconfig_of_server_without_karmadas_apis_is_one_line_and_status_1(tmp_path: Path) -> None:
     empty = tmp_path / "crds"
     empty.mkdir()
     with DevCluster.in_thread(crds_dir=empty) as api:

@@ -31,7 +31,7 @@ def results(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[d
     return code, json.loads(out)["results"] if out else [], err
 
 
-def test_a_binding_without_policy_labels_is_reported_skipped_with_the_reason(
+def test_binding_without_policy_labels_is_reported_skipped_with_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inputs = write(tmp_path, cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER, labels={}))
@@ -42,7 +42,7 @@ def test_a_binding_without_policy_labels_is_reported_skipped_with_the_reason(
     assert err.splitlines()[-1] == "1 binding: 0 scheduled, 0 not, 1 skipped (--all decides them too)"
 
 
-def test_all_decides_a_binding_run_would_skip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_all_decides_binding_run_would_skip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inputs = write(tmp_path, cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER, labels={}))
     code, (web,), _ = results(capsys, "-f", inputs, "--all")
     assert (code, web["scheduled"], web["clusters"], "skipped" in web) == (0, True, [{"name": "m1",
@@ -57,14 +57,14 @@ def test_another_schedulers_binding_is_skipped_naming_both_names(
     assert web["message"] == "skipped: spec.schedulerName is other, and this scheduler is default-scheduler"
 
 
-def test_a_suspended_binding_is_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_suspended_binding_is_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     body = binding_doc("web", placement=ONE_CLUSTER)
     body["spec"]["suspension"] = {"scheduling": True}
     _, (web,), _ = results(capsys, "-f", write(tmp_path, cluster_doc("m1"), body))
     assert web["message"] == "skipped: spec.suspension.scheduling is true"
 
 
-def test_the_configurations_scheduler_name_decides_which_bindings_are_taken(
+def test_configurations_scheduler_name_decides_which_bindings_are_taken(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = {"apiVersion": "config.binding-scheduler.io/v1alpha1", "kind": "SchedulerConfiguration",
@@ -77,14 +77,14 @@ def test_the_configurations_scheduler_name_decides_which_bindings_are_taken(
         True, "skipped: spec.schedulerName is default-scheduler, and this scheduler is other")
 
 
-def test_the_table_shows_skipped_in_the_scheduled_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_table_shows_skipped_in_scheduled_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inputs = write(tmp_path, cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER, labels={}))
     assert main(["simulate", "-f", inputs]) == 0
     row = capsys.readouterr().out.splitlines()[1].split()
     assert row[:6] == ["ResourceBinding", "default", "web", "skipped", "Skipped", "-"]
 
 
-def test_explain_says_a_binding_is_skipped_and_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_says_binding_is_skipped_and_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inputs = write(tmp_path, cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER, scheduler_name="other"))
     assert main(["explain", "-f", inputs, "--binding", "default/web"]) == 0
     assert capsys.readouterr().out == (
@@ -92,7 +92,7 @@ def test_explain_says_a_binding_is_skipped_and_why(tmp_path: Path, capsys: pytes
         "default-scheduler (--all explains the decision anyway)\n")
 
 
-def test_explain_with_all_explains_a_skipped_binding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_with_all_explains_skipped_binding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inputs = write(tmp_path, cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER, scheduler_name="other"))
     assert main(["explain", "-f", inputs, "--binding", "default/web", "--all"]) == 0
     assert "result: Scheduled=True reason=Success" in capsys.readouterr().out.splitlines()

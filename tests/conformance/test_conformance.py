@@ -47,7 +47,7 @@ def event(name: str, namespace: str, message: str = "m") -> dict[str, Any]:
 # ---- create, get, delete ------------------------------------------------------------------------------------
 
 
-def test_create_answers_201_with_generation_1_a_resource_version_and_schema_defaults(server: Server) -> None:
+def test_create_answers_201_with_generation_1_resource_version_and_schema_defaults(server: Server) -> None:
     status, body = server.request("POST", server.rb(), rb_body("rb1", replicas=1))
     assert status == 201
     assert shape(body) == {
@@ -59,27 +59,27 @@ def test_create_answers_201_with_generation_1_a_resource_version_and_schema_defa
     assert server.request("GET", server.rb("rb1")) == (200, body)
 
 
-def test_create_of_an_existing_name_is_409_already_exists(server: Server) -> None:
+def test_create_of_existing_name_is_409_already_exists(server: Server) -> None:
     server.create_rb("rb1")
     status, body = server.request("POST", server.rb(), rb_body("rb1"))
     assert (status, body) == (409, failure(409, "AlreadyExists",
                                            'resourcebindings.work.karmada.io "rb1" already exists', rb_details("rb1")))
 
 
-def test_get_of_a_missing_object_is_404_not_found(server: Server) -> None:
+def test_get_of_missing_object_is_404_not_found(server: Server) -> None:
     status, body = server.request("GET", server.rb("ghost"))
     assert (status, body) == (404, failure(404, "NotFound", 'resourcebindings.work.karmada.io "ghost" not found',
                                            rb_details("ghost")))
 
 
-def test_create_in_a_missing_namespace_is_404_for_the_namespace(server: Server) -> None:
+def test_create_in_missing_namespace_is_404_for_namespace(server: Server) -> None:
     missing = f"{server.namespace}-missing"
     status, body = server.request("POST", server.rb(namespace=missing), rb_body("rb1"))
     assert (status, body) == (404, failure(404, "NotFound", f'namespaces "{missing}" not found',
                                            {"name": missing, "kind": "namespaces"}))
 
 
-def test_a_body_namespace_other_than_the_url_namespace_is_400(server: Server) -> None:
+def test_body_namespace_other_than_url_namespace_is_400(server: Server) -> None:
     body = rb_body("rb1")
     body["metadata"]["namespace"] = "elsewhere"
     status, answer = server.request("POST", server.rb(), body)
@@ -87,7 +87,7 @@ def test_a_body_namespace_other_than_the_url_namespace_is_400(server: Server) ->
         400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request"))
 
 
-def test_delete_without_finalizers_removes_the_object_and_answers_a_success_status(server: Server) -> None:
+def test_delete_without_finalizers_removes_object_and_answers_success_status(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("DELETE", server.rb("rb1"))
     assert (status, body) == (200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
@@ -95,13 +95,13 @@ def test_delete_without_finalizers_removes_the_object_and_answers_a_success_stat
     assert server.request("GET", server.rb("rb1"))[0] == 404
 
 
-def test_delete_of_a_missing_object_is_404(server: Server) -> None:
+def test_delete_of_missing_object_is_404(server: Server) -> None:
     status, body = server.request("DELETE", server.rb("ghost"))
     assert (status, body) == (404, failure(404, "NotFound", 'resourcebindings.work.karmada.io "ghost" not found',
                                            rb_details("ghost")))
 
 
-def test_delete_with_a_stale_resource_version_precondition_is_409(server: Server) -> None:
+def test_delete_with_stale_resource_version_precondition_is_409(server: Server) -> None:
     created = server.create_rb("rb1")
     stale = rv(created) - 1
     status, body = server.request("DELETE", server.rb("rb1"), {"preconditions": {"resourceVersion": str(stale)}})
@@ -139,7 +139,7 @@ def test_create_without_name_or_generate_name_is_422(server: Server) -> None:
             "field": "metadata.name"}]}))
 
 
-def test_a_name_that_is_not_a_dns_subdomain_is_422(server: Server) -> None:
+def test_name_that_is_not_dns_subdomain_is_422(server: Server) -> None:
     status, body = server.request("POST", server.rb(), rb_body("Bad_Name"))
     assert status == 422
     assert body["reason"] == "Invalid"
@@ -167,20 +167,20 @@ def test_merge_patch_of_labels_keeps_generation_and_bumps_resource_version(serve
     assert rv(body) > rv(created)
 
 
-def test_a_write_that_changes_nothing_keeps_the_resource_version(server: Server) -> None:
+def test_write_that_changes_nothing_keeps_resource_version(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     status, body = server.request("PATCH", server.rb("rb1"), {"spec": {"replicas": 1}})
     assert (status, rv(body), body["metadata"]["generation"]) == (200, rv(created), 1)
 
 
-def test_patch_with_the_current_resource_version_succeeds(server: Server) -> None:
+def test_patch_with_current_resource_version_succeeds(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("PATCH", server.rb("rb1"), {
         "metadata": {"resourceVersion": created["metadata"]["resourceVersion"]}, "spec": {"replicas": 9}})
     assert (status, body["spec"]["replicas"]) == (200, 9)
 
 
-def test_patch_with_a_stale_resource_version_is_409_conflict(server: Server) -> None:
+def test_patch_with_stale_resource_version_is_409_conflict(server: Server) -> None:
     created = server.create_rb("rb1")
     server.request("PATCH", server.rb("rb1"), {"spec": {"replicas": 2}})
     status, body = server.request("PATCH", server.rb("rb1"), {
@@ -189,7 +189,7 @@ def test_patch_with_a_stale_resource_version_is_409_conflict(server: Server) -> 
     assert server.request("GET", server.rb("rb1"))[1]["spec"]["replicas"] == 2
 
 
-def test_put_with_a_stale_resource_version_is_409_conflict(server: Server) -> None:
+def test_put_with_stale_resource_version_is_409_conflict(server: Server) -> None:
     created = server.create_rb("rb1")
     server.request("PATCH", server.rb("rb1"), {"spec": {"replicas": 2}})
     created["spec"]["replicas"] = 9
@@ -197,7 +197,7 @@ def test_put_with_a_stale_resource_version_is_409_conflict(server: Server) -> No
     assert (status, body) == (409, conflict("rb1"))
 
 
-def test_put_with_the_current_resource_version_replaces_the_spec(server: Server) -> None:
+def test_put_with_current_resource_version_replaces_spec(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     created["spec"] = {"resource": RESOURCE, "replicas": 5}
     status, body = server.request("PUT", server.rb("rb1"), created)
@@ -206,7 +206,7 @@ def test_put_with_the_current_resource_version_replaces_the_spec(server: Server)
     assert (body["metadata"]["generation"], rv(body) > rv(created)) == (2, True)
 
 
-def test_put_without_a_resource_version_is_422_for_a_custom_resource(server: Server) -> None:
+def test_put_without_resource_version_is_422_for_custom_resource(server: Server) -> None:
     server.create_rb("rb1")
     status, body = server.request("PUT", server.rb("rb1"), rb_body("rb1", replicas=3))
     assert (status, body) == (422, failure(
@@ -217,7 +217,7 @@ def test_put_without_a_resource_version_is_422_for_a_custom_resource(server: Ser
                                          "message": "Invalid value: 0: must be specified for an update"}]}))
 
 
-def test_put_with_another_name_than_the_url_is_400(server: Server) -> None:
+def test_put_with_another_name_than_url_is_400(server: Server) -> None:
     created = server.create_rb("rb1")
     created["metadata"]["name"] = "rb2"
     status, body = server.request("PUT", server.rb("rb1"), created)
@@ -225,13 +225,13 @@ def test_put_with_another_name_than_the_url_is_400(server: Server) -> None:
         400, "BadRequest", "the name of the object (rb2) does not match the name on the URL (rb1)"))
 
 
-def test_put_of_a_missing_object_is_404(server: Server) -> None:
+def test_put_of_missing_object_is_404(server: Server) -> None:
     status, body = server.request("PUT", server.rb("ghost"), rb_body("ghost"))
     assert (status, body) == (404, failure(404, "NotFound", 'resourcebindings.work.karmada.io "ghost" not found',
                                            rb_details("ghost")))
 
 
-def test_json_patch_with_a_failing_test_is_422_and_changes_nothing(server: Server) -> None:
+def test_json_patch_with_failing_test_is_422_and_changes_nothing(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     status, body = server.request("PATCH", server.rb("rb1"), [
         {"op": "replace", "path": "/spec/replicas", "value": 4},
@@ -242,7 +242,7 @@ def test_json_patch_with_a_failing_test_is_422_and_changes_nothing(server: Serve
     assert server.request("GET", server.rb("rb1")) == (200, created)
 
 
-def test_strategic_merge_patch_of_a_custom_resource_is_415(server: Server) -> None:
+def test_strategic_merge_patch_of_custom_resource_is_415(server: Server) -> None:
     server.create_rb("rb1")
     status, body = server.request("PATCH", server.rb("rb1"), {"spec": {"replicas": 2}},
                                   content_type="application/strategic-merge-patch+json")
@@ -262,7 +262,7 @@ def test_status_sent_on_create_is_dropped(server: Server) -> None:
     assert (status, "status" in created) == (201, False)
 
 
-def test_status_written_through_the_main_resource_is_ignored(server: Server) -> None:
+def test_status_written_through_main_resource_is_ignored(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("PATCH", server.rb("rb1"), {"status": {"schedulerObservedGeneration": 7}})
     assert (status, "status" in body, rv(body)) == (200, False, rv(created))
@@ -285,7 +285,7 @@ def test_spec_and_metadata_written_through_status_are_ignored_and_generation_is_
     assert server.request("GET", server.rb("rb1", "status")) == (200, body)
 
 
-def test_put_through_status_with_the_current_version_replaces_only_status(server: Server) -> None:
+def test_put_through_status_with_current_version_replaces_only_status(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     sent = {**created, "spec": {"resource": RESOURCE, "replicas": 11},
             "status": {"lastScheduledTime": "2024-01-01T00:00:00Z"}}
@@ -295,7 +295,7 @@ def test_put_through_status_with_the_current_version_replaces_only_status(server
     assert body["metadata"]["generation"] == 1
 
 
-def test_a_stale_version_through_status_is_409_conflict(server: Server) -> None:
+def test_stale_version_through_status_is_409_conflict(server: Server) -> None:
     created = server.create_rb("rb1")
     server.request("PATCH", server.rb("rb1"), {"spec": {"replicas": 2}})
     status, body = server.request("PATCH", server.rb("rb1", "status"), {
@@ -307,7 +307,7 @@ def test_a_stale_version_through_status_is_409_conflict(server: Server) -> None:
 # ---- schema: validation, pruning, defaulting ------------------------------------------------------------------
 
 
-def test_a_field_of_the_wrong_type_is_422_invalid(server: Server) -> None:
+def test_field_of_wrong_type_is_422_invalid(server: Server) -> None:
     status, body = server.request("POST", server.rb(), rb_body("rb1", replicas="lots"))
     cause = {"reason": "FieldValueTypeInvalid", "field": "spec.replicas",
              "message": 'Invalid value: "string": spec.replicas in body must be of type integer: "string"'}
@@ -317,7 +317,7 @@ def test_a_field_of_the_wrong_type_is_422_invalid(server: Server) -> None:
     assert server.request("GET", server.rb("rb1"))[0] == 404
 
 
-def test_every_schema_violation_is_a_cause(server: Server) -> None:
+def test_every_schema_violation_is_cause(server: Server) -> None:
     status, body = server.request("POST", server.rb(), {**rb_body("rb1", conflictResolution="Bogus", clusters=[
         {"name": "m1"}, {"name": 5}]), "spec": {"resource": {"kind": "Deployment"}, "conflictResolution": "Bogus",
                                                    "clusters": [{"name": "m1"}, {"name": 5}]}})
@@ -352,7 +352,7 @@ def test_patterns_lengths_minimums_and_date_times_are_checked(server: Server) ->
     }
 
 
-def test_a_patch_that_breaks_the_schema_is_422_and_changes_nothing(server: Server) -> None:
+def test_patch_that_breaks_schema_is_422_and_changes_nothing(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     status, body = server.request("PATCH", server.rb("rb1"), {"spec": {"replicas": "lots"}})
     assert (status, body["reason"], body["details"]["causes"][0]["field"]) == (422, "Invalid", "spec.replicas")
@@ -388,7 +388,7 @@ def test_fields_that_preserve_unknown_fields_keep_them(server: Server) -> None:
                                                                    "status": {"anything": {"goes": [1, 2]}}}])
 
 
-def test_an_integral_number_for_an_integer_field_is_stored_as_an_integer(server: Server) -> None:
+def test_integral_number_for_integer_field_is_stored_as_integer(server: Server) -> None:
     status, created = server.request("POST", server.rb(), rb_body("rb1", replicas=2.0))
     assert (status, created["spec"]["replicas"], type(created["spec"]["replicas"])) == (201, 2, int)
     status, body = server.request("POST", server.rb(), rb_body("rb2", replicas=1.5))
@@ -399,7 +399,7 @@ def test_an_integral_number_for_an_integer_field_is_stored_as_an_integer(server:
 # ---- lists and selectors -------------------------------------------------------------------------------------------
 
 
-def test_list_carries_kind_and_the_latest_resource_version(server: Server) -> None:
+def test_list_carries_kind_and_latest_resource_version(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("GET", server.rb())
     assert (status, body["kind"], body["apiVersion"], names(body)) == (200, "ResourceBindingList", RB_API, ["rb1"])
@@ -419,7 +419,7 @@ def test_list_by_label_selector(server: Server) -> None:
         assert (selector, status, names(body)) == (selector, 200, wanted)
 
 
-def test_a_label_selector_that_does_not_parse_is_400(server: Server) -> None:
+def test_label_selector_that_does_not_parse_is_400(server: Server) -> None:
     status, body = server.request("GET", server.rb(query="labelSelector=" + _quote("a===b")))
     assert (status, body["reason"]) == (400, "BadRequest")
 
@@ -441,7 +441,7 @@ def test_list_by_field_selector_on_metadata_namespace_across_namespaces(server: 
     assert (status, names(body)) == (200, ["there"])
 
 
-def test_a_field_selector_on_an_unsupported_field_is_400(server: Server) -> None:
+def test_field_selector_on_unsupported_field_is_400(server: Server) -> None:
     status, body = server.request("GET", server.rb(query="fieldSelector=spec.replicas%3D1"))
     assert (status, body) == (400, failure(400, "BadRequest", "field label not supported: spec.replicas"))
 
@@ -456,7 +456,7 @@ def test_list_pages_with_limit_and_continue(server: Server) -> None:
     assert (status, names(second), second["metadata"]["continue"]) == (200, ["c"], "")
 
 
-def test_the_pages_of_a_list_are_one_snapshot_at_the_first_pages_resource_version(server: Server) -> None:
+def test_pages_of_list_are_one_snapshot_at_first_pages_resource_version(server: Server) -> None:
     """A watch from the list's version then sees every later write: a write between two pages shows neither in
     the later page nor in the version it reports (Kopf watches from the last page's version)."""
     for name in ("a", "b", "c", "d"):
@@ -476,7 +476,7 @@ def test_the_pages_of_a_list_are_one_snapshot_at_the_first_pages_resource_versio
     assert second["metadata"]["continue"] == ""
 
 
-def test_a_continue_token_that_is_not_one_is_400(server: Server) -> None:
+def test_continue_token_that_is_not_one_is_400(server: Server) -> None:
     status, body = server.request("GET", server.rb(query="limit=2&continue=bm90LWEtdG9rZW4"))
     assert (status, body["reason"]) == (400, "BadRequest")
     assert body["message"].startswith("invalid continue token: continue key is not valid: ")
@@ -485,7 +485,7 @@ def test_a_continue_token_that_is_not_one_is_400(server: Server) -> None:
 # ---- watch --------------------------------------------------------------------------------------------------------
 
 
-def test_watch_from_a_resource_version_delivers_later_events_in_order(server: Server) -> None:
+def test_watch_from_resource_version_delivers_later_events_in_order(server: Server) -> None:
     created = server.create_rb("a")
     server.request("PATCH", server.rb("a"), {"spec": {"replicas": 2}})
     server.create_rb("b")
@@ -498,7 +498,7 @@ def test_watch_from_a_resource_version_delivers_later_events_in_order(server: Se
     assert events[0]["object"]["spec"]["replicas"] == 2
 
 
-def test_an_open_watch_receives_live_events(server: Server) -> None:
+def test_open_watch_receives_live_events(server: Server) -> None:
     _, listing = server.request("GET", server.rb())
     with server.watch(server.rb(), resourceVersion=listing["metadata"]["resourceVersion"]) as stream:
         created = server.create_rb("a")
@@ -512,14 +512,14 @@ def test_an_open_watch_receives_live_events(server: Server) -> None:
     assert (events[2]["type"], rv(events[2]["object"]) > rv(patched)) == ("DELETED", True)
 
 
-def test_watch_without_a_resource_version_starts_with_the_objects_by_name(server: Server) -> None:
+def test_watch_without_resource_version_starts_with_objects_by_name(server: Server) -> None:
     for name in ("b", "a"):
         server.create_rb(name)
     with server.watch(server.rb()) as stream:
         assert summary(stream.take(2)) == [("ADDED", "a"), ("ADDED", "b")]
 
 
-def test_a_label_selector_turns_leaving_and_entering_objects_into_deleted_and_added(server: Server) -> None:
+def test_label_selector_turns_leaving_and_entering_objects_into_deleted_and_added(server: Server) -> None:
     created = server.request("POST", server.rb(), rb_body("a", labels={"mine": "yes"}))[1]
     server.request("PATCH", server.rb("a"), {"metadata": {"labels": {"mine": "no"}}})
     server.request("PATCH", server.rb("a"), {"metadata": {"labels": {"mine": "yes"}}})
@@ -528,7 +528,7 @@ def test_a_label_selector_turns_leaving_and_entering_objects_into_deleted_and_ad
         assert summary(stream.take(2)) == [("DELETED", "a"), ("ADDED", "a")]
 
 
-def test_send_initial_events_ends_with_an_initial_events_end_bookmark(server: Server) -> None:
+def test_send_initial_events_ends_with_initial_events_end_bookmark(server: Server) -> None:
     server.create_rb("b")
     last = server.create_rb("a")
     with server.watch(server.rb(), sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
@@ -541,7 +541,7 @@ def test_send_initial_events_ends_with_an_initial_events_end_bookmark(server: Se
     assert int(bookmark["metadata"]["resourceVersion"]) >= rv(last)
 
 
-def test_a_bookmark_comes_before_timeout_seconds_ends_the_watch(server: Server) -> None:
+def test_bookmark_comes_before_timeout_seconds_ends_watch(server: Server) -> None:
     other = server.new_namespace("other")
     _, listing = server.request("GET", server.rb())
     with server.watch(server.rb(), resourceVersion=listing["metadata"]["resourceVersion"],
@@ -557,7 +557,7 @@ def test_a_bookmark_comes_before_timeout_seconds_ends_the_watch(server: Server) 
     assert arrived < 2.5 < ended < 4.5
 
 
-def test_a_watch_from_before_the_type_was_served_is_410_expired(server: Server) -> None:
+def test_watch_from_before_type_was_served_is_410_expired(server: Server) -> None:
     with server.watch(server.rb(), resourceVersion="1") as stream:
         assert stream.status == 200
         events = stream.rest()
@@ -571,7 +571,7 @@ def test_a_watch_from_before_the_type_was_served_is_410_expired(server: Server) 
 # ---- finalizers and deletion ----------------------------------------------------------------------------------
 
 
-def test_delete_of_an_object_with_a_finalizer_sets_deletion_timestamp_and_keeps_it(server: Server) -> None:
+def test_delete_of_object_with_finalizer_sets_deletion_timestamp_and_keeps_it(server: Server) -> None:
     status, created = server.request("POST", server.rb(), rb_body("rb1", finalizers=["example.com/hold"]))
     status, deleted = server.request("DELETE", server.rb("rb1"))
     assert status == 200
@@ -583,7 +583,7 @@ def test_delete_of_an_object_with_a_finalizer_sets_deletion_timestamp_and_keeps_
     assert server.request("DELETE", server.rb("rb1")) == (200, deleted)
 
 
-def test_no_new_finalizer_can_be_added_to_an_object_being_deleted(server: Server) -> None:
+def test_no_new_finalizer_can_be_added_to_object_being_deleted(server: Server) -> None:
     server.request("POST", server.rb(), rb_body("rb1", finalizers=["example.com/hold"]))
     server.request("DELETE", server.rb("rb1"))
     status, body = server.request("PATCH", server.rb("rb1"), {"metadata": {"finalizers": ["example.com/hold",
@@ -595,7 +595,7 @@ def test_no_new_finalizer_can_be_added_to_an_object_being_deleted(server: Server
     assert body["message"] == f'ResourceBinding.work.karmada.io "rb1" is invalid: metadata.finalizers: {message}'
 
 
-def test_removing_the_last_finalizer_deletes_the_object(server: Server) -> None:
+def test_removing_last_finalizer_deletes_object(server: Server) -> None:
     server.request("POST", server.rb(), rb_body("rb1", finalizers=["example.com/a", "example.com/b"]))
     _, deleted = server.request("DELETE", server.rb("rb1"))
     status, body = server.request("PATCH", server.rb("rb1"), {"metadata": {"finalizers": ["example.com/b"]}})
@@ -616,7 +616,7 @@ def test_removing_the_last_finalizer_deletes_the_object(server: Server) -> None:
 # ---- namespaces ------------------------------------------------------------------------------------------------
 
 
-def test_a_new_namespace_is_active_with_the_kubernetes_finalizer_and_its_name_label(server: Server) -> None:
+def test_new_namespace_is_active_with_kubernetes_finalizer_and_name_label(server: Server) -> None:
     name = f"{server.namespace}-new"
     status, body = server.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
     assert (status, shape(body)) == (201, {
@@ -626,14 +626,14 @@ def test_a_new_namespace_is_active_with_the_kubernetes_finalizer_and_its_name_la
         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
 
 
-def test_a_put_of_a_namespace_keeps_its_spec_finalizers_and_name_label(server: Server) -> None:
+def test_put_of_namespace_keeps_spec_finalizers_and_name_label(server: Server) -> None:
     status, body = server.request("PUT", f"/api/v1/namespaces/{server.namespace}",
                                   {"metadata": {"name": server.namespace, "labels": {"a": "b"}}})
     assert (status, body["spec"], body["metadata"]["labels"]) == (200, {"finalizers": ["kubernetes"]}, {
         "a": "b", "kubernetes.io/metadata.name": server.namespace})
 
 
-def test_a_deleted_namespace_is_terminating_and_refuses_new_content_with_403(server: Server) -> None:
+def test_deleted_namespace_is_terminating_and_refuses_new_content_with_403(server: Server) -> None:
     doomed = server.new_namespace("doomed")
     server.request("POST", server.rb(namespace=doomed), rb_body("held", finalizers=["example.com/hold"]))
     status, body = server.request("DELETE", f"/api/v1/namespaces/{doomed}")
@@ -663,7 +663,7 @@ def test_namespace_checks_come_before_validation(server: Server) -> None:
 # ---- dry run -------------------------------------------------------------------------------------------------
 
 
-def test_a_dry_run_create_answers_like_a_create_without_a_resource_version_and_stores_nothing(
+def test_dry_run_create_answers_like_create_without_resource_version_and_stores_nothing(
     server: Server,
 ) -> None:
     status, body = server.request("POST", server.rb(query="dryRun=All"), rb_body("rb1", replicas=1))
@@ -676,7 +676,7 @@ def test_a_dry_run_create_answers_like_a_create_without_a_resource_version_and_s
     assert names(server.request("GET", server.rb())[1]) == []
 
 
-def test_a_dry_run_create_with_generate_name_names_the_object_and_stores_nothing(server: Server) -> None:
+def test_dry_run_create_with_generate_name_names_object_and_stores_nothing(server: Server) -> None:
     body = rb_body(None)
     body["metadata"]["generateName"] = "rb-"
     status, answer = server.request("POST", server.rb(query="dryRun=All"), body)
@@ -684,14 +684,14 @@ def test_a_dry_run_create_with_generate_name_names_the_object_and_stores_nothing
     assert names(server.request("GET", server.rb())[1]) == []
 
 
-def test_a_dry_run_create_fails_like_a_create(server: Server) -> None:
+def test_dry_run_create_fails_like_create(server: Server) -> None:
     server.create_rb("rb1")
     assert server.request("POST", server.rb(query="dryRun=All"), rb_body("rb1"))[0] == 409
     status, body = server.request("POST", server.rb(query="dryRun=All"), rb_body("rb2", replicas="lots"))
     assert (status, body["reason"]) == (422, "Invalid")
 
 
-def test_a_dry_run_patch_answers_the_patched_object_and_changes_nothing(server: Server) -> None:
+def test_dry_run_patch_answers_patched_object_and_changes_nothing(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     status, body = server.request("PATCH", server.rb("rb1", query="dryRun=All"), {"spec": {"replicas": 5}})
     assert (status, body["spec"]["replicas"], body["metadata"]["generation"], rv(body)) == (200, 5, 2, rv(created))
@@ -701,7 +701,7 @@ def test_a_dry_run_patch_answers_the_patched_object_and_changes_nothing(server: 
     assert (status, body) == (409, conflict("rb1"))
 
 
-def test_a_dry_run_status_patch_and_put_change_nothing(server: Server) -> None:
+def test_dry_run_status_patch_and_put_change_nothing(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("PATCH", server.rb("rb1", "status", query="dryRun=All"),
                                   {"status": {"schedulerObservedGeneration": 3}})
@@ -712,7 +712,7 @@ def test_a_dry_run_status_patch_and_put_change_nothing(server: Server) -> None:
     assert server.request("GET", server.rb("rb1")) == (200, created)
 
 
-def test_a_dry_run_delete_answers_like_a_delete_and_keeps_the_object(server: Server) -> None:
+def test_dry_run_delete_answers_like_delete_and_keeps_object(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("DELETE", server.rb("rb1", query="dryRun=All"))
     assert (status, body) == (200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
@@ -720,7 +720,7 @@ def test_a_dry_run_delete_answers_like_a_delete_and_keeps_the_object(server: Ser
     assert server.request("GET", server.rb("rb1")) == (200, created)
 
 
-def test_a_dry_run_delete_of_an_object_with_a_finalizer_marks_nothing(server: Server) -> None:
+def test_dry_run_delete_of_object_with_finalizer_marks_nothing(server: Server) -> None:
     _, created = server.request("POST", server.rb(), rb_body("rb1", finalizers=["example.com/hold"]))
     status, body = server.request("DELETE", server.rb("rb1", query="dryRun=All"))
     assert (status, bool(body["metadata"].get("deletionTimestamp")), body["metadata"]["generation"]) == (200, True, 2)
@@ -728,7 +728,7 @@ def test_a_dry_run_delete_of_an_object_with_a_finalizer_marks_nothing(server: Se
     assert server.request("GET", server.rb("rb1")) == (200, created)
 
 
-def test_a_dry_run_delete_of_a_namespace_keeps_it_and_its_content(server: Server) -> None:
+def test_dry_run_delete_of_namespace_keeps_it_and_content(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("DELETE", f"/api/v1/namespaces/{server.namespace}?dryRun=All")
     assert (status, body["status"]["phase"], bool(body["metadata"]["deletionTimestamp"])) == (
@@ -740,7 +740,7 @@ def test_a_dry_run_delete_of_a_namespace_keeps_it_and_its_content(server: Server
 
 @pytest.mark.parametrize(("method", "options"), [
     ("POST", "CreateOptions"), ("PUT", "UpdateOptions"), ("PATCH", "PatchOptions"), ("DELETE", "DeleteOptions")])
-def test_a_dry_run_value_other_than_all_is_422(server: Server, method: str, options: str) -> None:
+def test_dry_run_value_other_than_all_is_422(server: Server, method: str, options: str) -> None:
     created = server.create_rb("rb1")
     path = server.rb(None if method == "POST" else "rb1", query="dryRun=Server")
     body = {"POST": rb_body("rb2"), "PUT": created, "PATCH": {}, "DELETE": None}[method]
@@ -756,14 +756,14 @@ def test_a_dry_run_value_other_than_all_is_422(server: Server, method: str, opti
 # ---- built-in kinds: Leases and Events ---------------------------------------------------------------------------
 
 
-def test_a_lease_has_no_generation(server: Server) -> None:
+def test_lease_has_no_generation(server: Server) -> None:
     status, body = server.request("POST", server.path("Lease"), lease("l1"))
     assert (status, "generation" in body["metadata"]) == (201, False)
     status, body = server.request("PATCH", server.path("Lease", "l1"), {"spec": {"holderIdentity": "b"}})
     assert (status, "generation" in body["metadata"], body["spec"]["holderIdentity"]) == (200, False, "b")
 
 
-def test_a_lease_put_needs_the_current_resource_version(server: Server) -> None:
+def test_lease_put_needs_current_resource_version(server: Server) -> None:
     _, created = server.request("POST", server.path("Lease"), lease("l1"))
     status, body = server.request("PUT", server.path("Lease", "l1"), lease("l1", "b"))
     assert (status, body["reason"], body["message"]) == (
@@ -775,13 +775,13 @@ def test_a_lease_put_needs_the_current_resource_version(server: Server) -> None:
     assert (status, body["reason"]) == (409, "Conflict")
 
 
-def test_an_event_put_without_a_resource_version_is_allowed(server: Server) -> None:
+def test_event_put_without_resource_version_is_allowed(server: Server) -> None:
     server.request("POST", server.path("Event"), event("e1", server.namespace))
     status, body = server.request("PUT", server.path("Event", "e1"), event("e1", server.namespace, "changed"))
     assert (status, body["message"], "generation" in body["metadata"]) == (200, "changed", False)
 
 
-def test_a_lease_delete_answers_a_success_status(server: Server) -> None:
+def test_lease_delete_answers_success_status(server: Server) -> None:
     _, created = server.request("POST", server.path("Lease"), lease("l1"))
     status, body = server.request("DELETE", server.path("Lease", "l1"))
     assert (status, body) == (200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",

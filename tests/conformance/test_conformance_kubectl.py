@@ -73,7 +73,7 @@ def test_events_are_selected_by_involved_object_type_reason_and_source(server: S
     assert selected(f"metadata.namespace={ns},metadata.name=e3") == ["e3"]
 
 
-def test_a_watch_of_events_by_involved_object_sees_only_its_events(server: Server) -> None:
+def test_watch_of_events_by_involved_object_sees_only_events(server: Server) -> None:
     ns = server.namespace
     server.request("POST", server.path("Event"), event("e1", ns, "rb1"))
     with server.watch(server.path("Event"), fieldSelector="involvedObject.name=rb2", timeoutSeconds="2") as stream:
@@ -99,7 +99,7 @@ def test_a_watch_of_events_by_involved_object_sees_only_its_events(server: Serve
     ("/api/v1/events", "type", "invalid selector: 'type'; can't understand 'type'"),
     ("/api/v1/events", "type=a,,b", "invalid selector: 'type=a,,b'; can't understand 'b'"),
 ])
-def test_a_field_selector_a_kind_does_not_support_is_400_worded_as_for_that_kind(
+def test_field_selector_kind_does_not_support_is_400_worded_as_for_that_kind(
     server: Server, path: str, selector: str, message: str,
 ) -> None:
     assert server.request("GET", f"{path}?fieldSelector={_quote(selector)}") == (400, bad_request(message))
@@ -126,7 +126,7 @@ TABLE = ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table
 AGE = re.compile(r"\d+s")
 
 
-def test_a_table_of_resource_bindings_has_the_crds_printer_columns(server: Server) -> None:
+def test_table_of_resource_bindings_has_crds_printer_columns(server: Server) -> None:
     server.create_rb("rb1")
     server.request("PATCH", server.rb("rb1", "status"), {"status": {"conditions": [
         {"type": "Scheduled", "status": "True", "reason": "Success", "message": "",
@@ -153,7 +153,7 @@ def test_a_table_of_resource_bindings_has_the_crds_printer_columns(server: Serve
                                     "metadata": shape(server.request("GET", server.rb("rb1"))[1])["metadata"]}
 
 
-def test_a_table_of_clusters_has_karmadas_columns_with_wide_ones_at_priority_1(server: Server) -> None:
+def test_table_of_clusters_has_karmadas_columns_with_wide_ones_at_priority_1(server: Server) -> None:
     reply = server.call("GET", "/apis/cluster.karmada.io/v1alpha1/clusters?limit=1", accept=TABLE)
     assert [(c["name"], c["type"], c["priority"]) for c in reply.body["columnDefinitions"]] == [
         ("Name", "string", 0), ("Version", "string", 0), ("Mode", "string", 0), ("Ready", "string", 0),
@@ -161,7 +161,7 @@ def test_a_table_of_clusters_has_karmadas_columns_with_wide_ones_at_priority_1(s
         ("API-Endpoint", "string", 1), ("Proxy-URL", "string", 1)]
 
 
-def test_a_table_of_one_object_has_its_row_and_its_resource_version(server: Server) -> None:
+def test_table_of_one_object_has_row_and_resource_version(server: Server) -> None:
     created = server.create_rb("rb1")
     reply = server.call("GET", server.rb("rb1") + "?includeObject=None", accept=TABLE)
     assert reply.body["metadata"] == {"resourceVersion": created["metadata"]["resourceVersion"]}
@@ -195,7 +195,7 @@ def test_built_in_kinds_have_kube_apiservers_printer_columns(server: Server) -> 
     assert TIMESTAMP.fullmatch(crds["rows"][0]["cells"][1])
 
 
-def test_a_table_watch_sends_the_columns_once(server: Server) -> None:
+def test_table_watch_sends_columns_once(server: Server) -> None:
     server.create_rb("rb1")
     server.create_rb("rb2")
     reply = server.call("GET", server.rb(query="watch=1&timeoutSeconds=1"), accept=TABLE)
@@ -213,7 +213,7 @@ def test_a_table_watch_sends_the_columns_once(server: Server) -> None:
                                                      "application/json, application/yaml, "
                                                      "application/vnd.kubernetes.protobuf"),
 ])
-def test_a_media_type_a_custom_resource_cannot_be_sent_as_is_406(server: Server, accept: str, message: str) -> None:
+def test_media_type_custom_resource_cannot_be_sent_as_is_406(server: Server, accept: str, message: str) -> None:
     reply = server.call("GET", server.rb(), accept=accept)
     assert (reply.status, reply.body) == (406, {"kind": "Status", "apiVersion": "v1", "metadata": {},
                                                 "status": "Failure", "message": message, "reason": "NotAcceptable",
@@ -244,7 +244,7 @@ def test_version_reports_kubernetes_1_35_4(server: Server) -> None:
 # ---- protobuf bodies and the review kinds (kubectl create namespace, auth can-i, auth whoami) -----------------
 
 
-def test_a_namespace_sent_as_protobuf_is_created_as_if_sent_as_json(server: Server) -> None:
+def test_namespace_sent_as_protobuf_is_created_as_if_sent_as_json(server: Server) -> None:
     name = f"{server.namespace}-pb"
     # what kubectl create namespace sends: ObjectMeta with every string field present and empty, empty spec/status
     meta = pb((1, name), (2, ""), (3, ""), (4, ""), (5, ""), (6, ""), (7, 0), (8, b""), (11, pb((1, "a"), (2, "b"))))
@@ -258,7 +258,7 @@ def test_a_namespace_sent_as_protobuf_is_created_as_if_sent_as_json(server: Serv
         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
 
 
-def test_a_lease_sent_as_protobuf_keeps_its_micro_times(server: Server) -> None:
+def test_lease_sent_as_protobuf_keeps_micro_times(server: Server) -> None:
     spec = pb((1, "me"), (2, 15), (4, pb((1, 1700000000), (2, 123456000))))
     reply = server.call("POST", server.path("Lease"),
                         k8s_pb("coordination.k8s.io/v1", "Lease", pb((1, pb((1, "l1"))), (2, spec))),
@@ -267,7 +267,7 @@ def test_a_lease_sent_as_protobuf_keeps_its_micro_times(server: Server) -> None:
                                                         "renewTime": "2023-11-14T22:13:20.123456Z"})
 
 
-def test_a_body_that_is_not_protobuf_is_400_naming_the_kind_and_the_bytes(server: Server) -> None:
+def test_body_that_is_not_protobuf_is_400_naming_kind_and_bytes(server: Server) -> None:
     reply = server.call("POST", "/api/v1/namespaces", b"garbage", content_type=PROTOBUF)
     assert (reply.status, reply.body) == (400, bad_request(
         "the object provided is unrecognized (must be of type Namespace): provided data does not appear to be a "
@@ -284,7 +284,7 @@ def test_a_body_that_is_not_protobuf_is_400_naming_the_kind_and_the_bytes(server
     ("PATCH", "RB1", "text/plain", "the body of the request was in an unknown format - accepted media types "
      "include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml", None),
 ])
-def test_a_body_in_a_media_type_the_server_does_not_read_is_415(
+def test_body_in_media_type_server_does_not_read_is_415(
     server: Server, method: str, path: str, content_type: str, message: str, details: dict[str, Any] | None,
 ) -> None:
     server.create_rb("rb1")
@@ -297,14 +297,14 @@ def test_a_body_in_a_media_type_the_server_does_not_read_is_415(
     assert (reply.status, reply.body) == (415, expected)
 
 
-def test_a_yaml_body_is_read(server: Server) -> None:
+def test_yaml_body_is_read(server: Server) -> None:
     body = f"apiVersion: {RB_API}\nkind: ResourceBinding\nmetadata:\n  name: rb1\nspec:\n  resource:\n" \
            "    apiVersion: apps/v1\n    kind: Deployment\n    name: web\n  replicas: 2\n"
     reply = server.call("POST", server.rb(), body.encode(), content_type="application/yaml")
     assert (reply.status, reply.body["spec"]["replicas"]) == (201, 2)
 
 
-def test_a_self_subject_access_review_allows_the_admin(server: Server) -> None:
+def test_self_subject_access_review_allows_admin(server: Server) -> None:
     spec = {"resourceAttributes": {"namespace": server.namespace, "verb": "create", "group": "work.karmada.io",
                                    "resource": "resourcebindings"}}
     body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": spec}
@@ -320,7 +320,7 @@ def test_a_self_subject_access_review_allows_the_admin(server: Server) -> None:
                                                         "group": "work.karmada.io", "resource": "resourcebindings"}
 
 
-def test_a_self_subject_rules_review_grants_everything_and_a_self_subject_review_names_an_admin(
+def test_self_subject_rules_review_grants_everything_and_self_subject_review_names_admin(
     server: Server,
 ) -> None:
     status, answer = server.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {
@@ -336,7 +336,7 @@ def test_a_self_subject_rules_review_grants_everything_and_a_self_subject_review
     assert reply.body["status"]["userInfo"]["groups"] == ["system:masters", "system:authenticated"]
 
 
-def test_a_review_kind_cannot_be_read(server: Server) -> None:
+def test_review_kind_cannot_be_read(server: Server) -> None:
     status, answer = server.request("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
     assert (status, answer) == (405, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                       "message": "the server does not allow this method on the requested resource",
@@ -372,14 +372,14 @@ def _document(server: Server, key: str) -> Any:
     return reply.body
 
 
-def test_the_openapi_v3_index_lists_what_is_served(both: tuple[Server, Server]) -> None:
+def test_openapi_v3_index_lists_what_is_served(both: tuple[Server, Server]) -> None:
     dev, real = (set(_index(server)) for server in both)
     assert dev <= real
     assert {*CRD_GROUP_VERSIONS, *BUILTIN_GROUP_VERSIONS, "api", "apis", "version"} <= dev
 
 
 @pytest.mark.parametrize("key", CRD_GROUP_VERSIONS)
-def test_the_openapi_v3_document_of_a_crd_group_version_is_kube_apiservers(
+def test_openapi_v3_document_of_crd_group_version_is_kube_apiservers(
     both: tuple[Server, Server], key: str,
 ) -> None:
     dev, real = (_document(server, key) for server in both)
@@ -387,14 +387,14 @@ def test_the_openapi_v3_document_of_a_crd_group_version_is_kube_apiservers(
 
 
 @pytest.mark.parametrize("key", BUILTIN_GROUP_VERSIONS)
-def test_the_openapi_v3_document_of_a_built_in_group_version_is_kube_apiservers_for_what_is_served(
+def test_openapi_v3_document_of_built_in_group_version_is_kube_apiservers_for_what_is_served(
     both: tuple[Server, Server], key: str,
 ) -> None:
     dev, real = (_document(server, key) for server in both)
     assert json_diff(dev, trim(key, real)) == []
 
 
-def test_an_openapi_v3_document_asked_by_a_stale_hash_redirects_and_an_unknown_one_is_404(server: Server) -> None:
+def test_openapi_v3_document_asked_by_stale_hash_redirects_and_unknown_one_is_404(server: Server) -> None:
     url = _index(server)["apis/work.karmada.io/v1alpha2"]
     stale = server.call("GET", "/openapi/v3/apis/work.karmada.io/v1alpha2?hash=ABC")
     assert (stale.status, stale.body) == (200, server.call("GET", url).body)  # urllib follows the 301
@@ -404,7 +404,7 @@ def test_an_openapi_v3_document_asked_by_a_stale_hash_redirects_and_an_unknown_o
     assert reply.headers["cache-control"] == "no-cache, private"
 
 
-def test_openapi_v2_has_the_crds_definitions_and_paths(both: tuple[Server, Server]) -> None:
+def test_openapi_v2_has_crds_definitions_and_paths(both: tuple[Server, Server]) -> None:
     dev, real = (server.call("GET", "/openapi/v2").body for server in both)
     for name in ("io.karmada.work.v1alpha2.ResourceBinding", "io.karmada.work.v1alpha2.ResourceBindingList",
                  "io.karmada.cluster.v1alpha1.Cluster", "io.k8s.api.core.v1.Namespace",
@@ -419,7 +419,7 @@ def test_openapi_v2_has_the_crds_definitions_and_paths(both: tuple[Server, Serve
                     real["paths"][path][method].get("x-kubernetes-group-version-kind")), (path, method)
 
 
-def test_openapi_v2_in_an_unknown_media_type_is_406_with_no_body(server: Server) -> None:
+def test_openapi_v2_in_unknown_media_type_is_406_with_no_body(server: Server) -> None:
     reply = server.call("GET", "/openapi/v2", accept="application/xml")
     assert (reply.status, reply.raw) == (406, b"")
 
@@ -439,7 +439,7 @@ UNKNOWN = ['unknown field "metadata.bogus"', 'unknown field "extra"', 'unknown f
            'unknown field "spec.clusters[0].q"', 'unknown field "spec.resource.zz"']
 
 
-def test_unknown_fields_are_a_400_under_strict_validation(server: Server) -> None:
+def test_unknown_fields_are_400_under_strict_validation(server: Server) -> None:
     reply = server.call("POST", server.rb(query="fieldValidation=Strict"), _with_unknown_fields("rb1"))
     assert (reply.status, reply.body) == (400, bad_request(
         'ResourceBinding in version "v1alpha2" cannot be handled as a ResourceBinding: strict decoding error: '
@@ -455,7 +455,7 @@ def test_unknown_fields_are_warnings_by_default_and_silent_when_ignored(server: 
     assert (reply.status, reply.warnings) == (201, [])
 
 
-def test_a_duplicate_field_is_a_400_under_strict_validation_and_a_warning_otherwise(server: Server) -> None:
+def test_duplicate_field_is_400_under_strict_validation_and_warning_otherwise(server: Server) -> None:
     raw = json.dumps(rb_body("rb1", replicas=1)).replace('"replicas": 1', '"replicas": 1, "replicas": 2').encode()
     reply = server.call("POST", server.rb(query="fieldValidation=Strict"), raw)
     assert (reply.status, reply.body["message"]) == (400, 'ResourceBinding in version "v1alpha2" cannot be handled '
@@ -466,7 +466,7 @@ def test_a_duplicate_field_is_a_400_under_strict_validation_and_a_warning_otherw
         201, 2, ['299 - "duplicate field \\"spec.replicas\\""'])
 
 
-def test_a_patch_with_unknown_fields_under_strict_validation_is_422_quoting_the_patched_object(server: Server) -> None:
+def test_patch_with_unknown_fields_under_strict_validation_is_422_quoting_patched_object(server: Server) -> None:
     server.create_rb("rb1")
     reply = server.call("PATCH", server.rb("rb1", query="fieldValidation=Strict"),
                         [{"op": "add", "path": "/spec/zz", "value": 1}], content_type="application/json-patch+json")
@@ -480,7 +480,7 @@ def test_a_patch_with_unknown_fields_under_strict_validation_is_422_quoting_the_
                                                     '299 - "unknown field \\"spec.bogus\\""'])
 
 
-def test_a_built_in_kind_has_its_unknown_fields_pruned_and_reported(server: Server) -> None:
+def test_built_in_kind_has_unknown_fields_pruned_and_reported(server: Server) -> None:
     name = f"{server.namespace}-fv"
     body = {"metadata": {"name": name, "zz": 1}, "spec": {"bogus": 1}}
     reply = server.call("POST", "/api/v1/namespaces?fieldValidation=Strict", body)
@@ -493,7 +493,7 @@ def test_a_built_in_kind_has_its_unknown_fields_pruned_and_reported(server: Serv
         201, {"holderIdentity": "a"}, ['299 - "unknown field \\"spec.bogus\\""'])
 
 
-def test_a_field_validation_value_other_than_strict_warn_or_ignore_is_422(server: Server) -> None:
+def test_field_validation_value_other_than_strict_warn_or_ignore_is_422(server: Server) -> None:
     status, body = server.request("POST", server.rb(query="fieldValidation=Bogus"), rb_body("rb1"))
     message = 'Unsupported value: "Bogus": supported values: "", "Ignore", "Strict", "Warn"'
     assert (status, body["message"], body["details"]) == (
@@ -525,7 +525,7 @@ WEB = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
 RESOURCE_FIELDS = {"f:apiVersion": {}, "f:kind": {}, "f:name": {}}
 
 
-def test_a_create_records_its_manager_as_an_update_owning_what_it_sent_and_the_defaults(server: Server) -> None:
+def test_create_records_manager_as_update_owning_what_it_sent_and_defaults(server: Server) -> None:
     body = rb_body("rb1", replicas=2, placement={"clusterAffinity": {"clusterNames": ["m1"]}})
     body["metadata"]["labels"] = {"app": "web"}
     status, created = server.request("POST", server.rb(query="fieldManager=kubectl-create"), body)
@@ -536,7 +536,7 @@ def test_a_create_records_its_manager_as_an_update_owning_what_it_sent_and_the_d
                    "f:placement": {".": {}, "f:clusterAffinity": {".": {}, "f:clusterNames": {}}}}}}
 
 
-def test_a_patch_by_another_manager_takes_the_fields_it_changes(server: Server) -> None:
+def test_patch_by_another_manager_takes_fields_it_changes(server: Server) -> None:
     server.request("POST", server.rb(query="fieldManager=creator"), rb_body("rb1", replicas=2))
     status, patched = server.request("PATCH", server.rb("rb1", query="fieldManager=scaler"), {
         "metadata": {"labels": {"b": "c"}}, "spec": {"replicas": 3}})
@@ -549,7 +549,7 @@ def test_a_patch_by_another_manager_takes_the_fields_it_changes(server: Server) 
     assert (status, again) == (200, patched)  # a write that changes nothing records nothing
 
 
-def test_a_status_write_is_recorded_with_its_subresource(server: Server) -> None:
+def test_status_write_is_recorded_with_subresource(server: Server) -> None:
     server.request("POST", server.rb(query="fieldManager=creator"), rb_body("rb1"))
     status, body = server.request("PATCH", server.rb("rb1", "status", query="fieldManager=scheduler"), {
         "status": {"schedulerObservedGeneration": 1}, "spec": {"replicas": 9}})
@@ -558,12 +558,12 @@ def test_a_status_write_is_recorded_with_its_subresource(server: Server) -> None
         "f:status": {".": {}, "f:schedulerObservedGeneration": {}}}
 
 
-def test_a_manager_defaults_to_the_user_agent_up_to_its_slash(server: Server) -> None:
+def test_manager_defaults_to_user_agent_up_to_slash(server: Server) -> None:
     status, created = server.request("POST", server.rb(), rb_body("rb1"))
     assert (status, [key[0] for key in owners(created)]) == (201, ["Python-urllib"])
 
 
-def test_server_side_apply_creates_and_owns_exactly_its_configuration(server: Server) -> None:
+def test_server_side_apply_creates_and_owns_exactly_configuration(server: Server) -> None:
     config = applied("rb1", resource=WEB, replicas=2, clusters=[{"name": "m1", "replicas": 2}])
     config["metadata"]["labels"] = {"a": "b"}
     reply = server.call("PATCH", server.rb("rb1", query="fieldManager=alice"), config, content_type=APPLY)
@@ -577,7 +577,7 @@ def test_server_side_apply_creates_and_owns_exactly_its_configuration(server: Se
         "GET", server.rb("rb1"))[1]["metadata"]["resourceVersion"])
 
 
-def test_an_apply_that_changes_another_managers_field_is_a_409_conflict_unless_forced(server: Server) -> None:
+def test_apply_that_changes_another_managers_field_is_409_conflict_unless_forced(server: Server) -> None:
     server.call("PATCH", server.rb("rb1", query="fieldManager=alice"), applied("rb1", resource=WEB, replicas=2),
                 content_type=APPLY)
     server.request("PATCH", server.rb("rb1", query="fieldManager=scaler"), {"metadata": {"labels": {"x": "y"}}})
@@ -601,7 +601,7 @@ def test_an_apply_that_changes_another_managers_field_is_a_409_conflict_unless_f
         ("scaler", "Update", ""): {"f:metadata": {"f:labels": {}}}}  # the labels map itself, which it added
 
 
-def test_an_apply_removes_what_its_manager_applied_before_and_nobody_else_owns(server: Server) -> None:
+def test_apply_removes_what_manager_applied_before_and_nobody_else_owns(server: Server) -> None:
     config = applied("rb1", resource=WEB, replicas=2, clusters=[{"name": "m1"}],
                      placement={"clusterAffinity": {"clusterNames": ["m1"]}})
     config["metadata"]["labels"] = {"a": "b", "c": "d"}
@@ -616,7 +616,7 @@ def test_an_apply_removes_what_its_manager_applied_before_and_nobody_else_owns(s
     assert reply.body["spec"] == {"resource": WEB, "replicas": 2, "conflictResolution": "Abort"}
 
 
-def test_an_apply_to_status_owns_status_fields(server: Server) -> None:
+def test_apply_to_status_owns_status_fields(server: Server) -> None:
     server.create_rb("rb1")
     status_config = {"apiVersion": RB_API, "kind": "ResourceBinding", "metadata": {"name": "rb1"},
                      "status": {"schedulerObservedGeneration": 1}}
@@ -629,7 +629,7 @@ def test_an_apply_to_status_owns_status_fields(server: Server) -> None:
     assert (reply.status, reply.body["reason"]) == (404, "NotFound")
 
 
-def test_a_dry_run_apply_stores_nothing(server: Server) -> None:
+def test_dry_run_apply_stores_nothing(server: Server) -> None:
     reply = server.call("PATCH", server.rb("rb1", query="fieldManager=alice&dryRun=All"),
                         applied("rb1", resource=WEB), content_type=APPLY)
     assert (reply.status, "resourceVersion" in reply.body["metadata"]) == (201, False)
@@ -650,7 +650,7 @@ def test_a_dry_run_apply_stores_nothing(server: Server) -> None:
      "failed to create typed patch object (/rb1; work.karmada.io/v1alpha2, Kind=ResourceBinding): .spec.bogus: "
      "field not declared in schema"),
 ])
-def test_an_apply_the_server_cannot_take_is_refused_as_kube_apiserver_refuses_it(
+def test_apply_server_cannot_take_is_refused_as_kube_apiserver_refuses_it(
     server: Server, query: str, content_type: str, body: dict[str, Any], status: int, message: str,
 ) -> None:
     server.create_rb("rb1")
@@ -658,7 +658,7 @@ def test_an_apply_the_server_cannot_take_is_refused_as_kube_apiserver_refuses_it
     assert (reply.status, reply.body["message"]) == (status, message)
 
 
-def test_a_put_of_what_was_read_keeps_the_managed_fields_and_adds_its_own(server: Server) -> None:
+def test_put_of_what_was_read_keeps_managed_fields_and_adds_own(server: Server) -> None:
     server.request("POST", server.rb(query="fieldManager=creator"), rb_body("rb1", replicas=1))
     _, current = server.request("GET", server.rb("rb1"))
     current["spec"]["replicas"] = 4
@@ -684,7 +684,7 @@ def test_built_in_kinds_record_managed_fields_too(server: Server) -> None:
 # ---- dry runs the first suite does not cover ------------------------------------------------------------------
 
 
-def test_a_dry_run_delete_collection_answers_the_list_and_deletes_nothing(server: Server) -> None:
+def test_dry_run_delete_collection_answers_list_and_deletes_nothing(server: Server) -> None:
     server.create_rb("rb1", replicas=1)
     server.create_rb("rb2")
     status, body = server.request("DELETE", server.rb(query="dryRun=All&labelSelector="))
@@ -692,7 +692,7 @@ def test_a_dry_run_delete_collection_answers_the_list_and_deletes_nothing(server
     assert names(server.request("GET", server.rb())[1]) == ["rb1", "rb2"]
 
 
-def test_a_dry_run_put_through_status_changes_nothing(server: Server) -> None:
+def test_dry_run_put_through_status_changes_nothing(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("PUT", server.rb("rb1", "status", query="dryRun=All"), {
         **created, "status": {"schedulerObservedGeneration": 4}})
@@ -701,12 +701,12 @@ def test_a_dry_run_put_through_status_changes_nothing(server: Server) -> None:
     assert server.request("GET", server.rb("rb1")) == (200, created)
 
 
-def test_a_dry_run_create_answers_the_managed_fields_it_would_record(server: Server) -> None:
+def test_dry_run_create_answers_managed_fields_it_would_record(server: Server) -> None:
     status, body = server.request("POST", server.rb(query="dryRun=All&fieldManager=m"), rb_body("rb1"))
     assert (status, list(owners(body))) == (201, [("m", "Update", "")])
 
 
-def test_a_delete_with_dry_run_in_its_delete_options_body_deletes_nothing(server: Server) -> None:
+def test_delete_with_dry_run_in_delete_options_body_deletes_nothing(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("DELETE", server.rb("rb1"), {"kind": "DeleteOptions", "apiVersion": "v1",
                                                             "propagationPolicy": "Background", "dryRun": ["All"]})
@@ -774,7 +774,7 @@ def test_what_is_not_served_is_answered_as_kube_apiserver_answers_it(
         assert (reply.status, reply.body) == (expected["code"], expected)
 
 
-def test_a_subresource_a_custom_resource_lacks_is_404_naming_the_object(server: Server) -> None:
+def test_subresource_custom_resource_lacks_is_404_naming_object(server: Server) -> None:
     server.create_rb("rb1")
     status, body = server.request("GET", server.rb("rb1", "scale"))
     assert (status, body["message"], body["details"]) == (
@@ -782,7 +782,7 @@ def test_a_subresource_a_custom_resource_lacks_is_404_naming_the_object(server: 
         {"name": "rb1", "group": "work.karmada.io", "kind": "resourcebindings"})
 
 
-def test_a_strategic_merge_patch_of_a_built_in_kind_merges_lists_by_key_with_its_directives(server: Server) -> None:
+def test_strategic_merge_patch_of_built_in_kind_merges_lists_by_key_with_directives(server: Server) -> None:
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "est", "labels": {"a": "b"}},
                "spec": {"selector": {"app": "est"}, "ports": [{"name": "grpc", "port": 10352, "protocol": "TCP"},
                                                               {"name": "metrics", "port": 8080, "protocol": "TCP"}]}}

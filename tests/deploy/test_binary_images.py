@@ -96,7 +96,7 @@ def contents(archive: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, t
 
 
 
-def test_each_command_prints_the_contract_line_with_the_full_reference(built: dict[str, tuple[str, Path]]) -> None:
+def test_each_command_prints_contract_line_with_full_reference(built: dict[str, tuple[str, Path]]) -> None:
     for name, reference in IMAGES.items():
         stdout, archive = built[name]
         assert stdout == f"image: {reference} at {archive} (oci-archive)\n"
@@ -112,7 +112,7 @@ def test_dev_py_images_command_builds_them_too(built: dict[str, tuple[str, Path]
     assert "unchanged since it was built" in result.stderr
 
 
-def test_the_index_names_each_image_for_containerd(built: dict[str, tuple[str, Path]]) -> None:
+def test_index_names_each_image_for_containerd(built: dict[str, tuple[str, Path]]) -> None:
     """containerd 1.6 names an imported image by io.containerd.image.name; the OCI ref name is the tag."""
     for name, reference in IMAGES.items():
         index, _, _ = contents(built[name][1])
@@ -120,7 +120,7 @@ def test_the_index_names_each_image_for_containerd(built: dict[str, tuple[str, P
             "io.containerd.image.name": reference, "org.opencontainers.image.ref.name": reference.rpartition(":")[2]}
 
 
-def test_karmada_schedulers_image_holds_the_binary_users_certificates_and_tmp(
+def test_karmada_schedulers_image_holds_binary_users_certificates_and_tmp(
     built: dict[str, tuple[str, Path]]
 ) -> None:
     _, config, entries = contents(built["karmada-scheduler"][1])
@@ -133,14 +133,14 @@ def test_karmada_schedulers_image_holds_the_binary_users_certificates_and_tmp(
     assert config["config"]["Labels"]["org.opencontainers.image.version"] == KARMADA.rpartition(":")[2]
 
 
-def test_the_pause_image_holds_only_pause_run_as_65535(built: dict[str, tuple[str, Path]], pause_binary: Path) -> None:
+def test_pause_image_holds_only_pause_run_as_65535(built: dict[str, tuple[str, Path]], pause_binary: Path) -> None:
     _, config, entries = contents(built["pause"][1])
     assert [(name, entry.mode, entry.uid, entry.gid, entry.size) for name, entry in entries.items()] == [
         ("pause", 0o755, 0, 0, pause_binary.stat().st_size)]
     assert (config["config"]["Entrypoint"], config["config"]["User"]) == (["/pause"], "65535:65535")
 
 
-def test_the_same_inputs_make_the_same_bytes(
+def test_same_inputs_make_same_bytes(
     built: dict[str, tuple[str, Path]], pause_binary: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Built again in another cache: byte for byte the archive the command made."""
@@ -155,7 +155,7 @@ def sha256(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def test_the_tags_are_karmadas_and_kubeadms() -> None:
+def test_tags_are_karmadas_and_kubeadms() -> None:
     """Karmada's Deployment names this repository and runs /bin/karmada-scheduler; kubeadm, at the Kubernetes
     release tools/controlplane pins, configures PAUSE as the sandbox image. Read from the Go module cache."""
     modules = Path(os.environ.get("GOMODCACHE") or Path(os.environ.get("GOPATH") or Path.home() / "go") / "pkg/mod")
@@ -178,7 +178,7 @@ def test_containerd_imports_both_under_their_full_names(engine: Containerd) -> N
     assert set(IMAGES.values()) <= set(engine.ctr("images", "ls", "-q").stdout.split())
 
 
-def test_karmada_scheduler_reports_its_release_from_the_container(engine: Containerd) -> None:
+def test_karmada_scheduler_reports_release_from_container(engine: Containerd) -> None:
     result = engine.run(KARMADA, recipe.KARMADA_SCHEDULER, "version")
     assert result.returncode == 0, result.stderr
     assert f'GitVersion:"{KARMADA.rpartition(":")[2]}"' in result.stdout
@@ -201,7 +201,7 @@ def status(pid: int) -> dict[str, str]:
     return {key: value.strip() for key, _, value in (line.partition(":") for line in lines)}
 
 
-def test_pause_runs_as_65535_stays_up_refuses_a_second_start_and_ends_on_sigterm(engine: Containerd) -> None:
+def test_pause_runs_as_65535_stays_up_refuses_second_start_and_ends_on_sigterm(engine: Containerd) -> None:
     name, command = engine.run_command(PAUSE, ["/pause"])
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -230,7 +230,7 @@ def test_pause_runs_as_65535_stays_up_refuses_a_second_start_and_ends_on_sigterm
     assert process.returncode == 0, output
 
 
-def test_pause_outside_pid_1_refuses_unless_asked_its_version(pause_binary: Path) -> None:
+def test_pause_outside_pid_1_refuses_unless_asked_version(pause_binary: Path) -> None:
     refused = subprocess.run([str(pause_binary)], capture_output=True, text=True, timeout=10, check=False)
     assert refused.returncode == 2 and "refusing to run as PID" in refused.stderr
     shown = subprocess.run([str(pause_binary), "-v"], capture_output=True, text=True, timeout=10, check=False)
@@ -242,7 +242,7 @@ def children(pid: int) -> list[int]:
             if entry.name.isdigit() and status(int(entry.name)).get("PPid") == str(pid)]
 
 
-def test_pause_as_pid_1_reaps_the_orphans_of_its_namespace(pause_binary: Path) -> None:
+def test_pause_as_pid_1_reaps_orphans_of_its_namespace(pause_binary: Path) -> None:
     """In a PID namespace of its own (util-linux's unshare): a shell entering it starts `sleep` and exits, so
     the kernel hands the orphan to pause; when it ends, pause reaps it (no zombie is left)."""
     if os.geteuid() != 0:

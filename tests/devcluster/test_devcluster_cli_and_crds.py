@@ -17,7 +17,7 @@ from binding_scheduler.devcluster import PACKAGE_CRDS, DevCluster, default_crds_
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_package_crds_are_identical_to_the_repository_crds() -> None:
+def test_package_crds_are_identical_to_repository_crds() -> None:
     packaged = sorted(p.name for p in PACKAGE_CRDS.glob("*.yaml"))
     assert packaged == [
         "cluster.karmada.io_clusters.yaml",
@@ -29,7 +29,7 @@ def test_the_package_crds_are_identical_to_the_repository_crds() -> None:
         assert (ROOT / "crds" / name).read_bytes() == (PACKAGE_CRDS / name).read_bytes(), name
 
 
-def test_the_default_crds_dir_is_the_repository_folder_in_a_checkout() -> None:
+def test_default_crds_dir_is_repository_folder_in_checkout() -> None:
     assert default_crds_dir() == ROOT / "crds"
 
 
@@ -45,7 +45,7 @@ def _walk(schema: dict[str, object], where: str) -> list[str]:
     return problems
 
 
-def test_the_crds_are_structural_with_a_status_subresource() -> None:
+def test_crds_are_structural_with_status_subresource() -> None:
     for path in sorted(PACKAGE_CRDS.glob("*.yaml")):
         crd = yaml.safe_load(path.read_text())
         assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
@@ -68,7 +68,7 @@ def test_crd_scopes_groups_and_short_names() -> None:
     }
 
 
-async def test_a_crds_folder_of_our_own_is_served(tmp_path: Path) -> None:
+async def test_crds_folder_of_our_own_is_served(tmp_path: Path) -> None:
     crd = yaml.safe_load((PACKAGE_CRDS / "cluster.karmada.io_clusters.yaml").read_text())
     crd["metadata"]["name"] = "widgets.example.com"
     crd["spec"].update(group="example.com", names={"plural": "widgets", "singular": "widget", "kind": "Widget"})
@@ -80,7 +80,7 @@ async def test_a_crds_folder_of_our_own_is_served(tmp_path: Path) -> None:
         assert (await api.client.get("/apis/work.karmada.io/v1alpha2"))[0] == 404
 
 
-async def test_creating_a_crd_through_the_api_serves_its_resource(api: DevCluster) -> None:
+async def test_creating_crd_through_api_serves_resource(api: DevCluster) -> None:
     crd = yaml.safe_load((PACKAGE_CRDS / "cluster.karmada.io_clusters.yaml").read_text())
     crd["metadata"] = {"name": "gadgets.example.com"}
     crd["spec"].update(group="example.com", names={"plural": "gadgets", "singular": "gadget", "kind": "Gadget"})
@@ -91,7 +91,7 @@ async def test_creating_a_crd_through_the_api_serves_its_resource(api: DevCluste
     assert (status, body["kind"]) == (201, "Gadget")
 
 
-def test_the_cli_serves_until_sigterm(tmp_path: Path) -> None:
+def test_cli_serves_until_sigterm(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kc.yaml"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(

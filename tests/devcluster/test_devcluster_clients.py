@@ -25,7 +25,7 @@ def _api_client(kubeconfig: Path) -> k8s.ApiClient:
     return k8s_config.new_client_from_config(config_file=str(kubeconfig))
 
 
-def test_the_kubeconfig_points_at_the_server(threaded: DevCluster) -> None:
+def test_kubeconfig_points_at_server(threaded: DevCluster) -> None:
     text = threaded.kubeconfig_path.read_text()
     assert f"server: {threaded.url}" in text
     assert "current-context: devcluster" in text
@@ -53,7 +53,7 @@ def test_kubernetes_client_lists_and_patches_custom_objects(threaded: DevCluster
         assert status["status"] == {"schedulerObservedGeneration": 2}
 
 
-def test_kubernetes_client_sees_a_conflict_as_an_api_exception(threaded: DevCluster) -> None:
+def test_kubernetes_client_sees_conflict_as_api_exception(threaded: DevCluster) -> None:
     with _api_client(threaded.kubeconfig_path) as api_client:
         custom = k8s.CustomObjectsApi(api_client)
         with pytest.raises(k8s.ApiException) as caught:
@@ -64,7 +64,7 @@ def test_kubernetes_client_sees_a_conflict_as_an_api_exception(threaded: DevClus
     assert json.loads(caught.value.body)["reason"] == "Conflict"
 
 
-def test_kubernetes_client_creates_and_replaces_a_lease(threaded: DevCluster) -> None:
+def test_kubernetes_client_creates_and_replaces_lease(threaded: DevCluster) -> None:
     with _api_client(threaded.kubeconfig_path) as api_client:
         coordination = k8s.CoordinationV1Api(api_client)
         lease = coordination.create_namespaced_lease("kube-system", k8s.V1Lease(
@@ -81,7 +81,7 @@ def test_kubectl_lists_resource_bindings(threaded: DevCluster) -> None:
     assert [i["metadata"]["name"] for i in json.loads(done.stdout)["items"]] == ["rb1"]
 
 
-def test_kubectl_patches_a_resource_binding(threaded: DevCluster) -> None:
+def test_kubectl_patches_resource_binding(threaded: DevCluster) -> None:
     done = kubectl_on_path(threaded, "patch", "rb", "rb1", "--type", "merge", "-p", '{"spec":{"replicas":7}}',
                     "-o", "json")
     assert done.returncode == 0, done.stderr

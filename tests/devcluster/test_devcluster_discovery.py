@@ -5,13 +5,13 @@ from __future__ import annotations
 from binding_scheduler.devcluster import DevCluster
 
 
-async def test_version_reports_a_kubernetes_version(api: DevCluster) -> None:
+async def test_version_reports_kubernetes_version(api: DevCluster) -> None:
     status, body = await api.client.get("/version")
     assert status == 200
     assert (body["major"], body["minor"], body["gitVersion"]) == ("1", "35", "v1.35.4+devcluster")
 
 
-async def test_api_lists_the_core_version(api: DevCluster) -> None:
+async def test_api_lists_core_version(api: DevCluster) -> None:
     status, body = await api.client.get("/api")
     assert status == 200
     assert body["kind"] == "APIVersions"
@@ -31,7 +31,7 @@ async def test_core_v1_lists_namespaces_events_and_services(api: DevCluster) -> 
     assert by_name["services/status"]["verbs"] == ["get", "patch", "update"]
 
 
-async def test_apis_lists_every_group_with_its_preferred_version(api: DevCluster) -> None:
+async def test_apis_lists_every_group_with_preferred_version(api: DevCluster) -> None:
     status, body = await api.client.get("/apis")
     assert status == 200
     assert body["kind"] == "APIGroupList"
@@ -44,7 +44,7 @@ async def test_apis_lists_every_group_with_its_preferred_version(api: DevCluster
     }.items()  # plus the project's own CRDs
 
 
-async def test_a_group_document_names_its_versions(api: DevCluster) -> None:
+async def test_group_document_names_versions(api: DevCluster) -> None:
     status, body = await api.client.get("/apis/work.karmada.io")
     assert status == 200
     assert body == {
@@ -54,7 +54,7 @@ async def test_a_group_document_names_its_versions(api: DevCluster) -> None:
     }
 
 
-async def test_a_group_version_lists_resources_with_kind_scope_short_names_and_status(api: DevCluster) -> None:
+async def test_group_version_lists_resources_with_kind_scope_short_names_and_status(api: DevCluster) -> None:
     status, body = await api.client.get("/apis/work.karmada.io/v1alpha2")
     assert status == 200
     by_name = {r["name"]: r for r in body["resources"]}
@@ -67,7 +67,7 @@ async def test_a_group_version_lists_resources_with_kind_scope_short_names_and_s
     assert "clusterresourcebindings/status" in by_name
 
 
-async def test_clusters_are_cluster_scoped_with_a_status_subresource(api: DevCluster) -> None:
+async def test_clusters_are_cluster_scoped_with_status_subresource(api: DevCluster) -> None:
     status, body = await api.client.get("/apis/cluster.karmada.io/v1alpha1")
     assert status == 200
     by_name = {r["name"]: r for r in body["resources"]}
@@ -82,7 +82,7 @@ async def test_leases_are_served_in_coordination_v1(api: DevCluster) -> None:
         ("leases", "Lease", True)]
 
 
-async def test_an_unknown_group_is_a_plain_404_and_an_unknown_core_resource_a_404_status(api: DevCluster) -> None:
+async def test_unknown_group_is_plain_404_and_unknown_core_resource_404_status(api: DevCluster) -> None:
     """As kube-apiserver: groups it does not serve fall through to the Go mux's plain 404; `/api` answers one."""
     assert await api.client.get("/apis/nothing.example.com/v1/things") == (404, "404 page not found\n")
     status, body = await api.client.get("/api/v1/things")

@@ -48,7 +48,7 @@ def threaded() -> Iterator[DevCluster]:
         yield cluster
 
 
-def test_kubectl_apply_with_a_server_dry_run_changes_nothing(threaded: DevCluster, tmp_path: Path) -> None:
+def test_kubectl_apply_with_server_dry_run_changes_nothing(threaded: DevCluster, tmp_path: Path) -> None:
     manifest = tmp_path / "rb1.json"
     manifest.write_text(json.dumps({**rb_body("rb1", replicas=9), "metadata": {"name": "rb1",
                                                                                "namespace": "default"}}))
@@ -59,7 +59,7 @@ def test_kubectl_apply_with_a_server_dry_run_changes_nothing(threaded: DevCluste
     assert threaded.store.get("rb", "rb1", "default") == before
 
 
-def test_kubectl_patch_with_a_server_dry_run_changes_nothing(threaded: DevCluster) -> None:
+def test_kubectl_patch_with_server_dry_run_changes_nothing(threaded: DevCluster) -> None:
     before = threaded.store.get("rb", "rb1", "default")
     done = kubectl_on_path(threaded, "patch", "rb", "rb1", "--type", "merge", "-p", '{"spec":{"replicas":7}}',
                     "--dry-run=server", "-o", "json")

@@ -12,7 +12,7 @@ from binding_scheduler.devcluster import DevClient, DevCluster
 from tests.devcluster.helpers import rb_body, rb_path, status_of
 
 
-async def test_the_journal_records_method_path_query_status_and_body(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_journal_records_method_path_query_status_and_body(api: DevCluster, rb1: dict[str, Any]) -> None:
     api.journal.clear()
     await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}}, dryRun="All")
     await api.client.get(rb_path("nope"))
@@ -24,7 +24,7 @@ async def test_the_journal_records_method_path_query_status_and_body(api: DevClu
     assert api.journal.writes() == [first]
 
 
-async def test_a_fault_fails_matching_requests_with_its_status(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_fault_fails_matching_requests_with_status(api: DevCluster, rb1: dict[str, Any]) -> None:
     api.faults.add(method="PATCH", path=r"/resourcebindings/rb1$", status=503)
     status, body = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}})
     assert (status, body) == (503, status_of(503, "ServiceUnavailable", "The service is unavailable (injected fault)"))
@@ -32,19 +32,19 @@ async def test_a_fault_fails_matching_requests_with_its_status(api: DevCluster, 
     assert api.store.get("rb", "rb1", "default") == rb1
 
 
-async def test_a_500_fault(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_500_fault(api: DevCluster, rb1: dict[str, Any]) -> None:
     api.faults.add(method="GET", path=r"rb1", status=500)
     status, body = await api.client.get(rb_path("rb1"))
     assert (status, body) == (500, status_of(500, "InternalError", "Internal error occurred: injected fault"))
 
 
-async def test_a_409_fault_looks_like_a_conflict(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_409_fault_looks_like_conflict(api: DevCluster, rb1: dict[str, Any]) -> None:
     api.faults.add(method="PATCH", status=409)
     status, body = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}})
     assert (status, body["reason"], body["code"]) == (409, "Conflict", 409)
 
 
-async def test_a_429_fault_carries_retry_after(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_429_fault_carries_retry_after(api: DevCluster, rb1: dict[str, Any]) -> None:
     api.faults.add(method="PATCH", status=429, retry_after=3)
     reply = await api.client.request("PATCH", rb_path("rb1"), {"spec": {"replicas": 2}},
                                      content_type="application/merge-patch+json")
@@ -55,25 +55,25 @@ async def test_a_429_fault_carries_retry_after(api: DevCluster, rb1: dict[str, A
                                    {"retryAfterSeconds": 3})
 
 
-async def test_a_fault_with_times_applies_that_many_times(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_fault_with_times_applies_that_many_times(api: DevCluster, rb1: dict[str, Any]) -> None:
     fault = api.faults.add(method="GET", path="rb1", status=500, times=2)
     statuses = [(await api.client.get(rb_path("rb1")))[0] for _ in range(3)]
     assert statuses == [500, 500, 200]
     assert (fault.hits, fault.active) == (2, False)
 
 
-async def test_a_removed_fault_stops_applying(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_removed_fault_stops_applying(api: DevCluster, rb1: dict[str, Any]) -> None:
     fault = api.faults.add(method="GET", status=500)
     fault.remove()
     assert (await api.client.get(rb_path("rb1")))[0] == 200
 
 
-async def test_a_fault_matches_by_method(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_fault_matches_by_method(api: DevCluster, rb1: dict[str, Any]) -> None:
     api.faults.add(method="DELETE", status=500)
     assert (await api.client.get(rb_path("rb1")))[0] == 200
 
 
-async def test_a_delay_fault_holds_the_request_then_serves_it(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_delay_fault_holds_request_then_serves_it(api: DevCluster, rb1: dict[str, Any]) -> None:
     api.faults.add(method="PATCH", delay=0.3)
     call = asyncio.create_task(api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}}))
     held = await api.journal.wait_for(lambda e: e.method == "PATCH")
@@ -87,7 +87,7 @@ async def test_a_delay_fault_holds_the_request_then_serves_it(api: DevCluster, r
     assert held.finished - held.time >= 0.3  # held for its delay (a lower bound: a busy machine only adds)
 
 
-async def test_a_hanging_request_is_served_when_released(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_hanging_request_is_served_when_released(api: DevCluster, rb1: dict[str, Any]) -> None:
     fault = api.faults.add(method="PATCH", hang=True)
     call = asyncio.create_task(api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}}))
     entry = await api.journal.wait_for(lambda e: e.method == "PATCH")
@@ -98,7 +98,7 @@ async def test_a_hanging_request_is_served_when_released(api: DevCluster, rb1: d
     assert (status, body["spec"]["replicas"], entry.status) == (200, 2, 200)
 
 
-async def test_a_drop_fault_closes_the_connection_without_an_answer(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_drop_fault_closes_connection_without_answer(api: DevCluster, rb1: dict[str, Any]) -> None:
     api.faults.add(method="PATCH", drop=True)
     async with aiohttp.ClientSession() as session:
         with pytest.raises(aiohttp.ServerDisconnectedError):
@@ -108,7 +108,7 @@ async def test_a_drop_fault_closes_the_connection_without_an_answer(api: DevClus
     assert api.store.get("rb", "rb1", "default") == rb1
 
 
-async def test_an_end_watch_fault_ends_open_streams(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_end_watch_fault_ends_open_streams(api: DevCluster, rb1: dict[str, Any]) -> None:
     since = rb1["metadata"]["resourceVersion"]
     async with api.client.watch(rb_path(), resourceVersion=since) as stream:
         await api.journal.wait_for(lambda e: e.is_watch)
@@ -117,7 +117,7 @@ async def test_an_end_watch_fault_ends_open_streams(api: DevCluster, rb1: dict[s
     assert len(api.faults) == 0
 
 
-async def test_an_end_watch_fault_ends_a_new_stream_after_its_initial_events(
+async def test_end_watch_fault_ends_new_stream_after_initial_events(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="GET", path="resourcebindings", end_watch=True, times=1)
@@ -125,13 +125,13 @@ async def test_an_end_watch_fault_ends_a_new_stream_after_its_initial_events(
         assert await stream.collect() == [{"type": "ADDED", "object": rb1}]
 
 
-async def test_an_end_watch_fault_leaves_plain_requests_alone(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_end_watch_fault_leaves_plain_requests_alone(api: DevCluster, rb1: dict[str, Any]) -> None:
     fault = api.faults.add(method="GET", end_watch=True)
     assert (await api.client.list(rb_path()))[0] == 200
     assert fault.hits == 0
 
 
-async def test_a_drop_fault_cuts_an_open_watch(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_drop_fault_cuts_open_watch(api: DevCluster, rb1: dict[str, Any]) -> None:
     own = DevClient(api.url)
     try:
         async with own.watch(rb_path(), resourceVersion=rb1["metadata"]["resourceVersion"]) as stream:
@@ -157,7 +157,7 @@ async def test_stop_releases_hanging_requests() -> None:
         await own.close()
 
 
-async def test_a_watch_error_fault_sends_an_error_event_then_ends_the_stream(
+async def test_watch_error_fault_sends_error_event_then_ends_stream(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     since = rb1["metadata"]["resourceVersion"]
@@ -170,7 +170,7 @@ async def test_a_watch_error_fault_sends_an_error_event_then_ends_the_stream(
         assert await stream.next() is None
 
 
-async def test_a_cut_event_fault_sends_half_a_line_then_cuts_the_connection(
+async def test_cut_event_fault_sends_half_line_then_cuts_connection(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="GET", path="resourcebindings", cut_event=True, times=1)
@@ -185,7 +185,7 @@ async def test_a_cut_event_fault_sends_half_a_line_then_cuts_the_connection(
     assert received.count(b"\n") == 1  # the initial ADDED event, then the cut line
 
 
-async def test_a_lost_answer_fault_applies_the_write_and_cuts_the_connection(
+async def test_lost_answer_fault_applies_write_and_cuts_connection(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", path=r"/resourcebindings/rb1$", lose_answer=True, times=1)

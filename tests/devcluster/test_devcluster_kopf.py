@@ -158,7 +158,7 @@ async def test_kopf_index_is_filled_from_clusters(prepared: DevCluster, operator
     assert seen.index == {"eu": ["m1"]}
 
 
-async def test_kopf_resumes_a_dropped_watch_without_replaying_old_objects(
+async def test_kopf_resumes_dropped_watch_without_replaying_old_objects(
     prepared: DevCluster, operator: Operator
 ) -> None:
     api, seen = prepared, operator.seen

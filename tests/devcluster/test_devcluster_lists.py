@@ -18,7 +18,7 @@ async def _labelled(api: DevCluster) -> None:
         assert (await api.client.create(rb_path(), body))[0] == 201
 
 
-async def test_list_carries_the_current_resource_version_and_kind(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_list_carries_current_resource_version_and_kind(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.list(rb_path())
     assert status == 200
     assert body == {"kind": "ResourceBindingList", "apiVersion": "work.karmada.io/v1alpha2",
@@ -55,7 +55,7 @@ async def test_list_by_label_selector(api: DevCluster, selector: str, names: lis
     assert [i["metadata"]["name"] for i in body["items"]] == names
 
 
-async def test_a_malformed_label_selector_is_400(api: DevCluster) -> None:
+async def test_malformed_label_selector_is_400(api: DevCluster) -> None:
     status, body = await api.client.list(rb_path(), labelSelector="env in prod")
     assert status == 400
     assert body == status_of(400, "BadRequest", "unable to parse requirement: 'env in prod'")
@@ -77,7 +77,7 @@ async def test_list_by_field_selector_on_namespace(api: DevCluster) -> None:
     assert (status, [i["metadata"]["name"] for i in body["items"]]) == (200, ["y"])
 
 
-async def test_a_field_selector_on_another_field_is_400(api: DevCluster) -> None:
+async def test_field_selector_on_another_field_is_400(api: DevCluster) -> None:
     status, body = await api.client.list(rb_path(), fieldSelector="spec.schedulerName=x")
     assert status == 400
     assert body == status_of(400, "BadRequest", "field label not supported: spec.schedulerName")
@@ -94,7 +94,7 @@ async def test_list_pages_with_limit_and_continue(api: DevCluster) -> None:
     assert second["metadata"]["continue"] == ""
 
 
-async def test_the_next_page_of_a_list_whose_writes_since_are_no_longer_retained_is_410_expired() -> None:
+async def test_next_page_of_list_whose_writes_since_are_no_longer_retained_is_410_expired() -> None:
     async with DevCluster(history=2) as api:
         await _labelled(api)
         status, first = await api.client.list(rb_path(), limit="2")
@@ -108,7 +108,7 @@ async def test_the_next_page_of_a_list_whose_writes_since_are_no_longer_retained
     assert body["message"].startswith("The provided continue parameter is too old")
 
 
-async def test_later_pages_select_among_the_objects_as_they_were_when_the_list_began() -> None:
+async def test_later_pages_select_among_objects_as_they_were_when_list_began() -> None:
     async with DevCluster() as api:
         await _labelled(api)  # a and b have an env label, c has none
         status, first = await api.client.list(rb_path(), limit="1", labelSelector="env")

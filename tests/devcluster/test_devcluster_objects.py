@@ -39,27 +39,27 @@ async def test_resource_version_is_global_and_strictly_increasing_across_kinds(a
     assert versions == list(range(versions[0], versions[0] + 5))
 
 
-async def test_generation_is_bumped_by_a_spec_change(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_generation_is_bumped_by_spec_change(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}})
     assert status == 200
     assert body["metadata"]["generation"] == 2
 
 
-async def test_generation_is_not_bumped_by_a_metadata_change(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_generation_is_not_bumped_by_metadata_change(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.patch(rb_path("rb1"), {"metadata": {"labels": {"a": "b"}}})
     assert status == 200
     assert body["metadata"]["generation"] == 1
     assert body["metadata"]["labels"] == {"a": "b"}
 
 
-async def test_generation_is_not_bumped_by_a_status_change(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_generation_is_not_bumped_by_status_change(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.patch(rb_path("rb1", sub="status"),
                                           {"status": {"lastScheduledTime": "2024-01-01T00:00:00Z"}})
     assert status == 200
     assert body["metadata"]["generation"] == 1
 
 
-async def test_without_a_status_subresource_any_change_outside_metadata_bumps_generation(
+async def test_without_status_subresource_any_change_outside_metadata_bumps_generation(
     api: DevCluster,
 ) -> None:
     crd = yaml.safe_load((PACKAGE_CRDS / "cluster.karmada.io_clusters.yaml").read_text())
@@ -82,13 +82,13 @@ async def test_built_in_kinds_keep_no_generation(api: DevCluster) -> None:
     assert (status, "generation" in body["metadata"]) == (200, False)
 
 
-async def test_a_no_op_patch_keeps_the_resource_version(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_no_op_patch_keeps_resource_version(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 1}})
     assert status == 200
     assert body["metadata"]["resourceVersion"] == rb1["metadata"]["resourceVersion"]
 
 
-async def test_generate_name_makes_a_unique_name_with_the_prefix(api: DevCluster) -> None:
+async def test_generate_name_makes_unique_name_with_prefix(api: DevCluster) -> None:
     names = set()
     for _ in range(3):
         body = rb_body(None)
@@ -121,14 +121,14 @@ async def test_create_without_name_or_generate_name_is_422(api: DevCluster) -> N
                                              "field": "metadata.name"}]})
 
 
-async def test_create_in_a_missing_namespace_is_404(api: DevCluster) -> None:
+async def test_create_in_missing_namespace_is_404(api: DevCluster) -> None:
     status, body = await api.client.create(rb_path(namespace="nowhere"), rb_body("rb1"))
     assert status == 404
     assert body == status_of(404, "NotFound", 'namespaces "nowhere" not found',
                              {"name": "nowhere", "kind": "namespaces"})
 
 
-async def test_a_terminating_namespace_rejects_creates_with_403_namespace_terminating(api: DevCluster) -> None:
+async def test_terminating_namespace_rejects_creates_with_403_namespace_terminating(api: DevCluster) -> None:
     await api.client.create("/api/v1/namespaces", {"metadata": {"name": "ns1"}})
     held = rb_body("held")
     held["metadata"]["finalizers"] = ["example.com/hold"]
@@ -147,7 +147,7 @@ async def test_a_terminating_namespace_rejects_creates_with_403_namespace_termin
                      "field": "metadata.namespace"}]})
 
 
-async def test_a_terminating_namespace_goes_away_when_its_last_object_does(api: DevCluster) -> None:
+async def test_terminating_namespace_goes_away_when_last_object_does(api: DevCluster) -> None:
     await api.client.create("/api/v1/namespaces", {"metadata": {"name": "ns1"}})
     held = rb_body("held")
     held["metadata"]["finalizers"] = ["example.com/hold"]
@@ -165,7 +165,7 @@ async def test_default_and_kube_system_namespaces_exist(api: DevCluster) -> None
     assert body["items"][0]["status"] == {"phase": "Active"}
 
 
-async def test_deleting_an_empty_namespace_answers_it_terminating_and_removes_it(api: DevCluster) -> None:
+async def test_deleting_empty_namespace_answers_it_terminating_and_removes_it(api: DevCluster) -> None:
     await api.client.create("/api/v1/namespaces", {"metadata": {"name": "ns1"}})
     status, body = await api.client.delete("/api/v1/namespaces/ns1")
     assert (status, body["kind"], body["status"]) == (200, "Namespace", {"phase": "Terminating"})

@@ -36,7 +36,7 @@ async def test_other_constraints_are_always_checked(api: DevCluster) -> None:
     assert (status, body["details"]["causes"][0]["field"]) == (422, "spec.schedulerName")
 
 
-async def test_a_write_through_status_is_validated_and_pruned(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_write_through_status_is_validated_and_pruned(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.patch(rb_path("rb1", sub="status"), {"status": {"conditions": [{
         "type": "Scheduled", "status": "True", "reason": "not a reason", "message": "",
         "lastTransitionTime": "2024-01-01T00:00:00Z"}]}})
@@ -45,7 +45,7 @@ async def test_a_write_through_status_is_validated_and_pruned(api: DevCluster, r
     assert (status, body["status"]) == (200, {})  # as kube-apiserver: pruned to an empty object
 
 
-async def test_a_create_is_validated_before_the_name_is_checked_for_existence(
+async def test_create_is_validated_before_name_is_checked_for_existence(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     status, body = await api.client.create(rb_path(), rb_body("rb1", replicas="x"))

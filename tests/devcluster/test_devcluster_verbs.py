@@ -18,26 +18,26 @@ CONFLICT = status_of(
     {"name": "rb1", "group": "work.karmada.io", "kind": "resourcebindings"})
 
 
-async def test_get_returns_the_stored_object(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_get_returns_stored_object(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.get(rb_path("rb1"))
     assert (status, body) == (200, rb1)
 
 
-async def test_get_of_a_missing_object_is_404(api: DevCluster) -> None:
+async def test_get_of_missing_object_is_404(api: DevCluster) -> None:
     status, body = await api.client.get(rb_path("nope"))
     assert status == 404
     assert body == status_of(404, "NotFound", 'resourcebindings.work.karmada.io "nope" not found',
                              {"name": "nope", "group": "work.karmada.io", "kind": "resourcebindings"})
 
 
-async def test_create_of_an_existing_name_is_409_already_exists(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_create_of_existing_name_is_409_already_exists(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.create(rb_path(), rb_body("rb1"))
     assert status == 409
     assert body == status_of(409, "AlreadyExists", 'resourcebindings.work.karmada.io "rb1" already exists',
                              {"name": "rb1", "group": "work.karmada.io", "kind": "resourcebindings"})
 
 
-async def test_create_ignores_status_when_there_is_a_status_subresource(api: DevCluster) -> None:
+async def test_create_ignores_status_when_there_is_status_subresource(api: DevCluster) -> None:
     body = rb_body("rb1")
     body["status"] = {"schedulerObservedGeneration": 7}
     status, created = await api.client.create(rb_path(), body)
@@ -45,7 +45,7 @@ async def test_create_ignores_status_when_there_is_a_status_subresource(api: Dev
     assert "status" not in created
 
 
-async def test_put_with_the_current_version_replaces_the_object(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_put_with_current_version_replaces_object(api: DevCluster, rb1: dict[str, Any]) -> None:
     rb1["spec"]["replicas"] = 5
     status, body = await api.client.put(rb_path("rb1"), rb1)
     assert status == 200
@@ -54,7 +54,7 @@ async def test_put_with_the_current_version_replaces_the_object(api: DevCluster,
     assert int(body["metadata"]["resourceVersion"]) > int(rb1["metadata"]["resourceVersion"])
 
 
-async def test_put_with_a_stale_version_is_409_conflict(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_put_with_stale_version_is_409_conflict(api: DevCluster, rb1: dict[str, Any]) -> None:
     await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}})
     rb1["spec"]["replicas"] = 5
     status, body = await api.client.put(rb_path("rb1"), rb1)
@@ -62,7 +62,7 @@ async def test_put_with_a_stale_version_is_409_conflict(api: DevCluster, rb1: di
     assert api.store.get("rb", "rb1", "default")["spec"]["replicas"] == 2
 
 
-async def test_put_of_a_missing_object_is_404(api: DevCluster) -> None:
+async def test_put_of_missing_object_is_404(api: DevCluster) -> None:
     status, body = await api.client.put(rb_path("ghost"), rb_body("ghost"))
     assert status == 404
     assert body["reason"] == "NotFound"
@@ -82,7 +82,7 @@ async def test_merge_patch_merges_maps_replaces_lists_and_removes_nulls(
     assert body["metadata"]["annotations"] == {"policy.karmada.io/applied-placement": "{}"}
 
 
-async def test_merge_patch_with_the_current_version_succeeds(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_merge_patch_with_current_version_succeeds(api: DevCluster, rb1: dict[str, Any]) -> None:
     rv = rb1["metadata"]["resourceVersion"]
     status, body = await api.client.patch(rb_path("rb1"), {"metadata": {"resourceVersion": rv},
                                                           "spec": {"replicas": 9}})
@@ -90,7 +90,7 @@ async def test_merge_patch_with_the_current_version_succeeds(api: DevCluster, rb
     assert body["metadata"]["resourceVersion"] == str(int(rv) + 1)
 
 
-async def test_merge_patch_with_a_stale_version_is_409_conflict(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_merge_patch_with_stale_version_is_409_conflict(api: DevCluster, rb1: dict[str, Any]) -> None:
     stale = rb1["metadata"]["resourceVersion"]
     await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}})
     status, body = await api.client.patch(rb_path("rb1"), {"metadata": {"resourceVersion": stale},
@@ -99,7 +99,7 @@ async def test_merge_patch_with_a_stale_version_is_409_conflict(api: DevCluster,
     assert api.store.get("rb", "rb1", "default")["spec"]["replicas"] == 2
 
 
-async def test_status_patch_with_a_stale_version_is_409_conflict(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_status_patch_with_stale_version_is_409_conflict(api: DevCluster, rb1: dict[str, Any]) -> None:
     stale = rb1["metadata"]["resourceVersion"]
     await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}})
     status, body = await api.client.patch(rb_path("rb1", sub="status"), {
@@ -125,7 +125,7 @@ async def test_json_patch_applies_operations(api: DevCluster, rb1: dict[str, Any
     assert body["metadata"]["labels"] == {"a~b/c": "1"}
 
 
-async def test_json_patch_with_a_failed_test_is_422_and_changes_nothing(
+async def test_json_patch_with_failed_test_is_422_and_changes_nothing(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     status, body = await api.client.patch(rb_path("rb1"), [
@@ -137,20 +137,20 @@ async def test_json_patch_with_a_failed_test_is_422_and_changes_nothing(
     assert api.store.get("rb", "rb1", "default") == rb1
 
 
-async def test_json_patch_replacing_the_version_is_a_precondition(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_json_patch_replacing_version_is_precondition(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.patch(rb_path("rb1"), [
         {"op": "replace", "path": "/metadata/resourceVersion", "value": "1"}], kind="json")
     assert (status, body) == (409, CONFLICT)
 
 
-async def test_a_body_that_is_not_json_is_400(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_body_that_is_not_json_is_400(api: DevCluster, rb1: dict[str, Any]) -> None:
     reply = await api.client.request("PATCH", rb_path("rb1"), b"{nope",
                                      content_type="application/merge-patch+json")
     assert reply.status == 400
     assert reply.body["reason"] == "BadRequest"
 
 
-async def test_writes_to_the_main_resource_ignore_status(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_writes_to_main_resource_ignore_status(api: DevCluster, rb1: dict[str, Any]) -> None:
     await api.client.patch(rb_path("rb1", sub="status"), {"status": {"schedulerObservedGeneration": 1}})
     status, body = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 3},
                                                           "status": {"schedulerObservedGeneration": 99}})
@@ -159,7 +159,7 @@ async def test_writes_to_the_main_resource_ignore_status(api: DevCluster, rb1: d
     assert body["spec"]["replicas"] == 3
 
 
-async def test_put_to_the_main_resource_keeps_the_stored_status(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_put_to_main_resource_keeps_stored_status(api: DevCluster, rb1: dict[str, Any]) -> None:
     _, patched = await api.client.patch(rb_path("rb1", sub="status"),
                                         {"status": {"lastScheduledTime": "2024-01-01T00:00:00Z"}})
     patched["status"] = {"lastScheduledTime": "2025-01-01T00:00:00Z"}
@@ -178,7 +178,7 @@ async def test_writes_to_status_change_only_status(api: DevCluster, rb1: dict[st
     assert body["metadata"]["generation"] == 1
 
 
-async def test_status_of_a_cluster_scoped_resource(api: DevCluster) -> None:
+async def test_status_of_cluster_scoped_resource(api: DevCluster) -> None:
     await api.client.create(cluster_path(), {"metadata": {"name": "m1"}, "spec": {"syncMode": "Push"}})
     _, cluster = await api.client.get(cluster_path("m1"))
     status, body = await api.client.put(cluster_path("m1", "status"), {
@@ -189,7 +189,7 @@ async def test_status_of_a_cluster_scoped_resource(api: DevCluster) -> None:
     assert (status, body["status"]) == (200, {"kubernetesVersion": "v1.30"})
 
 
-async def test_delete_without_finalizers_removes_the_object(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_delete_without_finalizers_removes_object(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.delete(rb_path("rb1"))
     assert (status, body) == (200, {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
@@ -211,7 +211,7 @@ async def test_delete_with_finalizers_only_sets_deletion_timestamp(api: DevClust
     assert (status, still) == (200, deleted)
 
 
-async def test_the_object_goes_when_its_last_finalizer_goes(api: DevCluster) -> None:
+async def test_object_goes_when_last_finalizer_goes(api: DevCluster) -> None:
     body = rb_body("rb1")
     body["metadata"]["finalizers"] = ["a/one", "a/two"]
     await api.client.create(rb_path(), body)
@@ -224,7 +224,7 @@ async def test_the_object_goes_when_its_last_finalizer_goes(api: DevCluster) -> 
     assert (await api.client.get(rb_path("rb1")))[0] == 404
 
 
-async def test_no_new_finalizers_on_a_deleting_object(api: DevCluster) -> None:
+async def test_no_new_finalizers_on_deleting_object(api: DevCluster) -> None:
     body = rb_body("rb1")
     body["metadata"]["finalizers"] = ["a/one"]
     await api.client.create(rb_path(), body)
@@ -234,7 +234,7 @@ async def test_no_new_finalizers_on_a_deleting_object(api: DevCluster) -> None:
     assert reply["details"]["causes"][0]["field"] == "metadata.finalizers"
 
 
-async def test_delete_with_a_stale_resource_version_precondition_is_409(
+async def test_delete_with_stale_resource_version_precondition_is_409(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     status, body = await api.client.delete(rb_path("rb1"), {"preconditions": {"resourceVersion": "1"}})
@@ -243,7 +243,7 @@ async def test_delete_with_a_stale_resource_version_precondition_is_409(
     assert (await api.client.get(rb_path("rb1")))[0] == 200
 
 
-async def test_delete_of_a_missing_object_is_404(api: DevCluster) -> None:
+async def test_delete_of_missing_object_is_404(api: DevCluster) -> None:
     status, body = await api.client.delete(rb_path("ghost"))
     assert status == 404
     assert body["details"] == {"name": "ghost", "group": "work.karmada.io", "kind": "resourcebindings"}
@@ -261,7 +261,7 @@ async def test_leases_support_optimistic_concurrency(api: DevCluster) -> None:
     assert (status, body["reason"]) == (409, "Conflict")
 
 
-async def test_a_body_nested_too_deeply_is_a_bad_request_not_a_crash(api: DevCluster) -> None:
+async def test_body_nested_too_deeply_is_bad_request_not_crash(api: DevCluster) -> None:
     deep = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
     async with aiohttp.ClientSession() as session, session.post(
         api.url + "/api/v1/namespaces", data=deep, headers={"Content-Type": "application/json"}

@@ -13,7 +13,7 @@ def _summary(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(e["type"], e["object"]["metadata"].get("name", "")) for e in events]
 
 
-async def test_watch_without_a_version_starts_with_the_existing_objects(
+async def test_watch_without_version_starts_with_existing_objects(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     async with api.client.watch(rb_path(), timeoutSeconds="0") as stream:
@@ -21,7 +21,7 @@ async def test_watch_without_a_version_starts_with_the_existing_objects(
         assert await stream.collect() == [{"type": "ADDED", "object": rb1}]
 
 
-async def test_watch_from_a_version_sends_only_later_changes_in_order(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_watch_from_version_sends_only_later_changes_in_order(api: DevCluster, rb1: dict[str, Any]) -> None:
     since = rb1["metadata"]["resourceVersion"]
     await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}})
     await api.client.create(rb_path(), rb_body("rb2"))
@@ -34,7 +34,7 @@ async def test_watch_from_a_version_sends_only_later_changes_in_order(api: DevCl
     assert versions[0] > int(since)
 
 
-async def test_live_events_arrive_on_an_open_watch(api: DevCluster) -> None:
+async def test_live_events_arrive_on_open_watch(api: DevCluster) -> None:
     async with api.client.watch(rb_path(), resourceVersion=str(api.store.resource_version)) as stream:
         _, created = await api.client.create(rb_path(), rb_body("rb1"))
         _, patched = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 5}})
@@ -47,7 +47,7 @@ async def test_live_events_arrive_on_an_open_watch(api: DevCluster) -> None:
     assert int(deleted["object"]["metadata"]["resourceVersion"]) == int(patched["metadata"]["resourceVersion"]) + 1
 
 
-async def test_a_delete_with_finalizers_is_modified_then_deleted(api: DevCluster) -> None:
+async def test_delete_with_finalizers_is_modified_then_deleted(api: DevCluster) -> None:
     body = rb_body("rb1")
     body["metadata"]["finalizers"] = ["a/one"]
     await api.client.create(rb_path(), body)
@@ -70,7 +70,7 @@ async def test_watch_of_one_namespace_ignores_others(api: DevCluster) -> None:
         assert _summary(await stream.collect()) == [("ADDED", "there")]
 
 
-async def test_an_object_leaving_the_label_selector_is_deleted_for_the_watcher(api: DevCluster) -> None:
+async def test_object_leaving_label_selector_is_deleted_for_watcher(api: DevCluster) -> None:
     body = rb_body("rb1")
     body["metadata"]["labels"] = {"mine": "yes"}
     await api.client.create(rb_path(), body)
@@ -99,7 +99,7 @@ async def test_bookmarks_only_when_allowed() -> None:
             assert await stream.collect() == []
 
 
-async def test_a_bookmark_comes_two_seconds_before_the_timeout_once_the_store_moved_on(api: DevCluster) -> None:
+async def test_bookmark_comes_two_seconds_before_timeout_once_store_moved_on(api: DevCluster) -> None:
     since = str(api.store.resource_version)
     async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="3",
                                 allowWatchBookmarks="true") as stream:
@@ -114,14 +114,14 @@ async def test_a_bookmark_comes_two_seconds_before_the_timeout_once_the_store_mo
     assert 0.5 < arrived < 2.0
 
 
-async def test_no_bookmark_before_the_timeout_when_nothing_changed(api: DevCluster) -> None:
+async def test_no_bookmark_before_timeout_when_nothing_changed(api: DevCluster) -> None:
     since = str(api.store.resource_version)
     async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="3",
                                 allowWatchBookmarks="true") as stream:
         assert await stream.collect(seconds=5) == []
 
 
-async def test_bookmarks_arrive_periodically_on_an_idle_watch() -> None:
+async def test_bookmarks_arrive_periodically_on_idle_watch() -> None:
     async with DevCluster(bookmark_interval=0.05) as api:
         since = str(api.store.resource_version)
         async with api.client.watch(rb_path(), resourceVersion=since, allowWatchBookmarks="true") as stream:
@@ -131,7 +131,7 @@ async def test_bookmarks_arrive_periodically_on_an_idle_watch() -> None:
         "metadata": {"resourceVersion": since}}}
 
 
-async def test_send_initial_events_ends_with_an_annotated_bookmark(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_send_initial_events_ends_with_annotated_bookmark(api: DevCluster, rb1: dict[str, Any]) -> None:
     async with api.client.watch(rb_path(), sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
                                 allowWatchBookmarks="true", timeoutSeconds="0") as stream:
         events = await stream.collect()
@@ -140,7 +140,7 @@ async def test_send_initial_events_ends_with_an_annotated_bookmark(api: DevClust
     assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
-async def test_watch_from_a_version_older_than_the_history_is_410_expired() -> None:
+async def test_watch_from_version_older_than_history_is_410_expired() -> None:
     async with DevCluster(history=3) as api:
         await api.client.create(rb_path(), rb_body("rb1"))
         old = api.store.resource_version
@@ -153,7 +153,7 @@ async def test_watch_from_a_version_older_than_the_history_is_410_expired() -> N
         410, "Expired", f"too old resource version: {old} ({old + 2})")}]
 
 
-async def test_watch_from_before_the_type_was_served_is_410_expired(api: DevCluster) -> None:
+async def test_watch_from_before_type_was_served_is_410_expired(api: DevCluster) -> None:
     origin = int(api.store.get("crd", "resourcebindings.work.karmada.io")["metadata"]["resourceVersion"])
     async with api.client.watch(rb_path(), resourceVersion=str(origin - 1)) as stream:
         events = await stream.collect()
@@ -163,7 +163,7 @@ async def test_watch_from_before_the_type_was_served_is_410_expired(api: DevClus
         assert await stream.collect() == []
 
 
-async def test_watch_from_the_oldest_retained_version_still_works() -> None:
+async def test_watch_from_oldest_retained_version_still_works() -> None:
     async with DevCluster(history=3) as api:
         await api.client.create(rb_path(), rb_body("rb1"))
         for replicas in range(2, 6):
@@ -174,7 +174,7 @@ async def test_watch_from_the_oldest_retained_version_still_works() -> None:
     assert [e["object"]["spec"]["replicas"] for e in events] == [3, 4, 5]
 
 
-async def test_timeout_seconds_ends_the_stream(api: DevCluster) -> None:
+async def test_timeout_seconds_ends_stream(api: DevCluster) -> None:
     since = str(api.store.resource_version)
     async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="1") as stream:
         assert await stream.collect(seconds=5) == []
@@ -183,7 +183,7 @@ async def test_timeout_seconds_ends_the_stream(api: DevCluster) -> None:
     assert entry.finished is not None
 
 
-async def test_stopping_the_server_ends_open_watches() -> None:
+async def test_stopping_server_ends_open_watches() -> None:
     api = await DevCluster().start()
     own = DevClient(api.url)
     try:

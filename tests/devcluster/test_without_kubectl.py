@@ -29,7 +29,7 @@ def _shape(function: object) -> list[tuple[str, object, object]]:
     return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]  # type: ignore[arg-type]
 
 
-def test_plain_has_the_packages_names_and_signatures() -> None:
+def test_plain_has_packages_names_and_signatures() -> None:
     assert handoff.INSTALLED and handoff.kubectl is kubectl  # the checkout has it
     assert sorted(plain.__all__) == sorted(kubectl.__all__)
     for name in kubectl.__all__:
@@ -93,7 +93,7 @@ asyncio.run(main())
 """
 
 
-def test_devcluster_serves_the_scheduler_without_its_kubectl_package() -> None:
+def test_devcluster_serves_scheduler_without_kubectl_package() -> None:
     result = subprocess.run([sys.executable, "-c", SCENARIO], cwd=ROOT, capture_output=True, text=True,
                             timeout=60, check=False)
     assert result.returncode == 0, result.stderr

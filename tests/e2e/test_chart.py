@@ -39,13 +39,13 @@ def dry_run(plane: ControlPlane, manifests: str) -> str:
     return result.stdout
 
 
-def test_the_default_manifests_pass_a_server_side_dry_run(control_plane: ControlPlane) -> None:
+def test_default_manifests_pass_server_side_dry_run(control_plane: ControlPlane) -> None:
     out = dry_run(control_plane, template(namespace=SCHEDULER_NAMESPACE))
     assert "deployment.apps/bs-binding-scheduler created (server dry run)" in out
     assert "clusterrole.rbac.authorization.k8s.io/bs-binding-scheduler created (server dry run)" in out
 
 
-def test_in_cluster_manifests_with_every_option_pass_a_server_side_dry_run(control_plane: ControlPlane) -> None:
+def test_in_cluster_manifests_with_every_option_pass_server_side_dry_run(control_plane: ControlPlane) -> None:
     values = {
         "karmadaAPI.mode": "inCluster", "replicas": 3, "podAntiAffinity": "hard", "networkPolicy.enabled": True,
         "config": {"workers": 4, "estimator": {"enabled": True}, "shutdown": {"drainTimeout": "30s"}},
@@ -92,7 +92,7 @@ def process() -> Iterator[list[subprocess.Popen[str]]]:
             proc.wait()
 
 
-def test_the_scheduler_schedules_with_exactly_the_charts_rbac_and_arguments(
+def test_scheduler_schedules_with_exactly_charts_rbac_and_arguments(
     control_plane: ControlPlane, objects: Objects, release_namespace: str, scheduler_name: str,
     journal: Journal, tmp_path: Path, process: list[subprocess.Popen[str]],
 ) -> None:

@@ -20,7 +20,7 @@ def crd(kube: KubeClient, name: str) -> dict[str, Any]:
     return dict(answer)
 
 
-def test_the_four_crds_are_established_with_names_status_and_printer_columns(kube: KubeClient) -> None:
+def test_four_crds_are_established_with_names_status_and_printer_columns(kube: KubeClient) -> None:
     expected = {
         "resourcebindings.work.karmada.io": ("ResourceBinding", "Namespaced", ["rb"]),
         "clusterresourcebindings.work.karmada.io": ("ClusterResourceBinding", "Cluster", ["crb"]),
@@ -40,7 +40,7 @@ def test_the_four_crds_are_established_with_names_status_and_printer_columns(kub
         assert all(v.get("additionalPrinterColumns") for v in served), name
 
 
-def test_every_example_object_passes_a_server_side_dry_run(
+def test_every_example_object_passes_server_side_dry_run(
     control_plane: ControlPlane, objects: Objects
 ) -> None:
     documents = [d for p in sorted(EXAMPLES.glob("*.yaml")) for d in yaml.safe_load_all(p.read_text()) if d]
@@ -51,7 +51,7 @@ def test_every_example_object_passes_a_server_side_dry_run(
     assert len(result.stdout.split()) == len(documents)
 
 
-def test_a_binding_that_breaks_the_schema_is_refused_with_the_field_path(
+def test_binding_that_breaks_schema_is_refused_with_field_path(
     control_plane: ControlPlane, kube: KubeClient
 ) -> None:
     bad = {
@@ -74,7 +74,7 @@ def _with_preemption_policy(policy: object) -> dict[str, Any]:
     }
 
 
-def test_the_preemption_policy_of_karmadas_pr_7832_is_kept_and_its_values_are_enforced(kube: KubeClient) -> None:
+def test_preemption_policy_of_karmadas_pr_7832_is_kept_and_values_are_enforced(kube: KubeClient) -> None:
     path = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings?dryRun=All"
     status, answer = kube.request("POST", path, _with_preemption_policy("PreemptLowerPriority"))
     assert status == 201, answer
@@ -87,7 +87,7 @@ def test_the_preemption_policy_of_karmadas_pr_7832_is_kept_and_its_values_are_en
     assert status == 201, answer  # Karmada v1.18.2's detector writes a priority without a policy
 
 
-def test_the_karmada_crds_are_what_the_generator_makes_from_karmadas_types(
+def test_karmada_crds_are_what_generator_makes_from_karmadas_types(
     control_plane: ControlPlane, tmp_path: Path
 ) -> None:
     result = subprocess.run(["bash", str(ROOT / "tools" / "crdgen" / "generate.sh"), str(tmp_path)],

@@ -234,7 +234,7 @@ async def ours(estimator: Estimator, ask: str, legacy: bool = True, **kwargs: An
     return int(answer.replicas[estimator.cluster_name])
 
 
-def test_the_estimator_sees_the_member_cluster(estimator: Estimator) -> None:
+def test_estimator_sees_member_cluster(estimator: Estimator) -> None:
     assert estimator.healthy()
 
 
@@ -280,7 +280,7 @@ async def test_unschedulable_replicas_as_karmadas_client_gets_them(estimator: Es
         assert got == expected, threshold
 
 
-async def test_a_request_for_another_cluster_fails_for_both(estimator: Estimator) -> None:
+async def test_request_for_another_cluster_fails_for_both(estimator: Estimator) -> None:
     karmada = ask_with_karmadas_client(estimator.address, [{
         "cluster": "elsewhere", "maxAvailableReplicas": {"replicaRequirements": None}}])
     client = AccurateEstimator(EstimatorSettings(endpoints={"elsewhere": estimator.address}, timeout=5))

@@ -94,7 +94,7 @@ def lease_holder(kube: KubeClient, name: str) -> str | None:
     return None if lease is None else str(lease["spec"].get("holderIdentity") or "")
 
 
-def test_sigterm_with_passes_in_estimator_calls_exits_within_2s_and_writes_only_the_lease_release(
+def test_sigterm_with_passes_in_estimator_calls_exits_within_2s_and_writes_only_lease_release(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     scheduler_name: str, tmp_path: Path, processes: list[subprocess.Popen[str]],
 ) -> None:
@@ -126,7 +126,7 @@ def test_sigterm_with_passes_in_estimator_calls_exits_within_2s_and_writes_only_
     assert [e for e in journal.operator_writes() if e.resource == "resourcebindings"] == []
 
 
-def test_a_spec_write_held_at_the_server_is_drained_and_nothing_is_written_after_shutdown(
+def test_spec_write_held_at_server_is_drained_and_nothing_is_written_after_shutdown(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     member: str, scheduler_name: str, tmp_path: Path,
 ) -> None:
@@ -151,7 +151,7 @@ def test_a_spec_write_held_at_the_server_is_drained_and_nothing_is_written_after
     assert [str(e) for e in journal.operator_writes() if e.received >= stopped] == []
 
 
-def test_a_decision_from_a_stale_read_is_refused_with_409_and_the_newer_spec_is_scheduled(
+def test_decision_from_stale_read_is_refused_with_409_and_newer_spec_is_scheduled(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     member: str, scheduler_name: str, tmp_path: Path,
 ) -> None:
@@ -173,7 +173,7 @@ def test_a_decision_from_a_stale_read_is_refused_with_409_and_the_newer_spec_is_
     assert all("/status" not in str(e) for e in journal.operator_writes() if e.code == 409)
 
 
-def test_leadership_moves_to_the_standby_process_when_the_leader_stops(
+def test_leadership_moves_to_standby_process_when_leader_stops(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     member: str, scheduler_name: str, tmp_path: Path, processes: list[subprocess.Popen[str]],
 ) -> None:
@@ -209,7 +209,7 @@ def test_leadership_moves_to_the_standby_process_when_the_leader_stops(
     assert set(holders[released + 1:-1]) == {"two"} and holders[-1] == ""
 
 
-def test_the_scheduler_reads_its_configuration_by_name_and_marks_it_valid(
+def test_scheduler_reads_configuration_by_name_and_marks_it_valid(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, namespace: str, member: str,
     scheduler_name: str,
 ) -> None:
@@ -233,7 +233,7 @@ def test_the_scheduler_reads_its_configuration_by_name_and_marks_it_valid(
 
 
 @pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
-def test_kopf_run_schedules_on_the_real_server_and_stops_cleanly(
+def test_kopf_run_schedules_on_real_server_and_stops_cleanly(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, namespace: str, member: str,
     scheduler_name: str, tmp_path: Path, processes: list[subprocess.Popen[str]],
 ) -> None:

@@ -23,7 +23,7 @@ def granted(section: str) -> set[Permission]:
     }
 
 
-def test_the_rules_file_grants_exactly_what_the_scheduler_uses(
+def test_rules_file_grants_exactly_what_scheduler_uses(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, scheduler_name: str,
     tmp_path: Path,
 ) -> None:

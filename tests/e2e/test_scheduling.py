@@ -73,7 +73,7 @@ def test_every_example_strategy_is_scheduled_as_simulate_decides(
         assert operator.stop() == 0
 
 
-def test_each_binding_gets_at_most_a_spec_write_and_a_status_write(
+def test_each_binding_gets_at_most_spec_write_and_status_write(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, scheduler_name: str,
     tmp_path: Path,
 ) -> None:
@@ -94,7 +94,7 @@ def test_each_binding_gets_at_most_a_spec_write_and_a_status_write(
         ), (name, mine)
 
 
-def test_scheduling_records_karmadas_events_on_the_binding_and_its_template(
+def test_scheduling_records_karmadas_events_on_binding_and_template(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, scheduler_name: str, tmp_path: Path
 ) -> None:
     bindings = create_examples(objects, scheduler_name)

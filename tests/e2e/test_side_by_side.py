@@ -99,7 +99,7 @@ def test_every_binding_of_both_copies_settles_and_ours_is_refused_nothing(side_b
     assert [name.rsplit("-", 1)[0] for name in undecided] == ["steady", "steady-stale"]
 
 
-def test_the_filter_order_allowance_is_that_difference_only(
+def test_filter_order_allowance_is_that_difference_only(
     side_by_side: SideBySide, control_plane: ControlPlane, tmp_path: Path,
 ) -> None:
     """Whatever order Karmada's process drew, the check behind the allowance takes Karmada's FitError message

@@ -29,7 +29,7 @@ def listed(workloads: tuple[AssumedWorkload, ...]) -> AssumedLoad:
 
 
 @pytest.mark.parametrize("legacy", [True, False])
-def test_a_replicas_request_is_the_bytes_protobuf_encodes_from_the_whole_message(legacy: bool) -> None:
+def test_replicas_request_is_bytes_protobuf_encodes_from_whole_message(legacy: bool) -> None:
     requirements = ReplicaRequirements(resource_request={"cpu": parse_quantity("1", "cpu")}, namespace="shop")
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=legacy)
     sent = wire.request_bytes("member1", wire.replicas_request_prefix(requirements, legacy=legacy),
@@ -41,7 +41,7 @@ def test_a_replicas_request_is_the_bytes_protobuf_encodes_from_the_whole_message
 
 
 @pytest.mark.parametrize("legacy", [True, False])
-def test_a_component_sets_request_is_the_bytes_protobuf_encodes_from_the_whole_message(legacy: bool) -> None:
+def test_component_sets_request_is_bytes_protobuf_encodes_from_whole_message(legacy: bool) -> None:
     components = WORKLOADS[0].components
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_SETS_REQUEST, legacy=legacy)
     sent = wire.request_bytes("member2", wire.component_sets_request_prefix(components, "shop", legacy=legacy),
@@ -52,13 +52,13 @@ def test_a_component_sets_request_is_the_bytes_protobuf_encodes_from_the_whole_m
     assert sent == wire.serialize(whole)
 
 
-def test_a_request_without_requirements_or_assumptions_is_the_cluster_alone() -> None:
+def test_request_without_requirements_or_assumptions_is_cluster_alone() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False)
     sent = wire.request_bytes("m", wire.replicas_request_prefix(None, legacy=False), records("m", ()))
     assert sent == wire.serialize(estimator_pb2.MaxAvailableReplicasRequest(cluster="m")) == b"\x0a\x01m"
 
 
-def test_a_cluster_run_of_workloads_is_encoded_once_while_its_tuple_is_the_same() -> None:
+def test_cluster_run_of_workloads_is_encoded_once_while_tuple_is_same() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False)
     load = listed(WORKLOADS)
     first = records("m1", load)
@@ -68,7 +68,7 @@ def test_a_cluster_run_of_workloads_is_encoded_once_while_its_tuple_is_the_same(
     assert first.startswith(changed) and len(first) > len(changed)
 
 
-def test_a_workload_is_encoded_once_across_runs_the_record_memo_is_bounded_and_a_cluster_keeps_one_run() -> None:
+def test_workload_is_encoded_once_across_runs_record_memo_is_bounded_and_cluster_keeps_one_run() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False, limit=2)
     web = records.record(WORKLOADS[0])
     assert records.record(WORKLOADS[0]) is web

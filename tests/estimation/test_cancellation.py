@@ -26,7 +26,7 @@ async def cancelled_promptly(task: asyncio.Task[object]) -> None:
         await asyncio.wait_for(asyncio.shield(task), PROMPTLY)
 
 
-async def test_cancelling_the_pass_cancels_the_call_on_the_server(
+async def test_cancelling_pass_cancels_call_on_server(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     hang = await stubs("hang", replicas=1, mode="hang")
@@ -39,7 +39,7 @@ async def test_cancelling_the_pass_cancels_the_call_on_the_server(
     assert hang.outcomes() == ["cancelled"]
 
 
-async def test_cancelling_the_pass_cancels_every_call_in_flight(
+async def test_cancelling_pass_cancels_every_call_in_flight(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     hanging = [await stubs(f"h{i}", replicas=1, mode="hang") for i in range(5)]
@@ -54,7 +54,7 @@ async def test_cancelling_the_pass_cancels_every_call_in_flight(
     assert [s.outcomes() for s in hanging] == [["cancelled"]] * 5
 
 
-async def test_the_estimator_still_works_after_a_cancelled_pass(
+async def test_estimator_still_works_after_cancelled_pass(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     stub = await stubs("a", replicas=1, mode="hang")
@@ -67,7 +67,7 @@ async def test_the_estimator_still_works_after_a_cancelled_pass(
     assert dict(answer.replicas) == {"a": 1}
 
 
-async def test_the_deadline_ends_a_hanging_call_and_the_pass_goes_on(
+async def test_deadline_ends_hanging_call_and_pass_goes_on(
     stubs: StartStub, make_estimator: MakeEstimator, registry: CollectorRegistry
 ) -> None:
     a, hang = await stubs("a", replicas=3), await stubs("hang", replicas=1, mode="hang")
@@ -81,14 +81,14 @@ async def test_the_deadline_ends_a_hanging_call_and_the_pass_goes_on(
     assert hang.outcomes() == ["cancelled"]
 
 
-async def test_a_zero_timeout_fails_every_cluster(stubs: StartStub, make_estimator: MakeEstimator) -> None:
+async def test_zero_timeout_fails_every_cluster(stubs: StartStub, make_estimator: MakeEstimator) -> None:
     a = await stubs("a", replicas=3)
     answer = await make_estimator([a], timeout=0).max_available_replicas([Cluster(name="a")], None)
     assert dict(answer.replicas) == {}
     assert dict(answer.failures) == {"a": "cluster a: no answer within 0s"}
 
 
-async def test_forgetting_a_cluster_during_a_call_fails_that_cluster_only(
+async def test_forgetting_cluster_during_call_fails_that_cluster_only(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     hang = await stubs("hang", replicas=1, mode="hang")

@@ -19,7 +19,7 @@ async def reconnected(channel: grpc.aio.Channel) -> None:
         state = channel.get_state(try_to_connect=True)
 
 
-async def test_a_channel_is_made_on_first_use_and_reused(stubs: StartStub, make_estimator: MakeEstimator) -> None:
+async def test_channel_is_made_on_first_use_and_reused(stubs: StartStub, make_estimator: MakeEstimator) -> None:
     stub = await stubs("a", replicas=1)
     estimator = make_estimator([stub])
     assert estimator.connected == {}
@@ -30,7 +30,7 @@ async def test_a_channel_is_made_on_first_use_and_reused(stubs: StartStub, make_
     assert estimator.connected == {"a": stub.address}
 
 
-async def test_forget_closes_the_channel_and_the_next_call_dials_again(
+async def test_forget_closes_channel_and_next_call_dials_again(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     stub = await stubs("a", replicas=1)
@@ -44,7 +44,7 @@ async def test_forget_closes_the_channel_and_the_next_call_dials_again(
     assert estimator._pool._channels["a"] is not old
 
 
-async def test_forget_of_an_unknown_cluster_does_nothing(make_estimator: MakeEstimator) -> None:
+async def test_forget_of_unknown_cluster_does_nothing(make_estimator: MakeEstimator) -> None:
     estimator = make_estimator()
     await estimator.forget("nobody")
     assert estimator.connected == {}
@@ -64,7 +64,7 @@ async def test_close_is_idempotent_and_later_calls_fail_without_dialing(
     assert len(stub.calls) == 1
 
 
-async def test_a_restarted_estimator_is_reached_on_the_same_channel(
+async def test_restarted_estimator_is_reached_on_same_channel(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     first = await stubs("a", replicas=1)

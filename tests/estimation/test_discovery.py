@@ -35,7 +35,7 @@ async def test_static_endpoint_comes_first_and_no_service_is_read() -> None:
     assert seen == []
 
 
-async def test_service_not_found_gives_the_two_dns_names_in_order() -> None:
+async def test_service_not_found_gives_two_dns_names_in_order() -> None:
     seen: list[tuple[str, str]] = []
     assert await candidate_targets(SETTINGS, "m1", lookup_returning(None, seen)) == (
         "karmada-scheduler-estimator-m1.est.svc.cluster.local:10352",
@@ -44,14 +44,14 @@ async def test_service_not_found_gives_the_two_dns_names_in_order() -> None:
     assert seen == [("est", "karmada-scheduler-estimator-m1")]
 
 
-async def test_without_a_lookup_the_dns_names_are_used() -> None:
+async def test_without_lookup_dns_names_are_used() -> None:
     assert await candidate_targets(EstimatorSettings(port=7000), "m1", None) == (
         "karmada-scheduler-estimator-m1.karmada-system.svc.cluster.local:7000",
         "karmada-scheduler-estimator-m1.karmada-system.svc:7000",
     )
 
 
-async def test_external_name_service_gives_its_name_and_target_port() -> None:
+async def test_external_name_service_gives_name_and_target_port() -> None:
     service = external("est.example.com", [{"port": 10352, "targetPort": 31000}, {"port": 80, "targetPort": 8080}])
     assert await candidate_targets(SETTINGS, "m1", lookup_returning(service)) == ("est.example.com:31000",)
 
@@ -78,7 +78,7 @@ async def test_unusable_service(service: dict[str, Any], message: str) -> None:
     assert str(raised.value) == message
 
 
-async def test_a_failing_lookup_is_a_discovery_error() -> None:
+async def test_failing_lookup_is_discovery_error() -> None:
     async def lookup(namespace: str, name: str) -> Mapping[str, Any] | None:
         raise ConnectionError("api server down")
 

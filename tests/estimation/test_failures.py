@@ -67,7 +67,7 @@ def test_two_reporters_share_one_counter_per_registry() -> None:
     assert registry.get_sample_value(f"{FAILURES_METRIC}_total", {"cluster": "a", "reason": "dial"}) == 2.0
 
 
-def test_forgetting_a_cluster_lets_its_next_failure_be_logged(caplog: pytest.LogCaptureFixture) -> None:
+def test_forgetting_cluster_lets_next_failure_be_logged(caplog: pytest.LogCaptureFixture) -> None:
     reporter = FailureReporter(CollectorRegistry(), clock=Clock())
     with caplog.at_level(logging.WARNING, logger="binding_scheduler.estimation"):
         reporter.report("a", Reason.DIAL, "x")

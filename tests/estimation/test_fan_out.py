@@ -43,7 +43,7 @@ async def test_unauthentic_replica_passes_through(stubs: StartStub, make_estimat
     assert dict(answer.failures) == {}
 
 
-async def test_a_cluster_listed_twice_is_asked_once(stubs: StartStub, make_estimator: MakeEstimator) -> None:
+async def test_cluster_listed_twice_is_asked_once(stubs: StartStub, make_estimator: MakeEstimator) -> None:
     a = await stubs("a", replicas=3)
     answer = await make_estimator([a]).max_available_replicas(clusters("a", "a"), None)
     assert dict(answer.replicas) == {"a": 3}
@@ -55,7 +55,7 @@ async def test_no_candidates_no_calls(make_estimator: MakeEstimator) -> None:
     assert (dict(answer.replicas), dict(answer.failures)) == ({}, {})
 
 
-async def test_refused_connection_keeps_the_other_answers(
+async def test_refused_connection_keeps_other_answers(
     stubs: StartStub, make_estimator: MakeEstimator, refused_address: str, registry: CollectorRegistry
 ) -> None:
     a = await stubs("a", replicas=3)
@@ -67,7 +67,7 @@ async def test_refused_connection_keeps_the_other_answers(
     assert failures_counted(registry, "down", "dial") == 1
 
 
-async def test_unknown_error_keeps_the_other_answers(
+async def test_unknown_error_keeps_other_answers(
     stubs: StartStub, make_estimator: MakeEstimator, registry: CollectorRegistry
 ) -> None:
     a, bad = await stubs("a", replicas=3), await stubs("bad", replicas=3, mode="error", error_message="boom")
@@ -88,7 +88,7 @@ async def test_unknown_error_keeps_the_other_answers(
     ],
     ids=["negative", "absurd", "garbage"],
 )
-async def test_invalid_answer_is_a_failure(
+async def test_invalid_answer_is_failure(
     stubs: StartStub, make_estimator: MakeEstimator, registry: CollectorRegistry, options: dict[str, object], why: str
 ) -> None:
     a, bad = await stubs("a", replicas=3), await stubs("bad", **options)
@@ -142,7 +142,7 @@ async def test_pull_mode_clusters_are_asked_by_default(stubs: StartStub, make_es
     assert dict(answer.replicas) == {"pull": 4}
 
 
-async def test_a_failing_cluster_is_logged_once_per_minute(
+async def test_failing_cluster_is_logged_once_per_minute(
     stubs: StartStub, make_estimator: MakeEstimator, registry: CollectorRegistry, caplog: pytest.LogCaptureFixture
 ) -> None:
     bad = await stubs("bad", replicas=3, mode="error")

@@ -73,7 +73,7 @@ async def ask(estimator: AccurateEstimator) -> EstimateAnswer:
     return await estimator.max_available_replicas([Cluster(name="m1")], None)
 
 
-async def test_a_re_pointed_service_is_dialed_at_its_new_address_after_a_failed_call(
+async def test_re_pointed_service_is_dialed_at_new_address_after_failed_call(
     stubs: StartStub, make_estimator: MakeEstimator, caplog: pytest.LogCaptureFixture
 ) -> None:
     a, b = await stubs("m1", replicas=1), await stubs("m1", replicas=2)
@@ -96,7 +96,7 @@ async def test_a_re_pointed_service_is_dialed_at_its_new_address_after_a_failed_
     assert service.lookups == 2  # the first dial's, and one after the failure (the new address is dialed from it)
 
 
-async def test_a_failure_at_an_unchanged_address_keeps_the_channel_and_looks_up_once_per_interval(
+async def test_failure_at_unchanged_address_keeps_channel_and_looks_up_once_per_interval(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     a = await stubs("m1", replicas=1)
@@ -119,7 +119,7 @@ async def test_a_failure_at_an_unchanged_address_keeps_the_channel_and_looks_up_
     assert estimator._pool._channels["m1"] is channel
 
 
-async def test_a_cancelled_call_is_no_reason_to_look_again(
+async def test_cancelled_call_is_no_reason_to_look_again(
     stubs: StartStub, make_estimator: MakeEstimator, silent: Silent
 ) -> None:
     a, b = await stubs("m1", replicas=1), await stubs("m1", replicas=2)
@@ -141,7 +141,7 @@ async def test_a_cancelled_call_is_no_reason_to_look_again(
     assert b.calls == []
 
 
-async def test_a_deadline_while_connecting_is_a_reason_to_look_again(
+async def test_deadline_while_connecting_is_reason_to_look_again(
     stubs: StartStub, make_estimator: MakeEstimator, silent: Silent
 ) -> None:
     a, b = await stubs("m1", replicas=1), await stubs("m1", replicas=2)
@@ -156,7 +156,7 @@ async def test_a_deadline_while_connecting_is_a_reason_to_look_again(
     assert service.lookups == 2
 
 
-async def test_a_slow_estimator_is_not_looked_up_again(stubs: StartStub, make_estimator: MakeEstimator) -> None:
+async def test_slow_estimator_is_not_looked_up_again(stubs: StartStub, make_estimator: MakeEstimator) -> None:
     a = await stubs("m1", replicas=1, mode="hang")
     service = Service(a.port)
     estimator = make_estimator(service_lookup=service, timeout=0.2)
@@ -166,7 +166,7 @@ async def test_a_slow_estimator_is_not_looked_up_again(stubs: StartStub, make_es
     assert service.lookups == 1
 
 
-async def test_closing_the_client_during_a_second_lookup_fails_the_call_cleanly(
+async def test_closing_client_during_second_lookup_fails_call_cleanly(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     a = await stubs("m1", replicas=1)

@@ -39,7 +39,7 @@ def needs(**request: str) -> ReplicaRequirements:
     [({"cpu": "500m"}, 15), ({"cpu": "1", "memory": "1Gi"}, 7), ({}, 100), ({"nvidia.com/gpu": "1"}, 0)],
     ids=["cpu", "cpu-and-memory", "pods-only", "missing-resource"],
 )
-async def test_answers_from_the_resource_summary(
+async def test_answers_from_resource_summary(
     stubs: StartStub, make_estimator: MakeEstimator, request_: dict[str, str], replicas: int
 ) -> None:
     stub = await stubs("m1", summary=CLUSTER)
@@ -47,14 +47,14 @@ async def test_answers_from_the_resource_summary(
     assert dict(answer.replicas) == {"m1": replicas}
 
 
-async def test_component_sets_from_the_resource_summary(stubs: StartStub, make_estimator: MakeEstimator) -> None:
+async def test_component_sets_from_resource_summary(stubs: StartStub, make_estimator: MakeEstimator) -> None:
     stub = await stubs("m1", summary=CLUSTER)
     components = [Component("web", 2, needs(cpu="1")), Component("db", 1, needs(memory="4Gi"))]
     answer = await make_estimator([stub]).max_available_component_sets([CLUSTER], components, "ns")
     assert dict(answer.replicas) == {"m1": 3}  # cpu 7.5 / 2 per set, memory 12Gi / 4Gi per set
 
 
-async def test_a_request_with_only_the_legacy_field_is_understood(stubs: StartStub) -> None:
+async def test_request_with_only_legacy_field_is_understood(stubs: StartStub) -> None:
     stub = await stubs("m1", summary=CLUSTER)
     legacy_only = text(1, "m1") + ld(2, ld(2, entry("cpu", text(1, "2"))))
     async with grpc.aio.insecure_channel(stub.address) as channel:

@@ -42,12 +42,12 @@ async def ask(make_estimator: MakeEstimator, stub_address: str, **settings: obje
     return {**answer.replicas, **answer.failures}
 
 
-async def test_tls_with_the_ca(stubs: StartStub, make_estimator: MakeEstimator, certs: dict[str, Path]) -> None:
+async def test_tls_with_ca(stubs: StartStub, make_estimator: MakeEstimator, certs: dict[str, Path]) -> None:
     stub = await stubs("m1", replicas=3, host="localhost", tls=server_tls(certs))
     assert await ask(make_estimator, stub.address, ca_file=str(certs["ca.crt"])) == {"m1": 3}
 
 
-async def test_mutual_tls_with_a_client_certificate(
+async def test_mutual_tls_with_client_certificate(
     stubs: StartStub, make_estimator: MakeEstimator, certs: dict[str, Path]
 ) -> None:
     stub = await stubs("m1", replicas=3, host="localhost", tls=server_tls(certs, mutual=True))
@@ -103,7 +103,7 @@ async def tls_session(stub: EstimatorStub, certs: dict[str, Path], *, client_cer
     return "served"
 
 
-async def test_mutual_tls_without_a_client_certificate_is_refused_by_the_server_for_the_missing_certificate(
+async def test_mutual_tls_without_client_certificate_is_refused_by_server_for_missing_certificate(
     stubs: StartStub, make_estimator: MakeEstimator, certs: dict[str, Path]
 ) -> None:
     stub = await stubs("m1", replicas=3, host="localhost", tls=server_tls(certs, mutual=True))
@@ -117,7 +117,7 @@ async def test_mutual_tls_without_a_client_certificate_is_refused_by_the_server_
     assert await tls_session(stub, certs, client_certificate=True) == "served"
 
 
-async def test_plaintext_client_cannot_reach_a_tls_server(
+async def test_plaintext_client_cannot_reach_tls_server(
     stubs: StartStub, make_estimator: MakeEstimator, certs: dict[str, Path]
 ) -> None:
     """A client certificate without a CA is plaintext (Karmada's rule): the TLS server drops the connection."""
@@ -129,7 +129,7 @@ async def test_plaintext_client_cannot_reach_a_tls_server(
     assert stub.calls == []
 
 
-async def test_an_unknown_ca_is_rejected_by_certificate_verification(
+async def test_unknown_ca_is_rejected_by_certificate_verification(
     stubs: StartStub, make_estimator: MakeEstimator, certs: dict[str, Path], tmp_path: Path
 ) -> None:
     other = make_certificates(tmp_path)
@@ -142,7 +142,7 @@ async def test_an_unknown_ca_is_rejected_by_certificate_verification(
     assert "CERTIFICATE_VERIFY_FAILED: unable to get local issuer certificate" in details
 
 
-async def test_skip_verify_accepts_a_server_it_cannot_verify(
+async def test_skip_verify_accepts_server_it_cannot_verify(
     stubs: StartStub, make_estimator: MakeEstimator, certs: dict[str, Path]
 ) -> None:
     stub = await stubs("m1", replicas=3, host="127.0.0.1", tls=server_tls(certs))

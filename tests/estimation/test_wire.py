@@ -144,7 +144,7 @@ async def test_replicas_request_with_node_claim(stubs: StartStub, make_estimator
     assert raw == text(1, "member1") + ld(2, ld(1, node_claim))
 
 
-async def test_empty_node_claim_is_sent_as_an_empty_message(stubs: StartStub, make_estimator: MakeEstimator) -> None:
+async def test_empty_node_claim_is_sent_as_empty_message(stubs: StartStub, make_estimator: MakeEstimator) -> None:
     raw = await received_by_server(
         stubs,
         make_estimator,
@@ -169,7 +169,7 @@ async def test_component_sets_request(stubs: StartStub, make_estimator: MakeEsti
     assert raw == text(1, "member1") + ld(2, web) + ld(2, db) + text(3, "shop")
 
 
-async def test_replicas_request_carries_the_workloads_assumed_on_that_cluster_only(
+async def test_replicas_request_carries_workloads_assumed_on_that_cluster_only(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     """Field 3 `assumedWorkloads` (gate SchedulingOvercommitProtection): namespace, then the components."""
@@ -181,7 +181,7 @@ async def test_replicas_request_carries_the_workloads_assumed_on_that_cluster_on
     assert raw == text(1, "member1") + ld(3, text(1, "shop") + ld(2, text(1, "api") + number(3, 3)))
 
 
-async def test_component_sets_request_carries_the_assumed_workloads(
+async def test_component_sets_request_carries_assumed_workloads(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     """Field 4 `assumedWorkloads`, after the namespace."""
@@ -196,7 +196,7 @@ async def test_component_sets_request_carries_the_assumed_workloads(
                                                                                                + number(3, 2)))
 
 
-async def test_object_metadata_names_the_resource(stubs: StartStub, make_estimator: MakeEstimator) -> None:
+async def test_object_metadata_names_resource(stubs: StartStub, make_estimator: MakeEstimator) -> None:
     stub = await stubs("member1", replicas=1)
     estimator = make_estimator([stub])
     resource = ObjectReference(api_version="apps/v1", kind="Deployment", name="web", namespace="default")
@@ -278,7 +278,7 @@ ROUND_TRIPS = [
 
 
 @pytest.mark.parametrize(("method", "request_message", "response_type", "response"), ROUND_TRIPS)
-async def test_every_message_round_trips_through_a_real_server(
+async def test_every_message_round_trips_through_real_server(
     stubs: StartStub,
     method: str,
     request_message: Message,

@@ -238,7 +238,7 @@ def _observed(api: DevCluster, name: str) -> bool:
 
 
 @pytest.mark.parametrize("api_for", sorted(FAULTS), indirect=True)
-def test_the_invariants_hold_through_the_fault(
+def test_invariants_hold_through_fault(
     api_for: DevCluster, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     fault = FAULTS[request.node.callspec.params["api_for"]]
@@ -246,7 +246,7 @@ def test_the_invariants_hold_through_the_fault(
     check_invariants(api_for, [operator], options=fault.options)
 
 
-def test_the_invariants_hold_through_estimator_faults(tmp_path: Path) -> None:
+def test_invariants_hold_through_estimator_faults(tmp_path: Path) -> None:
     """Accurate estimators that fail, hang past the timeout, or answer garbage, for some clusters."""
     modes = {"aws-use1-a": "error", "gcp-usw1": "hang", "azure-weu": "garbage", "aws-use1-b": "ok"}
     with DevCluster.in_thread() as api, stubs_in_thread(*(EstimatorStub(n, replicas=50, mode=m)
@@ -299,7 +299,7 @@ def lease_holder(api: DevCluster) -> str:
 
 
 @pytest.mark.parametrize("fault", ["kill-9", "sigstop-past-the-lease"])
-def test_the_invariants_hold_when_the_leader_fails(fault: str, tmp_path: Path) -> None:
+def test_invariants_hold_when_leader_fails(fault: str, tmp_path: Path) -> None:
     with DevCluster.in_thread() as api:
         namespaces(api, "default", "karmada-system")
         load_examples(api)

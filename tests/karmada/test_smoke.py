@@ -131,7 +131,7 @@ def _written_by_a_pod(plane: KarmadaPlane, namespace: str) -> set[str]:
             and not entry.subresource and entry.source and ipaddress.ip_address(entry.source) in pods}
 
 
-def test_the_charts_two_pods_run_ready_from_the_image_built_here(in_cluster: KarmadaPlane) -> None:
+def test_charts_two_pods_run_ready_from_image_built_here(in_cluster: KarmadaPlane) -> None:
     from scripts import image
 
     pods = _scheduler_pods(in_cluster)
@@ -145,7 +145,7 @@ def test_the_charts_two_pods_run_ready_from_the_image_built_here(in_cluster: Kar
         assert all(c["ready"] for c in status["containerStatuses"])
 
 
-def test_a_pod_runs_as_uid_10001_with_no_capability_under_seccomp_on_a_read_only_root(in_cluster: KarmadaPlane) -> None:
+def test_pod_runs_as_uid_10001_with_no_capability_under_seccomp_on_read_only_root(in_cluster: KarmadaPlane) -> None:
     pod = _scheduler_pods(in_cluster)[0]
     metadata = pod["metadata"]
     assert isinstance(metadata, dict)
@@ -163,7 +163,7 @@ def test_a_pod_runs_as_uid_10001_with_no_capability_under_seccomp_on_a_read_only
     assert "ro" in root[5].split(",")
 
 
-def test_the_charts_memory_limit_is_the_pods_cgroup_limit(in_cluster: KarmadaPlane) -> None:
+def test_charts_memory_limit_is_pods_cgroup_limit(in_cluster: KarmadaPlane) -> None:
     import yaml
 
     limit = yaml.safe_load((incluster.CHART / "values.yaml").read_text())["resources"]["limits"]["memory"]
@@ -177,19 +177,19 @@ def test_the_charts_memory_limit_is_the_pods_cgroup_limit(in_cluster: KarmadaPla
     assert enforced == int(limit.removesuffix("Mi")) * 2**20
 
 
-def test_the_pod_disruption_budget_counts_both_pods_and_allows_one_disruption(in_cluster: KarmadaPlane) -> None:
+def test_pod_disruption_budget_counts_both_pods_and_allows_one_disruption(in_cluster: KarmadaPlane) -> None:
     client = incluster.host_client(in_cluster)
     budgets = client.ok("GET", f"/apis/policy/v1/namespaces/{KARMADA_SYSTEM}/poddisruptionbudgets")["items"]
     assert [(b["status"].get("expectedPods"), b["status"].get("currentHealthy"), b["status"].get(
         "disruptionsAllowed")) for b in budgets] == [(2, 2, 1)]
 
 
-def test_one_pod_leads_and_the_lease_lives_in_karmada_apiservers_karmada_system(in_cluster: KarmadaPlane) -> None:
+def test_one_pod_leads_and_lease_lives_in_karmada_apiservers_karmada_system(in_cluster: KarmadaPlane) -> None:
     names = {pod["metadata"]["name"] for pod in _scheduler_pods(in_cluster)}  # type: ignore[index]
     assert rollout.leader_pod(in_cluster) in names
 
 
-def test_a_propagated_deployment_reaches_the_members_scheduled_by_a_pod(in_cluster: KarmadaPlane,
+def test_propagated_deployment_reaches_members_scheduled_by_pod(in_cluster: KarmadaPlane,
                                                                       namespace: str) -> None:
     placed = _propagate(in_cluster, namespace, ["member1", "member2"])
     assert sorted(c["name"] for c in placed) == ["member1", "member2"]  # type: ignore[index]
@@ -201,7 +201,7 @@ def test_a_propagated_deployment_reaches_the_members_scheduled_by_a_pod(in_clust
                  f"the Deployment on {member}", Processes.of(in_cluster.state), timeout=60)
 
 
-def test_metrics_are_reachable_from_another_pod_through_the_service(in_cluster: KarmadaPlane) -> None:
+def test_metrics_are_reachable_from_another_pod_through_service(in_cluster: KarmadaPlane) -> None:
     """A pod of the same image fetches /metrics at the Service's ClusterIP (kube-proxy), from the variables the
     kubelet gives every container."""
     from scripts import image
@@ -222,7 +222,7 @@ def test_metrics_are_reachable_from_another_pod_through_the_service(in_cluster: 
     assert "# TYPE binding_scheduler_leader gauge" in logs
 
 
-def test_a_rollout_restart_with_a_pass_held_in_a_slow_estimator_leaves_no_late_or_stale_write(
+def test_rollout_restart_with_pass_held_in_slow_estimator_leaves_no_late_or_stale_write(
     in_cluster: KarmadaPlane,
 ) -> None:
     with rollout.estimator_relay(in_cluster, delay=8.0) as link:
@@ -235,7 +235,7 @@ def test_a_rollout_restart_with_a_pass_held_in_a_slow_estimator_leaves_no_late_o
 
 
 @pytest.mark.parametrize("layout", ["karmadactl-init", "helm", "operator", "local-up"])
-def test_the_chart_schedules_beside_each_of_karmadas_install_layouts(in_cluster: KarmadaPlane, layout: str,
+def test_chart_schedules_beside_each_of_karmadas_install_layouts(in_cluster: KarmadaPlane, layout: str,
                                                                     namespace: str) -> None:
     """Only that layout's Secrets in karmada-system, the chart with `karmadaAPI.layout` set to it: its pods
     start, and a binding is scheduled by them (the estimators asked over TLS with that layout's certificate)."""
@@ -255,7 +255,7 @@ def _metrics(address: str) -> list[str]:
         return answer.read().decode().splitlines()
 
 
-def test_every_member_is_a_ready_cluster_of_karmadas_aggregated_api(plane: KarmadaPlane) -> None:
+def test_every_member_is_ready_cluster_of_karmadas_aggregated_api(plane: KarmadaPlane) -> None:
     answer = plane.karmada.client().ok("GET", "/apis/cluster.karmada.io/v1alpha1/clusters")
     ready = sorted(item["metadata"]["name"] for item in answer["items"]
                    if {"type": "Ready", "status": "True"}.items()
@@ -271,7 +271,7 @@ def test_karmadas_own_smoke_specs_pass_with_binding_scheduler(scheduling: Karmad
     assert {r.name: r.state for r in found if r.state != "skipped"} == dict.fromkeys(wanted, "passed"), log
 
 
-def test_a_preemptor_lands_once_karmadas_graceful_eviction_has_taken_its_victim_off_the_member(
+def test_preemptor_lands_once_karmadas_graceful_eviction_has_taken_victim_off_member(
     scheduling: KarmadaPlane,
 ) -> None:
     """PR #7832's e2e flow on real Karmada (testsupport/karmada/preemption.py): of two lower-priority bindings filling
@@ -292,7 +292,7 @@ def test_a_preemptor_lands_once_karmadas_graceful_eviction_has_taken_its_victim_
     assert "Preempted" not in report.spared_events
 
 
-def test_a_rolling_restart_held_in_a_slow_estimator_leaves_no_late_or_stale_write(scheduling: KarmadaPlane) -> None:
+def test_rolling_restart_held_in_slow_estimator_leaves_no_late_or_stale_write(scheduling: KarmadaPlane) -> None:
     """The original report's scenario on real Karmada (testsupport/karmada/restart.py), small: the old instance's
     passes wait in member1's slow estimator when it is stopped; it writes nothing after it exits, and every
     binding ends on the newest decision, written by the new instance. On an in-cluster plane the rollout test

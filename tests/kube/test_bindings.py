@@ -22,19 +22,19 @@ def test_binding_refs_name_their_paths() -> None:
     assert (RB.key, BindingRef("ClusterResourceBinding", "crb").key) == ("default/rb1", "crb")
 
 
-def test_binding_refs_reject_a_missing_or_extra_namespace() -> None:
+def test_binding_refs_reject_missing_or_extra_namespace() -> None:
     with pytest.raises(ValueError, match="needs a namespace"):
         BindingRef("ResourceBinding", "rb1")
     with pytest.raises(ValueError, match="cluster-scoped"):
         BindingRef("ClusterResourceBinding", "crb", "default")
 
 
-def test_a_binding_ref_is_read_from_an_object() -> None:
+def test_binding_ref_is_read_from_object() -> None:
     obj = {"kind": "ResourceBinding", "metadata": {"name": "rb1", "namespace": "default"}}
     assert BindingRef.of(obj) == RB
 
 
-def test_a_cluster_resource_binding_ref_is_read_with_no_namespace() -> None:
+def test_cluster_resource_binding_ref_is_read_with_no_namespace() -> None:
     ref = BindingRef.of({"kind": "ClusterResourceBinding", "metadata": {"name": "crb"}})
     assert (ref, ref.namespace, ref.key) == (BindingRef("ClusterResourceBinding", "crb"), "", "crb")
 
@@ -51,19 +51,19 @@ def test_a_cluster_resource_binding_ref_is_read_with_no_namespace() -> None:
          "ClusterResourceBinding 'crb' is cluster-scoped, not in 'default'"),
     ],
 )
-def test_an_object_that_is_not_a_valid_binding_gives_no_ref_and_says_why(obj: dict[str, Any], error: str) -> None:
+def test_object_that_is_not_valid_binding_gives_no_ref_and_says_why(obj: dict[str, Any], error: str) -> None:
     with pytest.raises(ValueError) as caught:
         BindingRef.of(obj)
     assert str(caught.value) == error
 
 
-def test_a_ref_of_another_kind_is_refused_with_its_kind() -> None:
+def test_ref_of_another_kind_is_refused_with_kind() -> None:
     with pytest.raises(ValueError) as caught:
         BindingRef("Work", "w1", "default")  # type: ignore[arg-type]
     assert str(caught.value) == "not a binding kind: 'Work'"
 
 
-async def test_the_schedule_result_patch_has_karmadas_shape_and_the_read_version(
+async def test_schedule_result_patch_has_karmadas_shape_and_read_version(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     rv = rb1["metadata"]["resourceVersion"]
@@ -80,7 +80,7 @@ async def test_the_schedule_result_patch_has_karmadas_shape_and_the_read_version
     assert answer["spec"]["clusters"] == [{"name": "m1", "replicas": 2}, {"name": "m2", "replicas": 1}]
 
 
-async def test_an_empty_result_writes_clusters_null(api: DevCluster, client: ApiClient, rb1: dict[str, Any]) -> None:
+async def test_empty_result_writes_clusters_null(api: DevCluster, client: ApiClient, rb1: dict[str, Any]) -> None:
     answer = await patch_schedule_result(client, RB, rb1["metadata"]["resourceVersion"], PLACEMENT, [])
     assert api.journal[-1].body["spec"] == {"clusters": None}
     assert "clusters" not in answer["spec"]
@@ -94,14 +94,14 @@ async def test_zero_replicas_are_omitted_from_target_clusters(
     assert api.journal[-1].body["spec"] == {"clusters": [{"name": "m1"}]}
 
 
-async def test_no_placement_leaves_the_annotation_alone(
+async def test_no_placement_leaves_annotation_alone(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     await patch_schedule_result(client, RB, rb1["metadata"]["resourceVersion"], None, [{"name": "m1"}])
     assert api.journal[-1].body["metadata"] == {"resourceVersion": rb1["metadata"]["resourceVersion"]}
 
 
-async def test_a_stale_version_is_a_conflict_and_changes_nothing(
+async def test_stale_version_is_conflict_and_changes_nothing(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     stale = rb1["metadata"]["resourceVersion"]
@@ -114,7 +114,7 @@ async def test_a_stale_version_is_a_conflict_and_changes_nothing(
     assert api.store.get("rb", "rb1", "default") == newer
 
 
-async def test_the_status_patch_goes_to_the_status_subresource_with_the_version_from_the_spec_write(
+async def test_status_patch_goes_to_status_subresource_with_version_from_spec_write(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     written = await patch_schedule_result(client, RB, rb1["metadata"]["resourceVersion"], PLACEMENT,
@@ -144,7 +144,7 @@ async def test_cluster_resource_bindings_are_written_cluster_scoped(api: DevClus
     assert api.journal[-1].path == f"{path}/crb"
 
 
-async def test_a_fenced_write_needs_a_version(api: DevCluster, client: ApiClient) -> None:
+async def test_fenced_write_needs_version(api: DevCluster, client: ApiClient) -> None:
     for write in (patch_schedule_result(client, RB, "", PLACEMENT, None), patch_status(client, RB, "", {})):
         with pytest.raises(ValueError) as caught:
             await write

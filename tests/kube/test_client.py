@@ -35,7 +35,7 @@ async def test_create_get_put_patch_and_delete_round_trip(api: DevCluster, clien
         ("POST", 201), ("GET", 200), ("PUT", 200), ("PATCH", 200), ("DELETE", 200)]
 
 
-async def test_list_with_a_limit_follows_every_page(api: DevCluster, client: ApiClient) -> None:
+async def test_list_with_limit_follows_every_page(api: DevCluster, client: ApiClient) -> None:
     for index in range(5):
         await client.create(rb_path(), rb_body(f"rb{index}"))
     listed = await client.list(rb_path(), {"limit": 2})
@@ -49,7 +49,7 @@ async def test_query_parameters_are_sent(api: DevCluster, client: ApiClient) -> 
     assert api.journal[-1].query == {"labelSelector": "a=b", "allowWatchBookmarks": "true"}
 
 
-async def test_cancelling_the_caller_aborts_the_request_in_flight(
+async def test_cancelling_caller_aborts_request_in_flight(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     fault = api.faults.add(method="PATCH", hang=True)
@@ -65,7 +65,7 @@ async def test_cancelling_the_caller_aborts_the_request_in_flight(
     assert api.store.get("rb", "rb1", "default") == rb1
 
 
-async def test_a_wait_for_a_rate_limit_token_is_cancellable(api: DevCluster) -> None:
+async def test_wait_for_rate_limit_token_is_cancellable(api: DevCluster) -> None:
     async with ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate(), qps=0.001, burst=1) as kube:
         await kube.list(rb_path())
         waiting = asyncio.create_task(kube.list(rb_path()))
@@ -78,7 +78,7 @@ async def test_a_wait_for_a_rate_limit_token_is_cancellable(api: DevCluster) -> 
         assert kube.limiter.tokens == pytest.approx(0.0, abs=0.01)
 
 
-async def test_the_bucket_lets_a_burst_through_then_spaces_requests_by_one_over_qps() -> None:
+async def test_bucket_lets_burst_through_then_spaces_requests_by_one_over_qps() -> None:
     time = FakeTime(0.0)
     bucket = TokenBucket(10.0, 3, clock=time, sleep=time.sleep)
     for _ in range(5):
@@ -86,7 +86,7 @@ async def test_the_bucket_lets_a_burst_through_then_spaces_requests_by_one_over_
     assert time.sleeps == [pytest.approx(0.1), pytest.approx(0.1)]
 
 
-async def test_the_bucket_refills_at_qps_up_to_burst() -> None:
+async def test_bucket_refills_at_qps_up_to_burst() -> None:
     time = FakeTime(0.0)
     bucket = TokenBucket(10.0, 3, clock=time, sleep=time.sleep)
     for _ in range(3):
@@ -107,7 +107,7 @@ async def test_waiters_queue_up_behind_each_other() -> None:
     assert slept == [0.5, 1.0]
 
 
-async def test_the_client_cannot_be_used_after_close(api: DevCluster) -> None:
+async def test_client_cannot_be_used_after_close(api: DevCluster) -> None:
     kube = ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate())
     await kube.list(rb_path())
     await kube.close()
@@ -115,7 +115,7 @@ async def test_the_client_cannot_be_used_after_close(api: DevCluster) -> None:
         await kube.list(rb_path())
 
 
-async def test_a_429_with_retry_after_is_sent_again_after_that_delay(
+async def test_429_with_retry_after_is_sent_again_after_that_delay(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=429, retry_after=1, times=2)
@@ -126,7 +126,7 @@ async def test_a_429_with_retry_after_is_sent_again_after_that_delay(
     assert time.monotonic() - started >= 2.0
 
 
-async def test_a_503_with_retry_after_is_sent_again_and_a_503_without_it_is_not(
+async def test_503_with_retry_after_is_sent_again_and_503_without_it_is_not(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="GET", status=503, retry_after=0, times=1)
@@ -144,7 +144,7 @@ async def test_retry_after_is_honoured_at_most_ten_times(api: DevCluster, client
     assert len(api.journal.filter("GET")) == 10
 
 
-async def test_a_write_waiting_out_a_retry_after_stops_at_a_closed_gate(
+async def test_write_waiting_out_retry_after_stops_at_closed_gate(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=429, retry_after=1)
@@ -159,7 +159,7 @@ async def test_a_write_waiting_out_a_retry_after_stops_at_a_closed_gate(
 # -- writes in doubt: sent, and no answer says whether they were applied -------------------------------------
 
 
-async def test_a_write_cut_while_in_flight_is_counted_in_doubt(
+async def test_write_cut_while_in_flight_is_counted_in_doubt(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     fault = api.faults.add(method="PATCH", hang=True)
@@ -172,7 +172,7 @@ async def test_a_write_cut_while_in_flight_is_counted_in_doubt(
     assert gate.in_doubt == 1
 
 
-async def test_a_write_answered_504_is_counted_in_doubt(api: DevCluster, client: ApiClient, gate: WriteGate,
+async def test_write_answered_504_is_counted_in_doubt(api: DevCluster, client: ApiClient, gate: WriteGate,
                                                           rb1: dict[str, Any]) -> None:
     api.faults.add(method="PATCH", status=504, message="Timeout: request did not complete within 60s", times=1)
     with pytest.raises(ServerError):
@@ -180,7 +180,7 @@ async def test_a_write_answered_504_is_counted_in_doubt(api: DevCluster, client:
     assert gate.in_doubt == 1
 
 
-async def test_a_write_with_no_answer_in_time_is_counted_in_doubt(api: DevCluster, gate: WriteGate,
+async def test_write_with_no_answer_in_time_is_counted_in_doubt(api: DevCluster, gate: WriteGate,
                                                                    rb1: dict[str, Any]) -> None:
     api.faults.add(method="PATCH", hang=True)
     async with ApiClient(load_connection(str(api.kubeconfig_path)), gate, request_timeout=0.2) as client:
@@ -207,7 +207,7 @@ async def test_answered_writes_reads_and_writes_that_never_connected_are_not_in_
     assert gate.in_doubt == 0
 
 
-async def test_a_write_answered_504_then_applied_on_its_retry_is_not_in_doubt(
+async def test_write_answered_504_then_applied_on_retry_is_not_in_doubt(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=504, retry_after=0, message="Timeout: request did not complete", times=1)
@@ -215,7 +215,7 @@ async def test_a_write_answered_504_then_applied_on_its_retry_is_not_in_doubt(
     assert gate.in_doubt == 0
 
 
-async def test_a_write_answered_504_twice_is_one_write_in_doubt(
+async def test_write_answered_504_twice_is_one_write_in_doubt(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=504, retry_after=0, message="Timeout: request did not complete", times=1)
@@ -225,7 +225,7 @@ async def test_a_write_answered_504_twice_is_one_write_in_doubt(
     assert gate.in_doubt == 1
 
 
-async def test_a_write_cancelled_before_it_was_sent_is_not_in_doubt(api: DevCluster, gate: WriteGate,
+async def test_write_cancelled_before_it_was_sent_is_not_in_doubt(api: DevCluster, gate: WriteGate,
                                                                      rb1: dict[str, Any]) -> None:
     async with ApiClient(load_connection(str(api.kubeconfig_path)), gate, qps=0.001, burst=1) as slow:
         await slow.get(rb_path("rb1"))  # the one token
@@ -238,7 +238,7 @@ async def test_a_write_cancelled_before_it_was_sent_is_not_in_doubt(api: DevClus
     assert api.journal.filter(method="PATCH") == []
 
 
-def test_a_server_timeout_answer_leaves_the_outcome_unknown_and_a_conflict_does_not() -> None:
+def test_server_timeout_answer_leaves_outcome_unknown_and_conflict_does_not() -> None:
     from binding_scheduler.kube.errors import Conflict, outcome_unknown
 
     assert outcome_unknown(ServerError(500, "ServerTimeout", "the server cannot complete the requested operation "

@@ -46,7 +46,7 @@ def host_of(api: DevCluster) -> str:
     return f"127.0.0.1:{api.port}"
 
 
-async def test_each_answered_request_is_one_result_with_its_status_method_and_host(
+async def test_each_answered_request_is_one_result_with_status_method_and_host(
     api: DevCluster, observed: ApiClient, heard: Heard
 ) -> None:
     await observed.create(rb_path(), rb_body("rb1"))
@@ -58,7 +58,7 @@ async def test_each_answered_request_is_one_result_with_its_status_method_and_ho
     assert [(method, h) for method, h, _ in heard.latencies] == [("POST", host), ("PATCH", host), ("GET", host)]
 
 
-async def test_a_retry_after_answer_counts_each_attempt_and_times_the_request_once(
+async def test_retry_after_answer_counts_each_attempt_and_times_request_once(
     api: DevCluster, observed: ApiClient, heard: Heard, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=503, retry_after=0, message="try again", times=1)
@@ -68,7 +68,7 @@ async def test_a_retry_after_answer_counts_each_attempt_and_times_the_request_on
     assert [(method, h) for method, h, _ in heard.latencies] == [("PATCH", host)]
 
 
-async def test_an_attempt_the_server_never_answered_is_an_error_result(
+async def test_attempt_server_never_answered_is_error_result(
     api: DevCluster, observed: ApiClient, heard: Heard, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="GET", drop=True)
@@ -78,14 +78,14 @@ async def test_an_attempt_the_server_never_answered_is_an_error_result(
     assert len(heard.latencies) == 1
 
 
-async def test_a_refused_connection_is_an_error_result(gate: WriteGate, heard: Heard) -> None:
+async def test_refused_connection_is_error_result(gate: WriteGate, heard: Heard) -> None:
     async with ApiClient(Connection(server="http://127.0.0.1:9"), gate, observer=heard) as refused:
         with pytest.raises(TransportError):
             await refused.get(rb_path("rb1"))
     assert heard.results == [("<error>", "GET", "127.0.0.1:9")]
 
 
-async def test_a_write_refused_by_the_closed_gate_is_not_observed(
+async def test_write_refused_by_closed_gate_is_not_observed(
     observed: ApiClient, gate: WriteGate, heard: Heard
 ) -> None:
     gate.close("standing down")
@@ -94,7 +94,7 @@ async def test_a_write_refused_by_the_closed_gate_is_not_observed(
     assert (heard.results, heard.latencies) == ([], [])
 
 
-async def test_the_latency_includes_the_wait_for_a_rate_limit_token(api: DevCluster, heard: Heard) -> None:
+async def test_latency_includes_wait_for_rate_limit_token(api: DevCluster, heard: Heard) -> None:
     async with ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate(), qps=5, burst=1,
                          observer=heard) as slow:
         await slow.list(rb_path())
@@ -107,5 +107,5 @@ async def test_the_latency_includes_the_wait_for_a_rate_limit_token(api: DevClus
     ("https://kubernetes.default.svc", "kubernetes.default.svc"),
     ("https://admin:pw@[fd00::1]:6443/k8s/clusters/c-1", "[fd00::1]:6443"),
 ])
-def test_the_host_label_is_the_servers_host_as_go_reads_it_from_the_url(server: str, host: str) -> None:
+def test_host_label_is_servers_host_as_go_reads_it_from_url(server: str, host: str) -> None:
     assert server_host(server) == host

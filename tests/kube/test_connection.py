@@ -43,7 +43,7 @@ def kubeconfig(
     return path
 
 
-def test_an_explicit_kubeconfig_gives_server_token_and_namespace(tmp_path: Path) -> None:
+def test_explicit_kubeconfig_gives_server_token_and_namespace(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", user={"token": "abc"}, namespace="karmada-system")
     connection = load_connection(str(path))
     assert (connection.server, connection.token, connection.namespace, connection.insecure) == (
@@ -60,7 +60,7 @@ def test_inline_certificate_data_is_base64_decoded(tmp_path: Path) -> None:
     assert (connection.ca_data, connection.cert_data, connection.key_data) == (CA_PEM, CERT_PEM, KEY_PEM)
 
 
-def test_relative_certificate_and_token_files_are_relative_to_the_kubeconfig(tmp_path: Path) -> None:
+def test_relative_certificate_and_token_files_are_relative_to_kubeconfig(tmp_path: Path) -> None:
     path = kubeconfig(
         tmp_path / "config",
         cluster={"server": "https://api.example", "certificate-authority": "pki/ca.crt"},
@@ -76,7 +76,7 @@ def test_insecure_skip_tls_verify_is_read(tmp_path: Path) -> None:
     assert load_connection(str(path)).insecure is True
 
 
-def test_a_named_context_overrides_the_current_one(tmp_path: Path) -> None:
+def test_named_context_overrides_current_one(tmp_path: Path) -> None:
     path = tmp_path / "config"
     kubeconfig(path, contexts={"other": "c2"})
     data = yaml.safe_load(path.read_text())
@@ -85,42 +85,42 @@ def test_a_named_context_overrides_the_current_one(tmp_path: Path) -> None:
     assert load_connection(str(path), context="other").server == "https://second:443"
 
 
-def test_an_unknown_context_is_named_in_the_error(tmp_path: Path) -> None:
+def test_unknown_context_is_named_in_error(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config")
     with pytest.raises(ConfigError, match=r"contex.*'nope'.*defined: main"):
         load_connection(str(path), context="nope")
 
 
-def test_no_current_context_is_an_error(tmp_path: Path) -> None:
+def test_no_current_context_is_error(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", current=None)
     with pytest.raises(ConfigError, match="no current-context"):
         load_connection(str(path))
 
 
-def test_a_missing_explicit_file_is_named(tmp_path: Path) -> None:
+def test_missing_explicit_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"kubeconfig .*missing\.yaml does not exist"):
         load_connection(str(tmp_path / "missing.yaml"))
 
 
-def test_exec_credential_plugins_are_refused_with_a_clear_error(tmp_path: Path) -> None:
+def test_exec_credential_plugins_are_refused_with_clear_error(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", user={"exec": {"command": "aws", "apiVersion": "x"}})
     with pytest.raises(ConfigError, match="exec credential plugin, which binding-scheduler does not support"):
         load_connection(str(path))
 
 
-def test_auth_provider_plugins_are_refused_with_a_clear_error(tmp_path: Path) -> None:
+def test_auth_provider_plugins_are_refused_with_clear_error(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", user={"auth-provider": {"name": "oidc"}})
     with pytest.raises(ConfigError, match="auth-provider credential plugin"):
         load_connection(str(path))
 
 
-def test_invalid_base64_data_is_an_error(tmp_path: Path) -> None:
+def test_invalid_base64_data_is_error(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", cluster={"server": "https://x", "certificate-authority-data": "@@"})
     with pytest.raises(ConfigError, match=r"certificate-authority-data .* is not valid base64"):
         load_connection(str(path))
 
 
-def test_kubeconfig_env_lists_files_and_the_first_definition_wins(tmp_path: Path) -> None:
+def test_kubeconfig_env_lists_files_and_first_definition_wins(tmp_path: Path) -> None:
     first = kubeconfig(tmp_path / "one", cluster={"server": "https://first"}, user={"token": "t1"})
     second = kubeconfig(tmp_path / "two", cluster={"server": "https://second"}, user={"token": "t2"},
                         current="elsewhere")
@@ -135,7 +135,7 @@ def test_home_kube_config_is_used_when_nothing_else_is_set(tmp_path: Path) -> No
     assert load_connection(environ={}, home=tmp_path).server == "https://home"
 
 
-def test_in_cluster_credentials_come_from_the_service_account(tmp_path: Path) -> None:
+def test_in_cluster_credentials_come_from_service_account(tmp_path: Path) -> None:
     sa = tmp_path / "sa"
     sa.mkdir()
     (sa / "token").write_text("sa-token")
@@ -159,7 +159,7 @@ def test_nothing_configured_names_what_is_missing(tmp_path: Path) -> None:
         load_connection(environ={}, home=tmp_path, service_account_dir=tmp_path / "sa")
 
 
-def test_the_connection_repr_hides_secrets(tmp_path: Path) -> None:
+def test_connection_repr_hides_secrets(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", user={"token": "very-secret"})
     assert "very-secret" not in repr(load_connection(str(path)))
 
@@ -174,25 +174,25 @@ def test_insecure_skip_tls_verify_turns_verification_off() -> None:
     assert (context.verify_mode, context.check_hostname) == (ssl.CERT_NONE, False)
 
 
-def test_an_unusable_certificate_authority_is_a_config_error() -> None:
+def test_unusable_certificate_authority_is_config_error() -> None:
     with pytest.raises(ConfigError, match="TLS settings"):
         ssl_context(Connection("https://api.example", ca_data=CA_PEM))
 
 
-def test_a_client_certificate_without_its_key_is_a_config_error() -> None:
+def test_client_certificate_without_key_is_config_error() -> None:
     with pytest.raises(ConfigError, match="needs both the certificate and its key"):
         ssl_context(Connection("https://api.example", insecure=True, cert_data=CERT_PEM))
 
 
 @pytest.mark.parametrize("value", ["false", "true", "no", 0, 1])
-def test_insecure_skip_tls_verify_that_is_not_a_boolean_is_refused(tmp_path: Path, value: Any) -> None:
+def test_insecure_skip_tls_verify_that_is_not_boolean_is_refused(tmp_path: Path, value: Any) -> None:
     """A quoted "false" is a non-empty string: read by truthiness it would turn TLS verification off."""
     path = kubeconfig(tmp_path / "config", cluster={"server": "https://x", "insecure-skip-tls-verify": value})
     with pytest.raises(ConfigError, match=rf"insecure-skip-tls-verify must be true or false, not {value!r}"):
         load_connection(str(path))
 
 
-def test_a_broken_kubeconfig_is_located_without_quoting_its_text(tmp_path: Path) -> None:
+def test_broken_kubeconfig_is_located_without_quoting_text(tmp_path: Path) -> None:
     secret = "eyJhbGciOiJSUzI1NiIsImtpZCI6InNlY3JldCJ9.sekrit-token-fragment"
     path = tmp_path / "config"
     path.write_text(f"users:\n- name: u\n  user:\n    token: {secret}\n   : broken: [\n", encoding="utf-8")
@@ -207,7 +207,7 @@ def test_a_broken_kubeconfig_is_located_without_quoting_its_text(tmp_path: Path)
 # --- --master (Karmada's flag; client-go's BuildConfigFromFlags) -------------------------------------------------
 
 
-def test_master_replaces_the_kubeconfigs_server_and_keeps_its_credentials(tmp_path: Path) -> None:
+def test_master_replaces_kubeconfigs_server_and_keeps_credentials(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", cluster={"server": "https://api.example:6443",
                                                     "certificate-authority-data": b64(CA_PEM)},
                       user={"token": "abc"})
@@ -216,12 +216,12 @@ def test_master_replaces_the_kubeconfigs_server_and_keeps_its_credentials(tmp_pa
         "https://karmada-apiserver:5443", "abc", CA_PEM)
 
 
-def test_a_master_without_a_scheme_is_https(tmp_path: Path) -> None:
+def test_master_without_scheme_is_https(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config")
     assert load_connection(str(path), master="10.0.0.9:5443").server == "https://10.0.0.9:5443"
 
 
-def test_master_without_a_kubeconfig_has_no_credentials_not_even_the_service_accounts(tmp_path: Path) -> None:
+def test_master_without_kubeconfig_has_no_credentials_not_even_service_accounts(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("sa-token")
     env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
     connection = load_connection(environ=env, home=tmp_path, service_account_dir=tmp_path,
@@ -229,13 +229,13 @@ def test_master_without_a_kubeconfig_has_no_credentials_not_even_the_service_acc
     assert (connection.server, connection.token, connection.token_file) == ("http://127.0.0.1:8001", None, None)
 
 
-def test_a_master_that_is_not_a_url_is_an_error(tmp_path: Path) -> None:
+def test_master_that_is_not_url_is_error(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config")
     with pytest.raises(ConfigError, match=r"^--master 'ftp://x' is not an API server URL \(https://host:port\)$"):
         load_connection(str(path), master="ftp://x")
 
 
-def test_an_inline_client_certificate_loads_without_a_writable_temporary_folder(
+def test_inline_client_certificate_loads_without_writable_temporary_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A read-only root with no writable /tmp (a container's securityContext) and a kubeconfig that carries its
@@ -250,7 +250,7 @@ def test_an_inline_client_certificate_loads_without_a_writable_temporary_folder(
     assert not (tmp_path / "no-such-folder").exists()
 
 
-def test_an_inline_client_certificate_with_another_certificates_key_is_a_config_error(tmp_path: Path) -> None:
+def test_inline_client_certificate_with_another_certificates_key_is_config_error(tmp_path: Path) -> None:
     from tests.estimation.helpers import make_certificates
 
     files = make_certificates(tmp_path)

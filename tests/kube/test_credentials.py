@@ -33,14 +33,14 @@ def url(server: TestServer) -> str:
     return str(server.make_url("")).rstrip("/")
 
 
-async def test_a_token_is_sent_as_a_bearer(server: tuple[TestServer, list[str]]) -> None:
+async def test_token_is_sent_as_bearer(server: tuple[TestServer, list[str]]) -> None:
     test_server, seen = server
     async with ApiClient(Connection(url(test_server), token="abc"), WriteGate()) as kube:
         await kube.get("/api/v1/namespaces/default")
     assert seen == ["Bearer abc"]
 
 
-async def test_a_token_file_is_read_and_re_read_after_it_rotates(
+async def test_token_file_is_read_and_re_read_after_it_rotates(
     server: tuple[TestServer, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     test_server, seen = server

@@ -25,7 +25,7 @@ from binding_scheduler.kube.errors import error_from_response
 from tests.kube.helpers import rb_body, rb_path
 
 
-async def test_a_missing_object_is_not_found(client: ApiClient) -> None:
+async def test_missing_object_is_not_found(client: ApiClient) -> None:
     with pytest.raises(NotFound) as caught:
         await client.get(rb_path("nope"))
     assert (caught.value.status, caught.value.reason) == (404, "NotFound")
@@ -33,21 +33,21 @@ async def test_a_missing_object_is_not_found(client: ApiClient) -> None:
     assert caught.value.body["kind"] == "Status"
 
 
-async def test_a_stale_resource_version_is_a_conflict(client: ApiClient, rb1: dict[str, Any]) -> None:
+async def test_stale_resource_version_is_conflict(client: ApiClient, rb1: dict[str, Any]) -> None:
     with pytest.raises(Conflict) as caught:
         await client.patch_merge(rb_path("rb1"), {"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 9}})
     assert (caught.value.status, caught.value.reason) == (409, "Conflict")
     assert type(caught.value) is Conflict
 
 
-async def test_creating_an_existing_object_is_already_exists(client: ApiClient, rb1: dict[str, Any]) -> None:
+async def test_creating_existing_object_is_already_exists(client: ApiClient, rb1: dict[str, Any]) -> None:
     with pytest.raises(AlreadyExists) as caught:
         await client.create(rb_path(), rb_body("rb1"))
     assert (caught.value.status, caught.value.reason) == (409, "AlreadyExists")
     assert isinstance(caught.value, Conflict)
 
 
-async def test_writing_into_a_terminating_namespace_is_forbidden_with_its_cause(
+async def test_writing_into_terminating_namespace_is_forbidden_with_cause(
     api: DevCluster, client: ApiClient
 ) -> None:
     api.store.ensure_namespace("doomed")
@@ -64,7 +64,7 @@ async def test_writing_into_a_terminating_namespace_is_forbidden_with_its_cause(
     assert error.causes[0]["message"] == "namespace doomed is being terminated"
 
 
-def test_a_quota_exceeded_status_is_forbidden_with_that_reason() -> None:
+def test_quota_exceeded_status_is_forbidden_with_that_reason() -> None:
     body = {"kind": "Status", "status": "Failure", "code": 403, "reason": "QuotaExceeded",
             "message": 'pods "p" is forbidden: exceeded quota: q'}
     error = error_from_response(403, body, {})
@@ -72,7 +72,7 @@ def test_a_quota_exceeded_status_is_forbidden_with_that_reason() -> None:
     assert (error.reason, error.quota_exceeded, error.namespace_terminating) == ("QuotaExceeded", True, False)
 
 
-async def test_an_expired_answer_is_gone(api: DevCluster, client: ApiClient) -> None:
+async def test_expired_answer_is_gone(api: DevCluster, client: ApiClient) -> None:
     api.faults.add(method="GET", status=410)
     with pytest.raises(Gone) as caught:
         await client.list(rb_path())
@@ -85,7 +85,7 @@ def test_throttling_is_too_many_requests_with_retry_after() -> None:
     assert (error.status, error.reason, error.retry_after) == (429, "TooManyRequests", 7.0)
 
 
-async def test_throttling_that_outlasts_the_retries_is_too_many_requests(
+async def test_throttling_that_outlasts_retries_is_too_many_requests(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=429, retry_after=0)
@@ -108,13 +108,13 @@ async def test_other_failures_are_plain_api_errors(api: DevCluster, client: ApiC
     assert (type(caught.value), caught.value.status, caught.value.reason) == (ApiError, 422, "Invalid")
 
 
-async def test_a_dropped_connection_is_a_transport_error(api: DevCluster, client: ApiClient) -> None:
+async def test_dropped_connection_is_transport_error(api: DevCluster, client: ApiClient) -> None:
     api.faults.add(method="GET", drop=True)
     with pytest.raises(TransportError, match=r"GET /apis/"):
         await client.get(rb_path("rb1"))
 
 
-async def test_no_answer_within_the_request_timeout_is_a_transport_error(api: DevCluster) -> None:
+async def test_no_answer_within_request_timeout_is_transport_error(api: DevCluster) -> None:
     api.faults.add(method="GET", hang=True)
     async with ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate(), request_timeout=0.05) as kube:
         with pytest.raises(TransportError, match=r"no answer within 0.05s"):

@@ -43,7 +43,7 @@ def events_about(api: DevCluster, name: str) -> list[dict[str, Any]]:
             if event["involvedObject"]["name"] == name]
 
 
-async def test_a_repeated_event_patches_the_count_of_one_event_and_creates_no_other(
+async def test_repeated_event_patches_count_of_one_event_and_creates_no_other(
     api: DevCluster, recorder: EventRecorder, clock: FakeTime
 ) -> None:
     for _ in range(4):
@@ -61,7 +61,7 @@ async def test_a_repeated_event_patches_the_count_of_one_event_and_creates_no_ot
     assert (recorder.created, recorder.patched, recorder.dropped, recorder.failures) == (1, 3, 0, 0)
 
 
-async def test_a_patch_answered_404_creates_the_event_again_under_its_name_with_its_count(
+async def test_patch_answered_404_creates_event_again_under_name_with_count(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -76,7 +76,7 @@ async def test_a_patch_answered_404_creates_the_event_again_under_its_name_with_
     assert (recorder.created, recorder.patched, recorder.failures) == (2, 0, 0)
 
 
-async def test_after_a_404_fallback_the_next_repeat_patches_the_event_created_again(
+async def test_after_404_fallback_next_repeat_patches_event_created_again(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -89,7 +89,7 @@ async def test_after_a_404_fallback_the_next_repeat_patches_the_event_created_ag
     assert event["count"] == 3
 
 
-async def test_a_first_post_that_failed_is_created_by_the_next_repeat_with_the_full_count(
+async def test_first_post_that_failed_is_created_by_next_repeat_with_full_count(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     api.faults.add(method="POST", path="/events$", status=500, times=1)
@@ -100,7 +100,7 @@ async def test_a_first_post_that_failed_is_created_by_the_next_repeat_with_the_f
     assert (event["count"], event["firstTimestamp"], recorder.failures) == (2, T0, 1)
 
 
-async def test_a_patch_that_failed_is_logged_and_the_next_repeat_patches_with_the_next_count(
+async def test_patch_that_failed_is_logged_and_next_repeat_patches_with_next_count(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -121,7 +121,7 @@ async def test_concurrent_repeats_are_counted_on_one_event(api: DevCluster, reco
     assert recorder._turns == {}  # a turn is forgotten once nobody waits for it
 
 
-async def test_the_same_event_on_the_binding_and_on_its_template_is_two_events(
+async def test_same_event_on_binding_and_on_template_is_two_events(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     for _ in range(2):
@@ -131,7 +131,7 @@ async def test_the_same_event_on_the_binding_and_on_its_template_is_two_events(
     assert [event["count"] for event in events_about(api, "web-deployment") + events_about(api, "web")] == [2, 2]
 
 
-async def test_the_tenth_distinct_message_of_a_reason_is_combined(api: DevCluster, recorder: EventRecorder) -> None:
+async def test_tenth_distinct_message_of_reason_is_combined(api: DevCluster, recorder: EventRecorder) -> None:
     for i in range(10):
         await recorder.record(BINDING, "Warning", FAILED, f"no fit {i}")
     assert [method for method, _, _ in writes(api)] == ["POST"] * 10
@@ -139,7 +139,7 @@ async def test_the_tenth_distinct_message_of_a_reason_is_combined(api: DevCluste
     assert messages == ["(combined from similar events): no fit 9"] + [f"no fit {i}" for i in range(9)]
 
 
-async def test_further_distinct_messages_are_counted_on_the_combined_event(
+async def test_further_distinct_messages_are_counted_on_combined_event(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     for i in range(13):
@@ -151,7 +151,7 @@ async def test_further_distinct_messages_are_counted_on_the_combined_event(
     assert len(events_about(api, "web-deployment")) == 10
 
 
-async def test_the_first_nine_messages_keep_their_own_events_once_combining_began(
+async def test_first_nine_messages_keep_their_own_events_once_combining_began(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     for i in range(11):
@@ -162,7 +162,7 @@ async def test_the_first_nine_messages_keep_their_own_events_once_combining_bega
     assert first["count"] == 2
 
 
-async def test_messages_are_not_combined_once_600_seconds_pass_without_an_event_of_that_reason(
+async def test_messages_are_not_combined_once_600_seconds_pass_without_event_of_that_reason(
     api: DevCluster, recorder: EventRecorder, clock: FakeTime
 ) -> None:
     for i in range(9):
@@ -172,7 +172,7 @@ async def test_messages_are_not_combined_once_600_seconds_pass_without_an_event_
     assert api.journal[-1].body["message"] == "no fit 9"
 
 
-async def test_messages_exactly_600_seconds_after_the_last_of_that_reason_are_still_combined(
+async def test_messages_exactly_600_seconds_after_last_of_that_reason_are_still_combined(
     api: DevCluster, recorder: EventRecorder, clock: FakeTime
 ) -> None:
     for i in range(9):
@@ -188,7 +188,7 @@ async def test_messages_of_different_reasons_are_not_combined(api: DevCluster, r
     assert {event["message"] for event in events_about(api, "web-deployment")} == {"no fit"}
 
 
-async def test_the_26th_event_about_an_object_in_a_burst_is_dropped_and_one_more_is_taken_after_300_seconds(
+async def test_26th_event_about_object_in_burst_is_dropped_and_one_more_is_taken_after_300_seconds(
     api: DevCluster, recorder: EventRecorder, clock: FakeTime
 ) -> None:
     for _ in range(25):
@@ -214,7 +214,7 @@ async def test_every_reason_about_one_object_and_type_takes_from_one_bucket(
     assert (len(writes(api)), recorder.dropped) == (25, 1)
 
 
-async def test_each_event_type_has_its_own_bucket(api: DevCluster, recorder: EventRecorder) -> None:
+async def test_each_event_type_has_own_bucket(api: DevCluster, recorder: EventRecorder) -> None:
     for _ in range(26):
         await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
     await recorder.record(BINDING, "Normal", "ScheduleBindingSucceed", "ok")
@@ -232,7 +232,7 @@ async def test_different_objects_have_independent_buckets(api: DevCluster, recor
     assert recorder.dropped == 2
 
 
-async def test_a_closed_gate_raises_for_a_repeat_and_writes_nothing(
+async def test_closed_gate_raises_for_repeat_and_writes_nothing(
     api: DevCluster, recorder: EventRecorder, gate: WriteGate
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -242,7 +242,7 @@ async def test_a_closed_gate_raises_for_a_repeat_and_writes_nothing(
     assert [method for method, _, _ in writes(api)] == ["POST"]
 
 
-async def test_a_closed_gate_raises_for_an_event_the_spam_filter_would_drop(
+async def test_closed_gate_raises_for_event_spam_filter_would_drop(
     api: DevCluster, recorder: EventRecorder, gate: WriteGate
 ) -> None:
     for _ in range(25):
@@ -253,7 +253,7 @@ async def test_a_closed_gate_raises_for_an_event_the_spam_filter_would_drop(
     assert len(writes(api)) == 25
 
 
-async def test_a_cancelled_patch_propagates_and_the_next_repeat_patches_the_next_count(
+async def test_cancelled_patch_propagates_and_next_repeat_patches_next_count(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -269,7 +269,7 @@ async def test_a_cancelled_patch_propagates_and_the_next_repeat_patches_the_next
     assert event["count"] == 3
 
 
-async def test_an_object_evicted_from_the_cache_gets_a_new_event(api: DevCluster, client: ApiClient) -> None:
+async def test_object_evicted_from_cache_gets_new_event(api: DevCluster, client: ApiClient) -> None:
     recorder = EventRecorder(client, "s", correlator=EventCorrelator(clock=FakeTime(), cache_size=2))
     for name in ("a", "b", "c", "a"):
         await recorder.record({**TEMPLATE, "name": name}, "Warning", FAILED, NO_FIT)
@@ -277,7 +277,7 @@ async def test_an_object_evicted_from_the_cache_gets_a_new_event(api: DevCluster
     assert [event["count"] for event in events_about(api, "a")] == [1, 1]
 
 
-def test_every_cache_holds_at_most_4096_keys_the_least_recent_going_first() -> None:
+def test_every_cache_holds_at_most_4096_keys_least_recent_going_first() -> None:
     correlator = EventCorrelator(clock=FakeTime())
 
     def body(i: int) -> dict[str, Any]:
@@ -293,7 +293,7 @@ def test_every_cache_holds_at_most_4096_keys_the_least_recent_going_first() -> N
     assert kept is not None and (kept.name, kept.body["count"]) == (f"web-{MAX_LRU_CACHE_ENTRIES}.x", 2)
 
 
-def test_the_limits_are_client_gos_defaults() -> None:
+def test_limits_are_client_gos_defaults() -> None:
     correlator = EventCorrelator()
     assert (correlator.burst, correlator.qps * 300, correlator.max_events, correlator.max_interval,
             correlator.log.size) == (25, 1.0, 10, 600.0, 4096)

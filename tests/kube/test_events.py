@@ -16,7 +16,7 @@ CLUSTER_SCOPED = {"apiVersion": "work.karmada.io/v1alpha2", "kind": "ClusterReso
 MESSAGE = "Binding has been scheduled successfully. Result: {m1:2, m2:1}"
 
 
-async def test_an_event_is_posted_with_generate_name_about_the_involved_object(
+async def test_event_is_posted_with_generate_name_about_involved_object(
     api: DevCluster, client: ApiClient
 ) -> None:
     await EventRecorder(client, "default-scheduler").record(TEMPLATE, "Normal", "ScheduleBindingSucceed", MESSAGE)
@@ -34,7 +34,7 @@ async def test_an_event_is_posted_with_generate_name_about_the_involved_object(
     assert len(stored["metadata"]["name"]) == len("web.") + 5
 
 
-async def test_events_about_cluster_scoped_objects_go_to_the_default_namespace(
+async def test_events_about_cluster_scoped_objects_go_to_default_namespace(
     api: DevCluster, client: ApiClient
 ) -> None:
     await EventRecorder(client, "s").record(CLUSTER_SCOPED, "Warning", "ScheduleBindingFailed", "no fit")
@@ -62,12 +62,12 @@ async def test_api_errors_are_swallowed_and_logged_once_per_reason(
     assert recorder.failures == 4
 
 
-async def test_an_event_into_a_missing_namespace_is_swallowed(api: DevCluster, client: ApiClient) -> None:
+async def test_event_into_missing_namespace_is_swallowed(api: DevCluster, client: ApiClient) -> None:
     await EventRecorder(client, "s").record({**TEMPLATE, "namespace": "gone"}, "Normal", "R", "m")
     assert api.journal[-1].status == 404
 
 
-async def test_a_closed_gate_propagates(api: DevCluster, client: ApiClient, gate: WriteGate) -> None:
+async def test_closed_gate_propagates(api: DevCluster, client: ApiClient, gate: WriteGate) -> None:
     gate.close("shutdown")
     with pytest.raises(WriteGateClosed):
         await EventRecorder(client, "s").record(TEMPLATE, "Normal", "R", "m")

@@ -13,13 +13,13 @@ from binding_scheduler.kube.gate import LeadershipInDoubt
 from tests.kube.helpers import rb_body, rb_path
 
 
-def test_a_new_gate_is_open() -> None:
+def test_new_gate_is_open() -> None:
     gate = WriteGate()
     assert (gate.is_open, gate.reason) == (True, None)
     gate.check()
 
 
-def test_close_is_idempotent_keeps_the_first_reason_and_never_reopens() -> None:
+def test_close_is_idempotent_keeps_first_reason_and_never_reopens() -> None:
     gate = WriteGate()
     gate.close("shutdown")
     gate.close("lease lost")
@@ -30,7 +30,7 @@ def test_close_is_idempotent_keeps_the_first_reason_and_never_reopens() -> None:
 
 
 @pytest.mark.parametrize("verb", ["create", "put", "patch_merge", "delete"])
-async def test_a_closed_gate_refuses_every_write_before_it_reaches_the_server(
+async def test_closed_gate_refuses_every_write_before_it_reaches_server(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any], verb: str
 ) -> None:
     gate.close("shutdown")
@@ -46,13 +46,13 @@ async def test_a_closed_gate_refuses_every_write_before_it_reaches_the_server(
     assert api.store.get("rb", "rb1", "default") == rb1
 
 
-def test_a_closed_gate_says_why_it_refuses() -> None:
+def test_closed_gate_says_why_it_refuses() -> None:
     refused = WriteGateClosed("lease lost: held by b")
     assert (str(refused), refused.reason) == ("write refused: the write gate is closed (lease lost: held by b)",
                                               "lease lost: held by b")
 
 
-def test_leadership_in_doubt_is_a_refused_write_with_its_own_text_and_the_gate_stays_open() -> None:
+def test_leadership_in_doubt_is_refused_write_with_own_text_and_gate_stays_open() -> None:
     doubt = LeadershipInDoubt("the Lease was last renewed 14.0s ago")
     assert isinstance(doubt, WriteGateClosed)
     assert (str(doubt), doubt.reason, doubt.args) == (
@@ -60,12 +60,12 @@ def test_leadership_in_doubt_is_a_refused_write_with_its_own_text_and_the_gate_s
         ("write refused: the Lease was last renewed 14.0s ago",))
 
 
-async def test_reads_still_work_with_the_gate_closed(client: ApiClient, gate: WriteGate, rb1: dict[str, Any]) -> None:
+async def test_reads_still_work_with_gate_closed(client: ApiClient, gate: WriteGate, rb1: dict[str, Any]) -> None:
     gate.close("shutdown")
     assert (await client.get(rb_path("rb1")))["metadata"]["name"] == "rb1"
 
 
-async def test_closing_the_gate_does_not_cut_a_write_already_sent(
+async def test_closing_gate_does_not_cut_write_already_sent(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     fault = api.faults.add(method="PATCH", hang=True)
@@ -76,7 +76,7 @@ async def test_closing_the_gate_does_not_cut_a_write_already_sent(
     assert (await write)["spec"]["replicas"] == 1
 
 
-async def test_a_gate_closed_while_a_write_waits_for_a_token_stops_it_before_sending(
+async def test_gate_closed_while_write_waits_for_token_stops_it_before_sending(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     token_ready = asyncio.Event()

@@ -71,12 +71,12 @@ def test_micro_time_is_rfc3339_with_microseconds() -> None:
     assert micro_time(EPOCH + 0.25) == "2023-11-14T22:13:20.250000Z"
 
 
-def test_the_default_identity_is_hostname_underscore_uuid(client: ApiClient) -> None:
+def test_default_identity_is_hostname_underscore_uuid(client: ApiClient) -> None:
     host, _, uid = LeaseElector(client).identity.rpartition("_")
     assert host and len(uid) == 36
 
 
-async def test_acquire_creates_a_missing_lease(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
+async def test_acquire_creates_missing_lease(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
     candidate = elector(client, time, "a")
     await bounded(candidate.acquire())
     assert candidate.is_leader
@@ -85,7 +85,7 @@ async def test_acquire_creates_a_missing_lease(api: DevCluster, client: ApiClien
                             "renewTime": micro_time(EPOCH), "leaseTransitions": 0}
 
 
-async def test_acquire_rides_out_api_errors_and_leads_only_once_it_holds_the_lease(
+async def test_acquire_rides_out_api_errors_and_leads_only_once_it_holds_lease(
     api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="binding_scheduler.kube.lease")
@@ -99,7 +99,7 @@ async def test_acquire_rides_out_api_errors_and_leads_only_once_it_holds_the_lea
     assert "acquired lease karmada-system/karmada-scheduler as a" in caplog.messages
 
 
-async def test_keep_renews_every_retry_period_with_the_read_version(
+async def test_keep_renews_every_retry_period_with_read_version(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
@@ -120,7 +120,7 @@ async def test_keep_renews_every_retry_period_with_the_read_version(
     assert (lost, candidate.is_leader) == ([], True)
 
 
-async def test_a_live_lease_of_another_holder_is_not_taken_until_it_expires(
+async def test_live_lease_of_another_holder_is_not_taken_until_it_expires(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     await bounded(elector(other_client, time, "old").acquire())
@@ -136,7 +136,7 @@ async def test_a_live_lease_of_another_holder_is_not_taken_until_it_expires(
         "new", 1, micro_time(EPOCH + 15.001))
 
 
-async def test_two_candidates_racing_for_a_free_lease_cannot_both_win(
+async def test_two_candidates_racing_for_free_lease_cannot_both_win(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     seed = elector(client, time, "seed")
@@ -157,7 +157,7 @@ async def test_two_candidates_racing_for_a_free_lease_cannot_both_win(
     assert spec_of(api)["leaseTransitions"] == 1
 
 
-async def test_a_holder_whose_clock_lags_is_not_deposed_while_it_renews(
+async def test_holder_whose_clock_lags_is_not_deposed_while_it_renews(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     """Its renewTime is always 30 s in our past; what counts is that the record keeps changing."""
@@ -174,7 +174,7 @@ async def test_a_holder_whose_clock_lags_is_not_deposed_while_it_renews(
     assert spec_of(api)["holderIdentity"] == "lagging"
 
 
-async def test_a_holder_that_stopped_renewing_is_taken_over_a_lease_duration_after_we_first_saw_it(
+async def test_holder_that_stopped_renewing_is_taken_over_lease_duration_after_we_first_saw_it(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     await elector(other_client, FakeTime(EPOCH + 3600), "ahead").acquire()  # its clock is an hour ahead
@@ -187,7 +187,7 @@ async def test_a_holder_that_stopped_renewing_is_taken_over_a_lease_duration_aft
     assert spec_of(api)["holderIdentity"] == "new"
 
 
-async def test_a_conflicting_write_is_re_read_and_retried_at_once(
+async def test_conflicting_write_is_re_read_and_retried_at_once(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     seed = elector(client, time, "seed")
@@ -214,7 +214,7 @@ async def test_release_hands_over_at_once(
 
 
 @pytest.mark.parametrize("write", ["create", "put"])
-async def test_an_acquisition_cancelled_after_its_write_went_out_releases_what_that_write_took(
+async def test_acquisition_cancelled_after_write_went_out_releases_what_that_write_took(
     api: DevCluster, client: ApiClient, time: FakeTime, write: str
 ) -> None:
     if write == "put":
@@ -242,7 +242,7 @@ async def test_an_acquisition_cancelled_after_its_write_went_out_releases_what_t
     assert spec_of(api)["holderIdentity"] == ""
 
 
-async def test_an_elector_that_only_ever_read_the_lease_makes_no_request_to_release_it(
+async def test_elector_that_only_ever_read_lease_makes_no_request_to_release_it(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     api.store.create(
@@ -257,7 +257,7 @@ async def test_an_elector_that_only_ever_read_the_lease_makes_no_request_to_rele
     assert list(api.journal) == []
 
 
-async def test_release_writes_no_holder_a_one_second_duration_and_now_as_both_times(
+async def test_release_writes_no_holder_one_second_duration_and_now_as_both_times(
     api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     old = elector(client, time, "old")
@@ -271,7 +271,7 @@ async def test_release_writes_no_holder_a_one_second_duration_and_now_as_both_ti
     assert "released lease karmada-system/karmada-scheduler" in caplog.messages
 
 
-async def test_release_after_another_holder_took_the_lease_writes_nothing(
+async def test_release_after_another_holder_took_lease_writes_nothing(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     old = elector(client, time, "old")
@@ -283,7 +283,7 @@ async def test_release_after_another_holder_took_the_lease_writes_nothing(
     assert (old.holder, old.is_leader, spec_of(api)["holderIdentity"]) == ("intruder", False, "intruder")
 
 
-async def test_release_of_a_deleted_lease_writes_nothing(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
+async def test_release_of_deleted_lease_writes_nothing(api: DevCluster, client: ApiClient, time: FakeTime) -> None:
     old = elector(client, time, "old")
     await bounded(old.acquire())
     api.store.delete("leases", "karmada-scheduler", namespace="karmada-system")
@@ -293,7 +293,7 @@ async def test_release_of_a_deleted_lease_writes_nothing(api: DevCluster, client
 
 
 @pytest.mark.parametrize(("conflicts", "released"), [(2, True), (3, False)])
-async def test_release_reads_again_after_a_conflict_three_times_at_most(
+async def test_release_reads_again_after_conflict_three_times_at_most(
     api: DevCluster, client: ApiClient, time: FakeTime, conflicts: int, released: bool
 ) -> None:
     old = elector(client, time, "old")
@@ -307,7 +307,7 @@ async def test_release_reads_again_after_a_conflict_three_times_at_most(
     assert spec_of(api)["holderIdentity"] == ("" if released else "old")
 
 
-async def test_keep_without_holding_the_lease_is_a_loss_at_once(
+async def test_keep_without_holding_lease_is_loss_at_once(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
 ) -> None:
     lost: list[str] = []
@@ -317,7 +317,7 @@ async def test_keep_without_holding_the_lease_is_a_loss_at_once(
     assert list(api.journal) == []
 
 
-async def test_a_renewal_that_gets_no_answer_within_the_renew_deadline_loses_the_lease(
+async def test_renewal_that_gets_no_answer_within_renew_deadline_loses_lease(
     api: DevCluster, client: ApiClient, gate: WriteGate
 ) -> None:
     candidate = LeaseElector(client, identity="a", lease_duration=1.5, renew_deadline=0.5, retry_period=0.1)
@@ -331,7 +331,7 @@ async def test_a_renewal_that_gets_no_answer_within_the_renew_deadline_loses_the
 
 
 @pytest.mark.parametrize(("duration", "expired"), [(None, True), (True, True), ("15", True), (15, False)])
-def test_a_record_without_a_numeric_duration_counts_as_expired(
+def test_record_without_numeric_duration_counts_as_expired(
     client: ApiClient, time: FakeTime, duration: object, expired: bool
 ) -> None:
     candidate = elector(client, time, "new")
@@ -350,7 +350,7 @@ async def test_each_change_of_holder_counts_one_more_transition(
 
 
 @pytest.mark.parametrize(("duration", "written"), [(0.6, 1), (1.2, 1), (1.6, 2), (15.0, 15)])
-def test_the_lease_duration_is_written_in_whole_seconds_and_at_least_one(
+def test_lease_duration_is_written_in_whole_seconds_and_at_least_one(
     client: ApiClient, time: FakeTime, duration: float, written: int
 ) -> None:
     candidate = LeaseElector(client, identity="a", lease_duration=duration, renew_deadline=0.5, retry_period=0.1,
@@ -363,7 +363,7 @@ async def test_release_without_holding_writes_nothing(api: DevCluster, client: A
     assert list(api.journal) == []
 
 
-async def test_a_rejected_renewal_past_the_deadline_loses_the_lease_once_and_closes_the_gate(
+async def test_rejected_renewal_past_deadline_loses_lease_once_and_closes_gate(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     candidate = elector(client, time, "a")
@@ -386,7 +386,7 @@ async def test_a_rejected_renewal_past_the_deadline_loses_the_lease_once_and_clo
         await client.create(LEASES, {})
 
 
-async def test_each_renewal_gets_the_whole_renew_deadline_on_a_slow_api_server(
+async def test_each_renewal_gets_whole_renew_deadline_on_slow_api_server(
     api: DevCluster, client: ApiClient, gate: WriteGate
 ) -> None:
     """Every answer takes 0.3 s, so one renewal (GET + PUT) takes 0.6 s: more than the deadline minus the time
@@ -411,7 +411,7 @@ async def test_each_renewal_gets_the_whole_renew_deadline_on_a_slow_api_server(
         (9.5, [2.0, 0.5]),  # 0.5 s left: sleep what is left (not a whole retry period), then lost
     ],
 )
-async def test_a_renewal_attempt_that_itself_takes_the_renew_deadline_is_a_loss_without_another_sleep(
+async def test_renewal_attempt_that_itself_takes_renew_deadline_is_loss_without_another_sleep(
     client: ApiClient, time: FakeTime, attempt_takes: float, sleeps: list[float]
 ) -> None:
     candidate = elector(client, time, "a")
@@ -428,7 +428,7 @@ async def test_a_renewal_attempt_that_itself_takes_the_renew_deadline_is_a_loss_
     assert time.sleeps == sleeps
 
 
-async def test_a_renewal_that_fails_once_within_the_deadline_keeps_the_lease(
+async def test_renewal_that_fails_once_within_deadline_keeps_lease(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
@@ -442,7 +442,7 @@ async def test_a_renewal_that_fails_once_within_the_deadline_keeps_the_lease(
     assert (candidate.is_leader, gate.is_open) == (True, True)
 
 
-async def test_another_holder_writing_the_lease_is_a_loss(
+async def test_another_holder_writing_lease_is_loss(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     candidate = elector(client, time, "a")
@@ -455,7 +455,7 @@ async def test_another_holder_writing_the_lease_is_a_loss(
     assert (candidate.is_leader, gate.is_open, api.journal.filter("PUT")) == (False, False, [])
 
 
-async def test_lease_writes_go_through_the_gate(api: DevCluster, client: ApiClient, gate: WriteGate,
+async def test_lease_writes_go_through_gate(api: DevCluster, client: ApiClient, gate: WriteGate,
                                                 time: FakeTime) -> None:
     gate.close("shutdown")
     with pytest.raises(WriteGateClosed):
@@ -463,7 +463,7 @@ async def test_lease_writes_go_through_the_gate(api: DevCluster, client: ApiClie
     assert api.journal.writes() == []
 
 
-async def test_keep_reports_a_closed_gate_as_a_loss(api: DevCluster, client: ApiClient, gate: WriteGate,
+async def test_keep_reports_closed_gate_as_loss(api: DevCluster, client: ApiClient, gate: WriteGate,
                                                     time: FakeTime) -> None:
     candidate = elector(client, time, "a")
     await bounded(candidate.acquire())
@@ -474,7 +474,7 @@ async def test_keep_reports_a_closed_gate_as_a_loss(api: DevCluster, client: Api
     assert api.journal.filter("PUT") == []
 
 
-async def test_a_leader_doubts_its_leadership_once_a_lease_duration_minus_a_retry_period_passed_unrenewed(
+async def test_leader_doubts_leadership_once_lease_duration_minus_retry_period_passed_unrenewed(
     client: ApiClient, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
@@ -489,7 +489,7 @@ async def test_a_leader_doubts_its_leadership_once_a_lease_duration_minus_a_retr
     assert candidate.doubt() is None
 
 
-async def test_a_write_sent_while_leadership_is_in_doubt_is_refused_before_the_network(
+async def test_write_sent_while_leadership_is_in_doubt_is_refused_before_network(
     api: DevCluster, client: ApiClient, gate: WriteGate
 ) -> None:
     doubt: list[str | None] = ["the Lease was last renewed 20.0s ago: another instance may lead by now"]
@@ -503,7 +503,7 @@ async def test_a_write_sent_while_leadership_is_in_doubt_is_refused_before_the_n
     assert [e.status for e in api.journal.writes()] == [201]
 
 
-def test_micro_time_is_utc_whatever_the_local_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_micro_time_is_utc_whatever_local_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
     import time as clock
 
     monkeypatch.setenv("TZ", "America/New_York")
@@ -515,7 +515,7 @@ def test_micro_time_is_utc_whatever_the_local_time_zone(monkeypatch: pytest.Monk
         clock.tzset()
 
 
-async def test_a_created_lease_is_a_coordination_v1_lease_named_in_its_namespace(
+async def test_created_lease_is_coordination_v1_lease_named_in_namespace(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     await bounded(elector(client, time, "a").acquire())
@@ -525,7 +525,7 @@ async def test_a_created_lease_is_a_coordination_v1_lease_named_in_its_namespace
         "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"}}
 
 
-async def test_a_lease_created_by_another_in_between_is_read_again_at_once(
+async def test_lease_created_by_another_in_between_is_read_again_at_once(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     api.faults.add(method="POST", path="leases", status=409, times=1)
@@ -535,7 +535,7 @@ async def test_a_lease_created_by_another_in_between_is_read_again_at_once(
 
 
 @pytest.mark.parametrize("write", ["POST", "PUT"])
-async def test_three_conflicting_writes_in_a_row_end_the_attempt_with_the_last_conflict(
+async def test_three_conflicting_writes_in_row_end_attempt_with_last_conflict(
     api: DevCluster, client: ApiClient, time: FakeTime, write: str
 ) -> None:
     if write == "PUT":
@@ -552,7 +552,7 @@ async def test_three_conflicting_writes_in_a_row_end_the_attempt_with_the_last_c
     assert [e.method for e in api.journal] == ["GET", write] * 3
 
 
-async def test_an_attempt_that_finds_another_holder_keeps_the_lease_it_read(
+async def test_attempt_that_finds_another_holder_keeps_lease_it_read(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     await bounded(elector(other_client, time, "other").acquire())
@@ -565,7 +565,7 @@ async def test_an_attempt_that_finds_another_holder_keeps_the_lease_it_read(
     assert candidate.holder == "other"
 
 
-async def test_a_leader_whose_lease_was_released_by_someone_else_loses_it_to_nobody(
+async def test_leader_whose_lease_was_released_by_someone_else_loses_it_to_nobody(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
@@ -579,12 +579,12 @@ async def test_a_leader_whose_lease_was_released_by_someone_else_loses_it_to_nob
     assert (candidate.is_leader, gate.is_open, api.journal.filter("PUT")) == (False, False, [])
 
 
-def test_a_new_elector_has_seen_no_lease(client: ApiClient) -> None:
+def test_new_elector_has_seen_no_lease(client: ApiClient) -> None:
     candidate = LeaseElector(client)
     assert (candidate.observed, candidate.holder, candidate.is_leader) == ({}, "", False)
 
 
-def test_by_default_a_record_ages_on_the_monotonic_clock_so_a_wall_clock_step_cannot_expire_it(
+def test_by_default_record_ages_on_monotonic_clock_so_wall_clock_step_cannot_expire_it(
     client: ApiClient,
 ) -> None:
     import time as clock
@@ -602,7 +602,7 @@ def test_by_default_a_record_ages_on_the_monotonic_clock_so_a_wall_clock_step_ca
     ({"retry_period": 0.0}, "retry_period (0.0) must be positive and below renew_deadline"),
     ({"retry_period": 10.0}, "retry_period (10.0) must be positive and below renew_deadline"),
 ])
-def test_timings_that_cannot_hold_a_lease_are_refused_with_what_is_wrong(
+def test_timings_that_cannot_hold_lease_are_refused_with_what_is_wrong(
     client: ApiClient, timings: dict[str, float], error: str
 ) -> None:
     with pytest.raises(ValueError) as refused:
@@ -631,7 +631,7 @@ async def _until(done: Any) -> None:
         await asyncio.sleep(0)
 
 
-async def test_an_attempt_the_api_server_refuses_is_said_at_warning_with_its_cause_once_then_every_minute(
+async def test_attempt_api_server_refuses_is_said_at_warning_with_cause_once_then_every_minute(
     api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     api.faults.add(method="GET", path="leases/karmada-scheduler$", status=403)
@@ -644,7 +644,7 @@ async def test_an_attempt_the_api_server_refuses_is_said_at_warning_with_its_cau
     assert candidate.problem is not None and "403" in candidate.problem
 
 
-async def test_a_changed_cause_is_said_again_and_an_answer_again_ends_the_problem(
+async def test_changed_cause_is_said_again_and_answer_again_ends_problem(
     api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     api.faults.add(method="GET", path="leases/karmada-scheduler$", status=403, times=2)
@@ -659,7 +659,7 @@ async def test_a_changed_cause_is_said_again_and_an_answer_again_ends_the_proble
     assert candidate.problem is None and candidate.is_leader
 
 
-async def test_a_lease_namespace_that_does_not_exist_ends_the_election_naming_it(
+async def test_lease_namespace_that_does_not_exist_ends_election_naming_it(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     """A definite answer no retry changes (the create is refused, nothing written): the start fails in one line."""
@@ -671,7 +671,7 @@ async def test_a_lease_namespace_that_does_not_exist_ends_the_election_naming_it
     assert [e for e in api.journal if e.method == "POST" and e.status < 300] == []
 
 
-async def test_a_lease_held_by_another_is_no_problem(
+async def test_lease_held_by_another_is_no_problem(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     await bounded(elector(other_client, time, "b").acquire())
@@ -682,7 +682,7 @@ async def test_a_lease_held_by_another_is_no_problem(
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
-async def test_an_attempt_the_api_server_does_not_answer_is_a_problem_once_the_renew_deadline_passes(
+async def test_attempt_api_server_does_not_answer_is_problem_once_renew_deadline_passes(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     """karmada-apiserver stalled: the standby's Lease GET hangs instead of failing. Without an answer within
@@ -701,7 +701,7 @@ async def test_an_attempt_the_api_server_does_not_answer_is_a_problem_once_the_r
     assert candidate.problem is None and candidate.is_leader
 
 
-async def test_a_standby_that_reads_another_live_holder_no_longer_counts_a_write_of_its_own_as_holding(
+async def test_standby_that_reads_another_live_holder_no_longer_counts_write_of_its_own_as_holding(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     """A standby that once lost a race (its write refused) must not report, at its stop, a Lease it never held as

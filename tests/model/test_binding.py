@@ -30,12 +30,12 @@ def error_of(data: Any) -> str:
 # --- identity and scope ---------------------------------------------------------------------------------
 
 
-def test_a_resource_binding_is_namespaced_and_keyed_namespace_slash_name() -> None:
+def test_resource_binding_is_namespaced_and_keyed_namespace_slash_name() -> None:
     rb = make_binding("web", namespace="shop")
     assert (rb.scope, rb.namespace, rb.name, rb.key) == (Scope.NAMESPACED, "shop", "web", "shop/web")
 
 
-def test_a_cluster_resource_binding_is_keyed_by_name_alone() -> None:
+def test_cluster_resource_binding_is_keyed_by_name_alone() -> None:
     crb = make_binding("web", cluster_scoped=True)
     assert (crb.scope, crb.namespace, crb.key) == (Scope.CLUSTER, "", "web")
 
@@ -45,17 +45,17 @@ def test_metadata_is_read() -> None:
     assert (rb.generation, rb.uid, rb.resource_version) == (4, "u-9", "7")
 
 
-def test_the_resource_reference_is_read() -> None:
+def test_resource_reference_is_read() -> None:
     rb = make_binding("web", resource=("apps/v1", "StatefulSet"))
     assert (rb.resource.api_version, rb.resource.kind, rb.resource.name) == ("apps/v1", "StatefulSet", "web")
     assert rb.resource.namespace == "default"
 
 
-def test_an_empty_scheduler_name_means_default_scheduler() -> None:
+def test_empty_scheduler_name_means_default_scheduler() -> None:
     assert make_binding().scheduler_name == DEFAULT_SCHEDULER_NAME == "default-scheduler"
 
 
-def test_a_scheduler_name_is_kept() -> None:
+def test_scheduler_name_is_kept() -> None:
     data = binding()
     data["spec"]["schedulerName"] = "other"
     assert parse_binding(data).scheduler_name == "other"
@@ -64,21 +64,21 @@ def test_a_scheduler_name_is_kept() -> None:
 # --- IsWorkload and ReplicaSchedulingType ----------------------------------------------------------------
 
 
-def test_replicas_make_a_workload() -> None:
+def test_replicas_make_workload() -> None:
     assert make_binding(replicas=1).is_workload
 
 
-def test_replica_requirements_alone_make_a_workload() -> None:
+def test_replica_requirements_alone_make_workload() -> None:
     assert make_binding(replicas=0, requests={"cpu": "1"}).is_workload
 
 
-def test_one_component_makes_a_workload() -> None:
+def test_one_component_makes_workload() -> None:
     data = binding()
     data["spec"]["components"] = [{"name": "a", "replicas": 0}]
     assert parse_binding(data).is_workload
 
 
-def test_no_replicas_no_requirements_no_components_is_not_a_workload() -> None:
+def test_no_replicas_no_requirements_no_components_is_not_workload() -> None:
     assert not make_binding(replicas=0).is_workload
 
 
@@ -90,7 +90,7 @@ def test_no_placement_means_duplicated() -> None:
     assert make_binding().scheduling_type is ReplicaSchedulingType.DUPLICATED
 
 
-def test_an_explicit_replica_scheduling_type_is_used() -> None:
+def test_explicit_replica_scheduling_type_is_used() -> None:
     rb = make_binding(placement=placement(scheduling={"replicaSchedulingType": "Divided"}))
     assert rb.scheduling_type is ReplicaSchedulingType.DIVIDED
 
@@ -98,18 +98,18 @@ def test_an_explicit_replica_scheduling_type_is_used() -> None:
 # --- previous result, evictions, suspension, priority, groups --------------------------------------------
 
 
-def test_spec_clusters_is_the_previous_result_in_order() -> None:
+def test_spec_clusters_is_previous_result_in_order() -> None:
     rb = make_binding(clusters={"m2": 1, "m1": 0})
     assert rb.clusters == (TargetCluster("m2", 1), TargetCluster("m1", 0))
     assert rb.target_names == frozenset({"m1", "m2"})
 
 
-def test_a_target_cluster_omits_zero_replicas_on_the_wire() -> None:
+def test_target_cluster_omits_zero_replicas_on_wire() -> None:
     assert TargetCluster("m1").to_dict() == {"name": "m1"}
     assert TargetCluster("m1", 2).to_dict() == {"name": "m1", "replicas": 2}
 
 
-def test_only_from_cluster_of_the_eviction_tasks_is_kept() -> None:
+def test_only_from_cluster_of_eviction_tasks_is_kept() -> None:
     assert make_binding(evicting=["m1", "m3"]).eviction_clusters == frozenset({"m1", "m3"})
 
 
@@ -139,18 +139,18 @@ def with_schedule_priority(**fields: Any) -> dict[str, Any]:
     ({"priority": 1000, "preemptionPolicy": "Never"}, PreemptionPolicy.NEVER),
     ({"priority": 1000, "preemptionPolicy": "PreemptLowerPriority"}, PreemptionPolicy.PREEMPT_LOWER_PRIORITY),
 ], ids=["no-priority", "priority-only", "empty", "never", "preempt-lower-priority"])
-def test_the_preemption_policy_is_read_and_absent_means_never(fields: dict[str, Any], policy: PreemptionPolicy) -> None:
+def test_preemption_policy_is_read_and_absent_means_never(fields: dict[str, Any], policy: PreemptionPolicy) -> None:
     assert parse_binding(with_schedule_priority(**fields)).preemption_policy is policy
     assert make_binding().preemption_policy is PreemptionPolicy.NEVER
 
 
-def test_an_unknown_preemption_policy_is_refused_naming_the_field_and_the_values() -> None:
+def test_unknown_preemption_policy_is_refused_naming_field_and_values() -> None:
     message = error_of(with_schedule_priority(priority=5, preemptionPolicy="PreemptAlways"))
     assert message == ("spec.schedulePriority.preemptionPolicy: 'PreemptAlways' is not one of PreemptLowerPriority, "
                        "Never")
 
 
-def test_a_preemption_policy_that_is_no_string_is_refused_naming_the_field() -> None:
+def test_preemption_policy_that_is_no_string_is_refused_naming_field() -> None:
     message = error_of(with_schedule_priority(preemptionPolicy=True))
     assert message.startswith("spec.schedulePriority.preemptionPolicy: ")
 
@@ -162,14 +162,14 @@ def test_workload_affinity_groups_are_read() -> None:
     assert (rb.affinity_group, rb.anti_affinity_group) == ("a", "b")
 
 
-def test_an_integral_float_is_an_integer() -> None:
+def test_integral_float_is_integer() -> None:
     assert make_binding(replicas=3.0).replicas == 3  # type: ignore[arg-type]
 
 
 # --- status ------------------------------------------------------------------------------------------------
 
 
-def test_the_status_the_scheduler_reads_is_parsed() -> None:
+def test_status_scheduler_reads_is_parsed() -> None:
     data = binding(observed_affinity="a1", last_scheduled="2024-05-01T10:00:00Z")
     data["status"]["schedulerObservedGeneration"] = 3
     data["status"]["conditions"] = [
@@ -188,17 +188,17 @@ def test_the_status_the_scheduler_reads_is_parsed() -> None:
 # --- explicit reschedule (Karmada's pkg/util/binding.go: RescheduleRequired) -----------------------------
 
 
-def test_reschedule_is_pending_when_triggered_strictly_after_the_last_schedule() -> None:
+def test_reschedule_is_pending_when_triggered_strictly_after_last_schedule() -> None:
     rb = make_binding(reschedule_at="2024-05-01T10:00:01Z", last_scheduled="2024-05-01T10:00:00Z")
     assert rb.reschedule_pending
 
 
-def test_reschedule_at_the_same_instant_is_not_pending() -> None:
+def test_reschedule_at_same_instant_is_not_pending() -> None:
     rb = make_binding(reschedule_at="2024-05-01T10:00:00Z", last_scheduled="2024-05-01T10:00:00Z")
     assert not rb.reschedule_pending
 
 
-def test_reschedule_without_a_last_scheduled_time_is_not_pending() -> None:
+def test_reschedule_without_last_scheduled_time_is_not_pending() -> None:
     assert not make_binding(reschedule_at="2024-05-01T10:00:00Z").reschedule_pending
 
 
@@ -210,19 +210,19 @@ def test_time_zones_are_compared_as_instants() -> None:
 # --- validation errors name the field and the value ------------------------------------------------------
 
 
-def test_kind_must_be_a_binding_kind() -> None:
+def test_kind_must_be_binding_kind() -> None:
     data = binding()
     data["kind"] = "Deployment"
     assert error_of(data) == "kind: 'Deployment' is not one of ResourceBinding, ClusterResourceBinding"
 
 
-def test_a_resource_binding_needs_a_namespace() -> None:
+def test_resource_binding_needs_namespace() -> None:
     data = binding()
     del data["metadata"]["namespace"]
     assert error_of(data) == "metadata.namespace: is required for a ResourceBinding"
 
 
-def test_a_cluster_resource_binding_has_no_namespace() -> None:
+def test_cluster_resource_binding_has_no_namespace() -> None:
     data = binding(cluster_scoped=True)
     data["metadata"]["namespace"] = "x"
     assert error_of(data) == "metadata.namespace: must be empty for a ClusterResourceBinding, got 'x'"
@@ -234,7 +234,7 @@ def test_spec_is_required() -> None:
     assert error_of(data) == "spec: is required"
 
 
-def test_the_resource_name_is_required() -> None:
+def test_resource_name_is_required() -> None:
     data = binding()
     del data["spec"]["resource"]["name"]
     assert error_of(data) == "spec.resource.name: is required"
@@ -248,13 +248,13 @@ def test_replicas_must_fit_int32() -> None:
     assert error_of(binding(replicas=2**31)) == "spec.replicas: 2147483648 is greater than 2147483647"
 
 
-def test_replicas_must_be_an_integer() -> None:
+def test_replicas_must_be_integer() -> None:
     assert error_of(binding(replicas="3")) == "spec.replicas: expected an integer, got '3'"  # type: ignore[arg-type]
     assert error_of(binding(replicas=True)) == "spec.replicas: expected an integer, got true"  # type: ignore[arg-type]
     assert error_of(binding(replicas=1.5)) == "spec.replicas: expected an integer, got 1.5"  # type: ignore[arg-type]
 
 
-def test_a_previous_result_needs_names() -> None:
+def test_previous_result_needs_names() -> None:
     data = binding()
     data["spec"]["clusters"] = [{"name": "m1"}, {"replicas": 1}]
     assert error_of(data) == "spec.clusters[1].name: is required"
@@ -271,7 +271,7 @@ def test_a_previous_result_needs_names() -> None:
         ("m1", "spec.clusters[1]: expected an object, got 'm1'"),
     ],
 )
-def test_a_previous_result_entry_is_checked_field_by_field(entry: object, message: str) -> None:
+def test_previous_result_entry_is_checked_field_by_field(entry: object, message: str) -> None:
     data = binding()
     data["spec"]["clusters"] = [{"name": "m0", "replicas": 1}, entry]
     assert error_of(data) == message
@@ -287,32 +287,32 @@ def test_previous_result_entries_parse_with_replicas_and_components() -> None:
     )
 
 
-def test_an_eviction_task_needs_from_cluster() -> None:
+def test_eviction_task_needs_from_cluster() -> None:
     data = binding()
     data["spec"]["gracefulEvictionTasks"] = [{"reason": "x"}]
     assert error_of(data) == "spec.gracefulEvictionTasks[0].fromCluster: is required"
 
 
-def test_suspension_scheduling_must_be_a_boolean() -> None:
+def test_suspension_scheduling_must_be_boolean() -> None:
     data = binding()
     data["spec"]["suspension"] = {"scheduling": "yes"}
     assert error_of(data) == "spec.suspension.scheduling: expected true or false, got 'yes'"
 
 
-def test_workload_affinity_groups_must_be_an_object() -> None:
+def test_workload_affinity_groups_must_be_object() -> None:
     data = binding()
     data["spec"]["workloadAffinityGroups"] = "app=shop"
     assert error_of(data) == "spec.workloadAffinityGroups: expected an object, got 'app=shop'"
 
 
 @pytest.mark.parametrize("field", ["affinityGroup", "antiAffinityGroup"])
-def test_a_workload_affinity_group_must_be_a_string(field: str) -> None:
+def test_workload_affinity_group_must_be_string(field: str) -> None:
     data = binding()
     data["spec"]["workloadAffinityGroups"] = {field: 3}
     assert error_of(data) == f"spec.workloadAffinityGroups.{field}: expected a string, got 3"
 
 
-def test_times_need_a_time_zone() -> None:
+def test_times_need_time_zone() -> None:
     assert error_of(binding(reschedule_at="2024-05-01T10:00:00")) == (
         "spec.rescheduleTriggeredAt: '2024-05-01T10:00:00' has no time zone"
     )
@@ -336,21 +336,21 @@ def test_label_keys_must_be_strings() -> None:
     assert error_of(data) == "metadata.labels: expected string keys, got 1"
 
 
-def test_a_huge_integer_is_reported_without_printing_it() -> None:
+def test_huge_integer_is_reported_without_printing_it() -> None:
     assert error_of(binding(replicas=10**5000)) == "spec.replicas: an integer out of range is greater than 2147483647"
 
 
-def test_a_placement_must_be_an_object() -> None:
+def test_placement_must_be_object() -> None:
     data = binding()
     data["spec"]["placement"] = ["x"]
     assert error_of(data) == "spec.placement: expected an object, got list"
 
 
-def test_the_root_must_be_an_object() -> None:
+def test_root_must_be_object() -> None:
     assert error_of("rb") == "<root>: expected an object, got 'rb'"
 
 
-def test_duplicated_placement_is_kept_without_a_division_preference() -> None:
+def test_duplicated_placement_is_kept_without_division_preference() -> None:
     rb = make_binding(placement=placement(scheduling=DUPLICATED))
     assert rb.placement is not None and rb.placement.replica_scheduling is not None
     assert rb.placement.replica_scheduling.division_preference is None

@@ -26,7 +26,7 @@ BODY: dict[str, Any] = {
 }
 
 
-def test_each_field_reads_as_the_body_holds_it() -> None:
+def test_each_field_reads_as_body_holds_it() -> None:
     view = BindingBody(BODY)
     assert (view.meta.key, dict(view.labels), dict(view.annotations)) == ("shop/web", {"l": "v"}, {"a": "b"})
     assert (view.scheduler_name, view.scheduling_suspended, view.priority) == ("mine", True, 7)
@@ -40,7 +40,7 @@ def test_each_field_reads_as_the_body_holds_it() -> None:
 @pytest.mark.parametrize("body", [None, {}, {"metadata": 3, "spec": [], "status": "x"},
                                   {"spec": {"clusters": {}, "schedulePriority": {"priority": True},
                                             "schedulerName": 5, "suspension": {"scheduling": "yes"}}}])
-def test_an_absent_or_mistyped_field_takes_its_one_default(body: Any) -> None:
+def test_absent_or_mistyped_field_takes_one_default(body: Any) -> None:
     view = BindingBody(body)
     assert (view.scheduler_name, view.scheduling_suspended, view.priority) == ("default-scheduler", False, 0)
     assert (view.target_names, view.eviction_tasks, view.affinity_groups) == ([], [], ("", ""))

@@ -12,14 +12,14 @@ NOW = datetime.datetime(2026, 1, 2, 3, 9, 5, 123456, tzinfo=datetime.UTC)
 VALID = ConditionState("True", "Valid", "applied")
 
 
-def test_a_new_condition_is_appended_after_the_others_with_the_time_now() -> None:
+def test_new_condition_is_appended_after_others_with_time_now() -> None:
     other = {"type": "Other", "status": "True"}
     assert upsert_condition([other], "Valid", VALID, NOW, observed_generation=3) == [other, {
         "type": "Valid", "status": "True", "reason": "Valid", "message": "applied", "observedGeneration": 3,
         "lastTransitionTime": "2026-01-02T03:09:05Z"}]
 
 
-def test_the_transition_time_stays_while_the_status_stays() -> None:
+def test_transition_time_stays_while_status_stays() -> None:
     before = [{"type": "Valid", "status": "True", "reason": "Valid", "message": "old",
                "lastTransitionTime": rfc3339(EARLIER), "observedGeneration": 2}]
     (after,) = upsert_condition(before, "Valid", VALID, NOW, observed_generation=3)
@@ -27,7 +27,7 @@ def test_the_transition_time_stays_while_the_status_stays() -> None:
         "2026-01-02T03:04:05Z", "applied", 3)
 
 
-def test_the_transition_time_moves_when_the_status_changes() -> None:
+def test_transition_time_moves_when_status_changes() -> None:
     before = [{"type": "Scheduled", "status": "False", "reason": "NoClusterFit", "message": "m",
                "lastTransitionTime": rfc3339(EARLIER)}]
     (after,) = upsert_condition(before, "Scheduled", ConditionState("True", "Success", "ok"), NOW)
@@ -35,11 +35,11 @@ def test_the_transition_time_moves_when_the_status_changes() -> None:
                      "lastTransitionTime": "2026-01-02T03:09:05Z"}
 
 
-def test_an_unchanged_condition_comes_back_equal_so_nothing_is_written() -> None:
+def test_unchanged_condition_comes_back_equal_so_nothing_is_written() -> None:
     before = upsert_condition([], "Valid", VALID, EARLIER, observed_generation=1)
     assert upsert_condition(before, "Valid", VALID, NOW, observed_generation=1) == before
 
 
-def test_times_are_seconds_in_utc_from_a_datetime_in_any_zone_or_epoch_seconds() -> None:
+def test_times_are_seconds_in_utc_from_datetime_in_any_zone_or_epoch_seconds() -> None:
     tokyo = datetime.timezone(datetime.timedelta(hours=9))
     assert rfc3339(NOW.astimezone(tokyo)) == rfc3339(NOW.timestamp()) == "2026-01-02T03:09:05Z"

@@ -104,7 +104,7 @@ def unflatten(leaves: dict[str, Any]) -> dict[str, Any]:
 # --- defaults -------------------------------------------------------------------------------------------------
 
 
-def test_the_defaults_are_karmadas() -> None:
+def test_defaults_are_karmadas() -> None:
     assert SchedulerConfig(
         scheduler_name="default-scheduler",
         workers=1,
@@ -131,7 +131,7 @@ def test_the_defaults_are_karmadas() -> None:
 
 
 @pytest.mark.parametrize("spec", [None, {}, {"estimator": {}, "queue": {}, "leaderElection": None}])
-def test_a_missing_spec_or_section_takes_the_defaults(spec: Any) -> None:
+def test_missing_spec_or_section_takes_defaults(spec: Any) -> None:
     assert parse_config(doc(spec)) == DEFAULT_CONFIG
 
 
@@ -142,7 +142,7 @@ def test_metadata_and_status_are_not_read() -> None:
     assert parse_config(body).workers == 2
 
 
-def test_the_config_is_frozen_and_hashable() -> None:
+def test_config_is_frozen_and_hashable() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULT_CONFIG.workers = 2  # type: ignore[misc]
     assert hash(parse_config(doc({"estimator": {"endpoints": {"m1": "h:1"}}}))) != hash(DEFAULT_CONFIG)
@@ -330,11 +330,11 @@ def test_setting_one_field_changes_nothing_else() -> None:
         ({"kubeAPI": {"burst": 0}}, "spec.kubeAPI.burst: 0 is less than 1"),
     ],
 )
-def test_invalid_values_name_the_field_and_the_value(spec: Any, message: str) -> None:
+def test_invalid_values_name_field_and_value(spec: Any, message: str) -> None:
     assert rejected(spec) == message
 
 
-def test_the_error_carries_the_path_separately() -> None:
+def test_error_carries_path_separately() -> None:
     with pytest.raises(ValidationError) as caught:
         parse_config(doc({"estimator": {"service": {"port": 65536}}}))
     assert (caught.value.path, caught.value.problem) == ("spec.estimator.service.port", "65536 is greater than 65535")
@@ -351,7 +351,7 @@ def test_the_error_carries_the_path_separately() -> None:
         ({"apiVersion": API_VERSION, "kind": "Cluster"}, "kind: 'Cluster' is not SchedulerConfiguration"),
     ],
 )
-def test_the_object_must_be_a_scheduler_configuration(body: Any, message: str) -> None:
+def test_object_must_be_scheduler_configuration(body: Any, message: str) -> None:
     with pytest.raises(ValidationError) as caught:
         parse_config(body)
     assert str(caught.value) == message
@@ -360,12 +360,12 @@ def test_the_object_must_be_a_scheduler_configuration(body: Any, message: str) -
 # --- the CRD, the example and the model agree ------------------------------------------------------------------
 
 
-def test_the_crd_schema_has_exactly_the_model_fields() -> None:
+def test_crd_schema_has_exactly_model_fields() -> None:
     leaves = schema_leaves(crd_schema()["properties"]["spec"], "spec")
     assert sorted(leaves) == sorted(config_field_paths())
 
 
-def test_the_crd_defaults_are_the_model_defaults() -> None:
+def test_crd_defaults_are_model_defaults() -> None:
     leaves = schema_leaves(crd_schema()["properties"]["spec"], "spec")
     defaults = {path: leaf["default"] for path, leaf in leaves.items() if "default" in leaf}
     assert set(leaves) - set(defaults) == {"spec.estimator.endpoints", "spec.estimator.tls.caFile",
@@ -374,12 +374,12 @@ def test_the_crd_defaults_are_the_model_defaults() -> None:
     assert parse_config(doc(unflatten(defaults))) == DEFAULT_CONFIG
 
 
-def test_the_crd_partial_failure_enum_is_the_models() -> None:
+def test_crd_partial_failure_enum_is_models() -> None:
     leaves = schema_leaves(crd_schema()["properties"]["spec"], "spec")
     assert tuple(leaves["spec.estimator.partialFailure"]["enum"]) == PARTIAL_FAILURE_MODES
 
 
-def test_the_crd_names_scope_and_columns() -> None:
+def test_crd_names_scope_and_columns() -> None:
     spec = crd()["spec"]
     (version,) = spec["versions"]
     assert (spec["group"], version["name"], spec["scope"], spec["names"]["kind"], spec["names"]["shortNames"]) == (
@@ -393,7 +393,7 @@ def test_the_crd_names_scope_and_columns() -> None:
     ]
 
 
-def test_the_crd_status_holds_conditions_and_the_observed_generation() -> None:
+def test_crd_status_holds_conditions_and_observed_generation() -> None:
     status = crd_schema()["properties"]["status"]["properties"]
     assert sorted(status) == ["conditions", "observedGeneration"]
     assert sorted(status["conditions"]["items"]["properties"]) == [
@@ -410,11 +410,11 @@ def untyped(schema: dict[str, Any], where: str) -> list[str]:
     return problems
 
 
-def test_the_crd_schema_is_structural() -> None:
+def test_crd_schema_is_structural() -> None:
     assert untyped(crd_schema(), "") == []
 
 
-def test_the_example_has_every_field() -> None:
+def test_example_has_every_field() -> None:
     """All but the one whose default is to be unset (the example shows it in a comment)."""
     example = example_config()
     unset = "spec.featureGates.SchedulingOvercommitProtection"
@@ -422,7 +422,7 @@ def test_the_example_has_every_field() -> None:
     assert sorted(document_leaves(example["spec"], "spec")) == sorted(set(config_field_paths()) - {unset})
 
 
-def test_the_example_is_valid_and_shows_the_defaults_except_endpoints() -> None:
+def test_example_is_valid_and_shows_defaults_except_endpoints() -> None:
     parsed = parse_config(example_config())
     assert changed_fields(DEFAULT_CONFIG, parsed) == ["spec.estimator.endpoints"]
 
@@ -442,7 +442,7 @@ def parses_or_rejects(data: Any) -> None:
 
 @FUZZ
 @given(JSON)
-def test_arbitrary_json_as_a_spec(spec: Any) -> None:
+def test_arbitrary_json_as_spec(spec: Any) -> None:
     parses_or_rejects(doc(spec))
 
 
@@ -454,7 +454,7 @@ def test_arbitrary_sections(spec: dict[str, Any]) -> None:
 
 @FUZZ
 @given(mutated(VALID))
-def test_a_mutated_example(data: Any) -> None:
+def test_mutated_example(data: Any) -> None:
     parses_or_rejects(copy.deepcopy(data))
 
 
@@ -464,7 +464,7 @@ def test_feature_gates_default_off_and_parse() -> None:
     assert config.feature_gates.multiple_pod_templates_scheduling is True
 
 
-def test_an_unknown_feature_gate_is_an_error() -> None:
+def test_unknown_feature_gate_is_error() -> None:
     with pytest.raises(ValidationError, match=r"^spec\.featureGates\.ResourceQuotaEstimate: unknown field$"):
         parse_config(doc({"featureGates": {"ResourceQuotaEstimate": True}}))
 
@@ -488,7 +488,7 @@ def test_preemption_victims_are_bounded_by_at_least_one() -> None:
 @pytest.mark.parametrize(("workers", "gate", "protected"), [
     (1, None, False), (2, None, True), (16, None, True), (1, True, True), (8, False, False),
 ])
-def test_overcommit_protection_follows_its_gate_or_else_the_workers(
+def test_overcommit_protection_follows_gate_or_else_workers(
     workers: int, gate: bool | None, protected: bool
 ) -> None:
     gates = {} if gate is None else {"featureGates": {"SchedulingOvercommitProtection": gate}}

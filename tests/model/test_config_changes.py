@@ -64,12 +64,12 @@ LIVE = {
 
 
 @pytest.mark.parametrize("path", sorted(RESTART))
-def test_a_change_set_up_at_start_requires_a_restart(path: str) -> None:
+def test_change_set_up_at_start_requires_restart(path: str) -> None:
     assert restart_required(DEFAULT_CONFIG, parse_config(doc(RESTART[path]))) == [path]
 
 
 @pytest.mark.parametrize("path", sorted(LIVE))
-def test_a_change_read_by_each_pass_applies_without_a_restart(path: str) -> None:
+def test_change_read_by_each_pass_applies_without_restart(path: str) -> None:
     new = parse_config(doc(LIVE[path]))
     assert (changed_fields(DEFAULT_CONFIG, new), restart_required(DEFAULT_CONFIG, new)) == ([path], [])
 
@@ -86,7 +86,7 @@ def test_restart_required_lists_every_restart_field_in_spec_order() -> None:
     assert restart_required(DEFAULT_CONFIG, new) == ["spec.schedulerName", "spec.metrics.port", "spec.kubeAPI.burst"]
 
 
-def test_an_unchanged_config_needs_nothing() -> None:
+def test_unchanged_config_needs_nothing() -> None:
     assert restart_required(DEFAULT_CONFIG, parse_config(doc({"workers": 1}))) == []
 
 
@@ -102,7 +102,7 @@ def test_an_unchanged_config_needs_nothing() -> None:
          (False, "InvalidSpec", "spec.workers: 0 is less than 1; the last valid configuration stays in force")),
     ],
 )
-def test_the_valid_condition(
+def test_valid_condition(
     error: ValidationError | None, restart: list[str], expected: tuple[bool, str, str]
 ) -> None:
     assert validity(error, restart) == expected

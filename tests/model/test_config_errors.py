@@ -34,7 +34,7 @@ def test_every_wrong_field_is_found_in_one_reading() -> None:
     ]
 
 
-def test_parse_config_raises_them_together_with_the_first_as_path_and_problem() -> None:
+def test_parse_config_raises_them_together_with_first_as_path_and_problem() -> None:
     with pytest.raises(ValidationErrors) as caught:
         parse_config(doc(THREE_WRONG))
     error = caught.value
@@ -48,17 +48,17 @@ def test_several_errors_read_as_one_line_joined_by_semicolons() -> None:
     assert str(caught.value) == "spec.workers: 0 is less than 1; spec.decisionProcesses: 65 is greater than 64"
 
 
-def test_one_wrong_field_raises_a_plain_validation_error() -> None:
+def test_one_wrong_field_raises_plain_validation_error() -> None:
     with pytest.raises(ValidationError) as caught:
         parse_config(doc({"workers": 0}))
     assert (type(caught.value), caught.value.errors) == (ValidationError, (caught.value,))
 
 
-def test_a_valid_object_reads_with_no_error() -> None:
+def test_valid_object_reads_with_no_error() -> None:
     assert read_config(doc({"workers": 4})) == (parse_config(doc({"workers": 4})), [])
 
 
-def test_every_unknown_field_of_a_section_and_its_wrong_values_are_reported() -> None:
+def test_every_unknown_field_of_section_and_wrong_values_are_reported() -> None:
     spec = {"estimator": {"tmeout": "3s", "enabled": "yes", "service": {"port": -1, "prt": 1}}}
     assert errors_of(doc(spec)) == [
         "spec.estimator.tmeout: unknown field",
@@ -68,12 +68,12 @@ def test_every_unknown_field_of_a_section_and_its_wrong_values_are_reported() ->
     ]
 
 
-def test_a_section_that_is_no_object_is_one_error_and_the_others_are_still_read() -> None:
+def test_section_that_is_no_object_is_one_error_and_others_are_still_read() -> None:
     assert errors_of(doc({"metrics": 3, "kubeAPI": {"burst": 0}})) == [
         "spec.metrics: expected an object, got 3", "spec.kubeAPI.burst: 0 is less than 1"]
 
 
-def test_a_rule_between_fields_is_not_checked_against_a_wrong_one() -> None:
+def test_rule_between_fields_is_not_checked_against_wrong_one() -> None:
     assert errors_of(doc({"queue": {"initialBackoff": "x", "maxBackoff": "500ms"}})) == [
         "spec.queue.initialBackoff: 'x' is not a duration (examples: 3s, 500ms, 1m30s)"]
 
@@ -110,23 +110,23 @@ def test_every_unknown_and_mistyped_feature_gate_is_reported() -> None:
     ]
 
 
-def test_another_kind_is_not_read_past_its_api_version_and_kind() -> None:
+def test_another_kind_is_not_read_past_api_version_and_kind() -> None:
     body = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"replicas": 3}}
     assert errors_of(body) == [f"apiVersion: 'apps/v1' is not {API_VERSION}",
                                f"kind: 'Deployment' is not {KIND}"]
 
 
-def test_without_api_version_and_kind_the_spec_is_still_read() -> None:
+def test_without_api_version_and_kind_spec_is_still_read() -> None:
     assert errors_of({"spec": {"workers": 0}}) == [
         "apiVersion: is required", "kind: is required", "spec.workers: 0 is less than 1"]
 
 
-def test_an_object_that_is_no_object_is_one_error() -> None:
+def test_object_that_is_no_object_is_one_error() -> None:
     config, errors = read_config("text")
     assert (config, [str(error) for error in errors]) == (DEFAULT_CONFIG, ["<root>: expected an object, got 'text'"])
 
 
-def test_an_override_names_each_of_its_errors_after_its_flag() -> None:
+def test_override_names_each_of_its_errors_after_flag() -> None:
     overrides = SpecOverrides().set("workers", 0, "--workers").set("kubeAPI.burst", 0, "--kube-api-burst")
     with pytest.raises(ValidationError) as caught:
         overrides.parse(doc({"estimater": {}}))
@@ -134,7 +134,7 @@ def test_an_override_names_each_of_its_errors_after_its_flag() -> None:
                                  "--kube-api-burst: 0 is less than 1")
 
 
-def test_the_valid_condition_message_carries_every_error() -> None:
+def test_valid_condition_message_carries_every_error() -> None:
     with pytest.raises(ValidationError) as caught:
         parse_config(doc({"workers": 0, "estimater": {}}))
     assert validity(caught.value) == (

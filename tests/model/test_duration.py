@@ -29,13 +29,13 @@ def test_durations(text: str, seconds: float) -> None:
 
 
 @pytest.mark.parametrize("text", ["1", "1d", "-1s", "s", "1h2", "1 s", "1.2.3s", "١s"])
-def test_invalid_durations_name_the_field(text: str) -> None:
+def test_invalid_durations_name_field(text: str) -> None:
     with pytest.raises(ValidationError) as caught:
         parse_duration(text, "spec.drainTimeout")
     assert str(caught.value) == f"spec.drainTimeout: {text!r} is not a duration (examples: 3s, 500ms, 1m30s)"
 
 
-def test_an_empty_duration_is_rejected() -> None:
+def test_empty_duration_is_rejected() -> None:
     with pytest.raises(ValidationError) as caught:
         parse_duration("", "d")
     assert str(caught.value) == "d: empty duration"

@@ -101,36 +101,36 @@ def parses_or_rejects(parse: Any, data: Any) -> None:
         parse(data)
 
 
-def test_the_seed_documents_are_valid() -> None:
+def test_seed_documents_are_valid() -> None:
     parse_binding(VALID_BINDING)
     parse_cluster(VALID_CLUSTER)
 
 
 @FUZZ
 @given(JSON)
-def test_arbitrary_json_as_a_binding(data: Any) -> None:
+def test_arbitrary_json_as_binding(data: Any) -> None:
     parses_or_rejects(parse_binding, data)
 
 
 @FUZZ
 @given(JSON)
-def test_arbitrary_json_as_a_cluster(data: Any) -> None:
+def test_arbitrary_json_as_cluster(data: Any) -> None:
     parses_or_rejects(parse_cluster, data)
 
 
 @FUZZ
 @given(mutated(VALID_BINDING))
-def test_a_mutated_binding(data: Any) -> None:
+def test_mutated_binding(data: Any) -> None:
     parses_or_rejects(parse_binding, data)
 
 
 @FUZZ
 @given(mutated(VALID_CLUSTER))
-def test_a_mutated_cluster(data: Any) -> None:
+def test_mutated_cluster(data: Any) -> None:
     parses_or_rejects(parse_cluster, data)
 
 
 @FUZZ
 @given(st.dictionaries(st.sampled_from(["kind", "metadata", "spec", "status"]), JSON))
-def test_a_binding_shaped_document_with_arbitrary_parts(data: dict[str, Any]) -> None:
+def test_binding_shaped_document_with_arbitrary_parts(data: dict[str, Any]) -> None:
     parses_or_rejects(parse_binding, data)

@@ -10,14 +10,14 @@ from binding_scheduler.model import ObjectMeta, parse_binding
 from testsupport.builders import binding, placement
 
 
-def test_a_bindings_kind_and_metadata_are_read_as_they_are() -> None:
+def test_bindings_kind_and_metadata_are_read_as_they_are() -> None:
     body = binding("web", namespace="shop", uid="u-1", generation=4, replicas=1, placement=placement())
 
     assert ObjectMeta.of(body) == ObjectMeta("ResourceBinding", "web", "shop", "u-1", "7", 4)
     assert ObjectMeta.of(body).key == "shop/web"
 
 
-def test_a_cluster_scoped_object_is_keyed_by_its_name_alone() -> None:
+def test_cluster_scoped_object_is_keyed_by_name_alone() -> None:
     assert ObjectMeta.of({"kind": "ClusterResourceBinding", "metadata": {"name": "role"}}).key == "role"
 
 
@@ -28,11 +28,11 @@ def test_a_cluster_scoped_object_is_keyed_by_its_name_alone() -> None:
     {"kind": 7, "metadata": {"name": ["web"], "namespace": 1, "uid": None, "resourceVersion": 12, "generation": "3"}},
     {"metadata": {"generation": True}},
 ], ids=["empty", "null-metadata", "text-metadata", "mistyped-fields", "boolean-generation"])
-def test_an_absent_or_mistyped_field_reads_as_its_one_default(body: dict[str, Any]) -> None:
+def test_absent_or_mistyped_field_reads_as_one_default(body: dict[str, Any]) -> None:
     assert ObjectMeta.of(body) == ObjectMeta("", "", "", "", "", 0)
 
 
-def test_the_view_of_a_parsed_binding_is_the_view_of_its_body() -> None:
+def test_view_of_parsed_binding_is_view_of_its_body() -> None:
     body = binding("role", cluster_scoped=True, generation=2, replicas=1, placement=placement())
 
     assert ObjectMeta.of_binding(parse_binding(body)) == ObjectMeta.of(body)

@@ -34,17 +34,17 @@ def error_of(data: dict[str, Any]) -> str:
 # --- webhook defaults --------------------------------------------------------------------------------------
 
 
-def test_an_empty_replica_scheduling_type_defaults_to_divided() -> None:
+def test_empty_replica_scheduling_type_defaults_to_divided() -> None:
     scheduling = parse({"replicaScheduling": {}}).replica_scheduling
     assert scheduling is not None and scheduling.type is ReplicaSchedulingType.DIVIDED
 
 
-def test_divided_without_a_preference_defaults_to_weighted() -> None:
+def test_divided_without_preference_defaults_to_weighted() -> None:
     scheduling = parse({"replicaScheduling": {"replicaSchedulingType": "Divided"}}).replica_scheduling
     assert scheduling is not None and scheduling.division_preference is DivisionPreference.WEIGHTED
 
 
-def test_an_explicit_aggregated_preference_is_kept() -> None:
+def test_explicit_aggregated_preference_is_kept() -> None:
     data = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
     scheduling = parse(data).replica_scheduling
     assert scheduling is not None and scheduling.division_preference is DivisionPreference.AGGREGATED
@@ -55,12 +55,12 @@ def test_duplicated_gets_no_division_preference() -> None:
     assert scheduling is not None and scheduling.division_preference is None
 
 
-def test_a_spread_constraint_with_neither_field_nor_label_spreads_by_cluster() -> None:
+def test_spread_constraint_with_neither_field_nor_label_spreads_by_cluster() -> None:
     (constraint,) = parse({"spreadConstraints": [{"maxGroups": 2}]}).spread_constraints
     assert (constraint.spread_by_field, constraint.max_groups) == ("cluster", 2)
 
 
-def test_a_spread_by_label_gets_no_default_field() -> None:
+def test_spread_by_label_gets_no_default_field() -> None:
     (constraint,) = parse({"spreadConstraints": [{"spreadByLabel": "team"}]}).spread_constraints
     assert (constraint.spread_by_field, constraint.spread_by_label) == ("", "team")
 
@@ -94,7 +94,7 @@ def test_no_replica_scheduling_is_duplicated() -> None:
 # --- nil and empty compare equal ----------------------------------------------------------------------------
 
 
-def test_an_empty_cluster_affinities_list_is_none() -> None:
+def test_empty_cluster_affinities_list_is_none() -> None:
     assert parse({"clusterAffinities": []}).cluster_affinities is None
 
 
@@ -140,7 +140,7 @@ def test_overflow_affinities_are_parsed() -> None:
 # --- validation ------------------------------------------------------------------------------------------
 
 
-def test_an_unknown_label_operator_is_kept_as_an_expression_that_matches_nothing() -> None:
+def test_unknown_label_operator_is_kept_as_expression_that_matches_nothing() -> None:
     # The CRD stores it; Karmada's label selector conversion fails, so the affinity matches no cluster.
     affinity = parse({"clusterAffinity": {"labelSelector": {"matchExpressions": [expression("a", "Inn", "x")]}}})
     assert affinity.cluster_affinity is not None and affinity.cluster_affinity.label_selector is not None
@@ -156,7 +156,7 @@ def test_field_selectors_also_allow_gt_and_lt() -> None:
     assert [r.valid for r in affinity.field_selector] == [True, False]
 
 
-def test_an_expression_needs_a_key_and_an_operator_as_the_crd_says() -> None:
+def test_expression_needs_key_and_operator_as_crd_says() -> None:
     data = {"clusterAffinity": {"fieldSelector": {"matchExpressions": [{"key": "region"}]}}}
     assert error_of(data) == "spec.placement.clusterAffinity.fieldSelector.matchExpressions[0].operator: is required"
 
@@ -167,20 +167,20 @@ def test_cluster_affinity_and_cluster_affinities_are_exclusive() -> None:
     )
 
 
-def test_an_affinity_name_is_required() -> None:
+def test_affinity_name_is_required() -> None:
     assert error_of({"clusterAffinities": [{"clusterNames": ["m1"]}]}) == (
         "spec.placement.clusterAffinities[0].affinityName: is required"
     )
 
 
-def test_an_affinity_name_has_at_most_32_characters() -> None:
+def test_affinity_name_has_at_most_32_characters() -> None:
     name = "a" * 33
     assert error_of({"clusterAffinities": [term(name)]}) == (
         f"spec.placement.clusterAffinities[0].affinityName: '{name}' is longer than 32 characters"
     )
 
 
-def test_an_affinity_name_of_32_characters_is_fine() -> None:
+def test_affinity_name_of_32_characters_is_fine() -> None:
     assert parse({"clusterAffinities": [term("a" * 32)]}).term("a" * 32) is not None
 
 
@@ -190,13 +190,13 @@ def test_affinity_names_are_unique() -> None:
     )
 
 
-def test_an_overflow_affinity_needs_a_name() -> None:
+def test_overflow_affinity_needs_name() -> None:
     assert error_of({"clusterAffinities": [{"affinityName": "a", "overflowAffinities": [{}]}]}) == (
         "spec.placement.clusterAffinities[0].overflowAffinities[0].affinityName: is required"
     )
 
 
-def test_a_repeated_spread_field_is_kept_and_the_last_one_counts() -> None:
+def test_repeated_spread_field_is_kept_and_last_one_counts() -> None:
     # A policy may not repeat a field (its validation refuses it) but a binding created directly may; Karmada
     # reads the last constraint of a field (a map by field; group scores loop to the last one).
     data = {"spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 1}, {"spreadByField": "region"},
@@ -213,7 +213,7 @@ def test_spread_by_field_and_label_are_exclusive() -> None:
     )
 
 
-def test_spread_by_field_is_an_enum() -> None:
+def test_spread_by_field_is_enum() -> None:
     assert error_of({"spreadConstraints": [{"spreadByField": "rack"}]}) == (
         "spec.placement.spreadConstraints[0].spreadByField: 'rack' is not one of cluster, region, zone, provider"
     )
@@ -228,31 +228,31 @@ def test_group_counts_must_not_be_negative() -> None:
     )
 
 
-def test_replica_scheduling_type_is_an_enum() -> None:
+def test_replica_scheduling_type_is_enum() -> None:
     assert error_of({"replicaScheduling": {"replicaSchedulingType": "Split"}}) == (
         "spec.placement.replicaScheduling.replicaSchedulingType: 'Split' is not one of Duplicated, Divided"
     )
 
 
-def test_division_preference_is_an_enum() -> None:
+def test_division_preference_is_enum() -> None:
     assert error_of({"replicaScheduling": {"replicaDivisionPreference": "Even"}}) == (
         "spec.placement.replicaScheduling.replicaDivisionPreference: 'Even' is not one of Aggregated, Weighted"
     )
 
 
-def test_a_static_weight_is_at_least_one() -> None:
+def test_static_weight_is_at_least_one() -> None:
     data = {"replicaScheduling": {"weightPreference": {"staticWeightList": [{"targetCluster": {}, "weight": 0}]}}}
     assert error_of(data) == (
         "spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: 0 is less than 1"
     )
 
 
-def test_a_static_weight_is_required() -> None:
+def test_static_weight_is_required() -> None:
     data = {"replicaScheduling": {"weightPreference": {"staticWeightList": [{"targetCluster": {}}]}}}
     assert error_of(data) == "spec.placement.replicaScheduling.weightPreference.staticWeightList[0].weight: is required"
 
 
-def test_a_static_weight_needs_a_target_cluster() -> None:
+def test_static_weight_needs_target_cluster() -> None:
     data = {"replicaScheduling": {"weightPreference": {"staticWeightList": [{"weight": 1}]}}}
     assert error_of(data) == (
         "spec.placement.replicaScheduling.weightPreference.staticWeightList[0].targetCluster: is required"
@@ -296,11 +296,11 @@ FULL: dict[str, Any] = {
 }
 
 
-def test_a_defaulted_placement_writes_back_what_it_read() -> None:
+def test_defaulted_placement_writes_back_what_it_read() -> None:
     assert parse(FULL).to_dict() == FULL
 
 
-def test_defaults_appear_in_the_written_form() -> None:
+def test_defaults_appear_in_written_form() -> None:
     written = parse({"spreadConstraints": [{}], "replicaScheduling": {}}).to_dict()
     assert written == {
         "spreadConstraints": [{"spreadByField": "cluster", "minGroups": 1}],
@@ -308,10 +308,10 @@ def test_defaults_appear_in_the_written_form() -> None:
     }
 
 
-def test_the_written_form_parses_back_to_the_same_placement() -> None:
+def test_written_form_parses_back_to_same_placement() -> None:
     placement = parse(FULL)
     assert parse_placement(Fields(placement.to_dict(), "annotation")) == placement
 
 
-def test_an_empty_placement_writes_an_empty_object() -> None:
+def test_empty_placement_writes_empty_object() -> None:
     assert parse({}).to_dict() == {}

@@ -72,34 +72,34 @@ def test_non_quantities(value: Any, shown: str) -> None:
     assert str(caught.value) == f"q: expected a quantity, got {shown}"
 
 
-def test_a_huge_exponent_is_rejected_at_once() -> None:
+def test_huge_exponent_is_rejected_at_once() -> None:
     with pytest.raises(ValidationError) as caught:
         parse_quantity("1e999999999", "q")
     assert str(caught.value) == "q: '1e999999999' has an exponent out of range"
 
 
-def test_a_very_long_quantity_is_rejected() -> None:
+def test_very_long_quantity_is_rejected() -> None:
     with pytest.raises(ValidationError) as caught:
         parse_quantity("1" * 5000, "q")
     assert str(caught.value) == "q: '11111111111111111111...' is too long for a quantity"
 
 
-def test_a_huge_integer_is_rejected() -> None:
+def test_huge_integer_is_rejected() -> None:
     with pytest.raises(ValidationError) as caught:
         parse_quantity(10**5000, "q")
     assert str(caught.value) == "q: the integer is too large for a quantity"
 
 
-def test_a_resource_list_maps_names_to_quantities() -> None:
+def test_resource_list_maps_names_to_quantities() -> None:
     resources = parse_resource_list({"cpu": "2", "memory": "1Gi"}, "r")
     assert {k: v.value() for k, v in resources.items()} == {"cpu": 2, "memory": 2**30}
 
 
-def test_an_absent_resource_list_is_empty() -> None:
+def test_absent_resource_list_is_empty() -> None:
     assert dict(parse_resource_list(None, "r")) == {}
 
 
-def test_a_resource_list_must_be_an_object() -> None:
+def test_resource_list_must_be_object() -> None:
     with pytest.raises(ValidationError) as caught:
         parse_resource_list(["cpu"], "spec.replicaRequirements.resourceRequest")
     assert str(caught.value) == "spec.replicaRequirements.resourceRequest: expected an object of quantities, got list"

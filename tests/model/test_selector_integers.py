@@ -14,7 +14,7 @@ from testsupport.builders import make_cluster
 
 
 @pytest.mark.parametrize("label", ["1_000", " 7", "7 ", "\u0667", "99999999999999999999", "-99999999999999999999"])
-def test_gt_and_lt_do_not_match_a_value_go_cannot_parse_as_int64(label: str) -> None:
+def test_gt_and_lt_do_not_match_value_go_cannot_parse_as_int64(label: str) -> None:
     # Python's int() reads "1_000" as 1000 (and " 7", "\u0667" as 7); Go's ParseInt(s, 10, 64) rejects them,
     # as it rejects values out of the int64 range, and an unparsable label value never matches Gt or Lt.
     assert not Requirement("size", "Gt", ("5",)).matches({"size": label})
@@ -22,19 +22,19 @@ def test_gt_and_lt_do_not_match_a_value_go_cannot_parse_as_int64(label: str) -> 
 
 
 @pytest.mark.parametrize(("label", "gt_five"), [("+6", True), ("-6", False), ("9223372036854775807", True)])
-def test_gt_and_lt_take_a_sign_and_the_whole_int64_range(label: str, gt_five: bool) -> None:
+def test_gt_and_lt_take_sign_and_whole_int64_range(label: str, gt_five: bool) -> None:
     assert Requirement("size", "Gt", ("5",)).matches({"size": label}) is gt_five
 
 
 @pytest.mark.parametrize("value", ["1_0", " 1", "9223372036854775808"])
-def test_a_gt_value_go_cannot_parse_matches_nothing(value: str) -> None:
+def test_gt_value_go_cannot_parse_matches_nothing(value: str) -> None:
     data = {"key": "region", "operator": "Gt", "values": [value]}
     parsed = parse_requirement(Fields(data, "e"), NODE_SELECTOR_OPERATORS)
     assert not parsed.valid
     assert not parsed.matches({"region": "99"})
 
 
-def test_a_field_selector_gt_on_a_region_with_an_underscore_does_not_match() -> None:
+def test_field_selector_gt_on_region_with_underscore_does_not_match() -> None:
     affinity = parse_cluster_affinity(
         Fields({"fieldSelector": {"matchExpressions": [{"key": "region", "operator": "Gt", "values": ["5"]}]}}, "a")
     )
@@ -42,7 +42,7 @@ def test_a_field_selector_gt_on_a_region_with_an_underscore_does_not_match() -> 
     assert not cluster_matches(make_cluster("m2", region="1_0"), affinity)
 
 
-def test_a_placement_with_a_workload_affinity_is_hashable_like_every_model_object() -> None:
+def test_placement_with_workload_affinity_is_hashable_like_every_model_object() -> None:
     workload = {"affinity": {"groupByLabelKey": "app"}, "antiAffinity": {"groupByLabelKey": "tier"}}
     first = parse_placement(Fields({"workloadAffinity": workload}, "p"))
     second = parse_placement(Fields({"workloadAffinity": dict(reversed(workload.items()))}, "p"))

@@ -42,11 +42,11 @@ def test_requirement_matching(key: str, operator: str, values: tuple[str, ...], 
     assert Requirement(key, operator, values).matches(LABELS) is matches
 
 
-def test_an_empty_selector_matches_everything() -> None:
+def test_empty_selector_matches_everything() -> None:
     assert LabelSelector().matches({})
 
 
-def test_a_selector_needs_every_match_label_and_every_expression() -> None:
+def test_selector_needs_every_match_label_and_every_expression() -> None:
     selector = LabelSelector(FrozenMap({"env": "prod"}), (Requirement("size", "Exists"),))
     assert selector.matches(LABELS)
     assert not selector.matches({"env": "prod"})
@@ -91,7 +91,7 @@ def requirement_error(data: dict[str, object], operators: tuple[str, ...] = LABE
         ({"key": "a", "operator": "NotIn", "values": ["x" * 64]}, LABEL_OPERATORS),
     ],
 )
-def test_an_expression_kubernetes_cannot_build_is_kept_and_matches_nothing(
+def test_expression_kubernetes_cannot_build_is_kept_and_matches_nothing(
     data: dict[str, object], operators: tuple[str, ...]
 ) -> None:
     # The CRDs store it; Karmada's ClusterMatches fails to convert the selector and matches no cluster (so a
@@ -111,12 +111,12 @@ def test_an_expression_kubernetes_cannot_build_is_kept_and_matches_nothing(
         ("A1", "In", ("Z_z-9.0",)),
     ],
 )
-def test_an_expression_kubernetes_builds_is_valid(key: str, operator: str, values: tuple[str, ...]) -> None:
+def test_expression_kubernetes_builds_is_valid(key: str, operator: str, values: tuple[str, ...]) -> None:
     data = {"key": key, "operator": operator, "values": list(values)}
     assert parse_requirement(Fields(data, "e"), NODE_SELECTOR_OPERATORS).valid
 
 
-def test_a_requirement_needs_a_key() -> None:
+def test_requirement_needs_key() -> None:
     assert requirement_error({"operator": "Exists"}) == "e.key: is required"
 
 
@@ -127,11 +127,11 @@ def test_values_must_be_strings() -> None:
 # --- taints ------------------------------------------------------------------------------------------------
 
 
-def test_a_taint_is_written_key_value_effect() -> None:
+def test_taint_is_written_key_value_effect() -> None:
     assert str(Taint("dedicated", "NoSchedule", "gpu")) == "dedicated=gpu:NoSchedule"
 
 
-def test_a_taint_without_value_is_written_key_effect() -> None:
+def test_taint_without_value_is_written_key_effect() -> None:
     assert str(Taint("cluster.karmada.io/not-ready", "NoExecute")) == "cluster.karmada.io/not-ready:NoExecute"
 
 
@@ -171,7 +171,7 @@ def test_toleration_matching(toleration: Toleration, tolerates: bool) -> None:
         ({"key": "k", "effect": "Never", "value": "v"}, False),  # an effect no taint has
     ],
 )
-def test_a_toleration_pod_validation_would_refuse_is_kept_as_karmada_applies_it(
+def test_toleration_pod_validation_would_refuse_is_kept_as_karmada_applies_it(
     data: dict[str, object], tolerates: bool
 ) -> None:
     # The CRDs store it and Karmada's policy validation only refuses Gt/Lt: Karmada's ToleratesTaint decides.
@@ -184,7 +184,7 @@ def test_toleration_fields_are_strings() -> None:
         parse_toleration(Fields({"key": "k", "operator": 1}, "t"))
 
 
-def test_a_toleration_keeps_its_seconds_and_writes_back() -> None:
+def test_toleration_keeps_seconds_and_writes_back() -> None:
     toleration = parse_toleration(Fields({"key": "k", "operator": "Exists", "tolerationSeconds": 30}, "t"))
     assert toleration == Toleration("k", "Exists", "", "", 30)
     assert toleration.to_dict() == {"key": "k", "operator": "Exists", "tolerationSeconds": 30}

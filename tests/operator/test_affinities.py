@@ -39,7 +39,7 @@ def body_of(api: DevCluster) -> dict[str, object]:
     return body
 
 
-def test_the_first_term_fails_so_the_second_is_used_and_named_in_the_status_write(
+def test_first_term_fails_so_second_is_used_and_named_in_status_write(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
@@ -60,7 +60,7 @@ def test_the_first_term_fails_so_the_second_is_used_and_named_in_the_status_writ
     assert "taint" in warnings[0]["message"]
 
 
-def test_the_first_term_fits_and_its_name_is_written(api: DevCluster, config_file: Path) -> None:
+def test_first_term_fits_and_name_is_written(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
     with running_operator(api, config_file):
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
@@ -69,7 +69,7 @@ def test_the_first_term_fits_and_its_name_is_written(api: DevCluster, config_fil
     assert status_write.body["status"]["schedulerObservingAffinityName"] == "primary"
 
 
-def test_a_later_pass_resumes_from_the_observed_term(api: DevCluster, config_file: Path) -> None:
+def test_later_pass_resumes_from_observed_term(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
@@ -86,7 +86,7 @@ def test_a_later_pass_resumes_from_the_observed_term(api: DevCluster, config_fil
     assert body_of(api)["status"]["schedulerObservingAffinityName"] == "backup"  # type: ignore[index]
 
 
-def test_an_explicit_reschedule_restarts_at_the_first_term(api: DevCluster, config_file: Path) -> None:
+def test_explicit_reschedule_restarts_at_first_term(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
@@ -103,7 +103,7 @@ def test_an_explicit_reschedule_restarts_at_the_first_term(api: DevCluster, conf
     assert body_of(api)["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]  # type: ignore[index]
 
 
-def test_every_term_failing_clears_the_clusters_and_keeps_the_observed_name(
+def test_every_term_failing_clears_clusters_and_keeps_observed_name(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2", taints=TAINT),

@@ -7,7 +7,7 @@ from binding_scheduler.model import Binding, TargetCluster, ValidationError, par
 from binding_scheduler.scheduling.state.stores import BindingStore, TargetPool
 
 
-def test_managed_fields_are_not_kept_and_the_event_body_is_untouched() -> None:
+def test_managed_fields_are_not_kept_and_event_body_is_untouched() -> None:
     body = {
         "kind": "ResourceBinding",
         "metadata": {"name": "web", "namespace": "default", "resourceVersion": "7", "generation": 2,
@@ -40,7 +40,7 @@ def _entries(store: BindingStore, key: str) -> list[dict[str, object]]:
     return clusters
 
 
-def test_bindings_placed_on_the_same_clusters_share_their_entries_and_keep_their_values() -> None:
+def test_bindings_placed_on_same_clusters_share_their_entries_and_keep_their_values() -> None:
     store = BindingStore()
     store.upsert(_placed("a", [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}]))
     store.upsert(_placed("b", [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 1}]))
@@ -51,7 +51,7 @@ def test_bindings_placed_on_the_same_clusters_share_their_entries_and_keep_their
     assert a[1] is not b[1]
 
 
-def test_an_entry_without_replicas_is_not_shared_with_one_of_zero_replicas() -> None:
+def test_entry_without_replicas_is_not_shared_with_one_of_zero_replicas() -> None:
     store = BindingStore()
     store.upsert(_placed("a", [{"name": "m1"}]))
     store.upsert(_placed("b", [{"name": "m1", "replicas": 0}]))
@@ -59,7 +59,7 @@ def test_an_entry_without_replicas_is_not_shared_with_one_of_zero_replicas() -> 
     assert _entries(store, "default/b") == [{"name": "m1", "replicas": 0}]
 
 
-def test_entries_with_components_or_invalid_values_are_kept_as_sent_and_the_parse_still_reports_them() -> None:
+def test_entries_with_components_or_invalid_values_are_kept_as_sent_and_parse_still_reports_them() -> None:
     store = BindingStore()
     with_components = {"name": "m1", "replicas": 2, "components": [{"name": "web", "replicas": 2}]}
     store.upsert(_placed("a", [with_components, {"name": "m2", "replicas": True}]))
@@ -79,7 +79,7 @@ def test_parsed_bindings_share_equal_target_clusters() -> None:
     assert a.clusters[0] is b.clusters[0]
 
 
-def test_the_pool_is_emptied_at_its_limit_and_bodies_keep_their_entries() -> None:
+def test_pool_is_emptied_at_limit_and_bodies_keep_their_entries() -> None:
     pool = TargetPool(limit=4)
     store = BindingStore(pool)
     for index in range(6):
@@ -89,7 +89,7 @@ def test_the_pool_is_emptied_at_its_limit_and_bodies_keep_their_entries() -> Non
         [{"name": f"m{index}", "replicas": 1}] for index in range(6)]
 
 
-def test_a_status_write_keeps_the_spec_object_and_parses_only_metadata_and_status() -> None:
+def test_status_write_keeps_spec_object_and_parses_only_metadata_and_status() -> None:
     store = BindingStore()
     first = _placed("a", [{"name": "m1", "replicas": 3}])
     store.upsert(first)
@@ -111,7 +111,7 @@ def test_a_status_write_keeps_the_spec_object_and_parses_only_metadata_and_statu
     assert after == parse_binding(written)
 
 
-def test_a_spec_change_is_parsed_afresh() -> None:
+def test_spec_change_is_parsed_afresh() -> None:
     store = BindingStore()
     store.upsert(_placed("a", [{"name": "m1", "replicas": 3}]))
     store.parsed("default/a")
@@ -133,7 +133,7 @@ def _with_placement(clusters: list[dict[str, object]], *, version: str, generati
     return body
 
 
-def test_a_spec_write_of_new_clusters_parses_only_the_clusters_metadata_and_status() -> None:
+def test_spec_write_of_new_clusters_parses_only_clusters_metadata_and_status() -> None:
     store = BindingStore()
     store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
     before = store.parsed("default/a")
@@ -150,7 +150,7 @@ def test_a_spec_write_of_new_clusters_parses_only_the_clusters_metadata_and_stat
     assert after == parse_binding(written)
 
 
-def test_a_spec_change_beyond_the_clusters_is_parsed_whole() -> None:
+def test_spec_change_beyond_clusters_is_parsed_whole() -> None:
     store = BindingStore()
     store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
     before = store.parsed("default/a")
@@ -164,7 +164,7 @@ def test_a_spec_change_beyond_the_clusters_is_parsed_whole() -> None:
     assert after == parse_binding(changed)
 
 
-def test_an_invalid_entry_in_a_spec_write_of_new_clusters_is_reported_with_its_path() -> None:
+def test_invalid_entry_in_spec_write_of_new_clusters_is_reported_with_path() -> None:
     store = BindingStore()
     store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
     store.parsed("default/a")
@@ -177,7 +177,7 @@ def test_an_invalid_entry_in_a_spec_write_of_new_clusters_is_reported_with_its_p
     assert error.path == "spec.clusters[1].replicas"
 
 
-def test_a_spec_write_of_new_clusters_after_the_pool_was_emptied_parses_the_entries_it_holds() -> None:
+def test_spec_write_of_new_clusters_after_pool_was_emptied_parses_entries_it_holds() -> None:
     pool = TargetPool(limit=3)
     store = BindingStore(pool)
     store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
@@ -214,7 +214,7 @@ def test_bindings_placed_alike_on_many_clusters_share_one_list_and_one_parsed_tu
     assert parsed_a.clusters is parsed_b.clusters
 
 
-def test_a_spec_write_of_a_shared_placement_parses_to_the_shared_tuple() -> None:
+def test_spec_write_of_shared_placement_parses_to_shared_tuple() -> None:
     store = BindingStore()
     store.upsert(_placed("a", _fleet(1)))
     first = store.parsed("default/a")
@@ -228,7 +228,7 @@ def test_a_spec_write_of_a_shared_placement_parses_to_the_shared_tuple() -> None
     assert written.clusters is first.clusters
 
 
-def test_a_placement_with_an_entry_kept_as_sent_or_of_few_clusters_is_not_shared() -> None:
+def test_placement_with_entry_kept_as_sent_or_of_few_clusters_is_not_shared() -> None:
     store = BindingStore()
     odd = [*_fleet(1)[:-1], {"name": "m19", "replicas": 1, "extra": True}]
     store.upsert(_placed("a", odd))

@@ -31,7 +31,7 @@ def clusters_of(api: DevCluster, name: str) -> object:
     return None if body is None else body["spec"].get("clusters")
 
 
-def test_a_cluster_label_change_requeues_the_bindings_it_now_matches(api: DevCluster, config_file: Path) -> None:
+def test_cluster_label_change_requeues_bindings_it_now_matches(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1", labels={"env": "prod"}), cluster_doc("m2", labels={"env": "dev"}),
           binding_doc("web", replicas=2, placement=PROD_ONLY))
     with running_operator(api, config_file) as operator:
@@ -47,7 +47,7 @@ def test_a_cluster_label_change_requeues_the_bindings_it_now_matches(api: DevClu
     assert len(binding_writes(api, "web")) == 4
 
 
-def test_a_cluster_label_change_does_not_move_a_divided_binding(api: DevCluster, config_file: Path) -> None:
+def test_cluster_label_change_does_not_move_divided_binding(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1", labels={"env": "prod"}), cluster_doc("m2", labels={"env": "dev"}),
           binding_doc("web", replicas=2))
     with running_operator(api, config_file) as operator:
@@ -60,7 +60,7 @@ def test_a_cluster_label_change_does_not_move_a_divided_binding(api: DevCluster,
     assert len(binding_writes(api, "web")) == 2
 
 
-def test_a_status_only_cluster_change_requeues_nothing(api: DevCluster, config_file: Path) -> None:
+def test_status_only_cluster_change_requeues_nothing(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2, placement=DUPLICATED))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
@@ -73,7 +73,7 @@ def test_a_status_only_cluster_change_requeues_nothing(api: DevCluster, config_f
     assert len(binding_writes(api, "web")) == 2
 
 
-def test_a_terminating_target_cluster_moves_a_divided_binding_off_it(api: DevCluster, config_file: Path) -> None:
+def test_terminating_target_cluster_moves_divided_binding_off_it(api: DevCluster, config_file: Path) -> None:
     m2 = cluster_doc("m2")
     m2["metadata"]["finalizers"] = ["karmada.io/cluster-controller"]
     apply(api, cluster_doc("m1"), m2, binding_doc("web", replicas=3))
@@ -91,7 +91,7 @@ def test_a_terminating_target_cluster_moves_a_divided_binding_off_it(api: DevClu
     assert set(writes[3].body["status"]) == {"schedulerObservedGeneration", "lastScheduledTime"}  # condition unchanged
 
 
-def test_a_cluster_that_gains_the_api_of_a_binding_that_fit_nowhere_gets_it_scheduled(
+def test_cluster_that_gains_api_of_binding_that_fit_nowhere_gets_it_scheduled(
     api: DevCluster, config_file: Path
 ) -> None:
     """`kubectl apply` of a Cluster leaves its status empty (status is a subresource): a binding decided then
@@ -110,7 +110,7 @@ def test_a_cluster_that_gains_the_api_of_a_binding_that_fit_nowhere_gets_it_sche
     assert requeued == 1
 
 
-def test_a_status_change_without_a_new_api_does_not_requeue_a_binding_that_fit_nowhere(
+def test_status_change_without_new_api_does_not_requeue_binding_that_fit_nowhere(
     api: DevCluster, config_file: Path
 ) -> None:
     bare = cluster_doc("m1")

@@ -41,11 +41,11 @@ def fields(snapshot: Snapshot) -> dict[str, Any]:
             if k not in ("_memo", "estimator")}
 
 
-def test_the_store_knows_every_field_of_the_snapshot() -> None:
+def test_store_knows_every_field_of_snapshot() -> None:
     assert stores._SNAPSHOT_FIELDS_KNOWN
 
 
-def test_after_any_churn_the_snapshot_is_the_one_built_from_scratch() -> None:
+def test_after_any_churn_snapshot_is_one_built_from_scratch() -> None:
     rng = random.Random(13)
     store = ClusterStore()
     for step in range(600):
@@ -62,7 +62,7 @@ def test_after_any_churn_the_snapshot_is_the_one_built_from_scratch() -> None:
             assert fields(store.snapshot()) == fields(expected), step
 
 
-def test_an_unchanged_cluster_keeps_the_snapshot_and_its_memos() -> None:
+def test_unchanged_cluster_keeps_snapshot_and_memos() -> None:
     doc = {"kind": "Cluster", "metadata": {"name": "m1"}, "spec": {"region": "r1"}}
     store = ClusterStore()
     store.upsert(parse_cluster(doc))
@@ -73,7 +73,7 @@ def test_an_unchanged_cluster_keeps_the_snapshot_and_its_memos() -> None:
     assert store.snapshot() is not snapshot
 
 
-def test_the_estimator_cache_is_handed_on_and_forgets_changed_and_removed_clusters() -> None:
+def test_estimator_cache_is_handed_on_and_forgets_changed_and_removed_clusters() -> None:
     store = ClusterStore()
     summary = {"resourceSummary": {"allocatable": {"pods": "10"}}}
     for name in ("m1", "m2"):

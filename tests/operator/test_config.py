@@ -45,7 +45,7 @@ def start(api: DevCluster) -> OperatorThread:
     return OperatorThread(api, config_name="sched").start()
 
 
-def test_the_named_configuration_is_used_and_reported_valid(api: DevCluster) -> None:
+def test_named_configuration_is_used_and_reported_valid(api: DevCluster) -> None:
     create_config(api, config_spec(workers=2))
     apply(api, cluster_doc("m1"), binding_doc("web"))
     operator = start(api)
@@ -59,7 +59,7 @@ def test_the_named_configuration_is_used_and_reported_valid(api: DevCluster) -> 
     assert workers == 2
 
 
-def test_a_plugin_change_applies_to_the_next_pass(api: DevCluster) -> None:
+def test_plugin_change_applies_to_next_pass(api: DevCluster) -> None:
     create_config(api, config_spec())
     apply(api, cluster_doc("m1", taints=TAINT), binding_doc("web", replicas=1))
     operator = start(api)
@@ -77,7 +77,7 @@ def test_a_plugin_change_applies_to_the_next_pass(api: DevCluster) -> None:
     assert final is not None and condition(final)["reason"] == "Success"  # type: ignore[index]
 
 
-def test_an_invalid_spec_is_reported_with_its_field_and_the_last_valid_one_stays(api: DevCluster) -> None:
+def test_invalid_spec_is_reported_with_field_and_last_valid_one_stays(api: DevCluster) -> None:
     create_config(api, config_spec(workers=3))
     apply(api, cluster_doc("m1"))
     operator = start(api)
@@ -99,7 +99,7 @@ def test_an_invalid_spec_is_reported_with_its_field_and_the_last_valid_one_stays
     assert valid_metric == 0
 
 
-def test_an_invalid_spec_reports_every_wrong_field_in_its_condition(api: DevCluster) -> None:
+def test_invalid_spec_reports_every_wrong_field_in_condition(api: DevCluster) -> None:
     create_config(api, config_spec())
     operator = start(api)
     try:
@@ -119,7 +119,7 @@ def apply_binding_later(api: DevCluster) -> None:
     assert status == 201, answer
 
 
-def test_a_scheduler_name_change_needs_a_restart_and_is_not_applied(api: DevCluster) -> None:
+def test_scheduler_name_change_needs_restart_and_is_not_applied(api: DevCluster) -> None:
     create_config(api, config_spec())
     apply(api, cluster_doc("m1"))
     operator = start(api)
@@ -135,7 +135,7 @@ def test_a_scheduler_name_change_needs_a_restart_and_is_not_applied(api: DevClus
     assert "spec.schedulerName" in found["message"]
 
 
-def test_an_invalid_configuration_at_start_stops_the_start_and_marks_it_invalid(
+def test_invalid_configuration_at_start_stops_start_and_marks_it_invalid(
     api: DevCluster, caplog: Any
 ) -> None:
     create_config(api, config_spec(schedulerName="mine", shutdown={"drainTimeout": "soon"}))
@@ -154,7 +154,7 @@ def test_an_invalid_configuration_at_start_stops_the_start_and_marks_it_invalid(
     assert get(api, "leases", "karmada-scheduler", "karmada-system") is None
 
 
-def test_a_missing_configuration_at_start_stops_the_start(api: DevCluster, caplog: Any) -> None:
+def test_missing_configuration_at_start_stops_start(api: DevCluster, caplog: Any) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
     operator = OperatorThread(api, config_name="sched").start(wait_leading=False)
     wait_until(lambda: not operator.alive, timeout=30, what="the start to fail")
@@ -164,7 +164,7 @@ def test_a_missing_configuration_at_start_stops_the_start(api: DevCluster, caplo
     assert body is not None and "clusters" not in body["spec"]
 
 
-def test_a_configuration_naming_a_missing_tls_file_at_start_stops_the_start_in_one_line(
+def test_configuration_naming_missing_tls_file_at_start_stops_start_in_one_line(
     api: DevCluster, caplog: Any, tmp_path: Any
 ) -> None:
     missing = tmp_path / "ca.crt"
@@ -176,7 +176,7 @@ def test_a_configuration_naming_a_missing_tls_file_at_start_stops_the_start_in_o
     assert "Traceback" not in caplog.text
 
 
-def test_a_configuration_naming_an_unknown_plugin_at_start_stops_the_start_in_one_line(
+def test_configuration_naming_unknown_plugin_at_start_stops_start_in_one_line(
     api: DevCluster, caplog: Any
 ) -> None:
     create_config(api, config_spec(plugins=["*", "-TaintTolerations"]))
@@ -187,7 +187,7 @@ def test_a_configuration_naming_an_unknown_plugin_at_start_stops_the_start_in_on
     assert "Traceback" not in caplog.text
 
 
-def test_a_change_to_an_unknown_plugin_name_is_invalid_and_the_last_valid_configuration_stays(api: DevCluster) -> None:
+def test_change_to_unknown_plugin_name_is_invalid_and_last_valid_configuration_stays(api: DevCluster) -> None:
     create_config(api, config_spec(workers=3))
     operator = start(api)
     try:
@@ -202,7 +202,7 @@ def test_a_change_to_an_unknown_plugin_name_is_invalid_and_the_last_valid_config
     assert "TaintToleration" in running
 
 
-def test_a_change_to_a_missing_tls_file_is_reported_and_the_last_valid_configuration_stays(
+def test_change_to_missing_tls_file_is_reported_and_last_valid_configuration_stays(
     api: DevCluster, tmp_path: Any
 ) -> None:
     create_config(api, config_spec(workers=3))

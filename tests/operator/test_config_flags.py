@@ -59,7 +59,7 @@ def placed(api: DevCluster, name: str) -> list[Any] | None:
     return (body.get("spec") or {}).get("clusters") or None
 
 
-def test_the_flags_are_reapplied_to_every_new_version_of_the_watched_object(api: DevCluster) -> None:
+def test_flags_are_reapplied_to_every_new_version_of_watched_object(api: DevCluster) -> None:
     create_config(api, config_spec(workers=1))
     apply(api, cluster_doc("m1", taints=TAINT), binding_doc("web", replicas=1))
     with running_operator(api, config_name="sched", overrides=flags("--plugins=*,-TaintToleration")) as operator:
@@ -78,7 +78,7 @@ def test_the_flags_are_reapplied_to_every_new_version_of_the_watched_object(api:
         "True", "Valid", "applied (command-line flags set spec.plugins, over the object)")
 
 
-def test_a_field_the_flags_set_is_no_restart_when_only_the_object_changes_it(api: DevCluster) -> None:
+def test_field_flags_set_is_no_restart_when_only_object_changes_it(api: DevCluster) -> None:
     create_config(api, config_spec())
     with running_operator(api, config_name="sched", overrides=flags("--kube-api-qps=100")) as operator:
         patch(api, config_path("sched"), {"spec": {"kubeAPI": {"qps": 5}}})
@@ -87,7 +87,7 @@ def test_a_field_the_flags_set_is_no_restart_when_only_the_object_changes_it(api
     assert (qps, found["reason"]) == (100.0, "Valid")
 
 
-def test_a_version_invalid_with_the_flags_is_reported_naming_the_flag(api: DevCluster) -> None:
+def test_version_invalid_with_flags_is_reported_naming_flag(api: DevCluster) -> None:
     create_config(api, config_spec())  # leaseDuration 3s, retryPeriod 500ms
     operator = OperatorThread(api, config_name="sched", overrides=flags("--leader-elect-renew-deadline=2500ms"))
     operator.start()
@@ -127,7 +127,7 @@ def refused(host: str, port: int | None) -> bool:
         return True  # no IPv6 here: nothing listens there either
 
 
-def test_the_bind_address_flags_decide_where_the_servers_listen(api: DevCluster) -> None:
+def test_bind_address_flags_decide_where_servers_listen(api: DevCluster) -> None:
     create_config(api, config_spec())  # its metrics section has both servers off
     metrics, health = free_port(), free_port()
     overrides = flags(f"--metrics-bind-address=127.0.0.1:{metrics}", f"--health-probe-bind-address=127.0.0.1:{health}")
@@ -140,7 +140,7 @@ def test_the_bind_address_flags_decide_where_the_servers_listen(api: DevCluster)
     assert elsewhere == (True, True)
 
 
-def test_a_bind_address_of_0_turns_that_server_off(api: DevCluster) -> None:
+def test_bind_address_of_0_turns_that_server_off(api: DevCluster) -> None:
     create_config(api, config_spec(metrics={"port": free_port(), "healthPort": free_port()}))
     with running_operator(api, config_name="sched", overrides=flags("--metrics-bind-address=0")) as operator:
         health = operator.app.service.health  # type: ignore[union-attr]
@@ -148,7 +148,7 @@ def test_a_bind_address_of_0_turns_that_server_off(api: DevCluster) -> None:
     assert ports[0] is None and ports[1] is not None
 
 
-def test_run_with_karmada_flags_schedules_against_a_devcluster(api: DevCluster) -> None:
+def test_run_with_karmada_flags_schedules_against_devcluster(api: DevCluster) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", scheduler_name="x"), binding_doc("not-ours"))
     health = free_port()
     process = subprocess.Popen(

@@ -23,7 +23,7 @@ from testsupport.operator.harness import (
 SPEC_PATH = r"/namespaces/default/resourcebindings/web$"
 
 
-def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff(
+def test_409_on_spec_write_writes_no_condition_and_retries_without_backoff(
     api: DevCluster, config_file: Path
 ) -> None:
     """The refused decision is not put in backoff: when its retry reaches the server, the backoff queue depth the
@@ -50,7 +50,7 @@ def test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff
     assert failures == 1  # counted as a failed attempt, but requeued without backoff
 
 
-def test_a_concurrent_write_between_read_and_write_fences_the_decision(api: DevCluster, config_file: Path) -> None:
+def test_concurrent_write_between_read_and_write_fences_decision(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
     held = api.faults.add(method="PATCH", path=SPEC_PATH, hang=True, times=1)
     with running_operator(api, config_file) as operator:
@@ -66,7 +66,7 @@ def test_a_concurrent_write_between_read_and_write_fences_the_decision(api: DevC
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
 
 
-def test_a_409_on_the_status_write_writes_no_condition_and_the_next_pass_finishes(
+def test_409_on_status_write_writes_no_condition_and_next_pass_finishes(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))

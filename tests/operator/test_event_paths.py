@@ -26,7 +26,7 @@ def path_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == HANDLERS and r.levelno >= logging.INFO]
 
 
-def test_a_kopf_release_the_fast_path_was_not_verified_against_runs_on_kopfs_handlers_and_says_so(
+def test_kopf_release_fast_path_was_not_verified_against_runs_on_kopfs_handlers_and_says_so(
     api: DevCluster, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(watch_guard, "VERIFIED_KOPF", frozenset({"0.0.1"}))
@@ -41,7 +41,7 @@ def test_a_kopf_release_the_fast_path_was_not_verified_against_runs_on_kopfs_han
     assert failing == {}  # no watch_guard to count failures on this path
 
 
-def test_the_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
+def test_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
     api: DevCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=HANDLERS)
@@ -52,7 +52,7 @@ def test_the_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
     assert path_lines(caplog) == []
 
 
-def test_on_the_fast_path_a_binding_is_scheduled_as_its_page_is_listed_before_the_list_ends(
+def test_on_fast_path_binding_is_scheduled_as_page_is_listed_before_list_ends(
     api: DevCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(handlers, "LIST_CHUNK", 1)

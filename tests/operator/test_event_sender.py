@@ -25,7 +25,7 @@ class SlowSink:
         self.posted.append(message)
 
 
-async def test_record_returns_before_the_event_is_posted_and_a_pass_keeps_its_order() -> None:
+async def test_record_returns_before_event_is_posted_and_pass_keeps_order() -> None:
     sink = SlowSink()
     events = BackgroundEvents(sink, lanes=4)
 
@@ -41,7 +41,7 @@ async def test_record_returns_before_the_event_is_posted_and_a_pass_keeps_its_or
         assert sink.posted.index(f"p{i}-binding") < sink.posted.index(f"p{i}-template")
 
 
-async def test_a_full_queue_drops_and_counts() -> None:
+async def test_full_queue_drops_and_counts() -> None:
     events = BackgroundEvents(SlowSink(), limit=3)
     for i in range(5):
         await events.record(INVOLVED, "Normal", "R", str(i))
@@ -49,7 +49,7 @@ async def test_a_full_queue_drops_and_counts() -> None:
     await events.close(flush_timeout=5.0)
 
 
-async def test_the_stop_is_bounded_and_nothing_is_posted_after_it() -> None:
+async def test_stop_is_bounded_and_nothing_is_posted_after_it() -> None:
     sink = SlowSink(delay=10.0)
     events = BackgroundEvents(sink, lanes=1)
     for i in range(3):
@@ -62,7 +62,7 @@ async def test_the_stop_is_bounded_and_nothing_is_posted_after_it() -> None:
     assert sink.posted == [] and events.pending == 0
 
 
-async def test_a_closed_gate_drops_what_is_queued() -> None:
+async def test_closed_gate_drops_what_is_queued() -> None:
     sink = SlowSink(delay=0.0, closed_after=1)
     events = BackgroundEvents(sink, lanes=1)
     for i in range(4):
@@ -71,7 +71,7 @@ async def test_a_closed_gate_drops_what_is_queued() -> None:
     assert sink.posted == ["0"] and events.pending == 0
 
 
-async def test_passes_spread_over_the_lanes() -> None:
+async def test_passes_spread_over_lanes() -> None:
     in_flight = peak = 0
 
     class Counting:

@@ -29,7 +29,7 @@ def summary(items: list[dict[str, object]]) -> list[tuple[object, ...]]:
     ]
 
 
-def test_success_is_recorded_on_the_binding_and_the_template_with_the_result(
+def test_success_is_recorded_on_binding_and_template_with_result(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
@@ -49,7 +49,7 @@ def test_success_is_recorded_on_the_binding_and_the_template_with_the_result(
     assert {e["source"]["component"] for e in recorded} == {"default-scheduler"}
 
 
-def test_a_cluster_resource_binding_success_message_has_no_colon(api: DevCluster, config_file: Path) -> None:
+def test_cluster_resource_binding_success_message_has_no_colon(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), crb_doc("role"))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: crb_scheduled(api, "role"), what="the CRB to be scheduled")
@@ -62,7 +62,7 @@ def test_a_cluster_resource_binding_success_message_has_no_colon(api: DevCluster
     ]
 
 
-def test_a_failure_is_recorded_as_a_warning_with_the_condition_message(api: DevCluster, config_file: Path) -> None:
+def test_failure_is_recorded_as_warning_with_condition_message(api: DevCluster, config_file: Path) -> None:
     placement = {"clusterAffinity": {"clusterNames": ["nowhere"]},
                  "replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted"}}
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1, placement=placement))

@@ -13,7 +13,7 @@ from binding_scheduler.kube import jsonio
 from binding_scheduler.operator import watch_guard
 
 
-def test_documents_read_back_as_the_standard_library_reads_them() -> None:
+def test_documents_read_back_as_standard_library_reads_them() -> None:
     text = '{"metadata":{"name":"web","generation":3},"spec":{"replicas":2,"weight":0.5,"note":"caf\\u00e9"}}'
     assert jsonio.loads(text.encode()) == json.loads(text)
     assert jsonio.loads(text) == json.loads(text)
@@ -25,13 +25,13 @@ def test_integers_are_exact_to_64_bits() -> None:
         "a": 2**63 - 1, "b": -(2**63), "c": 2**64 - 1}
 
 
-def test_what_orjson_refuses_falls_back_to_the_standard_library() -> None:
+def test_what_orjson_refuses_falls_back_to_standard_library() -> None:
     assert math.isnan(jsonio.loads(b'{"x": NaN}')["x"])
     assert json.loads(jsonio.dumps({"big": 2**70})) == {"big": 2**70}
     assert json.loads(jsonio.dumps({1: "a"})) == {"1": "a"}
 
 
-def test_what_is_not_json_raises_the_standard_error() -> None:
+def test_what_is_not_json_raises_standard_error() -> None:
     with pytest.raises(json.JSONDecodeError):
         jsonio.loads(b'{"type": "MODI')
 

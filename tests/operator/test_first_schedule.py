@@ -17,7 +17,7 @@ from testsupport.operator.harness import (
 )
 
 
-def test_a_new_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:
+def test_new_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
     with running_operator(api, config_file):
         body = wait_until(lambda: scheduled(api, "web"), what="the binding to be scheduled")

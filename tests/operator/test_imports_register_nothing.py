@@ -138,7 +138,7 @@ def test_importing_any_module_registers_nothing_in_kopf_and_reads_no_environment
     assert {"registered": registered, "read": read} == {"registered": {}, "read": {}}
 
 
-def test_the_kopf_run_module_registers_the_scheduler_handlers() -> None:
+def test_kopf_run_module_registers_scheduler_handlers() -> None:
     kopf_own = kopf_own_handlers()
     result = probe(KOPF_RUN_MODULE)
     assert "failed" not in result, result
@@ -153,7 +153,7 @@ def test_the_kopf_run_module_registers_the_scheduler_handlers() -> None:
     assert "BINDING_SCHEDULER_CONFIG" in result["read"]  # configured from the environment, as documented
 
 
-def test_the_kopf_run_module_watches_the_configuration_named_in_the_environment() -> None:
+def test_kopf_run_module_watches_configuration_named_in_environment() -> None:
     result = probe(KOPF_RUN_MODULE, {"BINDING_SCHEDULER_CONFIG": "my-scheduler"})
     assert "failed" not in result, result
     watched = sorted(target for kind, target in result["handlers"] if kind == "WatchingHandler")

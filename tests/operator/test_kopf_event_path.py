@@ -11,13 +11,13 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.operator import handlers
-from tests.operator.test_bad_input import test_a_bad_binding_gets_a_scheduler_error_one_warning_and_backoff_retries
-from tests.operator.test_cluster_events import test_a_cluster_label_change_requeues_the_bindings_it_now_matches
-from tests.operator.test_conflicts import test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff
-from tests.operator.test_first_schedule import test_a_new_binding_is_scheduled_with_two_fenced_writes
-from tests.operator.test_no_kopf_writes import test_every_write_is_a_lease_a_fenced_binding_write_or_our_event
-from tests.operator.test_triggers import test_scaling_up_reschedules_with_a_scale_write
-from tests.operator.test_writes import test_a_divided_binding_gets_exactly_two_writes_and_no_pass_after_its_own
+from tests.operator.test_bad_input import test_bad_binding_gets_scheduler_error_one_warning_and_backoff_retries
+from tests.operator.test_cluster_events import test_cluster_label_change_requeues_bindings_it_now_matches
+from tests.operator.test_conflicts import test_409_on_spec_write_writes_no_condition_and_retries_without_backoff
+from tests.operator.test_first_schedule import test_new_binding_is_scheduled_with_two_fenced_writes
+from tests.operator.test_no_kopf_writes import test_every_write_is_lease_fenced_binding_write_or_our_event
+from tests.operator.test_triggers import test_scaling_up_reschedules_with_scale_write
+from tests.operator.test_writes import test_divided_binding_gets_exactly_two_writes_and_no_pass_after_own
 from testsupport.operator import harness
 from testsupport.operator.harness import (
     apply,
@@ -32,13 +32,13 @@ from testsupport.operator.harness import (
 )
 
 ON_KOPFS_PATH = (
-    test_a_new_binding_is_scheduled_with_two_fenced_writes,
-    test_every_write_is_a_lease_a_fenced_binding_write_or_our_event,
-    test_a_divided_binding_gets_exactly_two_writes_and_no_pass_after_its_own,
-    test_a_409_on_the_spec_write_writes_no_condition_and_retries_without_backoff,
-    test_scaling_up_reschedules_with_a_scale_write,
-    test_a_cluster_label_change_requeues_the_bindings_it_now_matches,
-    test_a_bad_binding_gets_a_scheduler_error_one_warning_and_backoff_retries,
+    test_new_binding_is_scheduled_with_two_fenced_writes,
+    test_every_write_is_lease_fenced_binding_write_or_our_event,
+    test_divided_binding_gets_exactly_two_writes_and_no_pass_after_own,
+    test_409_on_spec_write_writes_no_condition_and_retries_without_backoff,
+    test_scaling_up_reschedules_with_scale_write,
+    test_cluster_label_change_requeues_bindings_it_now_matches,
+    test_bad_binding_gets_scheduler_error_one_warning_and_backoff_retries,
 )
 """The behaviour tests run again on Kopf's path (pytest collects them in this module, under its fixture)."""
 
@@ -49,7 +49,7 @@ def kopf_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(harness, "EVENT_PATH", "kopf")
 
 
-def test_on_kopfs_path_the_resync_forgets_a_cluster_deleted_while_its_watch_was_down(
+def test_on_kopfs_path_resync_forgets_cluster_deleted_while_watch_was_down(
     api: DevCluster, config_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(handlers, "RESYNC_PERIOD", 0.2)
@@ -64,7 +64,7 @@ def test_on_kopfs_path_the_resync_forgets_a_cluster_deleted_while_its_watch_was_
         held.remove()
 
 
-def test_on_kopfs_path_the_sync_lists_every_binding_before_the_first_pass(
+def test_on_kopfs_path_sync_lists_every_binding_before_first_pass(
     api: DevCluster, config_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(handlers, "LIST_CHUNK", 1)

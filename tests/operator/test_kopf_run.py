@@ -58,7 +58,7 @@ def test_kopf_run_schedules_and_shuts_down_cleanly(api: DevCluster, config_file:
 
 
 @pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
-def test_kopf_run_exits_non_zero_when_the_lease_is_lost(api: DevCluster, config_file: Path) -> None:
+def test_kopf_run_exits_non_zero_when_lease_is_lost(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
     process = start_kopf(api, config_file)
     try:
@@ -91,7 +91,7 @@ def test_kopf_run_that_cannot_start_says_why_in_one_line_as_run_does_and_exits_1
     assert len(output.strip().splitlines()) == 1, output
 
 
-def test_kopf_run_with_an_unknown_event_path_says_so_in_one_line_and_exits_1() -> None:
+def test_kopf_run_with_unknown_event_path_says_so_in_one_line_and_exits_1() -> None:
     env = {**os.environ, "BINDING_SCHEDULER_EVENT_PATH": "bogus"}
     assert KOPF is not None
     result = subprocess.run([KOPF, "run", "--standalone", "--all-namespaces", "-m",

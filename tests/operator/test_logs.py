@@ -30,7 +30,7 @@ def lines(caplog: pytest.LogCaptureFixture, logger: str) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == logger]
 
 
-def test_each_decision_is_one_line_with_its_result_duration_and_attempt_at_the_level_of_who_must_act(
+def test_each_decision_is_one_line_with_result_duration_and_attempt_at_level_of_who_must_act(
     api: DevCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="binding_scheduler")
@@ -49,7 +49,7 @@ def test_each_decision_is_one_line_with_its_result_duration_and_attempt_at_the_l
                         r"attempt 1\)", web)
 
 
-def test_a_configuration_change_is_logged_once_with_what_changed(
+def test_configuration_change_is_logged_once_with_what_changed(
     api: DevCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="binding_scheduler")

@@ -42,7 +42,7 @@ def fleet(api: DevCluster) -> None:
     apply(api, *(cluster_doc(f"m{i:02d}", region=f"region-{i:02d}") for i in range(REGIONS)))
 
 
-def test_a_decision_over_its_cpu_limit_gets_a_scheduler_error_naming_the_limit(
+def test_decision_over_cpu_limit_gets_scheduler_error_naming_limit(
     api: DevCluster, tmp_path: Path
 ) -> None:
     fleet(api)
@@ -68,7 +68,7 @@ def renewals_since(api: DevCluster, moment: float) -> list[float]:
     return [e.time for e in puts if e.time > moment and e.status == 200]
 
 
-def test_the_lease_is_renewed_during_a_long_decision_and_a_stop_abandons_it_at_once(
+def test_lease_is_renewed_during_long_decision_and_stop_abandons_it_at_once(
     api: DevCluster, tmp_path: Path
 ) -> None:
     fleet(api)

@@ -26,7 +26,7 @@ from testsupport.operator.harness import (
 )
 
 
-def test_a_status_write_failing_twice_with_500_still_ends_with_the_scheduled_condition(
+def test_status_write_failing_twice_with_500_still_ends_with_scheduled_condition(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=4))
@@ -45,7 +45,7 @@ def test_a_status_write_failing_twice_with_500_still_ends_with_the_scheduled_con
     assert errors == 2
 
 
-def test_a_binding_whose_generation_was_never_observed_and_has_no_condition_is_decided_again(
+def test_binding_whose_generation_was_never_observed_and_has_no_condition_is_decided_again(
     api: DevCluster, config_file: Path
 ) -> None:
     """The state a lost status write leaves: spec.clusters and the applied placement match, no condition."""
@@ -63,7 +63,7 @@ def test_a_binding_whose_generation_was_never_observed_and_has_no_condition_is_d
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]
 
 
-def test_a_spec_write_whose_answer_is_lost_still_ends_with_the_scheduled_condition(
+def test_spec_write_whose_answer_is_lost_still_ends_with_scheduled_condition(
     api: DevCluster, config_file: Path
 ) -> None:
     """The PATCH lands but the connection is cut before its answer: the status write that follows (from the
@@ -86,7 +86,7 @@ def success(api: DevCluster, name: str) -> dict[str, Any] | None:
     return body if found is not None and found["reason"] == "Success" else None
 
 
-def test_deciding_again_for_a_lost_condition_never_moves_the_binding(api: DevCluster, config_file: Path) -> None:
+def test_deciding_again_for_lost_condition_never_moves_binding(api: DevCluster, config_file: Path) -> None:
     """Its spec was written (annotation and clusters) but no condition, and one of its clusters is no longer
     selected by its affinity: Karmada would leave it; so do we, recording only the generation."""
     placement = {"clusterAffinity": {"labelSelector": {"matchLabels": {"env": "prod"}}},
@@ -105,7 +105,7 @@ def test_deciding_again_for_a_lost_condition_never_moves_the_binding(api: DevClu
     assert [w.path.endswith("/status") for w in binding_writes(api, "web")] == [True]
 
 
-def test_a_lost_condition_of_a_multi_component_binding_whose_component_results_were_pruned_is_written(
+def test_lost_condition_of_multi_component_binding_whose_component_results_were_pruned_is_written(
     api: DevCluster, tmp_path: Path,
 ) -> None:
     """Found by Karmada's own e2e suite (schedule_multi_template_test.go) on a real Karmada v1.18.2: its binding
@@ -127,7 +127,7 @@ def test_a_lost_condition_of_a_multi_component_binding_whose_component_results_w
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
 
 
-def test_the_next_leader_writes_the_condition_of_a_pass_cut_between_its_writes_over_a_stale_false_condition(
+def test_next_leader_writes_condition_of_pass_cut_between_writes_over_stale_false_condition(
     api: DevCluster, tmp_path: Path
 ) -> None:
     """Across a stop: the old leader's spec write lands, the drain deadline cuts its status write, and the binding

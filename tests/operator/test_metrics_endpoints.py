@@ -33,7 +33,7 @@ def fetch(port: int, path: str) -> tuple[int, str]:
         return answer.status, answer.read().decode()
 
 
-def test_metrics_and_health_are_served_after_a_pass(tmp_path: Path, api: DevCluster) -> None:
+def test_metrics_and_health_are_served_after_pass(tmp_path: Path, api: DevCluster) -> None:
     metrics_port, health_port = free_port(), free_port()
     config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": metrics_port,
                                                                           "healthPort": health_port}))
@@ -65,7 +65,7 @@ def test_metrics_and_health_are_served_after_a_pass(tmp_path: Path, api: DevClus
     assert readyz == (200, "ok")
 
 
-def test_a_standby_passes_its_readiness_probe_and_reports_it_does_not_lead(tmp_path: Path, api: DevCluster) -> None:
+def test_standby_passes_readiness_probe_and_reports_it_does_not_lead(tmp_path: Path, api: DevCluster) -> None:
     from tests.shutdown.helpers import lease_held_elsewhere
 
     metrics_port, health_port = free_port(), free_port()
@@ -83,7 +83,7 @@ def test_a_standby_passes_its_readiness_probe_and_reports_it_does_not_lead(tmp_p
     assert "binding_scheduler_leader 0.0" in leader
 
 
-def test_a_stopping_instance_fails_its_readiness_probe(tmp_path: Path, api: DevCluster) -> None:
+def test_stopping_instance_fails_readiness_probe(tmp_path: Path, api: DevCluster) -> None:
     config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": 0, "healthPort": free_port()}))
     operator = OperatorThread(api, config).start()
     service = operator.app.service
@@ -94,7 +94,7 @@ def test_a_stopping_instance_fails_its_readiness_probe(tmp_path: Path, api: DevC
     assert operator.stop() == 0
 
 
-def test_a_leader_whose_watch_fails_is_not_ready_until_it_lists_again(tmp_path: Path, api: DevCluster) -> None:
+def test_leader_whose_watch_fails_is_not_ready_until_it_lists_again(tmp_path: Path, api: DevCluster) -> None:
     health_port = free_port()
     config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": 0, "healthPort": health_port}))
     with running_operator(api, config):

@@ -30,7 +30,7 @@ BINDING = (
 EVENTS = r"^/api/v1/namespaces/default/events(/[a-z0-9.-]+)?$"
 
 
-def test_every_write_is_a_lease_a_fenced_binding_write_or_our_event(api: DevCluster, config_file: Path) -> None:
+def test_every_write_is_lease_fenced_binding_write_or_our_event(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3),
           binding_doc("dup", replicas=1, placement=DUPLICATED), crb_doc("role"))
     with running_operator(api, config_file) as operator:

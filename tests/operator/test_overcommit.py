@@ -100,7 +100,7 @@ def test_with_reserve_no_cluster_is_given_more_than_it_had_free(tmp_path: Path) 
     assert sum(given.values()) > CLUSTERS * CPUS * 0.9  # the fleet is nearly full, not empty
 
 
-def test_without_reserve_the_same_load_overcommits(tmp_path: Path) -> None:
+def test_without_reserve_same_load_overcommits(tmp_path: Path) -> None:
     given = run(tmp_path, protected=False)
     assert sum(given.values()) > CLUSTERS * CPUS * 2
     assert max(given.values()) > CPUS

@@ -18,7 +18,7 @@ from binding_scheduler.operator.options import LaunchOptions
 from binding_scheduler.operator.runner import run_operator
 
 
-def test_a_sigterm_as_kopf_takes_its_signal_handlers_is_a_clean_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sigterm_as_kopf_takes_signal_handlers_is_clean_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     spawn = kopf.spawn_tasks
 
     async def spawn_then_terminated(**kwargs: Any) -> Any:

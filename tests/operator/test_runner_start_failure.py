@@ -13,7 +13,7 @@ from binding_scheduler.operator.options import LaunchOptions
 from binding_scheduler.operator.runner import _until_kopf_ends, _without_the_failed_start_again
 
 
-async def test_after_a_failed_start_kopf_is_not_waited_for() -> None:
+async def test_after_failed_start_kopf_is_not_waited_for() -> None:
     kopf_winding_down = asyncio.ensure_future(asyncio.Event().wait())  # a Kopf that would take its time
     app = OperatorApp(LaunchOptions())
     app.stop_flag = asyncio.Event()
@@ -23,7 +23,7 @@ async def test_after_a_failed_start_kopf_is_not_waited_for() -> None:
     assert kopf_winding_down.cancelled()
 
 
-async def test_before_a_start_fails_kopf_is_awaited() -> None:
+async def test_before_start_fails_kopf_is_awaited() -> None:
     kopf = asyncio.ensure_future(asyncio.sleep(0.2))
     app: Any = SimpleNamespace(service=None, start_error=None)
     await _until_kopf_ends(kopf, app, asyncio.Event())
@@ -42,12 +42,12 @@ def handled(start_error: str | None, context: dict[str, Any]) -> list[dict[str, 
     return passed
 
 
-def test_after_a_failed_start_kopfs_unretrieved_activity_error_is_not_logged_again() -> None:
+def test_after_failed_start_kopfs_unretrieved_activity_error_is_not_logged_again() -> None:
     context = {"message": "Task exception was never retrieved", "exception": ActivityError("failed")}
     assert handled("kubeconfig /x does not exist", context) == []
 
 
-def test_any_other_loop_error_and_any_before_a_failed_start_reach_asyncios_handler() -> None:
+def test_any_other_loop_error_and_any_before_failed_start_reach_asyncios_handler() -> None:
     other = {"message": "Task exception was never retrieved", "exception": RuntimeError("boom")}
     activity = {"message": "Task exception was never retrieved", "exception": ActivityError("failed")}
     assert handled("kubeconfig /x does not exist", other) == [other]

@@ -60,7 +60,7 @@ def test_duplicated_gets_all_replicas_on_every_cluster(api: DevCluster, config_f
     assert_first_schedule(api, body, placement, [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}])
 
 
-def test_static_weight_divides_by_the_weight_list(api: DevCluster, config_file: Path) -> None:
+def test_static_weight_divides_by_weight_list(api: DevCluster, config_file: Path) -> None:
     placement = {"replicaScheduling": {
         "replicaSchedulingType": "Divided", "replicaDivisionPreference": "Weighted",
         "weightPreference": {"staticWeightList": [
@@ -83,20 +83,20 @@ def test_dynamic_weight_divides_by_available_replicas(api: DevCluster, config_fi
     assert_first_schedule(api, body, placement, [{"name": "m1", "replicas": 4}, {"name": "m2", "replicas": 2}])
 
 
-def test_aggregated_packs_replicas_into_the_fewest_clusters(api: DevCluster, config_file: Path) -> None:
+def test_aggregated_packs_replicas_into_fewest_clusters(api: DevCluster, config_file: Path) -> None:
     placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}
     body = schedule_one(api, config_file, cluster_doc("m1", pods=10), cluster_doc("m2", pods=100),
                         rb_doc("web", replicas=5, placement=placement))
     assert_first_schedule(api, body, placement, [{"name": "m2", "replicas": 5}])
 
 
-def test_a_non_workload_binding_goes_to_every_cluster_without_replicas(api: DevCluster, config_file: Path) -> None:
+def test_non_workload_binding_goes_to_every_cluster_without_replicas(api: DevCluster, config_file: Path) -> None:
     body = schedule_one(api, config_file, cluster_doc("m1"), cluster_doc("m2"),
                         rb_doc("cfg", replicas=0, placement={}), name="cfg")
     assert_first_schedule(api, body, {}, [{"name": "m1"}, {"name": "m2"}], name="cfg")
 
 
-def test_a_cluster_resource_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:
+def test_cluster_resource_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), crb_doc("role"))
     with running_operator(api, config_file) as operator:
         body = wait_until(lambda: crb_scheduled(api, "role"), what="the CRB to be scheduled")

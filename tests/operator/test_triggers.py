@@ -26,7 +26,7 @@ def clusters_of(api: DevCluster, name: str) -> list[dict[str, object]] | None:
     return None if body is None else body["spec"].get("clusters")
 
 
-def test_scaling_up_reschedules_with_a_scale_write(api: DevCluster, config_file: Path) -> None:
+def test_scaling_up_reschedules_with_scale_write(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
@@ -54,7 +54,7 @@ def test_scaling_down_reschedules(api: DevCluster, config_file: Path) -> None:
     assert len(binding_writes(api, "web")) == 4
 
 
-def test_a_status_only_change_of_the_binding_starts_no_pass(api: DevCluster, config_file: Path) -> None:
+def test_status_only_change_of_binding_starts_no_pass(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
@@ -65,7 +65,7 @@ def test_a_status_only_change_of_the_binding_starts_no_pass(api: DevCluster, con
     assert len(binding_writes(api, "web")) == 2
 
 
-def test_an_explicit_reschedule_after_the_last_schedule_reschedules_a_divided_binding(
+def test_explicit_reschedule_after_last_schedule_reschedules_divided_binding(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
@@ -83,7 +83,7 @@ def test_an_explicit_reschedule_after_the_last_schedule_reschedules_a_divided_bi
     assert final is not None and final["status"]["schedulerObservedGeneration"] == final["metadata"]["generation"]
 
 
-def test_an_explicit_reschedule_older_than_the_last_schedule_does_nothing(api: DevCluster, config_file: Path) -> None:
+def test_explicit_reschedule_older_than_last_schedule_does_nothing(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
@@ -95,7 +95,7 @@ def test_an_explicit_reschedule_older_than_the_last_schedule_does_nothing(api: D
     assert writes[2].body["status"] == {"schedulerObservedGeneration": 3}
 
 
-def test_a_binding_of_another_scheduler_is_never_written(api: DevCluster, config_file: Path) -> None:
+def test_binding_of_another_scheduler_is_never_written(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("other", scheduler_name="karmada-scheduler-2"),
           binding_doc("mine", replicas=1))
     with running_operator(api, config_file) as operator:
@@ -106,7 +106,7 @@ def test_a_binding_of_another_scheduler_is_never_written(api: DevCluster, config
     assert get(api, "resourcebindings", "other", "default")["spec"].get("clusters") is None  # type: ignore[index]
 
 
-def test_a_binding_without_a_policy_label_is_never_written(api: DevCluster, config_file: Path) -> None:
+def test_binding_without_policy_label_is_never_written(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("orphan", labels={}), binding_doc("mine", replicas=1))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "mine"), what="our binding to be scheduled")
@@ -114,7 +114,7 @@ def test_a_binding_without_a_policy_label_is_never_written(api: DevCluster, conf
     assert binding_writes(api, "orphan") == []
 
 
-def test_unsuspending_a_binding_schedules_it(api: DevCluster, config_file: Path) -> None:
+def test_unsuspending_binding_schedules_it(api: DevCluster, config_file: Path) -> None:
     doc = binding_doc("web", replicas=1)
     doc["spec"]["suspension"] = {"scheduling": True}
     apply(api, cluster_doc("m1"), doc)

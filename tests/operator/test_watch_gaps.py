@@ -43,7 +43,7 @@ def churn(api: DevCluster, count: int) -> None:
         assert status == 201
 
 
-def test_deletions_during_a_watch_gap_are_forgotten_after_the_relist(api: DevCluster, config_file: Path) -> None:
+def test_deletions_during_watch_gap_are_forgotten_after_relist(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("old", placement=DUPLICATED))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "old"), what="the first binding to be scheduled")

@@ -49,7 +49,7 @@ def listed(name: str) -> dict[str, Any]:
     return {"type": None, "object": {"metadata": {"name": name}}}
 
 
-async def test_a_completed_list_goes_to_the_listener_before_kopf_hears_it_ended(
+async def test_completed_list_goes_to_listener_before_kopf_hears_it_ended(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = FakeSettings()
@@ -77,7 +77,7 @@ async def test_a_completed_list_goes_to_the_listener_before_kopf_hears_it_ended(
     ],
     ids=["error-event", "cut-mid-json", "outage-past-kopf-retries", "forbidden"],
 )
-async def test_a_failed_stream_ends_quietly_so_kopf_lists_again(
+async def test_failed_stream_ends_quietly_so_kopf_lists_again(
     failure: BaseException, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     events = await consume(FakeSettings(), monkeypatch, stream_of(listed("a"), then=failure))
@@ -86,7 +86,7 @@ async def test_a_failed_stream_ends_quietly_so_kopf_lists_again(
     assert "listing again in 0.01s (failure 1 in a row)" in caplog.text
 
 
-async def test_consecutive_failures_back_off_exponentially_and_a_good_list_resets_them(
+async def test_consecutive_failures_back_off_exponentially_and_good_list_resets_them(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = FakeSettings()
@@ -104,7 +104,7 @@ async def test_consecutive_failures_back_off_exponentially_and_a_good_list_reset
     assert sleeps == [0.01, 0.02, 0.04, 0.01]
 
 
-async def test_a_stream_failing_while_other_streams_are_open_is_reported_failing(
+async def test_stream_failing_while_other_streams_are_open_is_reported_failing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each watch of the operator shares one record of failures: a stream started after another, while none had
@@ -153,13 +153,13 @@ async def test_cancellation_is_not_swallowed(monkeypatch: pytest.MonkeyPatch) ->
         await task
 
 
-def test_the_guard_wraps_kopfs_own_watch_function() -> None:
+def test_guard_wraps_kopfs_own_watch_function() -> None:
     watch_guard.install()
     assert watching.continuous_watch is watch_guard.guarded_continuous_watch
     assert "continuous_watch" in watch_guard._wrapped
 
 
-async def test_a_routed_resource_sends_its_events_to_the_route_in_order_and_kopf_sees_only_the_list_end(
+async def test_routed_resource_sends_events_to_route_in_order_and_kopf_sees_only_list_end(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = FakeSettings()
@@ -188,7 +188,7 @@ async def test_a_routed_resource_sends_its_events_to_the_route_in_order_and_kopf
     assert deleted == ["a"]  # an awaitable answer is awaited before the next event
 
 
-async def test_a_failing_route_is_logged_and_the_stream_goes_on(
+async def test_failing_route_is_logged_and_stream_goes_on(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = FakeSettings()
@@ -212,7 +212,7 @@ async def test_a_failing_route_is_logged_and_the_stream_goes_on(
     assert "handling a listed event of resourcebindings bad failed" in caplog.text
 
 
-async def test_resources_without_a_route_still_go_to_kopf(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_resources_without_route_still_go_to_kopf(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = FakeSettings()
 
     async def listener(plural: str, bodies: list[Mapping[str, Any]]) -> None:
@@ -223,7 +223,7 @@ async def test_resources_without_a_route_still_go_to_kopf(monkeypatch: pytest.Mo
     assert await consume(settings, monkeypatch, stream_of(modified)) == [modified]  # resource "clusters"
 
 
-async def test_an_operator_on_kopfs_own_path_gets_kopfs_stream_as_it_is_failure_and_all(
+async def test_operator_on_kopfs_own_path_gets_kopfs_stream_as_it_is_failure_and_all(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     unattached = object()

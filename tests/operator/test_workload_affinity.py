@@ -50,7 +50,7 @@ def create_and_wait(api: DevCluster, doc: dict[str, Any]) -> list[str]:
     return [t["name"] for t in body["spec"]["clusters"]]
 
 
-def test_two_bindings_of_one_affinity_group_end_on_the_same_cluster(api: DevCluster, gated: Path) -> None:
+def test_two_bindings_of_one_affinity_group_end_on_same_cluster(api: DevCluster, gated: Path) -> None:
     # m1 has the most room: a binding free to go anywhere would go there.
     apply(api, cluster_doc("m1", pods=300), cluster_doc("m2", pods=200), cluster_doc("m3", pods=100))
     with running_operator(api, gated):

@@ -22,7 +22,7 @@ from testsupport.operator.harness import (
 )
 
 
-def test_a_divided_binding_gets_exactly_two_writes_and_no_pass_after_its_own(
+def test_divided_binding_gets_exactly_two_writes_and_no_pass_after_own(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
@@ -41,7 +41,7 @@ def test_a_divided_binding_gets_exactly_two_writes_and_no_pass_after_its_own(
     assert updates == 0
 
 
-def test_a_duplicated_binding_is_not_rescheduled_by_its_own_spec_write(api: DevCluster, config_file: Path) -> None:
+def test_duplicated_binding_is_not_rescheduled_by_own_spec_write(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=2, placement=DUPLICATED))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")
@@ -50,7 +50,7 @@ def test_a_duplicated_binding_is_not_rescheduled_by_its_own_spec_write(api: DevC
     assert [w.path for w in writes] == [rb_path("web"), rb_path("web", "default", "status")]
 
 
-def test_the_status_write_is_fenced_with_the_version_returned_by_the_spec_write(
+def test_status_write_is_fenced_with_version_returned_by_spec_write(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
@@ -74,7 +74,7 @@ def test_many_bindings_each_get_at_most_two_writes(api: DevCluster, config_file:
         assert len(binding_writes(api, name)) == 2, name
 
 
-def test_every_request_names_the_instance_that_sent_it(api: DevCluster, config_file: Path) -> None:
+def test_every_request_names_instance_that_sent_it(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
     with running_operator(api, config_file, identity="scheduler-7"):
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")

@@ -190,13 +190,13 @@ EXERCISED = {
 }
 
 
-def test_the_cases_exercise_every_shape(run: tuple[list[Case], list[list[Verdict]]]) -> None:
+def test_cases_exercise_every_shape(run: tuple[list[Case], list[list[Verdict]]]) -> None:
     cases, _ = run
     seen = set(itertools.chain.from_iterable(shapes(c) for c in cases))
     assert not EXERCISED - seen, f"the generated cases miss: {sorted(EXERCISED - seen)}"
 
 
-def test_the_known_allowances_are_met(run: tuple[list[Case], list[list[Verdict]]]) -> None:
+def test_known_allowances_are_met(run: tuple[list[Case], list[list[Verdict]]]) -> None:
     """The deliberate differences show up (so their checks are exercised, not dead code)."""
     _, results = run
     seen = {v.verdict for verdicts in results for v in verdicts}
@@ -212,7 +212,7 @@ def test_karmada_gives_both_workload_affinity_reasons(run: tuple[list[Case], lis
     assert "cluster already has workload with the same anti-affinity group" in messages
 
 
-def test_an_input_file_reproduces_both_sides(run: tuple[list[Case], list[list[Verdict]]], tmp_path: Path) -> None:
+def test_input_file_reproduces_both_sides(run: tuple[list[Case], list[list[Verdict]]], tmp_path: Path) -> None:
     """What a failure prints is the truth: `simulate -f FILE` (its own file reading) decides as the in-process
     run did, and `karmada-oracle -f FILE` (single-run mode) as the batch did (up to its filter order, which is
     drawn again in every scheduler)."""
@@ -259,7 +259,7 @@ def verdict(ours: dict[str, Any], theirs: dict[str, Any], document: dict[str, An
     return differential.classify(doc, {**RESULT, **ours}, {**RESULT, **theirs}, {}, lambda: messages or set())[0]
 
 
-def test_filter_order_allows_only_the_messages_another_order_gives() -> None:
+def test_filter_order_allows_only_messages_another_order_gives() -> None:
     fit = {"scheduled": False, "reason": "NoClusterFit", "clusters": []}
     allowed = {"0/2 clusters are available: 2 a.", "0/2 clusters are available: 1 a, 1 b."}
     a, b = sorted(allowed)
@@ -270,7 +270,7 @@ def test_filter_order_allows_only_the_messages_another_order_gives() -> None:
                    messages=allowed) == "divergence"
 
 
-def test_merge_order_allows_only_a_reordered_tail_of_previous_clusters() -> None:
+def test_merge_order_allows_only_reordered_tail_of_previous_clusters() -> None:
     done = {"scheduled": True, "reason": "Success", "message": "ok"}
     ours = [{"name": "m4", "replicas": 3}, {"name": "m2", "replicas": 1}, {"name": "m3", "replicas": 1}]
     karmada = [{"name": "m4", "replicas": 3}, {"name": "m3", "replicas": 1}, {"name": "m2", "replicas": 1}]
@@ -295,7 +295,7 @@ def test_no_placement_allows_only_our_condition_beside_karmada_writing_nothing()
     assert verdict({**ours, "message": "other"}, {**ours, "reason": "", "message": ""}, document) == "divergence"
 
 
-def test_int32_sum_allows_only_the_wrapped_sum_of_the_candidates() -> None:
+def test_int32_sum_allows_only_wrapped_sum_of_candidates() -> None:
     document = {"spec": {"replicaRequirements": {}, "rescheduleTriggeredAt": "2026-02-11T00:00:00Z",
                          "placement": {"replicaScheduling": {"replicaSchedulingType": "Divided",
                                                              "replicaDivisionPreference": "Aggregated"}},
@@ -320,7 +320,7 @@ def test_int32_sum_allows_only_the_wrapped_sum_of_the_candidates() -> None:
     assert differential.classify(steady, ours, karmada(-2147483648), {}, set, three)[0] == "divergence"
 
 
-def test_component_results_allow_only_the_bindings_own_components_on_its_one_cluster() -> None:
+def test_component_results_allow_only_bindings_own_components_on_one_cluster() -> None:
     parts = [{"name": "driver", "replicas": 1}, {"name": "worker", "replicas": 3}]
     doc = {"kind": "ResourceBinding", "metadata": {"namespace": "default", "name": "job"},
            "spec": {"components": parts, "placement": {}}}
@@ -336,7 +336,7 @@ def test_component_results_allow_only_the_bindings_own_components_on_its_one_clu
                                  theirs, {}, set)[0] == "divergence"
 
 
-def test_a_variant_allows_only_what_karmada_decides_on_it() -> None:
+def test_variant_allows_only_what_karmada_decides_on_it() -> None:
     document = {"spec": {"placement": {"spreadConstraints": [{"spreadByField": "cluster", "maxGroups": 2}]}}}
     doc = {"kind": "ResourceBinding", "metadata": {"namespace": "default", "name": "web"}, **document}
     ours = {**RESULT, "scheduled": True, "reason": "Success", "message": "ok", "clusters": [{"name": "m1"}]}
@@ -349,7 +349,7 @@ def test_a_variant_allows_only_what_karmada_decides_on_it() -> None:
     assert differential.classify(doc, ours, theirs, {"policy-defaults": ours}, set)[0] == "divergence"
 
 
-def test_the_oracle_batch_mode_answers_each_case_alone() -> None:
+def test_oracle_batch_mode_answers_each_case_alone() -> None:
     served = [{"groupVersion": "v1", "resources": [{"name": "configmaps", "kind": "ConfigMap"}]}]
     cluster = {"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": {"name": "m1"},
                "status": {"apiEnablements": served}}

@@ -64,7 +64,7 @@ def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[tuple[Key,
     return found
 
 
-def test_the_oracle_prints_simulate_json_for_the_examples(
+def test_oracle_prints_simulate_json_for_examples(
     karmada_oracle: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     printed = subprocess.run(
@@ -106,7 +106,7 @@ def test_stdin_and_folders_are_read_alike() -> None:
             assert a["message"] == b["message"]
 
 
-def test_the_flags_reach_karmada(capsys: pytest.CaptureFixture[str]) -> None:
+def test_flags_reach_karmada(capsys: pytest.CaptureFixture[str]) -> None:
     """--plugins and --enable-empty-workload-propagation are Karmada's own flags, with simulate's meaning."""
     without_taints = run("-f", str(EXAMPLES), "--plugins", "*,-TaintToleration")
     ours = simulate(capsys, "--plugins", "*,-TaintToleration")
@@ -120,7 +120,7 @@ def test_the_flags_reach_karmada(capsys: pytest.CaptureFixture[str]) -> None:
     assert [r["clusters"] for r in empty["results"]] == [r["clusters"] for r in ours_empty["results"]]
 
 
-def test_bad_input_is_refused_with_the_reason() -> None:
+def test_bad_input_is_refused_with_reason() -> None:
     with pytest.raises(OracleError, match=re.escape("metadata.namespace: is required for a ResourceBinding")):
         decide([{"apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding", "metadata": {"name": "x"},
                  "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap", "name": "x"}}}])

@@ -18,7 +18,7 @@ def project(folder: str) -> dict[str, Any]:
     return data
 
 
-def test_one_version_each_distribution_pinning_the_one_below() -> None:
+def test_one_version_each_distribution_pinning_one_below() -> None:
     product, devcluster, kubectl = project("."), project("packages/devcluster"), project("packages/devcluster-kubectl")
     version = product["project"]["version"]
     assert binding_scheduler.__version__ == version
@@ -30,7 +30,7 @@ def test_one_version_each_distribution_pinning_the_one_below() -> None:
     assert kubectl["project"]["dependencies"] == [f"binding-scheduler-devcluster=={version}"]
 
 
-def test_each_distribution_builds_its_part_of_the_one_source_tree() -> None:
+def test_each_distribution_builds_part_of_one_source_tree() -> None:
     product = project(".")["tool"]["setuptools"]
     assert product["packages"]["find"]["exclude"] == ["binding_scheduler.devcluster", "binding_scheduler.devcluster.*"]
     for folder, package in (("packages/devcluster", "binding_scheduler.devcluster"),

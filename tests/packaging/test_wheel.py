@@ -119,7 +119,7 @@ def check_demo(out: str) -> None:
 
 @pytest.mark.packaging
 @pytest.mark.timeout(600)
-def test_the_wheel_works_from_a_fresh_venv_outside_the_repository(tmp_path: Path) -> None:
+def test_wheel_works_from_fresh_venv_outside_repository(tmp_path: Path) -> None:
     url = index_url()
     reason = unreachable(url)
     if reason is not None:

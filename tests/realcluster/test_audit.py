@@ -26,7 +26,7 @@ def write(path: Path, *events: dict[str, Any]) -> Path:
     return path
 
 
-def test_a_watch_whose_response_has_started_counts_before_its_connection_ends(tmp_path: Path) -> None:
+def test_watch_whose_response_has_started_counts_before_connection_ends(tmp_path: Path) -> None:
     log = audit.read_log(write(tmp_path / "audit.log", event("w", "RequestReceived", code=None),
                                event("w", "ResponseStarted")))
     assert [(e.verb, e.permission, e.code) for e in log.entries] == [
@@ -34,13 +34,13 @@ def test_a_watch_whose_response_has_started_counts_before_its_connection_ends(tm
     assert log.pending == []
 
 
-def test_a_request_logged_at_two_stages_counts_once(tmp_path: Path) -> None:
+def test_request_logged_at_two_stages_counts_once(tmp_path: Path) -> None:
     log = audit.read_log(write(tmp_path / "audit.log", event("w", "RequestReceived", code=None),
                                event("w", "ResponseStarted"), event("w", "ResponseComplete")))
     assert len(log.entries) == 1
 
 
-def test_a_request_received_and_not_answered_is_pending(tmp_path: Path) -> None:
+def test_request_received_and_not_answered_is_pending(tmp_path: Path) -> None:
     log = audit.read_log(write(tmp_path / "audit.log", event("g", "RequestReceived", verb="get", code=None),
                                event("p", "RequestReceived", verb="patch", code=None),
                                event("p", "ResponseComplete", verb="patch", code=409)))
@@ -48,12 +48,12 @@ def test_a_request_received_and_not_answered_is_pending(tmp_path: Path) -> None:
     assert [(e.verb, e.code) for e in log.entries] == [("patch", 409)]
 
 
-def test_entries_are_in_the_order_the_server_answered_them(tmp_path: Path) -> None:
+def test_entries_are_in_order_server_answered_them(tmp_path: Path) -> None:
     log = audit.read_log(write(tmp_path / "audit.log", event("a", "RequestReceived", code=None),
                                event("b", "RequestReceived", code=None), event("b", "ResponseComplete"),
                                event("a", "ResponseComplete")))
     assert [e.uri for e in log.entries] == ["/apis/x/b", "/apis/x/a"]
 
 
-def test_a_missing_log_is_empty(tmp_path: Path) -> None:
+def test_missing_log_is_empty(tmp_path: Path) -> None:
     assert audit.read(tmp_path / "none.log") == []

@@ -94,7 +94,7 @@ def as_tuple(load: AssumedLoad, listed: bool) -> tuple[Any, ...]:
 
 @settings(max_examples=400, deadline=None)
 @given(snapshot=fleets(), history=histories(), data=st.data())
-def test_the_columns_give_the_estimates_loads_and_versions_the_per_cluster_loads_give(
+def test_columns_give_estimates_loads_and_versions_per_cluster_loads_give(
     snapshot: Snapshot, history: tuple[AssumptionCache, Binding, bool], data: st.DataObject
 ) -> None:
     cache, binding, multi = history
@@ -119,7 +119,7 @@ def test_the_columns_give_the_estimates_loads_and_versions_the_per_cluster_loads
     assert cache.unchanged(at.versions, names)
 
 
-def test_a_sum_that_would_leave_int64_turns_its_column_into_python_integers() -> None:
+def test_sum_that_would_leave_int64_turns_column_into_python_integers() -> None:
     columns = AssumedColumns(capacity=4)
     big = parse_binding(builders.binding("big", namespace="shop", replicas=3, requests={"memory": "2Ei"}))
     cache = AssumptionCache()
@@ -134,7 +134,7 @@ def test_a_sum_that_would_leave_int64_turns_its_column_into_python_integers() ->
     assert columns.deducted["memory"].values[slots].tolist() == [3 * amount, 3 * amount]
 
 
-def test_the_columns_grow_past_their_first_capacity_keeping_every_sum() -> None:
+def test_columns_grow_past_their_first_capacity_keeping_every_sum() -> None:
     cache = AssumptionCache()
     web = parse_binding(builders.binding("web", namespace="shop", replicas=2, requests={"cpu": "1"}))
     many = [TargetCluster(f"m{i}", 2) for i in range(600)]
@@ -145,7 +145,7 @@ def test_the_columns_grow_past_their_first_capacity_keeping_every_sum() -> None:
     assert len(loads) == 600
 
 
-def test_on_the_column_path_a_binding_is_not_deducted_its_own_assumption() -> None:
+def test_on_column_path_binding_is_not_deducted_own_assumption() -> None:
     snapshot = Snapshot([cluster("m1", allocatable={"pods": "100", "cpu": "4"})])
     cache = AssumptionCache()
     web = parse_binding(builders.binding("web", namespace="shop", replicas=2, requests={"cpu": "1"}))
@@ -157,7 +157,7 @@ def test_on_the_column_path_a_binding_is_not_deducted_its_own_assumption() -> No
     assert general_column(web, indices, snapshot, ScheduleOptions(), at.columns).tolist() == [3]
 
 
-def test_footprints_over_the_same_many_clusters_share_one_read_only_slot_array_while_one_holds_it() -> None:
+def test_footprints_over_same_many_clusters_share_one_read_only_slot_array_while_one_holds_it() -> None:
     cache = AssumptionCache()
     fleet = [TargetCluster(f"m{i}", 1) for i in range(20)]
     first, second, other = (parse_binding(builders.binding(name, namespace="shop", replicas=1))

@@ -33,7 +33,7 @@ def held(cache: AssumptionCache, cluster: str) -> dict[str, int]:
     return {key: sum(c.replicas for c in w.components) for key, w in cache.assumed_on(cluster).items()}
 
 
-def test_a_decision_is_assumed_per_cluster_as_one_component_named_after_the_resource() -> None:
+def test_decision_is_assumed_per_cluster_as_one_component_named_after_resource() -> None:
     cache = AssumptionCache()
     web = rb("web")
     cache.assume(web, [TargetCluster("m1", 3), TargetCluster("m2", 1)], multi_template=False)
@@ -48,7 +48,7 @@ def test_clusters_given_no_replicas_are_not_assumed() -> None:
     assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 4}, {})
 
 
-def test_a_multi_template_binding_is_assumed_as_its_component_set() -> None:
+def test_multi_template_binding_is_assumed_as_component_set() -> None:
     cache = AssumptionCache()
     body = binding("job", namespace="shop")
     body["spec"]["components"] = [{"name": "leader", "replicas": 1}, {"name": "worker", "replicas": 3}]
@@ -65,7 +65,7 @@ def test_cluster_resource_bindings_are_never_assumed() -> None:
     assert held(cache, "m1") == {}
 
 
-def test_a_new_decision_replaces_the_old_one_and_releases_dropped_clusters() -> None:
+def test_new_decision_replaces_old_one_and_releases_dropped_clusters() -> None:
     cache = AssumptionCache()
     web = rb("web")
     cache.assume(web, [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)
@@ -73,7 +73,7 @@ def test_a_new_decision_replaces_the_old_one_and_releases_dropped_clusters() -> 
     assert (held(cache, "m1"), held(cache, "m2")) == ({}, {"shop/web": 4})
 
 
-def test_a_binding_estimates_with_the_others_assumptions_not_its_own() -> None:
+def test_binding_estimates_with_others_assumptions_not_own() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
     cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
@@ -81,7 +81,7 @@ def test_a_binding_estimates_with_the_others_assumptions_not_its_own() -> None:
     assert {c: [w.components[0].name for w in ws] for c, ws in assumed.items()} == {"m1": ["api"]}
 
 
-def test_a_cluster_load_sums_the_other_bindings_workloads_without_listing_them_unless_asked() -> None:
+def test_cluster_load_sums_other_bindings_workloads_without_listing_them_unless_asked() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
     cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
@@ -94,7 +94,7 @@ def test_a_cluster_load_sums_the_other_bindings_workloads_without_listing_them_u
         list(m1)
 
 
-def test_a_cluster_load_forgets_what_was_released_there() -> None:
+def test_cluster_load_forgets_what_was_released_there() -> None:
     cache = AssumptionCache()
     cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
     cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
@@ -115,7 +115,7 @@ def test_unreserve_restores_what_was_assumed_before() -> None:
     assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 2}, {})
 
 
-def test_a_pass_undone_after_its_binding_was_deleted_does_not_bring_back_the_footprint_before_it() -> None:
+def test_pass_undone_after_binding_was_deleted_does_not_bring_back_footprint_before_it() -> None:
     cache = AssumptionCache()
     web = rb("web")
     cache.assume(web, [TargetCluster("m1", 2)], multi_template=False)
@@ -125,7 +125,7 @@ def test_a_pass_undone_after_its_binding_was_deleted_does_not_bring_back_the_foo
     assert (held(cache, "m1"), held(cache, "m2")) == ({}, {})
 
 
-def test_a_binding_created_again_after_its_deletion_is_restored_as_any_other() -> None:
+def test_binding_created_again_after_deletion_is_restored_as_any_other() -> None:
     cache = AssumptionCache()
     web = rb("web")
     cache.release("shop/web")
@@ -135,21 +135,21 @@ def test_a_binding_created_again_after_its_deletion_is_restored_as_any_other() -
     assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 2}, {})
 
 
-def test_a_healthy_workload_releases_its_cluster_only() -> None:
+def test_healthy_workload_releases_cluster_only() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)
     cache.release_cluster("shop/web", "m1")
     assert (held(cache, "m1"), held(cache, "m2")) == ({}, {"shop/web": 2})
 
 
-def test_a_deleted_binding_releases_everything() -> None:
+def test_deleted_binding_releases_everything() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)
     cache.release("shop/web")
     assert (held(cache, "m1"), held(cache, "m2"), len(cache)) == ({}, {}, 0)
 
 
-def test_an_assumption_expires_after_its_ttl_and_each_assume_refreshes_it() -> None:
+def test_assumption_expires_after_ttl_and_each_assume_refreshes_it() -> None:
     clock = Clock()
     cache = AssumptionCache(clock=clock)
     cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
@@ -162,7 +162,7 @@ def test_an_assumption_expires_after_its_ttl_and_each_assume_refreshes_it() -> N
     assert cache.others(rb("api"), ["m1"])[0] == {}
 
 
-def test_an_expired_assumption_is_dropped_by_the_next_read_and_moves_its_cluster_version() -> None:
+def test_expired_assumption_is_dropped_by_next_read_and_moves_cluster_version() -> None:
     clock = Clock()
     cache = AssumptionCache(clock=clock)
     cache.assume(rb("old"), [TargetCluster("m1", 1)], multi_template=False)
@@ -172,7 +172,7 @@ def test_an_expired_assumption_is_dropped_by_the_next_read_and_moves_its_cluster
     assert (cache.holds("shop/old"), cache.unchanged(before, ["m1"])) == (False, False)
 
 
-def test_a_cluster_version_moves_with_every_assumption_added_or_taken_there_only() -> None:
+def test_cluster_version_moves_with_every_assumption_added_or_taken_there_only() -> None:
     cache = AssumptionCache()
     _, before = cache.others(rb("web"), ["m1", "m2"])
     cache.assume(rb("api"), [TargetCluster("m1", 1)], multi_template=False)
@@ -183,14 +183,14 @@ def test_a_cluster_version_moves_with_every_assumption_added_or_taken_there_only
     assert not cache.unchanged(now, ["m1"])
 
 
-def test_clusters_given_the_same_replicas_share_one_assumed_workload() -> None:
+def test_clusters_given_same_replicas_share_one_assumed_workload() -> None:
     """A Duplicated binding over a large fleet holds one workload object, not one per cluster."""
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster(f"m{i}", 4) for i in range(100)], multi_template=False)
     assert len({id(cache.assumed_on(f"m{i}")["shop/web"]) for i in range(100)}) == 1
 
 
-def test_a_healthy_cluster_of_a_duplicated_binding_is_released_and_the_others_stay() -> None:
+def test_healthy_cluster_of_duplicated_binding_is_released_and_others_stay() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster(f"m{i}", 4) for i in range(3)] + [TargetCluster("m9", 1)],
                  multi_template=False)
@@ -200,7 +200,7 @@ def test_a_healthy_cluster_of_a_duplicated_binding_is_released_and_the_others_st
     assert len(cache) == 3
 
 
-def test_a_cluster_listing_is_the_same_load_while_nothing_there_changes_and_a_new_one_after() -> None:
+def test_cluster_listing_is_same_load_while_nothing_there_changes_and_new_one_after() -> None:
     cache = AssumptionCache()
     cache.assume(rb("api"), [TargetCluster("m1", 3), TargetCluster("m2", 1)], multi_template=False)
     cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
@@ -214,7 +214,7 @@ def test_a_cluster_listing_is_the_same_load_while_nothing_there_changes_and_a_ne
     assert after is not first and [w.components[0].name for w in after] == ["api"]
 
 
-def test_a_cluster_listing_leaves_out_the_deciding_binding_s_own_workload() -> None:
+def test_cluster_listing_leaves_out_deciding_binding_s_own_workload() -> None:
     cache = AssumptionCache()
     cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
     cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
@@ -224,7 +224,7 @@ def test_a_cluster_listing_leaves_out_the_deciding_binding_s_own_workload() -> N
     assert (mine.pods, shared.pods) == (3, 4)
 
 
-def test_workloads_listed_first_after_many_assumptions_come_in_the_order_they_were_last_assumed() -> None:
+def test_workloads_listed_first_after_many_assumptions_come_in_order_they_were_last_assumed() -> None:
     cache = AssumptionCache()
     for name in ("web", "api", "db"):
         cache.assume(rb(name), [TargetCluster("m1", 1), TargetCluster("m2", 1)], multi_template=False)
@@ -246,7 +246,7 @@ def read_fleet(cache: AssumptionCache, deciding: Binding) -> Mapping[str, int]:
     return cache.at(deciding, fleet, np.arange(len(fleet)), workloads=False).versions
 
 
-def test_what_was_assumed_since_a_read_takes_at_most_a_pod_slot_and_its_share_of_each_requested_resource() -> None:
+def test_what_was_assumed_since_read_takes_at_most_pod_slot_and_share_of_each_requested_resource() -> None:
     cache = AssumptionCache()
     deciding = make_binding("d", namespace="shop", replicas=1, requests={"cpu": "500m", "memory": "1Gi"})
     cache.assume(make_binding("before", namespace="shop", replicas=9, requests={"cpu": "1"}),
@@ -260,7 +260,7 @@ def test_what_was_assumed_since_a_read_takes_at_most_a_pod_slot_and_its_share_of
     assert cache.taken_since(read, ["m1", "m2"]) == {"m1": 2 + 4 + 2, "m2": 0}
 
 
-def test_a_fraction_of_a_replicas_share_rounds_down_only_once_over_all_resources() -> None:
+def test_fraction_of_replicas_share_rounds_down_only_once_over_all_resources() -> None:
     cache = AssumptionCache()
     deciding = make_binding("d", namespace="shop", replicas=1, requests={"cpu": "300m", "memory": "3Gi"})
     read = read_fleet(cache, deciding)
@@ -271,7 +271,7 @@ def test_a_fraction_of_a_replicas_share_rounds_down_only_once_over_all_resources
     assert cache.taken_since(read, ["m1"]) == {"m1": 2}
 
 
-def test_versions_not_read_over_the_fleet_cannot_say_what_was_taken_since() -> None:
+def test_versions_not_read_over_fleet_cannot_say_what_was_taken_since() -> None:
     cache = AssumptionCache()
     deciding = rb("d")
     _, versions = cache.others(deciding, ["m1"])

@@ -8,7 +8,7 @@ from binding_scheduler.scheduling.state.stores import BindingStore
 from testsupport.builders import binding, placement
 
 
-def test_the_store_hands_a_binding_out_as_one_object_with_its_parse() -> None:
+def test_store_hands_binding_out_as_one_object_with_parse() -> None:
     store = BindingStore()
     body = binding("web", replicas=1, placement=placement())
     body["status"] = {"conditions": []}
@@ -20,7 +20,7 @@ def test_the_store_hands_a_binding_out_as_one_object_with_its_parse() -> None:
     assert (entry.meta.key, entry.binding.key, entry.status) == ("default/web", "default/web", {"conditions": []})
 
 
-def test_the_store_hands_an_invalid_binding_out_with_its_error_and_its_view() -> None:
+def test_store_hands_invalid_binding_out_with_error_and_view() -> None:
     store = BindingStore()
     store.upsert(binding("web", replicas=-1, placement=placement()))
 
@@ -30,7 +30,7 @@ def test_the_store_hands_an_invalid_binding_out_with_its_error_and_its_view() ->
     assert (entry.meta.key, str(entry.error), entry.status) == ("default/web", "spec.replicas: -1 is less than 0", {})
 
 
-def test_the_parsed_bindings_are_the_stored_versions_and_leave_out_the_invalid() -> None:
+def test_parsed_bindings_are_stored_versions_and_leave_out_invalid() -> None:
     """`parsed_bindings` (a preemption's scan) reads the parse cache only where it holds the stored version: a
     binding updated since its last parse is parsed again."""
     store = BindingStore()

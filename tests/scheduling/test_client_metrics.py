@@ -27,7 +27,7 @@ def samples(metrics: SchedulerMetrics, name: str) -> dict[tuple[tuple[str, str],
             for s in family.samples if s.name == name}
 
 
-async def test_a_request_through_the_api_client_counts_in_rest_client_requests_total(api: DevCluster) -> None:
+async def test_request_through_api_client_counts_in_rest_client_requests_total(api: DevCluster) -> None:
     metrics = SchedulerMetrics()
     async with ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate(),
                          observer=metrics.rest_client) as client:
@@ -54,7 +54,7 @@ def test_request_duration_buckets_are_client_gos_written_as_go_writes_them() -> 
     assert bounds == ["0.005", "0.025", "0.1", "0.25", "0.5", "1", "2", "4", "8", "15", "30", "60", "+Inf"]
 
 
-def test_a_negative_request_duration_is_rejected_and_creates_no_series() -> None:
+def test_negative_request_duration_is_rejected_and_creates_no_series() -> None:
     metrics = SchedulerMetrics()
     with pytest.raises(ValueError, match="must not be negative"):
         metrics.rest_client.request_latency("GET", "h:443", -1)
@@ -67,7 +67,7 @@ def test_rest_client_series_appear_only_once_observed() -> None:
     assert samples(metrics, "rest_client_request_duration_seconds_count") == {}
 
 
-def test_the_process_series_a_monitoring_stack_reads_are_exposed() -> None:
+def test_process_series_monitoring_stack_reads_are_exposed() -> None:
     exposed = {name for name in ("process_resident_memory_bytes", "process_virtual_memory_bytes",
                                  "process_cpu_seconds_total", "process_start_time_seconds", "process_open_fds",
                                  "process_max_fds")

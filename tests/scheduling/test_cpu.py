@@ -28,13 +28,13 @@ def spin(
     return work
 
 
-async def test_a_short_computation_runs_on_the_event_loop() -> None:
+async def test_short_computation_runs_on_event_loop() -> None:
     ran_in: list[int] = []
     assert await compute(spin(1000, ran_in), cpu_limit=5.0) == 1000
     assert ran_in == [threading.get_ident()]
 
 
-async def test_a_long_computation_moves_to_a_thread_and_the_loop_keeps_running() -> None:
+async def test_long_computation_moves_to_thread_and_loop_keeps_running() -> None:
     ran_in: list[int] = []
     ticks = 0
 
@@ -55,19 +55,19 @@ async def test_a_long_computation_moves_to_a_thread_and_the_loop_keeps_running()
     assert ticks >= 5  # the loop ran while the thread computed
 
 
-async def test_a_computation_over_its_cpu_limit_fails_naming_the_limit() -> None:
+async def test_computation_over_cpu_limit_fails_naming_limit() -> None:
     with pytest.raises(OverCpuLimit, match=r"more than 0.2s of CPU \(decisionCPULimit 0.2s\)"):
         await compute(spin(None, []), cpu_limit=0.2)
 
 
-async def test_a_limit_below_the_inline_slice_is_enforced_on_the_loop() -> None:
+async def test_limit_below_inline_slice_is_enforced_on_loop() -> None:
     ran_in: list[int] = []
     with pytest.raises(OverCpuLimit):
         await compute(spin(None, ran_in), cpu_limit=INLINE_SLICE / 2)
     assert ran_in == [threading.get_ident()]
 
 
-async def test_cancelling_abandons_the_computation_in_its_thread() -> None:
+async def test_cancelling_abandons_computation_in_thread() -> None:
     progress = [0]
     task = asyncio.create_task(compute(spin(None, [], progress), cpu_limit=60.0))
     while progress[0] < 100_000:  # noqa: ASYNC110 - the progress is a thread's, no event can carry it

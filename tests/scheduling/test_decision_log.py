@@ -23,18 +23,18 @@ PASSES = "binding_scheduler.scheduling.passes.run"
      logging.ERROR),
     (DecisionRecord("shop/", "ResourceBinding", "Unreadable", "ignored: metadata.name: is required"), logging.ERROR),
 ])
-def test_the_level_says_who_must_act(record: DecisionRecord, level: int) -> None:
+def test_level_says_who_must_act(record: DecisionRecord, level: int) -> None:
     assert record.level == level
 
 
-def test_a_refusal_has_no_trigger_or_duration_in_its_line() -> None:
+def test_refusal_has_no_trigger_or_duration_in_line() -> None:
     record = DecisionRecord("shop/web", "ResourceBinding", "SchedulerError", "invalid binding: spec.replicas: is "
                             "negative", attempt=4, refused=True)
     assert record.text() == ("binding shop/web (ResourceBinding): not scheduled: SchedulerError: invalid binding: "
                              "spec.replicas: is negative (attempt 4)")
 
 
-def test_the_json_form_carries_the_lines_facts_as_keys(caplog: pytest.LogCaptureFixture) -> None:
+def test_json_form_carries_lines_facts_as_keys(caplog: pytest.LogCaptureFixture) -> None:
     record = DecisionRecord("shop/web", "ResourceBinding", "NoClusterFit", "0/2 clusters are available",
                             trigger="ReconcileSchedule", seconds=0.0125, attempt=2)
     with caplog.at_level(logging.INFO, logger=PASSES):
@@ -51,6 +51,6 @@ def test_the_json_form_carries_the_lines_facts_as_keys(caplog: pytest.LogCapture
     }
 
 
-def test_a_record_without_fields_keeps_the_four_keys() -> None:
+def test_record_without_fields_keeps_four_keys() -> None:
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello %s", ("world",), None)
     assert json.loads(JsonFormatter().format(record)).keys() == {"ts", "level", "logger", "msg"}

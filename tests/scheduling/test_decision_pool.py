@@ -103,7 +103,7 @@ def assumed_cache() -> AssumptionCache:
     return cache
 
 
-async def test_a_decision_made_in_a_decision_process_is_the_decision_made_here(pool: DecisionPool) -> None:
+async def test_decision_made_in_decision_process_is_decision_made_here(pool: DecisionPool) -> None:
     snapshot = snapshot_of(fleet())
     here = framework(assumed_cache())
     for binding in bindings():
@@ -112,7 +112,7 @@ async def test_a_decision_made_in_a_decision_process_is_the_decision_made_here(p
     assert (pool.remote, pool.local) == (len(bindings()), 0)
 
 
-async def test_the_versions_of_a_remote_decision_are_read_when_it_is_sent(pool: DecisionPool) -> None:
+async def test_versions_of_remote_decision_are_read_when_it_is_sent(pool: DecisionPool) -> None:
     cache = assumed_cache()
     here = framework(cache)
     snapshot = snapshot_of(fleet())
@@ -124,7 +124,7 @@ async def test_the_versions_of_a_remote_decision_are_read_when_it_is_sent(pool: 
     assert not cache.unchanged(state.versions, ["m0", "m3"])
 
 
-async def test_cluster_changes_reach_the_process_before_its_next_decision(pool: DecisionPool) -> None:
+async def test_cluster_changes_reach_process_before_next_decision(pool: DecisionPool) -> None:
     here = framework()
     bodies = fleet()
     binding = bindings()[1]
@@ -141,7 +141,7 @@ async def test_cluster_changes_reach_the_process_before_its_next_decision(pool: 
     assert "m3" not in {t.name for t in remote.clusters or ()}
 
 
-async def test_the_steps_timed_in_a_process_reach_this_process_hooks(pool: DecisionPool) -> None:
+async def test_steps_timed_in_process_reach_this_process_hooks(pool: DecisionPool) -> None:
     timings = Timings()
     here = framework(hooks=(timings,))
     await pool.decide(here, bindings()[4], snapshot_of(fleet()), CycleState())
@@ -149,7 +149,7 @@ async def test_the_steps_timed_in_a_process_reach_this_process_hooks(pool: Decis
     assert pool.remote == 1
 
 
-async def test_a_framework_with_an_accurate_estimator_or_a_hook_reading_more_decides_here(
+async def test_framework_with_accurate_estimator_or_hook_reading_more_decides_here(
     pool: DecisionPool,
 ) -> None:
     class Reads(FrameworkHook):
@@ -163,7 +163,7 @@ async def test_a_framework_with_an_accurate_estimator_or_a_hook_reading_more_dec
     assert (pool.remote, pool.local) == (0, 1)
 
 
-async def test_a_cancelled_decision_drops_its_answer_and_the_process_goes_on(pool: DecisionPool) -> None:
+async def test_cancelled_decision_drops_answer_and_process_goes_on(pool: DecisionPool) -> None:
     here = framework()
     snapshot = snapshot_of(fleet(400))
     task = asyncio.ensure_future(pool.decide(here, bindings()[3], snapshot, CycleState()))
@@ -177,7 +177,7 @@ async def test_a_cancelled_decision_drops_its_answer_and_the_process_goes_on(poo
     assert all(not p.outstanding for p in pool._processes)
 
 
-async def test_a_decision_over_the_cpu_limit_in_a_process_raises_over_cpu_limit(pool: DecisionPool) -> None:
+async def test_decision_over_cpu_limit_in_process_raises_over_cpu_limit(pool: DecisionPool) -> None:
     wide = [builders.cluster(f"wide-{i:02d}", region=f"wide-region-{i:02d}") for i in range(26)]
     exponential = parse_binding(builders.binding("search", replicas=26, placement=placement(
         spread=[{"spreadByField": "region", "minGroups": 1, "maxGroups": 26},
@@ -189,7 +189,7 @@ async def test_a_decision_over_the_cpu_limit_in_a_process_raises_over_cpu_limit(
     assert pool.remote == 1
 
 
-async def test_a_process_that_exits_mid_decision_leaves_the_decision_to_this_process(pool: DecisionPool) -> None:
+async def test_process_that_exits_mid_decision_leaves_decision_to_this_process(pool: DecisionPool) -> None:
     here = framework()
     snapshot = snapshot_of(fleet())
     binding = bindings()[1]
@@ -215,7 +215,7 @@ async def test_close_stops_every_process_and_later_decisions_are_made_here() -> 
     assert (started.remote, started.local) == (0, 1)
 
 
-async def test_a_process_that_does_not_answer_in_time_is_stopped_and_the_decision_made_here(
+async def test_process_that_does_not_answer_in_time_is_stopped_and_decision_made_here(
     pool: DecisionPool, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.decisions.pool.ANSWER_MARGIN", 0.2)

@@ -68,7 +68,7 @@ def make_scheduler(client: HeldWrites, during: During | None = None) -> Schedule
     return scheduler
 
 
-async def test_a_commit_still_running_at_the_drain_deadline_is_cut_even_when_it_would_finish_soon_after() -> None:
+async def test_commit_still_running_at_drain_deadline_is_cut_even_when_it_would_finish_soon_after() -> None:
     """The deadline is the deadline: a write let go 2 s after it must find its pass already cut (a drain that
     waited longer would see it finish and count it drained)."""
     client = HeldWrites()
@@ -86,7 +86,7 @@ async def test_a_commit_still_running_at_the_drain_deadline_is_cut_even_when_it_
     assert (client.sent, client.cancelled, client.finished) == ([SPEC], [SPEC], [])
 
 
-async def test_a_commit_that_overruns_the_drain_deadline_sees_its_cancellation_before_the_drain_returns() -> None:
+async def test_commit_that_overruns_drain_deadline_sees_cancellation_before_drain_returns() -> None:
     """Cut means cancelled: the write in flight is cancelled (its request aborted) by the time `drain()` returns,
     not abandoned to run on after the stop."""
     client = HeldWrites()
@@ -102,7 +102,7 @@ async def test_a_commit_that_overruns_the_drain_deadline_sees_its_cancellation_b
     client.released.set()
 
 
-async def test_a_commit_that_ends_within_the_deadline_is_drained_with_both_writes() -> None:
+async def test_commit_that_ends_within_deadline_is_drained_with_both_writes() -> None:
     client = HeldWrites()
     scheduler = make_scheduler(client)
     scheduler.start()
@@ -117,7 +117,7 @@ async def test_a_commit_that_ends_within_the_deadline_is_drained_with_both_write
     assert client.finished == [SPEC, f"{SPEC}/status"]
 
 
-async def test_a_pass_that_swallows_its_cancellation_and_reaches_its_commit_point_after_the_stop_writes_nothing(
+async def test_pass_that_swallows_cancellation_and_reaches_commit_point_after_stop_writes_nothing(
 ) -> None:
     """A plugin that catches CancelledError and lets the decision go on anyway: the commit point refuses it
     (StoppingError), so the stop still means no write."""
@@ -145,7 +145,7 @@ async def test_a_pass_that_swallows_its_cancellation_and_reaches_its_commit_poin
         "binding_scheduler_pass_outcomes_total", {"outcome": "cancelled"}) == 1
 
 
-async def test_a_pass_slow_to_unwind_its_cancellation_is_counted_once_however_often_the_stop_is_asked() -> None:
+async def test_pass_slow_to_unwind_cancellation_is_counted_once_however_often_stop_is_asked() -> None:
     """The service asks the stop three times (the signal, then shutdown, then the drain); a pass still unwinding
     its cancellation (an estimator call's cancellation on its way to the server) is one cancelled pass."""
     entered, unwound = asyncio.Event(), asyncio.Event()
@@ -235,7 +235,7 @@ async def test_drain_returns_only_when_every_pass_task_has_ended_though_unwindin
     assert scheduler.in_flight == {}
 
 
-async def test_drain_returns_only_when_a_pass_cut_in_its_write_has_ended_though_the_cut_takes_many_turns() -> None:
+async def test_drain_returns_only_when_pass_cut_in_write_has_ended_though_cut_takes_many_turns() -> None:
     client = SlowToUnwindWrites()
     scheduler = make_scheduler(client)
     scheduler.start()
@@ -250,7 +250,7 @@ async def test_drain_returns_only_when_a_pass_cut_in_its_write_has_ended_though_
     client.released.set()
 
 
-async def test_a_pass_cancelled_before_its_commit_point_is_counted_cancelled_not_forgotten() -> None:
+async def test_pass_cancelled_before_commit_point_is_counted_cancelled_not_forgotten() -> None:
     """What operators read during a rollout: `binding_scheduler_pass_outcomes_total{outcome="cancelled"}`."""
     entered = asyncio.Event()
 

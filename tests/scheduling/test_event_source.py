@@ -5,7 +5,7 @@ from __future__ import annotations
 from binding_scheduler.scheduling.lifecycle.event_source import LISTED_AT_START, EventSource
 
 
-def test_the_fast_path_reports_its_lists_and_names_its_failing_watches() -> None:
+def test_fast_path_reports_lists_and_names_failing_watches() -> None:
     source = EventSource.streamed(lambda: {"resourcebindings": 2, "clusters": 1})
     assert (source.reports_lists, source.resync_every) == (True, None)
     assert source.watch_problem() == "the watch of clusters, resourcebindings is failing"
@@ -16,6 +16,6 @@ def test_kopfs_own_path_reports_nothing_and_is_resynced() -> None:
     assert (source.reports_lists, source.resync_every, source.watch_problem()) == (False, 300.0, None)
 
 
-def test_a_service_built_without_a_source_lists_at_its_start_and_is_never_stale() -> None:
+def test_service_built_without_source_lists_at_start_and_is_never_stale() -> None:
     assert (LISTED_AT_START.reports_lists, LISTED_AT_START.resync_every, LISTED_AT_START.watch_problem()) == (
         False, None, None)

@@ -78,25 +78,25 @@ async def decide_binding(
     return decision
 
 
-async def test_no_placement_is_an_error_and_nothing_is_written() -> None:
+async def test_no_placement_is_error_and_nothing_is_written() -> None:
     decision = await decide_binding(make_binding("foo", namespace="ns"), SNAPSHOT, build_plugins())
     assert (decision.clusters, decision.affinity_name) == (None, None)
     assert str(decision.error) == "failed to get placement from resourceBinding(ns/foo)"
 
 
-async def test_no_placement_on_a_cluster_binding_names_it() -> None:
+async def test_no_placement_on_cluster_binding_names_it() -> None:
     decision = await decide_binding(make_binding("foo", cluster_scoped=True), SNAPSHOT, build_plugins())
     assert str(decision.error) == "failed to get placement from clusterResourceBinding(foo)"
 
 
-async def test_a_duplicated_non_workload_goes_everywhere() -> None:
+async def test_duplicated_non_workload_goes_everywhere() -> None:
     rb = make_binding(placement=placement(scheduling=DUPLICATED))
     decision = await decide_binding(rb, SNAPSHOT, build_plugins())
     assert decision.error is None
     assert set(decision.clusters or ()) == {TargetCluster("m1"), TargetCluster("m2"), TargetCluster("m3")}
 
 
-async def test_the_walk_falls_back_to_the_next_term() -> None:
+async def test_walk_falls_back_to_next_term() -> None:
     rb = make_binding("foo", namespace="default", replicas=2, requests={"cpu": "1"},
                       placement=placement(affinities=[term("a", "gone"), term("b", "m2")], scheduling=AGGREGATED))
     decision = await decide_binding(rb, SNAPSHOT, build_plugins())
@@ -109,7 +109,7 @@ async def test_the_walk_falls_back_to_the_next_term() -> None:
     )
 
 
-async def test_the_walk_stops_at_the_first_success() -> None:
+async def test_walk_stops_at_first_success() -> None:
     rb = make_binding(replicas=1, requests={"cpu": "1"},
                       placement=placement(affinities=[term("a", "m1"), term("b", "m2")], scheduling=AGGREGATED))
     records: list[AttemptRecord] = []
@@ -118,7 +118,7 @@ async def test_the_walk_stops_at_the_first_success() -> None:
     assert [r.binding.status.scheduler_observing_affinity_name for r in records] == ["a"]
 
 
-async def test_every_term_failing_clears_the_clusters() -> None:
+async def test_every_term_failing_clears_clusters() -> None:
     rb = make_binding(replicas=1, placement=placement(affinities=[term("a", "x"), term("b", "y")]))
     decision = await decide_binding(rb, SNAPSHOT, build_plugins())
     assert (decision.clusters, decision.affinity_name, str(decision.error), len(decision.warnings)) == (
@@ -126,7 +126,7 @@ async def test_every_term_failing_clears_the_clusters() -> None:
     )
 
 
-async def test_the_accurate_estimator_is_asked_about_feasible_clusters_and_its_minimum_counts() -> None:
+async def test_accurate_estimator_is_asked_about_feasible_clusters_and_minimum_counts() -> None:
     rb = make_binding(replicas=4, requests={"cpu": "1"},
                       placement=placement(affinity={"clusterNames": ["m1", "m2"]}, scheduling=AGGREGATED))
     estimator = FakeEstimator({"m1": 1, "m2": 3})
@@ -138,14 +138,14 @@ async def test_the_accurate_estimator_is_asked_about_feasible_clusters_and_its_m
     assert (dict(record.general), dict(record.accurate)) == ({"m1": 8, "m2": 8}, {"m1": 1, "m2": 3})
 
 
-async def test_the_estimator_is_not_asked_for_a_non_workload() -> None:
+async def test_estimator_is_not_asked_for_non_workload() -> None:
     estimator = FakeEstimator({})
     rb = make_binding(placement=placement(scheduling=DUPLICATED))
     await decide_binding(rb, SNAPSHOT, build_plugins(), estimator)
     assert estimator.asked == []
 
 
-async def test_the_estimator_is_not_asked_when_nothing_fits() -> None:
+async def test_estimator_is_not_asked_when_nothing_fits() -> None:
     estimator = FakeEstimator({})
     rb = make_binding(replicas=1, placement=placement(affinity={"clusterNames": ["x"]}))
     decision = await decide_binding(rb, SNAPSHOT, build_plugins(), estimator)
@@ -181,7 +181,7 @@ async def decide_and_reserve(framework: Framework, binding: Binding, fleet: Snap
     return decision
 
 
-async def test_a_reserved_decision_is_deducted_from_the_next_ones_general_estimate() -> None:
+async def test_reserved_decision_is_deducted_from_next_ones_general_estimate() -> None:
     framework = Framework(build_plugins(), assumptions=AssumptionCache())
     fleet = tight_fleet()
     first = await decide_and_reserve(framework, aggregated("a", 4), fleet)
@@ -199,7 +199,7 @@ def modelled(name: str) -> Cluster:
     return parse_cluster(body)
 
 
-async def test_a_reserved_decision_is_placed_on_the_resource_models_of_the_next_ones_estimate() -> None:
+async def test_reserved_decision_is_placed_on_resource_models_of_next_ones_estimate() -> None:
     framework = Framework(build_plugins(), assumptions=AssumptionCache())
     fleet = snapshot(modelled("m1"), modelled("m2"))
     first = await decide_and_reserve(framework, aggregated("a", 4), fleet)
@@ -207,14 +207,14 @@ async def test_a_reserved_decision_is_placed_on_the_resource_models_of_the_next_
     assert (first.clusters, second.clusters) == ((TargetCluster("m1", 4),), (TargetCluster("m2", 4),))
 
 
-async def test_without_assumptions_every_decision_sees_the_same_free_capacity() -> None:
+async def test_without_assumptions_every_decision_sees_same_free_capacity() -> None:
     framework = Framework(build_plugins())
     fleet = tight_fleet()
     decisions = [await decide_and_reserve(framework, aggregated(name, 4), fleet) for name in ("a", "b", "c")]
     assert [d.clusters for d in decisions] == [(TargetCluster("m1", 4),)] * 3
 
 
-async def test_the_accurate_estimator_is_sent_the_other_bindings_assumptions() -> None:
+async def test_accurate_estimator_is_sent_other_bindings_assumptions() -> None:
     cache = AssumptionCache()
     estimator = FakeEstimator({"m1": 8, "m2": 8})
     framework = Framework(build_plugins(), estimator=estimator, assumptions=cache)
@@ -243,7 +243,7 @@ class ReservingElsewhere:
         return {}
 
 
-async def test_reserve_refuses_a_decision_whose_cluster_was_reserved_by_another_pass_meanwhile() -> None:
+async def test_reserve_refuses_decision_whose_cluster_was_reserved_by_another_pass_meanwhile() -> None:
     cache = AssumptionCache()
     plugin = ReservingElsewhere(cache)
     framework = Framework(build_plugins(extra=[plugin]), assumptions=cache)
@@ -275,7 +275,7 @@ ROOM = {
 
 
 @pytest.mark.parametrize("fleet_kind", list(ROOM))
-async def test_reserve_keeps_a_decision_whose_cluster_still_has_room_after_what_another_pass_assumed_meanwhile(
+async def test_reserve_keeps_decision_whose_cluster_still_has_room_after_what_another_pass_assumed_meanwhile(
     fleet_kind: str,
 ) -> None:
     fleet, replicas, leaves_room, _ = ROOM[fleet_kind]
@@ -292,7 +292,7 @@ async def test_reserve_keeps_a_decision_whose_cluster_still_has_room_after_what_
 
 
 @pytest.mark.parametrize("fleet_kind", list(ROOM))
-async def test_reserve_refuses_a_decision_that_what_another_pass_assumed_meanwhile_leaves_no_room_for(
+async def test_reserve_refuses_decision_that_what_another_pass_assumed_meanwhile_leaves_no_room_for(
     fleet_kind: str,
 ) -> None:
     fleet, replicas, _, fills = ROOM[fleet_kind]
@@ -311,7 +311,7 @@ async def test_reserve_refuses_a_decision_that_what_another_pass_assumed_meanwhi
     assert framework.reserve(binding, fresh, state) is not None
 
 
-async def test_reserve_keeps_a_decision_that_adds_no_replicas_where_another_pass_assumed_meanwhile() -> None:
+async def test_reserve_keeps_decision_that_adds_no_replicas_where_another_pass_assumed_meanwhile() -> None:
     cache = AssumptionCache()
     framework = Framework(build_plugins(), assumptions=cache)
     placed = make_binding("a", namespace="shop", replicas=3, requests={"cpu": "1"}, clusters={"m1": 3},
@@ -324,7 +324,7 @@ async def test_reserve_keeps_a_decision_that_adds_no_replicas_where_another_pass
     assert framework.reserve(placed, decision, state) is not None
 
 
-async def test_unreserve_gives_the_capacity_back() -> None:
+async def test_unreserve_gives_capacity_back() -> None:
     cache = AssumptionCache()
     framework = Framework(build_plugins(), assumptions=cache)
     fleet = tight_fleet()
@@ -378,7 +378,7 @@ class HalfOfM1:
         return {"m1": 2, "m2": -1}
 
 
-async def test_an_estimate_plugin_is_merged_with_the_estimators_by_minimum() -> None:
+async def test_estimate_plugin_is_merged_with_estimators_by_minimum() -> None:
     decision = await decide_binding(aggregated("a", 4), tight_fleet(), build_plugins(extra=[HalfOfM1()]))
     assert decision.clusters == (TargetCluster("m2", 4),)
 
@@ -408,7 +408,7 @@ async def test_two_select_plugins_are_refused() -> None:
         build_plugins(extra=[LastCluster(), Other()])
 
 
-async def test_a_failing_estimate_plugin_fails_the_attempt_naming_it() -> None:
+async def test_failing_estimate_plugin_fails_attempt_naming_it() -> None:
     class Broken:
         name = "Broken"
 
@@ -433,7 +433,7 @@ class Told(FrameworkHook):
         self.plugins.append((plugin, point.value, result.value))
 
 
-async def test_every_extension_point_is_told_to_the_hooks_once_with_its_result() -> None:
+async def test_every_extension_point_is_told_to_hooks_once_with_result() -> None:
     told, journal = Told(), Journal()
     framework = Framework(build_plugins(extra=[journal, HalfOfM1()]), hooks=[told])
     binding, state = aggregated("a", 1), CycleState()
@@ -460,7 +460,7 @@ class Refusing:
         raise self.error
 
 
-async def test_a_plugins_own_scheduling_error_keeps_its_kind_and_message_behind_the_points_words() -> None:
+async def test_plugins_own_scheduling_error_keeps_kind_and_message_behind_points_words() -> None:
     told = Told()
     decision = await decide_binding(aggregated("a", 1), tight_fleet(),
                                     build_plugins(extra=[Refusing(UnschedulableError("no room in the quota"))]),
@@ -472,7 +472,7 @@ async def test_a_plugins_own_scheduling_error_keeps_its_kind_and_message_behind_
     assert told.steps == [("Filter", "Error")]
 
 
-async def test_any_other_exception_from_a_plugin_is_its_bug_and_the_error_names_it() -> None:
+async def test_any_other_exception_from_plugin_is_bug_and_error_names_it() -> None:
     decision = await decide_binding(aggregated("a", 1), tight_fleet(),
                                     build_plugins(extra=[Refusing(KeyError("zone"))]))
 
@@ -490,7 +490,7 @@ class FullReserve:
         raise AssertionError("a plugin whose reserve failed is not unreserved")
 
 
-async def test_a_failing_reserve_plugin_undoes_the_reserve_plugins_before_it_and_the_assumption() -> None:
+async def test_failing_reserve_plugin_undoes_reserve_plugins_before_it_and_assumption() -> None:
     cache, journal = AssumptionCache(), Journal()
     framework = Framework(build_plugins(extra=[journal, FullReserve()]), assumptions=cache)
     binding, state = aggregated("a", 2), CycleState()

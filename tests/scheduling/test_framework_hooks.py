@@ -45,14 +45,14 @@ def test_every_extension_point_and_plugin_is_reported_in_order() -> None:
     ]
 
 
-def test_a_non_workload_skips_the_estimate_point() -> None:
+def test_non_workload_skips_estimate_point() -> None:
     recorder = Recorder()
     rb = parse_binding(binding(replicas=0, placement=placement()))
     schedule(rb, snapshot(make_cluster("m1")), build_plugins(), hooks=[recorder])
     assert [point for point, _ in recorder.steps] == ["Filter", "Score", "Select", "Assign"]
 
 
-def test_a_fit_error_reports_an_unschedulable_filter_step_and_stops() -> None:
+def test_fit_error_reports_unschedulable_filter_step_and_stops() -> None:
     recorder = Recorder()
     rb = parse_binding(binding(replicas=2, placement=placement(affinity=names("m9"))))
     with pytest.raises(FitError):
@@ -60,7 +60,7 @@ def test_a_fit_error_reports_an_unschedulable_filter_step_and_stops() -> None:
     assert recorder.steps == [("Filter", "Unschedulable")]
 
 
-def test_the_metrics_hook_feeds_karmadas_steps_and_extension_points_only() -> None:
+def test_metrics_hook_feeds_karmadas_steps_and_extension_points_only() -> None:
     metrics = SchedulerMetrics()
     rb = parse_binding(binding(replicas=2, placement=placement()))
     schedule(rb, snapshot(make_cluster("m1")), build_plugins(), hooks=[MetricsHook(metrics)])

@@ -85,7 +85,7 @@ async def test_metrics_are_live_and_parse(client: aiohttp.ClientSession) -> None
     assert samples[("binding_scheduler_queue_depth", (("queue", "active"),))] == 4
 
 
-async def test_two_servers_split_the_paths(client: aiohttp.ClientSession) -> None:
+async def test_two_servers_split_paths(client: aiohttp.ClientSession) -> None:
     async with server(metrics_port=0, health_port=free_port()) as s:
         assert s.metrics_port is not None and s.health_port is not None
         assert s.metrics_port != s.health_port
@@ -128,7 +128,7 @@ async def test_readiness_flips(client: aiohttp.ClientSession) -> None:
         assert (await get(client, s.health_port, "/readyz"))[0] == 503
 
 
-async def test_a_failing_readiness_check_is_not_ready_and_keeps_its_error_in_the_log(
+async def test_failing_readiness_check_is_not_ready_and_keeps_error_in_log(
     client: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
 ) -> None:
     def broken() -> bool:
@@ -170,7 +170,7 @@ async def test_start_is_idempotent_and_restartable(client: aiohttp.ClientSession
         await s.stop()
 
 
-async def test_a_port_in_use_fails_start_and_leaves_nothing_running(client: aiohttp.ClientSession) -> None:
+async def test_port_in_use_fails_start_and_leaves_nothing_running(client: aiohttp.ClientSession) -> None:
     async with server() as first:
         taken = first.metrics_port
         second = server(metrics_port=0, health_port=taken)
@@ -216,21 +216,21 @@ needs_ipv6 = pytest.mark.skipif(not has_ipv6_loopback(), reason="no IPv6 loopbac
 
 
 @needs_ipv6
-async def test_a_host_of_127_0_0_1_listens_on_that_address_only() -> None:
+async def test_host_of_127_0_0_1_listens_on_that_address_only() -> None:
     async with HealthServer(SchedulerMetrics(), metrics_host=HOST, metrics_port=0, health_port=None,
                             ready=always_ready) as s:
         assert (can_connect("127.0.0.1", s.metrics_port), can_connect("::1", s.metrics_port)) == (True, False)
 
 
 @needs_ipv6
-async def test_an_empty_host_listens_on_every_interface_ipv4_and_ipv6_on_one_port() -> None:
+async def test_empty_host_listens_on_every_interface_ipv4_and_ipv6_on_one_port() -> None:
     async with HealthServer(SchedulerMetrics(), metrics_host="", metrics_port=0, health_port=None,
                             ready=always_ready) as s:
         assert (can_connect("127.0.0.1", s.metrics_port), can_connect("::1", s.metrics_port)) == (True, True)
 
 
 @needs_ipv6
-async def test_each_server_has_its_own_host(client: aiohttp.ClientSession) -> None:
+async def test_each_server_has_own_host(client: aiohttp.ClientSession) -> None:
     async with HealthServer(SchedulerMetrics(), metrics_host="::1", metrics_port=free_port(),
                             health_host=HOST, health_port=free_port(), ready=always_ready) as s:
         async with client.get(f"http://[::1]:{s.metrics_port}/metrics") as response:

@@ -78,7 +78,7 @@ def with_small_slices(monkeypatch: pytest.MonkeyPatch, clusters: list[dict[str, 
     return scheduler
 
 
-def test_a_generation_change_queues_the_binding_and_a_status_change_does_not() -> None:
+def test_generation_change_queues_binding_and_status_change_does_not() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web"))
     assert queued(scheduler) == ["default/web"]
@@ -89,7 +89,7 @@ def test_a_generation_change_queues_the_binding_and_a_status_change_does_not() -
     assert (events_counted(scheduler, "BindingAdd"), events_counted(scheduler, "BindingUpdate")) == (1, 1)
 
 
-def test_a_cluster_label_change_requeues_the_bindings_its_old_or_new_labels_match_by_priority() -> None:
+def test_cluster_label_change_requeues_bindings_old_or_new_labels_match_by_priority() -> None:
     scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}), cluster("m2"))
     gold = {"labelSelector": {"matchLabels": {"tier": "gold"}}}
     silver = {"labelSelector": {"matchLabels": {"tier": "silver"}}}
@@ -104,7 +104,7 @@ def test_a_cluster_label_change_requeues_the_bindings_its_old_or_new_labels_matc
     assert events_counted(scheduler, "ClusterChanged") == 2
 
 
-def test_a_status_only_cluster_change_requeues_nothing() -> None:
+def test_status_only_cluster_change_requeues_nothing() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web"))
     queued(scheduler)
@@ -112,7 +112,7 @@ def test_a_status_only_cluster_change_requeues_nothing() -> None:
     assert queued(scheduler) == []
 
 
-def test_a_cluster_that_gains_an_api_requeues_only_the_bindings_that_found_no_cluster_fit() -> None:
+def test_cluster_that_gains_api_requeues_only_bindings_that_found_no_cluster_fit() -> None:
     scheduler = make_scheduler(cluster("m1", apis=[]))
     no_fit = {"conditions": [{"type": "Scheduled", "status": "False", "reason": "NoClusterFit", "message": "x"}]}
     error = {"conditions": [{"type": "Scheduled", "status": "False", "reason": "SchedulerError", "message": "x"}]}
@@ -125,7 +125,7 @@ def test_a_cluster_that_gains_an_api_requeues_only_the_bindings_that_found_no_cl
     assert queued(scheduler) == ["default/waits"]
 
 
-def test_a_binding_recreated_after_its_pass_found_no_fit_is_not_taken_for_one_that_waits_for_an_api() -> None:
+def test_binding_recreated_after_pass_found_no_fit_is_not_taken_for_one_that_waits_for_api() -> None:
     scheduler = make_scheduler(cluster("m1", apis=[]))
     scheduler.on_binding(body("web"))
     info = scheduler.queue.pop_nowait()
@@ -143,7 +143,7 @@ def test_a_binding_recreated_after_its_pass_found_no_fit_is_not_taken_for_one_th
     assert queued(scheduler) == []
 
 
-def test_an_invalid_cluster_is_left_out_of_the_snapshot_with_its_name_and_requeues_nothing(
+def test_invalid_cluster_is_left_out_of_snapshot_with_name_and_requeues_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
@@ -161,7 +161,7 @@ def test_an_invalid_cluster_is_left_out_of_the_snapshot_with_its_name_and_requeu
     assert record.getMessage().startswith("cluster m2 is invalid and is left out of scheduling: ")
 
 
-def test_a_deleted_cluster_leaves_the_snapshot_and_queues_the_bindings_placed_on_it_by_priority() -> None:
+def test_deleted_cluster_leaves_snapshot_and_queues_bindings_placed_on_it_by_priority() -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
     scheduler.on_binding(body("a-elsewhere", on=("m1",)))
     scheduler.on_binding(body("b-low", on=("m2",)))
@@ -177,7 +177,7 @@ def test_a_deleted_cluster_leaves_the_snapshot_and_queues_the_bindings_placed_on
     assert queued(scheduler) == ["default/c-high", "default/b-low"]
 
 
-def test_a_deleted_binding_is_forgotten_by_the_store_and_every_waiting_place() -> None:
+def test_deleted_binding_is_forgotten_by_store_and_every_waiting_place() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web"))
     (info,) = [scheduler.queue.pop_nowait()]
@@ -192,7 +192,7 @@ def test_a_deleted_binding_is_forgotten_by_the_store_and_every_waiting_place() -
     assert scheduler.queue.where("default/web") is None
 
 
-def test_a_complete_list_forgets_the_bindings_of_its_kind_it_lacks() -> None:
+def test_complete_list_forgets_bindings_of_its_kind_it_lacks() -> None:
     scheduler = make_scheduler()
     kept, gone = body("kept"), body("gone")
     crb = binding("crb", cluster_scoped=True, placement=placement())
@@ -223,14 +223,14 @@ async def test_workers_change_only_while_running_and_never_below_one() -> None:
     assert (report.cancelled, report.drained, report.cut) == (0, 0, 0)
 
 
-def test_the_drain_report_line() -> None:
+def test_drain_report_line() -> None:
     assert DrainReport(cancelled=2, drained=1, cut=0, seconds=1.999).line() == (
         "scheduler stopped: 2 passes cancelled before their commit point, 1 drained, 0 cut at the drain deadline, "
         "in 1999 ms"
     )
 
 
-def test_a_cluster_change_requeues_resource_bindings_before_cluster_resource_bindings() -> None:
+def test_cluster_change_requeues_resource_bindings_before_cluster_resource_bindings() -> None:
     scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
     crb = binding("a-crb", cluster_scoped=True, placement=placement())
     crb["metadata"]["labels"] = {"clusterpropagationpolicy.karmada.io/permanent-id": "c"}
@@ -243,7 +243,7 @@ def test_a_cluster_change_requeues_resource_bindings_before_cluster_resource_bin
     assert queued(scheduler) == ["default/web", "a-crb"]
 
 
-def test_an_invalid_binding_on_a_deleted_cluster_is_queued_too_at_priority_zero() -> None:
+def test_invalid_binding_on_deleted_cluster_is_queued_too_at_priority_zero() -> None:
     """It gets its SchedulerError condition from its pass; it must not jump the queue, nor break intake."""
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
     scheduler.on_binding(body("a-valid", on=("m2",)))
@@ -258,7 +258,7 @@ def test_an_invalid_binding_on_a_deleted_cluster_is_queued_too_at_priority_zero(
     assert queued(scheduler) == ["default/a-valid", "default/b-invalid"]
 
 
-async def test_a_cluster_change_over_many_bindings_queues_them_in_slices_and_lets_the_loop_run_between(
+async def test_cluster_change_over_many_bindings_queues_them_in_slices_and_lets_loop_run_between(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
@@ -277,7 +277,7 @@ async def test_a_cluster_change_over_many_bindings_queues_them_in_slices_and_let
     assert events_counted(scheduler, "ClusterChanged") == 10  # tested against its old labels and its new ones
 
 
-async def test_a_cluster_deleted_under_many_bindings_requeues_them_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_cluster_deleted_under_many_bindings_requeues_them_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     placed = [body(f"b{index}", on=("m1",) if index != 2 else ("m2",)) for index in range(5)]
     scheduler = with_small_slices(monkeypatch, [cluster("m1"), cluster("m2")], placed)
 
@@ -290,7 +290,7 @@ async def test_a_cluster_deleted_under_many_bindings_requeues_them_in_slices(mon
     assert queued(scheduler) == ["default/b3", "default/b4"]
 
 
-async def test_the_stop_ends_a_requeue_in_slices_and_the_drain_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_stop_ends_requeue_in_slices_and_drain_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
                                   [body(f"b{index}") for index in range(6)])
     scheduler.on_cluster(cluster("m1", labels={"tier": "silver"}))
@@ -316,7 +316,7 @@ RUNTIME = "binding_scheduler.scheduling.lifecycle.runtime"
      "spec.schedulerName is karmada-scheduler, and this scheduler is default-scheduler"),
     (lambda b: b["spec"].update(suspension={"scheduling": True}), "spec.suspension.scheduling is true"),
 ])
-def test_a_binding_the_event_filter_refuses_is_said_once_at_default_verbosity_with_why(
+def test_binding_event_filter_refuses_is_said_once_at_default_verbosity_with_why(
     change: Any, reason: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     scheduler = make_scheduler()
@@ -330,7 +330,7 @@ def test_a_binding_the_event_filter_refuses_is_said_once_at_default_verbosity_wi
     assert queued(scheduler) == []
 
 
-def test_a_binding_refused_again_after_it_passed_is_said_again(caplog: pytest.LogCaptureFixture) -> None:
+def test_binding_refused_again_after_it_passed_is_said_again(caplog: pytest.LogCaptureFixture) -> None:
     scheduler = make_scheduler()
     unlabelled = body("web")
     unlabelled["metadata"].pop("labels")

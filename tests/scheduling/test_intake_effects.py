@@ -21,7 +21,7 @@ from testsupport.builders import cluster
 RUNTIME = "binding_scheduler.scheduling.lifecycle.runtime"
 
 
-def test_a_new_binding_is_queued_by_its_schedule_priority() -> None:
+def test_new_binding_is_queued_by_schedule_priority() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("a-none"))
     scheduler.on_binding(body("b-one", priority=1))
@@ -30,7 +30,7 @@ def test_a_new_binding_is_queued_by_its_schedule_priority() -> None:
 
 
 @pytest.mark.parametrize("priority", ["9", 1.5])
-def test_a_schedule_priority_that_is_not_an_integer_counts_as_zero(priority: object) -> None:
+def test_schedule_priority_that_is_not_integer_counts_as_zero(priority: object) -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("a-none"))
     odd = body("b-odd")
@@ -40,7 +40,7 @@ def test_a_schedule_priority_that_is_not_an_integer_counts_as_zero(priority: obj
     assert queued(scheduler) == ["default/a-none", "default/b-odd", "default/c-minus"]
 
 
-def test_a_binding_that_starts_passing_the_event_filter_is_queued_as_added() -> None:
+def test_binding_that_starts_passing_event_filter_is_queued_as_added() -> None:
     scheduler = make_scheduler()
     unlabelled = body("web")
     unlabelled["metadata"]["labels"] = {}
@@ -66,7 +66,7 @@ def with_groups() -> tuple[Scheduler, WorkloadGroupIndex]:
     return scheduler, index
 
 
-def test_the_workload_groups_index_follows_every_stored_and_deleted_binding() -> None:
+def test_workload_groups_index_follows_every_stored_and_deleted_binding() -> None:
     scheduler, index = with_groups()
     scheduler.on_binding(grouped("a", "g"))
     scheduler.on_binding(grouped("b", "g"))
@@ -78,7 +78,7 @@ def test_the_workload_groups_index_follows_every_stored_and_deleted_binding() ->
     assert [m.name for m in index.affinity_members("g")] == ["b"]
 
 
-def test_a_binding_missing_from_a_complete_list_leaves_the_workload_groups_index() -> None:
+def test_binding_missing_from_complete_list_leaves_workload_groups_index() -> None:
     scheduler, index = with_groups()
     kept = grouped("kept", "g")
     scheduler.on_binding(kept)
@@ -89,7 +89,7 @@ def test_a_binding_missing_from_a_complete_list_leaves_the_workload_groups_index
     assert [m.name for m in index.affinity_members("g")] == ["kept"]
 
 
-def test_a_binding_missing_from_a_complete_list_leaves_the_queue() -> None:
+def test_binding_missing_from_complete_list_leaves_queue() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("gone"))
     info = scheduler.queue.pop_nowait()
@@ -102,7 +102,7 @@ def test_a_binding_missing_from_a_complete_list_leaves_the_queue() -> None:
     assert scheduler.queue.where("default/gone") is None
 
 
-def test_a_binding_missing_from_a_complete_list_after_finding_no_fit_is_not_taken_for_one_that_waits_for_an_api(
+def test_binding_missing_from_complete_list_after_finding_no_fit_is_not_taken_for_one_that_waits_for_api(
 ) -> None:
     scheduler = make_scheduler(cluster("m1", apis=[]))
     scheduler.on_binding(body("web"))
@@ -132,7 +132,7 @@ def healthy_on(doc: dict[str, Any], *names: str) -> dict[str, Any]:
     return doc
 
 
-def test_a_workload_turning_healthy_releases_its_assumption_on_that_cluster_only() -> None:
+def test_workload_turning_healthy_releases_assumption_on_that_cluster_only() -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
     scheduler.on_binding(body("web", on=("m1", "m2")))
     assume_on(scheduler, "default/web", "m1", "m2")
@@ -143,7 +143,7 @@ def test_a_workload_turning_healthy_releases_its_assumption_on_that_cluster_only
     assert list(scheduler.ctx.assumptions.assumed_on("m2")) == ["default/web"]
 
 
-def test_a_workload_already_healthy_does_not_release_an_assumption_made_since() -> None:
+def test_workload_already_healthy_does_not_release_assumption_made_since() -> None:
     scheduler = make_scheduler(cluster("m1"))
     scheduler.on_binding(healthy_on(body("web", on=("m1",)), "m1"))
     assume_on(scheduler, "default/web", "m1")
@@ -153,7 +153,7 @@ def test_a_workload_already_healthy_does_not_release_an_assumption_made_since() 
     assert list(scheduler.ctx.assumptions.assumed_on("m1")) == ["default/web"]
 
 
-def test_a_binding_missing_from_a_complete_list_gives_back_what_it_was_assumed_to_take() -> None:
+def test_binding_missing_from_complete_list_gives_back_what_it_was_assumed_to_take() -> None:
     scheduler = make_scheduler(cluster("m1"))
     kept = body("kept", on=("m1",))
     scheduler.on_binding(kept)
@@ -166,7 +166,7 @@ def test_a_binding_missing_from_a_complete_list_gives_back_what_it_was_assumed_t
     assert list(scheduler.ctx.assumptions.assumed_on("m1")) == ["default/kept"]
 
 
-def test_an_event_with_the_version_a_409_refused_does_not_end_the_wait_and_a_newer_one_does() -> None:
+def test_event_with_version_409_refused_does_not_end_wait_and_newer_one_does() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web", version="5"))
     info = scheduler.queue.pop_nowait()
@@ -182,7 +182,7 @@ def test_an_event_with_the_version_a_409_refused_does_not_end_the_wait_and_a_new
     assert queued(scheduler) == ["default/web"]
 
 
-def test_a_body_placed_on_a_cluster_that_is_gone_is_queued_as_a_cluster_change() -> None:
+def test_body_placed_on_cluster_that_is_gone_is_queued_as_cluster_change() -> None:
     scheduler = make_scheduler(cluster("m1"))
     scheduler.on_binding(body("web", on=("m1",)))
     queued(scheduler)
@@ -193,7 +193,7 @@ def test_a_body_placed_on_a_cluster_that_is_gone_is_queued_as_a_cluster_change()
     assert events_counted(scheduler, "ClusterChanged") == 1
 
 
-def test_our_own_spec_write_onto_a_cluster_removed_since_is_queued_as_a_cluster_change() -> None:
+def test_our_own_spec_write_onto_cluster_removed_since_is_queued_as_cluster_change() -> None:
     scheduler = make_scheduler(cluster("m1"))
     scheduler.on_binding(body("web", on=("m1",)))
     queued(scheduler)
@@ -205,7 +205,7 @@ def test_our_own_spec_write_onto_a_cluster_removed_since_is_queued_as_a_cluster_
     assert events_counted(scheduler, "ClusterChanged") == 1
 
 
-def test_an_invalid_cluster_is_kept_with_its_error_and_the_log_line_says_what_is_wrong(
+def test_invalid_cluster_is_kept_with_error_and_log_line_says_what_is_wrong(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
@@ -221,7 +221,7 @@ def test_an_invalid_cluster_is_kept_with_its_error_and_the_log_line_says_what_is
         f"cluster m2 is invalid and is left out of scheduling: {error}"]
 
 
-def test_a_deleted_cluster_counts_each_binding_it_requeues_as_a_cluster_change() -> None:
+def test_deleted_cluster_counts_each_binding_it_requeues_as_cluster_change() -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
     scheduler.on_binding(body("a", on=("m2",)))
     scheduler.on_binding(body("b", on=("m2",)))
@@ -236,7 +236,7 @@ def test_a_deleted_cluster_counts_each_binding_it_requeues_as_a_cluster_change()
     ("labels", "requeue-for-m1"),
     ("deleted", "requeue-off-m1"),
 ])
-async def test_a_requeue_in_slices_runs_in_a_task_named_after_its_cluster_and_forgets_it_when_done(
+async def test_requeue_in_slices_runs_in_task_named_after_cluster_and_forgets_it_when_done(
     monkeypatch: pytest.MonkeyPatch, change: str, task: str
 ) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"}), cluster("m2")],
@@ -256,7 +256,7 @@ async def test_a_requeue_in_slices_runs_in_a_task_named_after_its_cluster_and_fo
     assert len(queued(scheduler)) == 5
 
 
-async def test_exactly_one_slice_of_bindings_is_requeued_at_once_without_a_task(
+async def test_exactly_one_slice_of_bindings_is_requeued_at_once_without_task(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
@@ -268,7 +268,7 @@ async def test_exactly_one_slice_of_bindings_is_requeued_at_once_without_a_task(
     assert queued(scheduler) == ["default/b0", "default/b1"]
 
 
-def test_without_an_event_loop_a_requeue_over_many_bindings_runs_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_event_loop_requeue_over_many_bindings_runs_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
                                   [body(f"b{index}") for index in range(5)])
 

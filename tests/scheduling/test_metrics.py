@@ -120,7 +120,7 @@ EXPECTED_FAMILIES = {
 }
 
 
-def test_every_family_with_its_type_and_labels() -> None:
+def test_every_family_with_type_and_labels() -> None:
     families = scrape(observed_everywhere())
     assert set(families) == set(EXPECTED_FAMILIES)
     for name, (typ, labels) in EXPECTED_FAMILIES.items():
@@ -154,7 +154,7 @@ def test_karmada_series_appear_only_once_observed() -> None:
             assert families[name][1] == [], name
 
 
-def test_preemption_attempts_by_result_and_the_victims_they_evicted() -> None:
+def test_preemption_attempts_by_result_and_victims_they_evicted() -> None:
     m = SchedulerMetrics()
     m.preemption_attempt(success=True, victims=3)
     m.preemption_attempt(success=False, victims=0)
@@ -183,7 +183,7 @@ def test_exponential_buckets() -> None:
             exponential_buckets(*bad)
 
 
-def test_build_info_carries_karmadas_labels_with_what_a_python_package_knows() -> None:
+def test_build_info_carries_karmadas_labels_with_what_python_package_knows() -> None:
     m = SchedulerMetrics()
     assert value(m, "karmada_build_info", git_version=__version__, git_commit="", git_short_commit="",
                  git_tree_state="", build_date="", go_version="", compiler=platform.python_implementation().lower(),
@@ -368,7 +368,7 @@ LABEL_ENUMS = {AttemptResult, ScheduleType, ScheduleStep, BindingEvent, PluginPo
 
 @pytest.mark.parametrize("method", ["observe_attempt", "observe_step", "binding_event", "observe_extension_point",
                                     "observe_plugin", "pass_finished", "write"])
-def test_every_label_parameter_is_an_enum_so_a_typo_is_a_type_error(method: str) -> None:
+def test_every_label_parameter_is_enum_so_typo_is_type_error(method: str) -> None:
     hints = typing.get_type_hints(getattr(SchedulerMetrics, method))
     labels = {name: hint for name, hint in hints.items() if name not in ("return", "seconds", "plugin")}
     assert labels and all(hint in LABEL_ENUMS for hint in labels.values()), labels

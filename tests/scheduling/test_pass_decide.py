@@ -49,14 +49,14 @@ from testsupport.passes import (
 )
 
 
-async def test_an_unknown_binding_key_is_forgotten_with_no_request() -> None:
+async def test_unknown_binding_key_is_forgotten_with_no_request() -> None:
     client = ScriptedClient()
     assert await Run(binding(replicas=1, placement=placement()), client).pass_("default/other") is (
         PassOutcome.FORGOTTEN)
     assert client.sent == []
 
 
-async def test_a_binding_without_placement_gets_a_scheduler_error_condition_and_is_retried() -> None:
+async def test_binding_without_placement_gets_scheduler_error_condition_and_is_retried() -> None:
     client = FakeClient()
     outcome, events = await run(binding(replicas=1), client, "m1")
     assert outcome is PassOutcome.ERROR
@@ -69,7 +69,7 @@ async def test_a_binding_without_placement_gets_a_scheduler_error_condition_and_
     assert events.recorded == [("ResourceBinding", "Warning", "ScheduleBindingFailed", message)]
 
 
-async def test_a_deleting_binding_gets_a_warning_on_itself_and_its_resource_and_no_write() -> None:
+async def test_deleting_binding_gets_warning_on_itself_and_resource_and_no_write() -> None:
     body = binding(replicas=1, placement=placement())
     body["metadata"]["deletionTimestamp"] = "2026-11-29T00:00:00Z"
     client = FakeClient()
@@ -85,7 +85,7 @@ async def test_a_deleting_binding_gets_a_warning_on_itself_and_its_resource_and_
 # -- bindings that cannot be scheduled as they are ------------------------------------------------------------
 
 
-async def test_an_invalid_binding_gets_a_scheduler_error_naming_the_field_and_one_warning_event() -> None:
+async def test_invalid_binding_gets_scheduler_error_naming_field_and_one_warning_event() -> None:
     body = binding(replicas=-1, placement=placement())
     client = ScriptedClient()
     run = Run(body, client)
@@ -101,7 +101,7 @@ async def test_an_invalid_binding_gets_a_scheduler_error_naming_the_field_and_on
         ("ResourceBinding", "Warning", "ScheduleBindingFailed", "invalid binding: spec.replicas: -1 is less than 0")]
 
 
-async def test_a_cluster_resource_binding_without_placement_is_refused_naming_its_kind() -> None:
+async def test_cluster_resource_binding_without_placement_is_refused_naming_kind() -> None:
     body = binding("role", cluster_scoped=True)
     client = ScriptedClient()
     run = Run(body, client)
@@ -114,7 +114,7 @@ async def test_a_cluster_resource_binding_without_placement_is_refused_naming_it
     assert client.sent[0][1] == "/apis/work.karmada.io/v1alpha2/clusterresourcebindings/role/status"
 
 
-async def test_a_decision_over_its_cpu_limit_is_refused_as_unschedulable_with_the_limit_in_the_condition() -> None:
+async def test_decision_over_cpu_limit_is_refused_as_unschedulable_with_limit_in_condition() -> None:
     client = ScriptedClient()
     run = Run(binding(replicas=26, placement=EXPONENTIAL), client)
     for i, name in enumerate(WIDE):
@@ -130,7 +130,7 @@ async def test_a_decision_over_its_cpu_limit_is_refused_as_unschedulable_with_th
     assert [(t, r, m) for _, t, r, m in run.events.recorded] == [("Warning", "ScheduleBindingFailed", message)]
 
 
-async def test_a_generation_without_its_condition_is_decided_again_and_gets_the_condition(
+async def test_generation_without_condition_is_decided_again_and_gets_condition(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient()
@@ -149,7 +149,7 @@ async def test_a_generation_without_its_condition_is_decided_again_and_gets_the_
     assert attempts(run, "scheduled", "ReconcileSchedule") == 1
 
 
-async def test_a_generation_without_its_condition_whose_new_decision_would_move_it_is_only_recorded(
+async def test_generation_without_condition_whose_new_decision_would_move_it_is_only_recorded(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient()
@@ -165,7 +165,7 @@ async def test_a_generation_without_its_condition_whose_new_decision_would_move_
             "generation 2 recorded without a condition (as Karmada does)") in caplog.messages
 
 
-async def test_a_reserve_plugins_failure_writes_no_placement_and_gives_a_condition_naming_the_plugin() -> None:
+async def test_reserve_plugins_failure_writes_no_placement_and_gives_condition_naming_plugin() -> None:
     client = ScriptedClient()
     run = protected(binding(replicas=2, placement=placement()), client)
     run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(extra=[FullLedger()]),
@@ -179,7 +179,7 @@ async def test_a_reserve_plugins_failure_writes_no_placement_and_gives_a_conditi
     assert [(t, r, m) for _, t, r, m in run.events.recorded][-1] == ("Warning", "ScheduleBindingFailed", message)
 
 
-async def test_a_reserve_plugins_failure_leaves_the_observed_affinity_term_as_it_was() -> None:
+async def test_reserve_plugins_failure_leaves_observed_affinity_term_as_it_was() -> None:
     client = ScriptedClient()
     run = Run(binding(replicas=2, placement=placement(affinities=[term("primary", "m1")])), client)
     run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(extra=[FullLedger()]))
@@ -188,7 +188,7 @@ async def test_a_reserve_plugins_failure_leaves_the_observed_affinity_term_as_it
     assert "schedulerObservingAffinityName" not in status_of(client)
 
 
-async def test_a_reserve_plugins_failure_keeps_the_warnings_of_the_terms_that_failed_before() -> None:
+async def test_reserve_plugins_failure_keeps_warnings_of_terms_that_failed_before() -> None:
     client = ScriptedClient()
     terms = [term("gone", "nowhere"), term("primary", "m1")]
     run = Run(binding(replicas=2, placement=placement(affinities=terms)), client)
@@ -200,7 +200,7 @@ async def test_a_reserve_plugins_failure_keeps_the_warnings_of_the_terms_that_fa
     assert warnings[0].startswith("failed to schedule ResourceBinding(default/web) with clusterAffiliates index(0)")
 
 
-async def test_every_term_failing_on_a_binding_already_placed_nowhere_is_still_no_cluster_fit() -> None:
+async def test_every_term_failing_on_binding_already_placed_nowhere_is_still_no_cluster_fit() -> None:
     """The decision (no clusters, and the error) equals what the binding holds: no spec write, and the outcome is
     the error's, not a success."""
     chosen = placement(affinities=[term("a", "gone-1"), term("b", "gone-2")])
@@ -220,7 +220,7 @@ async def test_every_term_failing_on_a_binding_already_placed_nowhere_is_still_n
     assert attempts(run, "scheduled", "ReconcileSchedule") + attempts(run, "error", "ReconcileSchedule") == 1
 
 
-async def test_a_decision_whose_clusters_other_passes_reserved_meanwhile_is_made_again_on_a_fresh_snapshot() -> None:
+async def test_decision_whose_clusters_other_passes_reserved_meanwhile_is_made_again_on_fresh_snapshot() -> None:
     decided: list[int] = []
 
     async def racing(ctx: AttemptContext) -> None:
@@ -234,7 +234,7 @@ async def test_a_decision_whose_clusters_other_passes_reserved_meanwhile_is_made
     assert decided == [1, 1]
 
 
-async def test_a_decision_beaten_to_its_clusters_three_times_in_a_row_is_requeued(
+async def test_decision_beaten_to_clusters_three_times_in_row_is_requeued(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient()
@@ -259,7 +259,7 @@ async def test_a_decision_beaten_to_its_clusters_three_times_in_a_row_is_requeue
 # -- decisions that end without a placement ----------------------------------------------------------------------
 
 
-async def test_a_fit_error_clears_the_clusters_and_is_no_cluster_fit_with_warnings_and_no_retry(
+async def test_fit_error_clears_clusters_and_is_no_cluster_fit_with_warnings_and_no_retry(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient(spec=[written(2, "8")])
@@ -297,7 +297,7 @@ async def test_too_few_replicas_anywhere_writes_no_spec_and_is_unschedulable() -
     assert attempts(run, "error", "ReconcileSchedule") == 1
 
 
-async def test_a_skipped_affinity_term_is_a_warning_and_the_term_used_is_named_in_the_status(
+async def test_skipped_affinity_term_is_warning_and_term_used_is_named_in_status(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient(spec=[written(2, "8")])
@@ -317,7 +317,7 @@ async def test_a_skipped_affinity_term_is_a_warning_and_the_term_used_is_named_i
         "failed to schedule ResourceBinding(default/web) with clusterAffiliates index(0): ")
 
 
-async def test_with_multiple_pod_templates_a_multi_component_binding_placed_nowhere_is_scaled(
+async def test_with_multiple_pod_templates_multi_component_binding_placed_nowhere_is_scaled(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     body = placed_body(DIVIDED)
@@ -335,7 +335,7 @@ async def test_with_multiple_pod_templates_a_multi_component_binding_placed_nowh
     assert [line.rsplit("(", 1)[1].split(",")[0] for line in decision_lines(caplog)] == ["ScaleSchedule"]
 
 
-async def test_a_binding_without_a_name_is_ignored_with_one_error_line_and_no_write(
+async def test_binding_without_name_is_ignored_with_one_error_line_and_no_write(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     body = binding(replicas=1, placement=placement())
@@ -353,7 +353,7 @@ async def test_a_binding_without_a_name_is_ignored_with_one_error_line_and_no_wr
         "required (attempt 1)")]
 
 
-async def test_an_object_of_another_kind_is_ignored_with_one_error_line_and_no_write(
+async def test_object_of_another_kind_is_ignored_with_one_error_line_and_no_write(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     body = binding(replicas=1, placement=placement())
@@ -371,7 +371,7 @@ async def test_an_object_of_another_kind_is_ignored_with_one_error_line_and_no_w
         "ResourceBinding, ClusterResourceBinding (attempt 1)"]
 
 
-async def test_every_plugin_of_a_pass_sees_its_cycle_state_and_may_keep_data_there() -> None:
+async def test_every_plugin_of_pass_sees_cycle_state_and_may_keep_data_there() -> None:
     seen: list[object] = []
 
     class Counting:
@@ -399,7 +399,7 @@ async def test_every_plugin_of_a_pass_sees_its_cycle_state_and_may_keep_data_the
     assert state.versions == {"m1": 0, "m2": 0}
 
 
-async def test_the_framework_of_a_pass_is_built_from_its_settings() -> None:
+async def test_framework_of_pass_is_built_from_settings() -> None:
     estimator = cast(ReplicaEstimator, object())
     options = ScheduleOptions(cpu_limit=3.0)
     hook = FrameworkHook()
@@ -419,7 +419,7 @@ async def test_the_framework_of_a_pass_is_built_from_its_settings() -> None:
     assert framework.workload_groups is groups
 
 
-async def test_a_pass_context_keeps_the_assumption_cache_and_the_workload_groups_it_is_given() -> None:
+async def test_pass_context_keeps_assumption_cache_and_workload_groups_it_is_given() -> None:
     assumptions = AssumptionCache()
     groups = WorkloadGroupIndex()
     run = Run(binding(replicas=1, placement=placement()), ScriptedClient())

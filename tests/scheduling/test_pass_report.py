@@ -42,7 +42,7 @@ from testsupport.passes import (
 )
 
 
-async def test_a_successful_pass_posts_one_normal_event_on_the_binding_and_one_on_its_resource() -> None:
+async def test_successful_pass_posts_one_normal_event_on_binding_and_one_on_resource() -> None:
     client = ScriptedClient(spec=[written(2, "8")])
     run = Run(binding(replicas=1, placement=placement()), client)
 
@@ -55,7 +55,7 @@ async def test_a_successful_pass_posts_one_normal_event_on_the_binding_and_one_o
         ("Normal", "ScheduleBindingSucceed", "Binding has been scheduled successfully. Result: {m1:1}")}
 
 
-async def test_a_placement_the_owner_must_fix_is_a_warning_and_not_the_operators_error(
+async def test_placement_owner_must_fix_is_warning_and_not_operators_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Karmada's reason stays SchedulerError; but a tenant's spreadByLabel is not the scheduler's fault, so it must
@@ -73,7 +73,7 @@ async def test_a_placement_the_owner_must_fix_is_a_warning_and_not_the_operators
     assert errors_by_fault(run) == {"owner": 1.0, "operator": 0.0}
 
 
-async def test_a_failure_of_the_schedulers_own_is_an_error_counted_for_the_operator(
+async def test_failure_of_schedulers_own_is_error_counted_for_operator(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     failing = ScriptedClient(spec=[ServerError(500, "InternalError", "etcd is unhappy")])
@@ -87,7 +87,7 @@ async def test_a_failure_of_the_schedulers_own_is_an_error_counted_for_the_opera
     assert errors_by_fault(run) == {"owner": 0.0, "operator": 1.0}
 
 
-async def test_a_decision_logs_its_clusters_trigger_and_attempt(caplog: pytest.LogCaptureFixture) -> None:
+async def test_decision_logs_clusters_trigger_and_attempt(caplog: pytest.LogCaptureFixture) -> None:
     run = Run(binding(replicas=3, placement=placement()), ScriptedClient(spec=[written(2, "8")]), "m1", "m2")
     with caplog.at_level(logging.INFO, logger=PASSES):
         await run_pass("default/web", run.ctx, run.settings, PassTracker("default/web", attempt=3))
@@ -101,7 +101,7 @@ async def test_a_decision_logs_its_clusters_trigger_and_attempt(caplog: pytest.L
 # -- the decision line ---------------------------------------------------------------------------------------
 
 
-async def test_the_decision_line_names_the_binding_its_scope_its_clusters_the_trigger_the_time_and_the_try(
+async def test_decision_line_names_binding_scope_clusters_trigger_time_and_try(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     decision = Decision((TargetCluster("m1", 2), TargetCluster("m2", 0)), None, None)
@@ -114,7 +114,7 @@ async def test_the_decision_line_names_the_binding_its_scope_its_clusters_the_tr
         "binding default/web (ResourceBinding): scheduled to m1:2,m2 (ScaleSchedule, 2000 ms, attempt 3)"]
 
 
-async def test_a_scheduled_decision_carries_no_message_in_its_fields(caplog: pytest.LogCaptureFixture) -> None:
+async def test_scheduled_decision_carries_no_message_in_fields(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger=PASSES):
         _log_decision(make_binding(replicas=1, placement=placement()), SUCCESS,
                       Decision((TargetCluster("m1", 1),), None, None), Attempt(ScheduleType.RECONCILE, 0.0, 1), 0.01)
@@ -125,7 +125,7 @@ async def test_a_scheduled_decision_carries_no_message_in_its_fields(caplog: pyt
         "Success", "", [{"name": "m1", "replicas": 1}])
 
 
-async def test_a_refusal_names_the_attempt_it_was_in(caplog: pytest.LogCaptureFixture) -> None:
+async def test_refusal_names_attempt_it_was_in(caplog: pytest.LogCaptureFixture) -> None:
     run = at_now(Run(binding(replicas=1), ScriptedClient()))
     tracker = PassTracker("default/web")
     tracker.attempt = 3
@@ -137,7 +137,7 @@ async def test_a_refusal_names_the_attempt_it_was_in(caplog: pytest.LogCaptureFi
         f"binding default/web (ResourceBinding): not scheduled: SchedulerError: {NO_PLACEMENT} (attempt 3)"]
 
 
-async def test_an_unreadable_object_names_the_attempt_it_was_in(caplog: pytest.LogCaptureFixture) -> None:
+async def test_unreadable_object_names_attempt_it_was_in(caplog: pytest.LogCaptureFixture) -> None:
     body = binding(replicas=1, placement=placement())
     body["kind"] = "Deployment"
     run = Run(body, ScriptedClient())
@@ -150,7 +150,7 @@ async def test_an_unreadable_object_names_the_attempt_it_was_in(caplog: pytest.L
     assert [r.getMessage()[-11:] for r in caplog.records] == ["(attempt 2)"]
 
 
-async def test_an_object_without_kind_or_name_is_named_by_question_marks(caplog: pytest.LogCaptureFixture) -> None:
+async def test_object_without_kind_or_name_is_named_by_question_marks(caplog: pytest.LogCaptureFixture) -> None:
     body = binding(replicas=1, placement=placement())
     del body["kind"], body["metadata"]["name"], body["metadata"]["namespace"]
     run = Run(body, ScriptedClient())
@@ -161,7 +161,7 @@ async def test_an_object_without_kind_or_name_is_named_by_question_marks(caplog:
     assert [r.getMessage().split(": not scheduled: ")[0] for r in caplog.records] == ["binding ? (?)"]
 
 
-async def test_a_decision_placing_on_no_cluster_is_logged_as_scheduled_to_a_dash(
+async def test_decision_placing_on_no_cluster_is_logged_as_scheduled_to_dash(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with caplog.at_level(logging.INFO, logger=PASSES):
@@ -172,7 +172,7 @@ async def test_a_decision_placing_on_no_cluster_is_logged_as_scheduled_to_a_dash
         "binding default/web (ResourceBinding): scheduled to - (ReconcileSchedule, 15 ms, attempt 1)"]
 
 
-async def test_a_failed_decision_is_logged_with_the_reason_and_message_of_its_condition(
+async def test_failed_decision_is_logged_with_reason_and_message_of_its_condition(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     error = fit_error()
@@ -190,13 +190,13 @@ async def test_a_failed_decision_is_logged_with_the_reason_and_message_of_its_co
 # -- the outcome for the queue ---------------------------------------------------------------------------------
 
 
-async def test_a_fit_error_that_is_not_retried_ends_the_pass_as_no_cluster_fit() -> None:
+async def test_fit_error_that_is_not_retried_ends_pass_as_no_cluster_fit() -> None:
     error = fit_error()
 
     assert _outcome_of(error, condition_for(error)) is PassOutcome.NO_CLUSTER_FIT
 
 
-async def test_an_error_that_is_not_a_fit_error_is_never_no_cluster_fit_even_when_not_retried() -> None:
+async def test_error_that_is_not_fit_error_is_never_no_cluster_fit_even_when_not_retried() -> None:
     verdict = ConditionVerdict("False", "SchedulerError", "boom", retry=False)
 
     assert _outcome_of(SchedulingError("boom"), verdict) is PassOutcome.ERROR
@@ -205,7 +205,7 @@ async def test_an_error_that_is_not_a_fit_error_is_never_no_cluster_fit_even_whe
 # -- a binding refused as it is ----------------------------------------------------------------------------------
 
 
-async def test_a_refused_binding_is_logged_as_a_warning_naming_it_and_why(caplog: pytest.LogCaptureFixture) -> None:
+async def test_refused_binding_is_logged_as_warning_naming_it_and_why(caplog: pytest.LogCaptureFixture) -> None:
     run = at_now(Run(binding(replicas=1), ScriptedClient()))
 
     with caplog.at_level(logging.INFO, logger=PASSES):
@@ -230,14 +230,14 @@ async def test_each_event_pair_counts_one_event_write() -> None:
     assert run.writes(WriteKind.EVENT, WriteResult.OK) == 1
 
 
-async def test_an_event_on_a_cluster_resource_binding_names_no_namespace() -> None:
+async def test_event_on_cluster_resource_binding_names_no_namespace() -> None:
     body = binding("role", cluster_scoped=True, uid="")
 
     assert involved_binding(ObjectMeta.of(body)) == {
         "apiVersion": GROUP_VERSION, "kind": "ClusterResourceBinding", "namespace": "", "name": "role", "uid": ""}
 
 
-async def test_an_event_on_a_binding_body_missing_its_kind_and_metadata_names_them_empty() -> None:
+async def test_event_on_binding_body_missing_kind_and_metadata_names_them_empty() -> None:
     empty = {"apiVersion": GROUP_VERSION, "kind": "", "namespace": "", "name": "", "uid": ""}
     assert involved_binding(ObjectMeta.of({})) == empty
 
@@ -245,7 +245,7 @@ async def test_an_event_on_a_binding_body_missing_its_kind_and_metadata_names_th
 # -- references, settlement, the framework and the context -------------------------------------------------------
 
 
-async def test_a_cluster_resource_binding_is_referenced_by_its_kind_and_name_only() -> None:
+async def test_cluster_resource_binding_is_referenced_by_kind_and_name_only() -> None:
     ref = binding_ref(make_binding("role", cluster_scoped=True, placement=placement()))
 
     assert ref == BindingRef(kind="ClusterResourceBinding", name="role")

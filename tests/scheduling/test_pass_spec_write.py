@@ -37,7 +37,7 @@ from testsupport.passes import (
 )
 
 
-async def test_the_spec_write_sends_the_applied_placement_and_the_clusters() -> None:
+async def test_spec_write_sends_applied_placement_and_clusters() -> None:
     client = ScriptedClient(spec=[written(2, "8")])
     run = Run(binding(replicas=3, placement=placement()), client, "m1", "m2")
 
@@ -49,7 +49,7 @@ async def test_the_spec_write_sends_the_applied_placement_and_the_clusters() -> 
     assert body["metadata"]["annotations"] == {"policy.karmada.io/applied-placement": "{}"}
 
 
-async def test_a_result_held_with_its_zero_replicas_spelled_out_is_not_written_again() -> None:
+async def test_result_held_with_zero_replicas_spelled_out_is_not_written_again() -> None:
     """Karmada compares the decoded objects, where `{"name": "m1", "replicas": 0}` and `{"name": "m1"}` are one
     target (Go's `omitempty`): no spec write for a result the binding holds in either spelling."""
     body = placed_body()
@@ -64,7 +64,7 @@ async def test_a_result_held_with_its_zero_replicas_spelled_out_is_not_written_a
     assert client.versions() == [("status", "7")]
 
 
-async def test_a_failed_spec_write_gives_a_scheduler_error_condition_and_a_retry() -> None:
+async def test_failed_spec_write_gives_scheduler_error_condition_and_retry() -> None:
     client = FakeClient(spec_error=ServerError(500, "InternalError", "etcd is unhappy"))
     outcome, events = await run(binding(replicas=1, placement=placement()), client, "m1")
     assert outcome is PassOutcome.ERROR
@@ -75,7 +75,7 @@ async def test_a_failed_spec_write_gives_a_scheduler_error_condition_and_a_retry
     assert events.recorded[-1] == ("Deployment", "Warning", "ScheduleBindingFailed", "etcd is unhappy")
 
 
-async def test_a_fit_error_whose_clearing_write_fails_is_no_cluster_fit_with_both_texts_and_retried() -> None:
+async def test_fit_error_whose_clearing_write_fails_is_no_cluster_fit_with_both_texts_and_retried() -> None:
     client = FakeClient(spec_error=ServerError(500, "InternalError", "etcd is unhappy"))
     outcome, _ = await run(binding(replicas=1, placement=placement(affinity=names("m9"))), client, "m1")
     assert outcome is PassOutcome.ERROR
@@ -87,7 +87,7 @@ async def test_a_fit_error_whose_clearing_write_fails_is_no_cluster_fit_with_bot
     )
 
 
-async def test_a_quota_refusal_is_quota_exceeded_with_that_errors_text() -> None:
+async def test_quota_refusal_is_quota_exceeded_with_that_errors_text() -> None:
     client = FakeClient(spec_error=Forbidden(403, "QuotaExceeded", "exceeded quota: frq, requested: cpu=2"))
     outcome, _ = await run(binding(replicas=1, placement=placement()), client, "m1")
     assert outcome is PassOutcome.ERROR
@@ -96,7 +96,7 @@ async def test_a_quota_refusal_is_quota_exceeded_with_that_errors_text() -> None
 
 
 @pytest.mark.parametrize("where", ["spec", "status"])
-async def test_a_terminating_namespace_is_forgotten(where: str) -> None:
+async def test_terminating_namespace_is_forgotten(where: str) -> None:
     error = Forbidden(403, "Forbidden", "namespace default is being terminated", NAMESPACE_TERMINATING)
     client = FakeClient(**{f"{where}_error": error})
     outcome, events = await run(binding(replicas=1, placement=placement()), client, "m1")
@@ -104,7 +104,7 @@ async def test_a_terminating_namespace_is_forgotten(where: str) -> None:
     assert events.recorded == []
 
 
-async def test_a_conflict_on_the_spec_write_writes_nothing_else() -> None:
+async def test_conflict_on_spec_write_writes_nothing_else() -> None:
     client = FakeClient(spec_error=Conflict(409, "Conflict", "the object has been modified"))
     outcome, events = await run(binding(replicas=1, placement=placement()), client, "m1")
     assert outcome is PassOutcome.CONFLICT
@@ -112,7 +112,7 @@ async def test_a_conflict_on_the_spec_write_writes_nothing_else() -> None:
     assert events.recorded == []
 
 
-async def test_a_spec_write_that_got_no_answer_still_writes_a_scheduler_error_condition() -> None:
+async def test_spec_write_that_got_no_answer_still_writes_scheduler_error_condition() -> None:
     client = FakeClient(spec_error=TransportError("cannot connect to host 127.0.0.1:6443"))
     outcome, _ = await run(binding(replicas=1, placement=placement()), client, "m1")
     assert outcome is PassOutcome.ERROR
@@ -120,7 +120,7 @@ async def test_a_spec_write_that_got_no_answer_still_writes_a_scheduler_error_co
     assert (condition["reason"], condition["message"]) == ("SchedulerError", "cannot connect to host 127.0.0.1:6443")
 
 
-async def test_a_binding_deleted_after_our_read_is_forgotten_without_a_status_write() -> None:
+async def test_binding_deleted_after_our_read_is_forgotten_without_status_write() -> None:
     client = FakeClient(spec_error=NotFound(404, "NotFound", 'resourcebindings "web" not found'))
     outcome, events = await run(binding(replicas=1, placement=placement()), client, "m1")
     assert outcome is PassOutcome.FORGOTTEN
@@ -128,7 +128,7 @@ async def test_a_binding_deleted_after_our_read_is_forgotten_without_a_status_wr
     assert events.recorded == []
 
 
-async def test_a_placement_that_landed_stays_assumed_on_its_clusters() -> None:
+async def test_placement_that_landed_stays_assumed_on_clusters() -> None:
     run = protected(binding(replicas=2, placement=DIVIDED), ScriptedClient(spec=[written(2, "8")]))
 
     assert await run.pass_() is PassOutcome.SCHEDULED
@@ -136,7 +136,7 @@ async def test_a_placement_that_landed_stays_assumed_on_its_clusters() -> None:
     assert list(run.ctx.assumptions.assumed_on("m1")) == ["default/web"]
 
 
-async def test_a_result_already_in_place_is_not_assumed() -> None:
+async def test_result_already_in_place_is_not_assumed() -> None:
     """Karmada assumes only after a patch that changed something (scheduler.go: the empty-patch return comes
     before updateAssumptionsCache): a new leader deciding again what already runs must not count it twice."""
     run = protected(owing("m1"), ScriptedClient())
@@ -146,7 +146,7 @@ async def test_a_result_already_in_place_is_not_assumed() -> None:
     assert run.ctx.assumptions.assumed_on("m1") == {}
 
 
-async def test_a_duplicated_binding_decided_again_where_it_runs_is_not_assumed() -> None:
+async def test_duplicated_binding_decided_again_where_it_runs_is_not_assumed() -> None:
     """What a new leader does at takeover: it decides every Duplicated binding again, and each already holds
     its result; assuming them would hide the capacity they use twice until the TTL (5 min)."""
     run = protected(placed_body(), ScriptedClient())
@@ -155,7 +155,7 @@ async def test_a_duplicated_binding_decided_again_where_it_runs_is_not_assumed()
     assert run.ctx.assumptions.assumed_on("m1") == {}
 
 
-async def test_a_result_already_in_place_leaves_the_assumption_of_its_last_write_as_it_was() -> None:
+async def test_result_already_in_place_leaves_assumption_of_its_last_write_as_it_was() -> None:
     run = protected(owing("m1"), ScriptedClient())
     parsed = run.store.parsed("default/web")
     assert isinstance(parsed, Binding)
@@ -166,7 +166,7 @@ async def test_a_result_already_in_place_leaves_the_assumption_of_its_last_write
     assert run.ctx.assumptions.assumed_on("m1") == before != {}
 
 
-async def test_a_placement_whose_spec_write_failed_is_assumed_nowhere() -> None:
+async def test_placement_whose_spec_write_failed_is_assumed_nowhere() -> None:
     run = protected(binding(replicas=2, placement=DIVIDED),
                     ScriptedClient(spec=[ServerError(500, "InternalError", "etcd is unhappy")]))
 
@@ -177,7 +177,7 @@ async def test_a_placement_whose_spec_write_failed_is_assumed_nowhere() -> None:
 # -- the spec write ---------------------------------------------------------------------------------------------
 
 
-async def test_the_applied_placement_is_written_as_compact_json() -> None:
+async def test_applied_placement_is_written_as_compact_json() -> None:
     client = ScriptedClient(spec=[written(2, "8")])
     await Run(binding(replicas=1, placement=placement(affinity=names("m1"))), client).pass_()
     assert client.sent[0][2]["metadata"]["annotations"] == {
@@ -193,7 +193,7 @@ async def test_the_applied_placement_is_written_as_compact_json() -> None:
          "binding default/web was deleted after our read (404): forgotten"),
     ],
 )
-async def test_a_refused_spec_write_is_counted_logged_and_ends_the_pass(
+async def test_refused_spec_write_is_counted_logged_and_ends_pass(
     caplog: pytest.LogCaptureFixture, error: Exception, result: WriteResult, outcome: PassOutcome, line: str
 ) -> None:
     run = Run(binding(replicas=1, placement=placement()), ScriptedClient(spec=[error]))
@@ -203,7 +203,7 @@ async def test_a_refused_spec_write_is_counted_logged_and_ends_the_pass(
     assert run.writes(WriteKind.SPEC, result) == 1
 
 
-async def test_a_spec_write_that_failed_is_counted_as_an_error() -> None:
+async def test_spec_write_that_failed_is_counted_as_error() -> None:
     run = Run(binding(replicas=1, placement=placement()),
               ScriptedClient(spec=[ServerError(500, "InternalError", "etcd is unhappy")]))
     assert await run.pass_() is PassOutcome.ERROR
@@ -211,7 +211,7 @@ async def test_a_spec_write_that_failed_is_counted_as_an_error() -> None:
     assert run.writes(WriteKind.STATUS, WriteResult.OK) == 1
 
 
-async def test_a_spec_write_refused_by_the_closed_gate_is_counted_and_raised() -> None:
+async def test_spec_write_refused_by_closed_gate_is_counted_and_raised() -> None:
     run = Run(binding(replicas=1, placement=placement()), ScriptedClient(spec=[WriteGateClosed("scheduler shut down")]))
     with pytest.raises(WriteGateClosed):
         await run.pass_()
@@ -230,7 +230,7 @@ async def test_our_spec_write_is_indexed_for_workload_affinity_at_once() -> None
     assert [m.clusters for m in run.ctx.workload_groups.affinity_members("team")] == [frozenset({"m1"})]
 
 
-async def test_a_spec_write_the_server_applied_as_a_no_op_is_not_assumed() -> None:
+async def test_spec_write_server_applied_as_no_op_is_not_assumed() -> None:
     """Karmada v1.18.2 stores a multi-component result without what our comparison saw, so the pass patches what
     the server already holds: the answer keeps the resourceVersion, nothing changed, nothing is assumed."""
     unchanged = {"metadata": {"resourceVersion": "7", "generation": 1}}
@@ -243,49 +243,49 @@ async def test_a_spec_write_the_server_applied_as_a_no_op_is_not_assumed() -> No
 # -- the condition for a failed spec write ---------------------------------------------------------------------
 
 
-async def test_a_write_error_after_a_fit_error_is_a_retried_false_no_cluster_fit_naming_both() -> None:
+async def test_write_error_after_fit_error_is_retried_false_no_cluster_fit_naming_both() -> None:
     write_error = ServerError(500, "InternalError", "etcd is unhappy")
 
     assert _with_write_error(fit_error(), write_error) == (
         write_error, ConditionVerdict("False", "NoClusterFit", f"[{FIT_ERROR_TEXT}, etcd is unhappy]", retry=True))
 
 
-async def test_a_quota_refusal_of_the_spec_write_is_a_retried_false_quota_exceeded_with_its_own_text() -> None:
+async def test_quota_refusal_of_spec_write_is_retried_false_quota_exceeded_with_own_text() -> None:
     write_error = Forbidden(403, "QuotaExceeded", "exceeded quota: frq, requested: cpu=2")
 
     assert _with_write_error(SchedulingError("decision failed"), write_error) == (
         write_error, ConditionVerdict("False", "QuotaExceeded", "exceeded quota: frq, requested: cpu=2", retry=True))
 
 
-async def test_any_other_spec_write_error_is_a_retried_false_scheduler_error_with_its_text() -> None:
+async def test_any_other_spec_write_error_is_retried_false_scheduler_error_with_text() -> None:
     write_error = TransportError("cannot connect to host 127.0.0.1:6443")
 
     assert _with_write_error(None, write_error) == (
         write_error, ConditionVerdict("False", "SchedulerError", "cannot connect to host 127.0.0.1:6443", retry=True))
 
 
-async def test_a_decision_whose_placement_landed_is_told_to_the_bind_plugins_after_its_reserve() -> None:
+async def test_decision_whose_placement_landed_is_told_to_bind_plugins_after_reserve() -> None:
     run, plugin = settling(ScriptedClient(spec=[written(2, "8")]))
 
     assert await run.pass_() is PassOutcome.SCHEDULED
     assert plugin.calls == [("reserve", "default/web", ("m1",)), ("bound", "default/web", ("m1",))]
 
 
-async def test_a_decision_whose_spec_write_failed_is_unreserved_and_never_told_bound() -> None:
+async def test_decision_whose_spec_write_failed_is_unreserved_and_never_told_bound() -> None:
     run, plugin = settling(ScriptedClient(spec=[ServerError(500, "InternalError", "etcd is unhappy")]))
 
     assert await run.pass_() is PassOutcome.ERROR
     assert plugin.calls == [("reserve", "default/web", ("m1",)), ("unreserve", "default/web", ("m1",))]
 
 
-async def test_a_decision_refused_with_a_409_on_its_spec_write_is_unreserved() -> None:
+async def test_decision_refused_with_409_on_spec_write_is_unreserved() -> None:
     run, plugin = settling(ScriptedClient(spec=[CONFLICT]))
 
     assert await run.pass_() is PassOutcome.CONFLICT
     assert [call for call, _, _ in plugin.calls] == ["reserve", "unreserve"]
 
 
-async def test_a_decision_whose_spec_write_raised_is_unreserved_before_the_error_goes_on() -> None:
+async def test_decision_whose_spec_write_raised_is_unreserved_before_error_goes_on() -> None:
     run, plugin = settling(ScriptedClient(spec=[WriteGateClosed("the write gate is closed")]))
 
     with pytest.raises(WriteGateClosed):

@@ -40,7 +40,7 @@ from testsupport.passes import (
 )
 
 
-async def test_the_status_write_is_fenced_with_the_version_and_generation_the_spec_write_returned() -> None:
+async def test_status_write_is_fenced_with_version_and_generation_spec_write_returned() -> None:
     client = ScriptedClient(spec=[written(2, "8")])
     run = Run(binding(replicas=1, placement=placement()), client)
 
@@ -55,7 +55,7 @@ async def test_the_status_write_is_fenced_with_the_version_and_generation_the_sp
     assert (run.writes(WriteKind.SPEC, WriteResult.OK), run.writes(WriteKind.STATUS, WriteResult.OK)) == (1, 1)
 
 
-async def test_a_decision_the_binding_already_holds_writes_only_its_status_fenced_with_the_read_version() -> None:
+async def test_decision_binding_already_holds_writes_only_status_fenced_with_read_version() -> None:
     client = ScriptedClient()
     run = Run(placed_body(), client)
 
@@ -66,7 +66,7 @@ async def test_a_decision_the_binding_already_holds_writes_only_its_status_fence
     assert client.sent[0][2]["status"]["schedulerObservedGeneration"] == 2
 
 
-async def test_a_409_on_the_status_write_after_our_spec_write_is_sent_again_against_a_fresh_read_of_that_generation(
+async def test_409_on_status_write_after_our_spec_write_is_sent_again_against_fresh_read_of_that_generation(
 ) -> None:
     fresh = {"metadata": {"resourceVersion": "9", "generation": 2}, "status": {}}
     client = ScriptedClient(spec=[written(2, "8")], status=[CONFLICT, {}], fresh=fresh)
@@ -80,7 +80,7 @@ async def test_a_409_on_the_status_write_after_our_spec_write_is_sent_again_agai
     assert (run.writes(WriteKind.STATUS, WriteResult.CONFLICT), run.writes(WriteKind.STATUS, WriteResult.OK)) == (1, 1)
 
 
-async def test_a_409_on_the_status_write_after_our_spec_write_when_the_spec_moved_on_requeues_without_writing() -> None:
+async def test_409_on_status_write_after_our_spec_write_when_spec_moved_on_requeues_without_writing() -> None:
     fresh = {"metadata": {"resourceVersion": "9", "generation": 3}, "status": {}}
     client = ScriptedClient(spec=[written(2, "8")], status=[CONFLICT], fresh=fresh)
     run = Run(binding(replicas=1, placement=placement()), client)
@@ -92,7 +92,7 @@ async def test_a_409_on_the_status_write_after_our_spec_write_when_the_spec_move
     assert run.events.recorded == []
 
 
-async def test_a_second_409_on_the_status_write_requeues() -> None:
+async def test_second_409_on_status_write_requeues() -> None:
     fresh = {"metadata": {"resourceVersion": "9", "generation": 2}, "status": {}}
     client = ScriptedClient(spec=[written(2, "8")], status=[CONFLICT, CONFLICT], fresh=fresh)
     run = Run(binding(replicas=1, placement=placement()), client)
@@ -103,7 +103,7 @@ async def test_a_second_409_on_the_status_write_requeues() -> None:
     assert client.versions() == [("spec", "7"), ("status", "8"), ("status", "9")]
 
 
-async def test_a_409_on_the_status_write_without_a_spec_write_of_ours_is_not_sent_again() -> None:
+async def test_409_on_status_write_without_spec_write_of_ours_is_not_sent_again() -> None:
     client = ScriptedClient(status=[CONFLICT])
     run = Run(placed_body(), client)
 
@@ -113,7 +113,7 @@ async def test_a_409_on_the_status_write_without_a_spec_write_of_ours_is_not_sen
     assert client.versions() == [("status", "7")]
 
 
-async def test_a_binding_needing_no_decision_records_its_generation_fenced() -> None:
+async def test_binding_needing_no_decision_records_generation_fenced() -> None:
     body = placed_body(DIVIDED)
     body["status"] = {"schedulerObservedGeneration": 1, "conditions": [
         {"type": "Scheduled", "status": "True", "reason": "Success", "message": "ok",
@@ -129,7 +129,7 @@ async def test_a_binding_needing_no_decision_records_its_generation_fenced() -> 
     assert run.events.recorded == []
 
 
-async def test_a_binding_needing_no_decision_at_its_observed_generation_writes_nothing() -> None:
+async def test_binding_needing_no_decision_at_observed_generation_writes_nothing() -> None:
     body = placed_body(DIVIDED)
     body["status"] = {"schedulerObservedGeneration": 2, "conditions": [
         {"type": "Scheduled", "status": "True", "reason": "Success", "message": "ok",
@@ -142,7 +142,7 @@ async def test_a_binding_needing_no_decision_at_its_observed_generation_writes_n
     assert client.sent == []
 
 
-async def test_a_409_on_recording_the_generation_requeues() -> None:
+async def test_409_on_recording_generation_requeues() -> None:
     body = placed_body(DIVIDED)
     body["status"] = {"schedulerObservedGeneration": 1, "conditions": [
         {"type": "Scheduled", "status": "True", "reason": "Success", "message": "ok",
@@ -153,7 +153,7 @@ async def test_a_409_on_recording_the_generation_requeues() -> None:
     assert run.writes(WriteKind.STATUS, WriteResult.CONFLICT) == 1
 
 
-async def test_a_binding_deleted_while_its_spec_write_was_in_flight_still_gets_its_status_write() -> None:
+async def test_binding_deleted_while_spec_write_was_in_flight_still_gets_status_write() -> None:
     """The status write is fenced with the version the spec write returned; the API server answers for a
     binding that is gone. The pass does not stumble over the store having forgotten it."""
     run = Run(binding(replicas=1, placement=placement()), ScriptedClient())
@@ -164,7 +164,7 @@ async def test_a_binding_deleted_while_its_spec_write_was_in_flight_still_gets_i
 
 
 @pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
-async def test_a_lone_status_write_refused_with_409_is_counted_and_requeued(body: dict[str, Any]) -> None:
+async def test_lone_status_write_refused_with_409_is_counted_and_requeued(body: dict[str, Any]) -> None:
     run = Run(body, ScriptedClient(status=[CONFLICT]))
     assert await run.pass_() is PassOutcome.CONFLICT
     assert run.writes(WriteKind.STATUS, WriteResult.CONFLICT) == 1
@@ -172,7 +172,7 @@ async def test_a_lone_status_write_refused_with_409_is_counted_and_requeued(body
 
 
 @pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
-async def test_a_lone_status_write_in_a_terminating_namespace_forgets_the_binding(body: dict[str, Any]) -> None:
+async def test_lone_status_write_in_terminating_namespace_forgets_binding(body: dict[str, Any]) -> None:
     run = Run(body, ScriptedClient(status=[TERMINATING]))
     assert await run.pass_() is PassOutcome.FORGOTTEN
     assert run.writes(WriteKind.STATUS, WriteResult.ERROR) == 1
@@ -180,7 +180,7 @@ async def test_a_lone_status_write_in_a_terminating_namespace_forgets_the_bindin
 
 
 @pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
-async def test_a_lone_status_write_that_fails_is_counted_and_raised(body: dict[str, Any]) -> None:
+async def test_lone_status_write_that_fails_is_counted_and_raised(body: dict[str, Any]) -> None:
     failure = ServerError(500, "InternalError", "etcd is unhappy")
     run = Run(body, ScriptedClient(status=[failure]))
     with pytest.raises(ServerError):
@@ -189,7 +189,7 @@ async def test_a_lone_status_write_that_fails_is_counted_and_raised(body: dict[s
 
 
 @pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
-async def test_a_lone_status_write_refused_by_the_closed_gate_is_counted_and_raised(body: dict[str, Any]) -> None:
+async def test_lone_status_write_refused_by_closed_gate_is_counted_and_raised(body: dict[str, Any]) -> None:
     run = Run(body, ScriptedClient(status=[WriteGateClosed("scheduler shut down")]))
     with pytest.raises(WriteGateClosed):
         await run.pass_()
@@ -199,7 +199,7 @@ async def test_a_lone_status_write_refused_by_the_closed_gate_is_counted_and_rai
 # -- the status write ------------------------------------------------------------------------------------------
 
 
-async def test_the_status_write_records_the_affinity_term_the_decision_chose() -> None:
+async def test_status_write_records_affinity_term_decision_chose() -> None:
     client = ScriptedClient()
     run = at_now(Run(binding(replicas=1, placement=placement()), client))
 
@@ -212,7 +212,7 @@ async def test_the_status_write_records_the_affinity_term_the_decision_chose() -
                    "schedulerObservingAffinityName": "primary"}})]
 
 
-async def test_a_status_write_the_stored_status_already_holds_is_not_sent() -> None:
+async def test_status_write_stored_status_already_holds_is_not_sent() -> None:
     body = binding(replicas=1, placement=placement())
     body["status"] = {"conditions": [
         {"type": "Scheduled", "status": "False", "reason": "SchedulerError", "message": "etcd is unhappy",
@@ -226,7 +226,7 @@ async def test_a_status_write_the_stored_status_already_holds_is_not_sent() -> N
     assert run.writes(WriteKind.STATUS, WriteResult.OK) == 0
 
 
-async def test_a_status_write_sent_again_after_a_409_rereads_the_binding_and_keeps_its_fresh_conditions() -> None:
+async def test_status_write_sent_again_after_409_rereads_binding_and_keeps_fresh_conditions() -> None:
     fresh = {"metadata": {"resourceVersion": "9", "generation": 2}, "status": {"conditions": [OTHER_CONDITION]}}
     client = ScriptedClient(status=[CONFLICT, {}], fresh=fresh)
     run = at_now(Run(binding(replicas=1, placement=placement()), client))
@@ -242,7 +242,7 @@ async def test_a_status_write_sent_again_after_a_409_rereads_the_binding_and_kee
     ]
 
 
-async def test_a_fresh_read_without_a_resource_version_is_never_answered_with_an_unfenced_status_write() -> None:
+async def test_fresh_read_without_resource_version_is_never_answered_with_unfenced_status_write() -> None:
     fresh = {"metadata": {"generation": 2}, "status": {}}
     client = ScriptedClient(status=[CONFLICT, {}], fresh=fresh)
     run = at_now(Run(binding(replicas=1, placement=placement()), client))
@@ -253,7 +253,7 @@ async def test_a_fresh_read_without_a_resource_version_is_never_answered_with_an
     assert [kind for kind, _, _ in client.sent] == ["status", "get"]
 
 
-async def test_a_409_on_the_status_write_is_logged_and_requeues(caplog: pytest.LogCaptureFixture) -> None:
+async def test_409_on_status_write_is_logged_and_requeues(caplog: pytest.LogCaptureFixture) -> None:
     client = ScriptedClient(status=[CONFLICT])
     run = at_now(Run(binding(replicas=1, placement=placement()), client))
 
@@ -265,7 +265,7 @@ async def test_a_409_on_the_status_write_is_logged_and_requeues(caplog: pytest.L
     assert run.writes(WriteKind.STATUS, WriteResult.CONFLICT) == 1
 
 
-async def test_a_forbidden_status_write_is_counted_as_an_error_and_raised() -> None:
+async def test_forbidden_status_write_is_counted_as_error_and_raised() -> None:
     refused = Forbidden(403, "Forbidden", "resourcebindings/status is forbidden")
     run = at_now(Run(binding(replicas=1, placement=placement()), ScriptedClient(status=[refused])))
 
@@ -276,7 +276,7 @@ async def test_a_forbidden_status_write_is_counted_as_an_error_and_raised() -> N
     assert run.writes(WriteKind.STATUS, WriteResult.ERROR) == 1
 
 
-async def test_a_status_write_refused_by_the_closed_write_gate_is_counted_as_gate_closed_and_raised() -> None:
+async def test_status_write_refused_by_closed_write_gate_is_counted_as_gate_closed_and_raised() -> None:
     run = at_now(Run(binding(replicas=1, placement=placement()), GateClosedClient()))
 
     with pytest.raises(WriteGateClosed):
@@ -285,7 +285,7 @@ async def test_a_status_write_refused_by_the_closed_write_gate_is_counted_as_gat
     assert run.writes(WriteKind.STATUS, WriteResult.GATE_CLOSED) == 1
 
 
-async def test_a_status_write_the_api_server_fails_is_counted_as_an_error_and_raised() -> None:
+async def test_status_write_api_server_fails_is_counted_as_error_and_raised() -> None:
     failure = ServerError(500, "InternalError", "etcd is unhappy")
     run = at_now(Run(binding(replicas=1, placement=placement()), ScriptedClient(status=[failure])))
 
@@ -296,7 +296,7 @@ async def test_a_status_write_the_api_server_fails_is_counted_as_an_error_and_ra
     assert run.writes(WriteKind.STATUS, WriteResult.ERROR) == 1
 
 
-async def test_recording_the_generation_counts_one_successful_status_write() -> None:
+async def test_recording_generation_counts_one_successful_status_write() -> None:
     body = placed_body(DIVIDED)
     body["status"] = {"schedulerObservedGeneration": 1, "conditions": [
         {"type": "Scheduled", "status": "True", "reason": "Success", "message": "ok",
@@ -308,7 +308,7 @@ async def test_recording_the_generation_counts_one_successful_status_write() -> 
     assert run.writes(WriteKind.STATUS, WriteResult.OK) == 1
 
 
-async def test_a_refused_binding_gets_its_condition_fenced_with_the_read_version_and_counts_its_writes() -> None:
+async def test_refused_binding_gets_condition_fenced_with_read_version_and_counts_writes() -> None:
     client = ScriptedClient()
     run = at_now(Run(binding(replicas=1), client))
 
@@ -320,7 +320,7 @@ async def test_a_refused_binding_gets_its_condition_fenced_with_the_read_version
     assert (run.writes(WriteKind.STATUS, WriteResult.OK), run.writes(WriteKind.EVENT, WriteResult.OK)) == (1, 1)
 
 
-async def test_a_refusal_the_condition_already_states_writes_nothing_and_posts_no_event() -> None:
+async def test_refusal_condition_already_states_writes_nothing_and_posts_no_event() -> None:
     body = binding(replicas=1)
     body["status"] = {"conditions": [
         {"type": "Scheduled", "status": "False", "reason": "SchedulerError", "message": NO_PLACEMENT,
@@ -334,7 +334,7 @@ async def test_a_refusal_the_condition_already_states_writes_nothing_and_posts_n
     assert run.events.recorded == []
 
 
-async def test_a_refusal_of_a_binding_read_without_a_resource_version_is_never_sent_unfenced() -> None:
+async def test_refusal_of_binding_read_without_resource_version_is_never_sent_unfenced() -> None:
     body = binding(replicas=1)
     client = ScriptedClient()
     run = at_now(Run(body, client))

@@ -63,30 +63,30 @@ def install(monkeypatch: pytest.MonkeyPatch, *entries: EntryPoint) -> list[str]:
     return asked
 
 
-def test_the_loader_asks_the_plugin_group(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loader_asks_plugin_group(monkeypatch: pytest.MonkeyPatch) -> None:
     asked = install(monkeypatch)
     assert discover_plugins() == []
     assert asked == ["binding_scheduler.plugins"]
 
 
-def test_a_class_entry_point_is_instantiated(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_class_entry_point_is_instantiated(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("only-europe", "OnlyEurope"))
     (plugin,) = discover_plugins()
     assert isinstance(plugin, OnlyEurope)
 
 
-def test_an_object_entry_point_is_used_as_is(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_object_entry_point_is_used_as_is(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("only-europe", "ONLY_EUROPE_INSTANCE"))
     assert discover_plugins() == [ONLY_EUROPE_INSTANCE]
 
 
-def test_a_factory_entry_point_is_called(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_factory_entry_point_is_called(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("only-europe", "make_only_europe"))
     (plugin,) = discover_plugins()
     assert isinstance(plugin, OnlyEurope)
 
 
-def test_a_plugin_from_an_entry_point_filters_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plugin_from_entry_point_filters_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("only-europe", "OnlyEurope"))
     plugins = load_plugins("*")
     assert "OnlyEurope" in plugins.names
@@ -98,38 +98,38 @@ def test_a_plugin_from_an_entry_point_filters_clusters(monkeypatch: pytest.Monke
     assert str(caught.value) == "0/1 clusters are available: 1 cluster(s) are outside Europe."
 
 
-def test_an_entry_point_plugin_can_be_disabled_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_entry_point_plugin_can_be_disabled_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("only-europe", "OnlyEurope"))
     assert "OnlyEurope" not in load_plugins("*,-OnlyEurope").names
 
 
-def test_an_entry_point_plugin_with_an_in_tree_name_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_entry_point_plugin_with_in_tree_name_is_error(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("impostor", "NamedLikeInTree"))
     with pytest.raises(PluginError) as caught:
         load_plugins("*")
     assert str(caught.value) == "plugin 'ClusterAffinity' is registered twice"
 
 
-def test_two_entry_points_with_one_plugin_name_are_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_entry_points_with_one_plugin_name_are_error(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("a", "OnlyEurope"), entry("b", "make_only_europe"))
     with pytest.raises(PluginError) as caught:
         load_plugins("*")
     assert str(caught.value) == "plugin 'OnlyEurope' is registered twice"
 
 
-def test_an_entry_point_that_fails_to_load_is_a_plugin_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_entry_point_that_fails_to_load_is_plugin_error(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("broken", "DoesNotExist"))
     with pytest.raises(PluginError) as caught:
         discover_plugins()
     assert str(caught.value).startswith(f"plugin entry point 'broken' ({__name__}:DoesNotExist) failed to load: ")
 
 
-def test_the_plugins_flag_text_is_split_on_commas() -> None:
+def test_plugins_flag_text_is_split_on_commas() -> None:
     assert parse_plugin_spec(" *, -ClusterLocality ,,") == ["*", "-ClusterLocality"]
     assert parse_plugin_spec(["*", " -ClusterLocality "]) == ["*", "-ClusterLocality"]
 
 
-def test_a_filter_plugin_that_raises_is_a_scheduling_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_filter_plugin_that_raises_is_scheduling_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("broken", "Broken"))
     plugins = load_plugins("*")
     with pytest.raises(SchedulingError) as caught:
@@ -145,13 +145,13 @@ class ExplodingConstructor:
         raise RuntimeError("needs a config file")
 
 
-def test_a_plugin_disabled_by_name_is_not_even_constructed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plugin_disabled_by_name_is_not_even_constructed(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("Exploding", "ExplodingConstructor"), entry("OnlyEurope", "OnlyEurope"))
     assert "OnlyEurope" in load_plugins("*,-Exploding").names
     assert "OnlyEurope" not in load_plugins("TaintToleration").names
 
 
-def test_a_plugin_whose_constructor_raises_is_a_plugin_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plugin_whose_constructor_raises_is_plugin_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("Exploding", "ExplodingConstructor"))
     with pytest.raises(PluginError) as caught:
         load_plugins("*")

@@ -34,7 +34,7 @@ def held(claims: PreemptionClaims) -> list[str]:
 # -- claims ---------------------------------------------------------------------------------------------------
 
 
-def test_a_claim_replaces_the_lower_priority_claims_of_others_on_its_cluster_only() -> None:
+def test_claim_replaces_lower_priority_claims_of_others_on_cluster_only() -> None:
     claims = PreemptionClaims(clock=lambda: 0.0)
     for other in (claim("higher", HIGH + 1), claim("equal", HIGH), claim("lower", HIGH - 1),
                   claim("elsewhere", LOW, "m2")):
@@ -45,7 +45,7 @@ def test_a_claim_replaces_the_lower_priority_claims_of_others_on_its_cluster_onl
     assert held(claims) == ["elsewhere", "equal", "higher", "new"]
 
 
-def test_a_claim_lasts_until_its_deadline_and_not_an_instant_more() -> None:
+def test_claim_lasts_until_deadline_and_not_instant_more() -> None:
     now = [0.0]
     claims = PreemptionClaims(clock=lambda: now[0])
     assert claims.set(claim("given", HIGH), until=50.0) == 50.0
@@ -56,7 +56,7 @@ def test_a_claim_lasts_until_its_deadline_and_not_an_instant_more() -> None:
     assert (claims.of("default/given"), claims.of("default/default") is not None) == (None, True)
 
 
-def test_another_preemptors_claim_of_equal_or_higher_priority_blocks_preempting_on_its_cluster() -> None:
+def test_another_preemptors_claim_of_equal_or_higher_priority_blocks_preempting_on_cluster() -> None:
     claims = PreemptionClaims(clock=lambda: 0.0)
     claims.set(claim("equal", HIGH))
     preemptor = prioritized("high", HIGH)
@@ -66,13 +66,13 @@ def test_another_preemptors_claim_of_equal_or_higher_priority_blocks_preempting_
     assert not claims.blocking("m1", prioritized("equal", HIGH))  # its own claim never blocks it
 
 
-def test_a_claim_read_back_from_its_annotation_is_the_claim_written_with_its_deadline() -> None:
+def test_claim_read_back_from_annotation_is_claim_written_with_deadline() -> None:
     written = claim("high", HIGH)
 
     assert read_claim("default/high", claim_annotation(written, 1234.5)) == (written, 1234.5)
 
 
-def test_a_claim_annotation_that_is_no_claim_is_ignored_with_a_warning_naming_the_binding(
+def test_claim_annotation_that_is_no_claim_is_ignored_with_warning_naming_binding(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=PREEMPTION):
@@ -81,7 +81,7 @@ def test_a_claim_annotation_that_is_no_claim_is_ignored_with_a_warning_naming_th
         f"binding default/high: annotation {CLAIM_ANNOTATION} is not a preemption claim ('priority'): ignored"]
 
 
-def test_a_claim_held_already_or_ending_now_is_not_taken_up_from_an_annotation() -> None:
+def test_claim_held_already_or_ending_now_is_not_taken_up_from_annotation() -> None:
     claims = PreemptionClaims(clock=lambda: 100.0)
     claims.set(claim("high", HIGH, "m2"), until=500.0)
     claims.take_up("default/high", {CLAIM_ANNOTATION: claim_annotation(claim("high", HIGH), 400.0)})
@@ -92,7 +92,7 @@ def test_a_claim_held_already_or_ending_now_is_not_taken_up_from_an_annotation()
     assert claims.of("default/late") is None
 
 
-def test_a_claim_dropped_for_a_failed_preemption_is_not_taken_up_from_its_annotation_but_a_new_claim_is() -> None:
+def test_claim_dropped_for_failed_preemption_is_not_taken_up_from_annotation_but_new_claim_is() -> None:
     claims = PreemptionClaims(clock=lambda: 100.0)
     until = claims.set(claim("high", HIGH), until=400.123456)
     claims.drop("default/high")
@@ -129,7 +129,7 @@ def plan_for(preemption: Preemption, preemptor: Binding) -> Any:
     return preemption.plan(candidates, {})
 
 
-def test_a_preemption_needing_exactly_the_most_victims_allowed_is_made_and_one_more_is_not(
+def test_preemption_needing_exactly_most_victims_allowed_is_made_and_one_more_is_not(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     victims = [prioritized(f"v{i}", LOW, replicas=1, placed=True) for i in range(3)]
@@ -145,7 +145,7 @@ def test_a_preemption_needing_exactly_the_most_victims_allowed_is_made_and_one_m
                                "spec.preemption.maxVictims (2): nothing preempted"]
 
 
-def test_more_than_a_thousand_bindings_on_the_cluster_fail_the_preemption_and_a_thousand_do_not() -> None:
+def test_more_than_thousand_bindings_on_cluster_fail_preemption_and_thousand_do_not() -> None:
     victims = [prioritized(f"v{i}", LOW, replicas=1, placed=True) for i in range(3)]
     crowd = [prioritized(f"c{i}", HIGH + 1, replicas=1, placed=True) for i in range(997)]
     at_the_bound = Preemption(lambda: [*victims, *crowd], PreemptionClaims(), max_victims=100)
@@ -158,7 +158,7 @@ def test_more_than_a_thousand_bindings_on_the_cluster_fail_the_preemption_and_a_
     assert str(raised.value) == "too many preemption victim candidates on cluster m1: 1001 bindings, at most 1000"
 
 
-def test_the_rate_bound_counts_the_preemptions_of_the_last_sixty_seconds_exactly(
+def test_rate_bound_counts_preemptions_of_last_sixty_seconds_exactly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     now = [1000.0]
@@ -177,11 +177,11 @@ def test_the_rate_bound_counts_the_preemptions_of_the_last_sixty_seconds_exactly
     assert plan_for(preemption, prioritized("second", HIGH)) is not None
 
 
-def test_the_default_rate_bound_is_thirty_a_minute() -> None:
+def test_default_rate_bound_is_thirty_minute() -> None:
     assert Preemption(list, PreemptionClaims(), max_victims=1).max_per_minute == 30
 
 
-def test_a_preemptor_blocked_by_an_equal_priority_claim_plans_nothing() -> None:
+def test_preemptor_blocked_by_equal_priority_claim_plans_nothing() -> None:
     claims = PreemptionClaims()
     claims.set(claim("rival", HIGH))
     preemption = Preemption(lambda: [prioritized("low", LOW, placed=True)], claims, max_victims=100)
@@ -189,7 +189,7 @@ def test_a_preemptor_blocked_by_an_equal_priority_claim_plans_nothing() -> None:
     assert plan_for(preemption, prioritized("high", HIGH)) is None
 
 
-def test_the_plan_of_a_preemptor_still_waiting_on_its_claim_names_it_and_evicts_no_one() -> None:
+def test_plan_of_preemptor_still_waiting_on_claim_names_it_and_evicts_no_one() -> None:
     claims = PreemptionClaims()
     claims.set(claim("high", HIGH))
     preemption = Preemption(lambda: [prioritized("low", LOW, placed=True)], claims, max_victims=100)
@@ -218,20 +218,20 @@ def waiting(clock: Any = lambda: 0.0) -> tuple[PreemptionClaims, Woken]:
     return claims, woken
 
 
-def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_claims_preemptor_is_placed() -> None:
+def test_preemptor_blocked_by_claim_is_woken_when_that_claims_preemptor_is_placed() -> None:
     claims, woken = waiting()
     assert woken == []
     claims.clear("default/first")
     assert woken == [("default/second", HIGH)]
 
 
-def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_preemption_fails() -> None:
+def test_preemptor_blocked_by_claim_is_woken_when_that_preemption_fails() -> None:
     claims, woken = waiting()
     claims.drop("default/first")
     assert woken == [("default/second", HIGH)]
 
 
-def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_claim_expires() -> None:
+def test_preemptor_blocked_by_claim_is_woken_when_that_claim_expires() -> None:
     now = [0.0]
     claims, woken = waiting(clock=lambda: now[0])
     now[0] = 600.0
@@ -239,7 +239,7 @@ def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_claim_expires() -> No
     assert woken == [("default/second", HIGH)]
 
 
-def test_a_preemptor_blocked_by_a_claim_is_woken_when_its_clusters_capacity_changes() -> None:
+def test_preemptor_blocked_by_claim_is_woken_when_clusters_capacity_changes() -> None:
     claims, woken = waiting()
     claims.freed("m2")
     assert woken == []
@@ -248,7 +248,7 @@ def test_a_preemptor_blocked_by_a_claim_is_woken_when_its_clusters_capacity_chan
     assert woken == [("default/second", HIGH)]
 
 
-def test_a_waiting_preemptor_still_blocked_by_another_claim_is_not_woken_when_one_ends() -> None:
+def test_waiting_preemptor_still_blocked_by_another_claim_is_not_woken_when_one_ends() -> None:
     claims, woken = waiting()
     claims.set(claim("third", HIGH))
     claims.clear("default/first")
@@ -257,20 +257,20 @@ def test_a_waiting_preemptor_still_blocked_by_another_claim_is_not_woken_when_on
     assert woken == [("default/second", HIGH)]
 
 
-def test_a_waiting_preemptor_placed_or_gone_meanwhile_is_not_woken() -> None:
+def test_waiting_preemptor_placed_or_gone_meanwhile_is_not_woken() -> None:
     claims, woken = waiting()
     claims.clear("default/second")
     claims.clear("default/first")
     assert woken == []
 
 
-def test_a_preemptor_blocked_by_a_claim_is_woken_when_that_claim_moves_to_another_cluster() -> None:
+def test_preemptor_blocked_by_claim_is_woken_when_that_claim_moves_to_another_cluster() -> None:
     claims, woken = waiting()
     claims.set(claim("first", HIGH, "m2"))
     assert woken == [("default/second", HIGH)]
 
 
-def test_the_claim_of_a_placed_preemptor_is_not_taken_up_again_from_an_older_event() -> None:
+def test_claim_of_placed_preemptor_is_not_taken_up_again_from_older_event() -> None:
     claims = PreemptionClaims(clock=lambda: 100.0)
     until = claims.set(claim("high", HIGH), until=400.0)
     claims.clear("default/high")

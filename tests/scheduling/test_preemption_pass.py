@@ -66,7 +66,7 @@ def value(run: Run, name: str, **labels: str) -> float:
     return run.metrics.registry.get_sample_value(name, labels) or 0.0
 
 
-async def test_a_binding_that_fits_nowhere_evicts_a_lower_priority_one_and_waits_preempting() -> None:
+async def test_binding_that_fits_nowhere_evicts_lower_priority_one_and_waits_preempting() -> None:
     client = ScriptedClient()
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
 
@@ -103,7 +103,7 @@ async def test_a_binding_that_fits_nowhere_evicts_a_lower_priority_one_and_waits
     (True, [prioritized("higher", HIGH + 1, policy="Never", placed=True)], None),
     (True, [prioritized("small", LOW, policy="Never", placed=True, replicas=1)], None),
 ], ids=["gates-off", "policy-never", "equal-priority", "higher-priority", "too-little-to-free"])
-async def test_nothing_is_preempted_and_the_binding_is_unschedulable_when(
+async def test_nothing_is_preempted_and_binding_is_unschedulable_when(
     preemption: bool, others: list[dict[str, Any]], preemptor: dict[str, Any] | None,
 ) -> None:
     client = ScriptedClient()
@@ -120,7 +120,7 @@ CONFLICT = Conflict(409, "Conflict", "the object has been modified; please apply
 CLAIM = "binding-scheduler.io/preemption-claim"
 
 
-async def test_a_victim_changed_since_it_was_read_is_not_evicted_and_the_preemption_ends_in_a_scheduler_error() -> None:
+async def test_victim_changed_since_it_was_read_is_not_evicted_and_preemption_ends_in_scheduler_error() -> None:
     client = ScriptedClient(spec=[written(1, "8"), CONFLICT, written(1, "9")])
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
 
@@ -132,7 +132,7 @@ async def test_a_victim_changed_since_it_was_read_is_not_evicted_and_the_preempt
     assert value(run, "karmada_scheduler_preemption_attempts_total", result="error") == 1
 
 
-async def test_a_failed_preemption_removes_its_claim_from_the_preemptor_before_its_condition() -> None:
+async def test_failed_preemption_removes_claim_from_preemptor_before_condition() -> None:
     client = ScriptedClient(spec=[written(1, "8"), CONFLICT, written(1, "9")])
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
 
@@ -144,7 +144,7 @@ async def test_a_failed_preemption_removes_its_claim_from_the_preemptor_before_i
     assert client.versions()[3] == ("status", "9")
 
 
-async def test_the_claim_of_a_failed_preemption_seen_again_on_the_preemptor_is_not_taken_up_and_it_preempts_again(
+async def test_claim_of_failed_preemption_seen_again_on_preemptor_is_not_taken_up_and_it_preempts_again(
 ) -> None:
     client = ScriptedClient(spec=[written(1, "8"), CONFLICT, CONFLICT])  # the removal is refused too
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
@@ -160,7 +160,7 @@ async def test_the_claim_of_a_failed_preemption_seen_again_on_the_preemptor_is_n
     assert sent(client)[:2] == [("spec", "/high"), ("spec", "/low")]
 
 
-async def test_while_its_claim_lives_a_preemptor_evicts_no_one_else_and_keeps_waiting() -> None:
+async def test_while_claim_lives_preemptor_evicts_no_one_else_and_keeps_waiting() -> None:
     client = ScriptedClient()
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True),
                     prioritized("other", LOW, policy="Never", placed=True))
@@ -174,7 +174,7 @@ async def test_while_its_claim_lives_a_preemptor_evicts_no_one_else_and_keeps_wa
     assert len(evicted) == 1
 
 
-async def test_the_claim_keeps_the_freed_capacity_from_a_lower_priority_binding_and_lets_the_preemptor_in() -> None:
+async def test_claim_keeps_freed_capacity_from_lower_priority_binding_and_lets_preemptor_in() -> None:
     """m1's 30m are free now (the victim left), but the claim holds them for `high`."""
     client = ScriptedClient(spec=[written(2, "8")])
     newcomer = prioritized("newcomer", LOW, policy="Never")
@@ -201,7 +201,7 @@ def bounded_run(client: ScriptedClient, *others: dict[str, Any], max_victims: in
     return run, limited
 
 
-async def test_a_preemption_that_needs_more_victims_than_allowed_is_not_made() -> None:
+async def test_preemption_that_needs_more_victims_than_allowed_is_not_made() -> None:
     client = ScriptedClient()
     run, limited = bounded_run(client, *(prioritized(f"low-{i}", LOW, policy="Never", placed=True, replicas=1)
                                          for i in range(3)), max_victims=2)
@@ -212,7 +212,7 @@ async def test_a_preemption_that_needs_more_victims_than_allowed_is_not_made() -
     assert limited == ["victims"]
 
 
-async def test_preemptions_past_the_rate_wait_until_the_minute_has_passed() -> None:
+async def test_preemptions_past_rate_wait_until_minute_has_passed() -> None:
     clock = [100.0]
     client = ScriptedClient()
     others = [prioritized("low", LOW, policy="Never", placed=True)]
@@ -267,7 +267,7 @@ def preempting_scheduler(client: HeldEvictions) -> Scheduler:
     return scheduler
 
 
-async def test_a_preemptor_waiting_for_its_victims_backs_off_instead_of_waiting_for_the_unschedulable_flush() -> None:
+async def test_preemptor_waiting_for_victims_backs_off_instead_of_waiting_for_unschedulable_flush() -> None:
     client = HeldEvictions()
     client.released.set()
     scheduler = preempting_scheduler(client)
@@ -281,7 +281,7 @@ async def test_a_preemptor_waiting_for_its_victims_backs_off_instead_of_waiting_
     assert scheduler.queue.where("default/high") == "backoff"
 
 
-async def test_a_stop_while_a_victim_is_being_evicted_lets_the_preemption_finish_within_the_drain() -> None:
+async def test_stop_while_victim_is_being_evicted_lets_preemption_finish_within_drain() -> None:
     client = HeldEvictions()
     scheduler = preempting_scheduler(client)
     scheduler.start()
@@ -296,7 +296,7 @@ async def test_a_stop_while_a_victim_is_being_evicted_lets_the_preemption_finish
     assert client.sent == ["/high", "/low", "/high/status"]
 
 
-async def test_a_preemption_cut_at_the_drain_deadline_writes_nothing_after_the_stop() -> None:
+async def test_preemption_cut_at_drain_deadline_writes_nothing_after_stop() -> None:
     """The write in flight (the claim on the preemptor) is cancelled and nothing more is sent: no victim was
     evicted. Cut later, the claim written before the evictions is what the next leader takes up."""
     client = HeldEvictions()
@@ -312,7 +312,7 @@ async def test_a_preemption_cut_at_the_drain_deadline_writes_nothing_after_the_s
     assert (client.sent, client.cancelled) == (["/high"], ["/high"])
 
 
-async def test_a_preemptor_whose_claim_written_meanwhile_conflicts_preempts_no_one() -> None:
+async def test_preemptor_whose_claim_written_meanwhile_conflicts_preempts_no_one() -> None:
     conflict = Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")
     client = ScriptedClient(spec=[conflict])
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
@@ -323,7 +323,7 @@ async def test_a_preemptor_whose_claim_written_meanwhile_conflicts_preempts_no_o
     assert value(run, "binding_scheduler_writes_total", kind="spec", result="conflict") == 1
 
 
-async def test_the_spec_write_that_places_a_preemptor_drops_its_claim_annotation() -> None:
+async def test_spec_write_that_places_preemptor_drops_claim_annotation() -> None:
     client = ScriptedClient(spec=[written(2, "8")])
     body = prioritized("high", HIGH)
     body["metadata"]["annotations"] = {"binding-scheduler.io/preemption-claim": "{}"}
@@ -333,7 +333,7 @@ async def test_the_spec_write_that_places_a_preemptor_drops_its_claim_annotation
     assert client.sent[0][2]["metadata"]["annotations"]["binding-scheduler.io/preemption-claim"] is None
 
 
-def test_a_claim_written_on_a_preemptor_is_taken_up_by_a_scheduler_that_starts_after() -> None:
+def test_claim_written_on_preemptor_is_taken_up_by_scheduler_that_starts_after() -> None:
     from binding_scheduler.scheduling.state.claims import CLAIM_ANNOTATION, claim_annotation
 
     claims = PreemptionClaims(clock=lambda: 1000.0)
@@ -347,7 +347,7 @@ def test_a_claim_written_on_a_preemptor_is_taken_up_by_a_scheduler_that_starts_a
     assert (claims.of("default/old"), claims.of("default/bad")) == (None, None)
 
 
-async def test_a_preempting_pass_logs_its_decision_line_and_counts_an_error_attempt(
+async def test_preempting_pass_logs_decision_line_and_counts_error_attempt(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     import logging

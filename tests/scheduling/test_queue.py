@@ -45,13 +45,13 @@ def test_higher_priority_is_handed_out_first_then_older(queue: SchedulingQueue, 
     assert drain(queue) == ["ns/high", "ns/low", "ns/low-later"]
 
 
-def test_a_key_waiting_in_the_active_queue_is_not_added_twice(queue: SchedulingQueue) -> None:
+def test_key_waiting_in_active_queue_is_not_added_twice(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     queue.push("ns/a", priority=100)
     assert drain(queue) == ["ns/a"]
 
 
-def test_a_key_pushed_while_its_pass_runs_is_handed_out_again_after_done(queue: SchedulingQueue) -> None:
+def test_key_pushed_while_pass_runs_is_handed_out_again_after_done(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     first = queue.pop_nowait()
     assert first is not None
@@ -63,7 +63,7 @@ def test_a_key_pushed_while_its_pass_runs_is_handed_out_again_after_done(queue: 
     assert (again.key, again.attempts) == ("ns/a", 2)
 
 
-def test_one_pass_per_key_at_a_time(queue: SchedulingQueue) -> None:
+def test_one_pass_per_key_at_time(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     queue.push("ns/b")
     first = queue.pop_nowait()
@@ -81,7 +81,7 @@ def test_backoff_doubles_from_one_second_to_ten(queue: SchedulingQueue, attempts
     assert queue.backoff_for(attempts) == seconds
 
 
-def test_backoff_expires_from_when_the_key_last_entered_the_active_queue(queue: SchedulingQueue, clock: Clock) -> None:
+def test_backoff_expires_from_when_key_last_entered_active_queue(queue: SchedulingQueue, clock: Clock) -> None:
     queue.push("ns/a")
     info = queue.pop_nowait()
     assert info is not None
@@ -93,7 +93,7 @@ def test_backoff_expires_from_when_the_key_last_entered_the_active_queue(queue: 
     assert queue.where("ns/a") == "active"
 
 
-def test_backoff_holds_the_key_until_it_expires(queue: SchedulingQueue, clock: Clock) -> None:
+def test_backoff_holds_key_until_it_expires(queue: SchedulingQueue, clock: Clock) -> None:
     queue.push("ns/a")
     info = queue.pop_nowait()
     assert info is not None
@@ -104,7 +104,7 @@ def test_backoff_holds_the_key_until_it_expires(queue: SchedulingQueue, clock: C
     assert queue.where("ns/a") == "backoff"
 
 
-def test_backoff_is_ignored_while_the_key_waits_in_the_active_queue(queue: SchedulingQueue) -> None:
+def test_backoff_is_ignored_while_key_waits_in_active_queue(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     info = queue.pop_nowait()
     assert info is not None
@@ -126,7 +126,7 @@ def test_unschedulable_keys_return_after_five_minutes(queue: SchedulingQueue, cl
     assert queue.where("ns/a") == "active"
 
 
-def test_an_event_moves_an_unschedulable_key_back_to_active_at_once(queue: SchedulingQueue) -> None:
+def test_event_moves_unschedulable_key_back_to_active_at_once(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     info = queue.pop_nowait()
     assert info is not None
@@ -137,7 +137,7 @@ def test_an_event_moves_an_unschedulable_key_back_to_active_at_once(queue: Sched
     assert queue.depth() == QueueDepth(active=1, backoff=0, unschedulable=0)
 
 
-def test_an_event_moves_a_backed_off_key_back_to_active_at_once(queue: SchedulingQueue) -> None:
+def test_event_moves_backed_off_key_back_to_active_at_once(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     info = queue.pop_nowait()
     assert info is not None
@@ -147,7 +147,7 @@ def test_an_event_moves_a_backed_off_key_back_to_active_at_once(queue: Schedulin
     assert queue.where("ns/a") == "active"
 
 
-def test_forget_drops_the_backoff(queue: SchedulingQueue) -> None:
+def test_forget_drops_backoff(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     info = queue.pop_nowait()
     assert info is not None
@@ -157,7 +157,7 @@ def test_forget_drops_the_backoff(queue: SchedulingQueue) -> None:
     assert queue.where("ns/a") is None
 
 
-def test_requeue_hands_the_key_out_again_at_once(queue: SchedulingQueue) -> None:
+def test_requeue_hands_key_out_again_at_once(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     info = queue.pop_nowait()
     assert info is not None
@@ -175,7 +175,7 @@ def handed_out(queue: SchedulingQueue, key: str) -> QueuedBinding:
     return info
 
 
-def test_after_a_409_the_key_waits_for_a_newer_cached_version(queue: SchedulingQueue) -> None:
+def test_after_409_key_waits_for_newer_cached_version(queue: SchedulingQueue) -> None:
     info = handed_out(queue, "ns/a")
     queue.requeue_when_newer(info, refused_version="7", cached_version="7")
     assert queue.pop_nowait() is None
@@ -186,14 +186,14 @@ def test_after_a_409_the_key_waits_for_a_newer_cached_version(queue: SchedulingQ
     assert again is not None and again.key == "ns/a"
 
 
-def test_after_a_409_the_key_runs_at_once_when_the_cache_is_newer_already(queue: SchedulingQueue) -> None:
+def test_after_409_key_runs_at_once_when_cache_is_newer_already(queue: SchedulingQueue) -> None:
     info = handed_out(queue, "ns/a")
     queue.requeue_when_newer(info, refused_version="7", cached_version="8")
     again = queue.pop_nowait()
     assert again is not None and again.key == "ns/a"
 
 
-def test_after_a_409_with_no_newer_version_the_key_runs_after_the_fallback(
+def test_after_409_with_no_newer_version_key_runs_after_fallback(
     queue: SchedulingQueue, clock: Clock
 ) -> None:
     info = handed_out(queue, "ns/a")
@@ -206,7 +206,7 @@ def test_after_a_409_with_no_newer_version_the_key_runs_after_the_fallback(
     assert again is not None and again.key == "ns/a"
 
 
-def test_an_event_for_a_key_waiting_after_a_409_activates_it(queue: SchedulingQueue) -> None:
+def test_event_for_key_waiting_after_409_activates_it(queue: SchedulingQueue) -> None:
     info = handed_out(queue, "ns/a")
     queue.requeue_when_newer(info, refused_version="7", cached_version="7")
     assert queue.push("ns/a")
@@ -217,7 +217,7 @@ def test_an_event_for_a_key_waiting_after_a_409_activates_it(queue: SchedulingQu
     assert queue.pop_nowait() is None
 
 
-def test_a_deleted_key_leaves_every_waiting_place(queue: SchedulingQueue, clock: Clock) -> None:
+def test_deleted_key_leaves_every_waiting_place(queue: SchedulingQueue, clock: Clock) -> None:
     for key in ("ns/backoff", "ns/unschedulable", "ns/conflict"):
         handed_out(queue, key)
     queue.push_backoff(QueuedBinding("ns/backoff", attempts=1))
@@ -230,7 +230,7 @@ def test_a_deleted_key_leaves_every_waiting_place(queue: SchedulingQueue, clock:
     assert queue.depth() == QueueDepth(active=0, backoff=0, unschedulable=0)
 
 
-async def test_pop_waits_for_a_push() -> None:
+async def test_pop_waits_for_push() -> None:
     queue = SchedulingQueue()
     waiter = asyncio.create_task(queue.pop())
     await asyncio.sleep(0)

@@ -70,19 +70,19 @@ def failures(scheduler: Scheduler) -> float:
     return value or 0.0
 
 
-async def test_a_scheduled_binding_waits_nowhere() -> None:
+async def test_scheduled_binding_waits_nowhere() -> None:
     scheduler = make_scheduler(Client())
     await run_once(scheduler)
     assert (scheduler.queue.where(KEY), failures(scheduler)) == (None, 0)
 
 
-async def test_a_binding_the_fleet_cannot_hold_is_parked_as_unschedulable() -> None:
+async def test_binding_fleet_cannot_hold_is_parked_as_unschedulable() -> None:
     scheduler = make_scheduler(Client(), pods=1)
     await run_once(scheduler)
     assert (scheduler.queue.where(KEY), failures(scheduler)) == ("unschedulable", 1)
 
 
-async def test_a_failed_status_write_backs_off_and_logs_one_line(caplog: pytest.LogCaptureFixture) -> None:
+async def test_failed_status_write_backs_off_and_logs_one_line(caplog: pytest.LogCaptureFixture) -> None:
     scheduler = make_scheduler(Client(status_error=ServerError(500, "InternalError", "etcd is unhappy")))
     await run_once(scheduler)
     assert (scheduler.queue.where(KEY), failures(scheduler)) == ("backoff", 1)
@@ -91,7 +91,7 @@ async def test_a_failed_status_write_backs_off_and_logs_one_line(caplog: pytest.
         logging.WARNING, "pass for default/web failed: 500 InternalError: etcd is unhappy", None)
 
 
-async def test_an_unexpected_error_in_a_pass_is_logged_with_its_traceback_and_backs_off(
+async def test_unexpected_error_in_pass_is_logged_with_traceback_and_backs_off(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     scheduler = make_scheduler(Client(spec_error=RuntimeError("a client bug")))
@@ -102,7 +102,7 @@ async def test_an_unexpected_error_in_a_pass_is_logged_with_its_traceback_and_ba
     assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 
 
-async def test_a_pass_drained_after_the_stop_routes_its_key_nowhere_and_counts_no_failure() -> None:
+async def test_pass_drained_after_stop_routes_key_nowhere_and_counts_no_failure() -> None:
     """Nothing after a stop: a committing pass that fails its write during the drain is not sent to backoff,
     nor counted as a failed attempt."""
     release = asyncio.Event()
@@ -128,14 +128,14 @@ async def test_a_pass_drained_after_the_stop_routes_its_key_nowhere_and_counts_n
     assert (scheduler.queue.where(KEY), failures(scheduler)) == (None, 0)
 
 
-async def test_a_surplus_worker_leaves_before_taking_a_key() -> None:
+async def test_surplus_worker_leaves_before_taking_key() -> None:
     scheduler = make_scheduler(Client())
     scheduler.workers = 1
     await asyncio.wait_for(scheduler._worker(1), timeout=10)  # index 1 of 1 worker: surplus
     assert scheduler.queue.where(KEY) == "active"
 
 
-async def test_a_worker_hands_each_key_back_to_the_queue_after_its_pass_and_takes_it_again() -> None:
+async def test_worker_hands_each_key_back_to_queue_after_pass_and_takes_it_again() -> None:
     passes: list[str] = []
     second = asyncio.Event()
 
@@ -156,7 +156,7 @@ async def test_a_worker_hands_each_key_back_to_the_queue_after_its_pass_and_take
     assert passes == [KEY, KEY]
 
 
-async def test_the_queue_flushers_are_cancelled_by_the_drain() -> None:
+async def test_queue_flushers_are_cancelled_by_drain() -> None:
     scheduler = make_scheduler(Client())
     scheduler.start()
     (flushers,) = [t for t in scheduler._tasks if t.get_name() == "scheduling-queue-flushers"]

@@ -42,7 +42,7 @@ def worker_names(scheduler: Scheduler) -> list[str]:
     return sorted(t.get_name() for t in scheduler._tasks if t.get_name().startswith("scheduling-worker-"))
 
 
-async def test_growing_shrinking_and_growing_the_workers_keeps_one_task_per_index() -> None:
+async def test_growing_shrinking_and_growing_workers_keeps_one_task_per_index() -> None:
     scheduler = make_scheduler(workers=2)
     scheduler.start()
     scheduler.set_workers(4)
@@ -56,7 +56,7 @@ async def test_growing_shrinking_and_growing_the_workers_keeps_one_task_per_inde
     await scheduler.drain(1.0)
 
 
-async def test_a_pass_that_swallows_its_cancellation_cannot_hold_the_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_pass_that_swallows_cancellation_cannot_hold_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runtime, "STRAGGLER_GRACE", 0.1)
     entered, finish = asyncio.Event(), asyncio.Event()
 
@@ -100,7 +100,7 @@ def with_generation(body: dict[str, Any], generation: int, clusters: list[str]) 
     return {**body, "metadata": metadata, "spec": {**body["spec"], "clusters": [{"name": c} for c in clusters]}}
 
 
-def test_bindings_placed_on_a_removed_cluster_are_scheduled_again() -> None:
+def test_bindings_placed_on_removed_cluster_are_scheduled_again() -> None:
     scheduler = make_scheduler()
     scheduler.ctx.clusters.upsert(parse_cluster(cluster("m2")))
     body = binding(replicas=1, placement=placement())
@@ -113,7 +113,7 @@ def test_bindings_placed_on_a_removed_cluster_are_scheduled_again() -> None:
     assert queued(scheduler) == ["default/web"]
 
 
-def test_our_own_write_onto_a_cluster_removed_since_is_scheduled_again() -> None:
+def test_our_own_write_onto_cluster_removed_since_is_scheduled_again() -> None:
     """The removal reached us first (a relist after a watch gap), then the event of our own earlier write."""
     scheduler = make_scheduler()
     body = binding(replicas=1, placement=placement())
@@ -142,7 +142,7 @@ class ConflictingSpecWrites:
         return {"metadata": {"resourceVersion": "9", "generation": 1}}
 
 
-async def test_a_409_on_the_spec_write_requeues_the_key_without_backoff_as_soon_as_the_cache_holds_a_newer_version(
+async def test_409_on_spec_write_requeues_key_without_backoff_as_soon_as_cache_holds_newer_version(
 ) -> None:
     """Karmada's handleErr for a conflict is an immediate requeue; ours waits only for the write that beat ours to
     reach the cache. So the key is never in backoff, and the first newer version (here a status change by someone
@@ -168,7 +168,7 @@ async def test_a_409_on_the_spec_write_requeues_the_key_without_backoff_as_soon_
     assert again is not None and (again.key, again.attempts) == ("default/web", 2)
 
 
-def test_a_workload_turning_healthy_on_a_cluster_releases_its_assumption_there_and_a_deletion_all() -> None:
+def test_workload_turning_healthy_on_cluster_releases_assumption_there_and_deletion_all() -> None:
     scheduler = make_scheduler()
     body = binding(replicas=4, requests={"cpu": "1"}, placement=placement())
     scheduler.on_binding(body)
@@ -182,7 +182,7 @@ def test_a_workload_turning_healthy_on_a_cluster_releases_its_assumption_there_a
     assert assumptions.assumed_on("m2") == {}
 
 
-def test_a_preemptor_waiting_for_its_victims_capacity_runs_again_when_its_clusters_summary_changes() -> None:
+def test_preemptor_waiting_for_victims_capacity_runs_again_when_clusters_summary_changes() -> None:
     scheduler = make_scheduler()
     scheduler.ctx.claims.set(Claim("default/high", "m1", 1000, 3, {"cpu": 10}))
     scheduler.queue.push("default/high")
@@ -199,7 +199,7 @@ def test_a_preemptor_waiting_for_its_victims_capacity_runs_again_when_its_cluste
     assert scheduler.queue.where("default/high") == "active"
 
 
-def test_intake_takes_up_a_preemption_claim_another_scheduler_wrote_on_its_preemptor() -> None:
+def test_intake_takes_up_preemption_claim_another_scheduler_wrote_on_preemptor() -> None:
     import time
 
     from binding_scheduler.scheduling.state.claims import CLAIM_ANNOTATION, claim_annotation

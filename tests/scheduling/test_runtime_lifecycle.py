@@ -76,7 +76,7 @@ def runtime_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[int, str]]:
 # -- workers ---------------------------------------------------------------------------------------------------
 
 
-async def test_a_scheduler_given_no_worker_count_runs_one_worker() -> None:
+async def test_scheduler_given_no_worker_count_runs_one_worker() -> None:
     scheduler = make_drain_scheduler(HeldWrites(held=False))  # built without `workers`
     scheduler.start()
     workers = sorted(t.get_name() for t in scheduler._tasks if t.get_name().startswith("scheduling-worker-"))
@@ -87,7 +87,7 @@ async def test_a_scheduler_given_no_worker_count_runs_one_worker() -> None:
 # -- one pass --------------------------------------------------------------------------------------------------
 
 
-async def test_a_pass_after_a_failed_one_logs_that_it_is_the_second_try(caplog: pytest.LogCaptureFixture) -> None:
+async def test_pass_after_failed_one_logs_that_it_is_second_try(caplog: pytest.LogCaptureFixture) -> None:
     client = Client(status_error=ServerError(500, "InternalError", "etcd is unhappy"))
     scheduler = make_routing_scheduler(client)
     await run_once(scheduler)  # fails: backoff, with its attempt counted
@@ -102,7 +102,7 @@ async def test_a_pass_after_a_failed_one_logs_that_it_is_the_second_try(caplog: 
     assert lines == ["binding default/web (ResourceBinding): scheduled to m1:3 (ReconcileSchedule, N ms, attempt 2)"]
 
 
-async def test_a_pass_refused_at_its_commit_point_after_the_stop_names_its_binding_in_the_refusal() -> None:
+async def test_pass_refused_at_commit_point_after_stop_names_binding_in_refusal() -> None:
     entered = asyncio.Event()
 
     async def swallowing(ctx: AttemptContext) -> None:
@@ -142,7 +142,7 @@ async def pass_updated_by_someone_else_while_it_commits(scheduler: Scheduler, cl
     scheduler.queue.done(info)
 
 
-async def test_a_binding_updated_by_someone_else_while_its_pass_commits_is_queued_again_when_the_pass_ends() -> None:
+async def test_binding_updated_by_someone_else_while_pass_commits_is_queued_again_when_pass_ends() -> None:
     client = HeldWrites()
     scheduler = make_drain_scheduler(client)
 
@@ -152,7 +152,7 @@ async def test_a_binding_updated_by_someone_else_while_its_pass_commits_is_queue
     assert queued(scheduler) == [KEY]
 
 
-async def test_an_update_seen_during_one_commit_queues_one_more_pass_not_one_after_every_later_pass() -> None:
+async def test_update_seen_during_one_commit_queues_one_more_pass_not_one_after_every_later_pass() -> None:
     client = HeldWrites()
     scheduler = make_drain_scheduler(client)
     await pass_updated_by_someone_else_while_it_commits(scheduler, client)
@@ -183,7 +183,7 @@ async def run_queued(scheduler: Scheduler) -> None:
     scheduler.queue.done(info)
 
 
-async def test_a_binding_whose_pass_found_no_fit_is_queued_again_when_a_cluster_gains_an_api_before_its_status_event(
+async def test_binding_whose_pass_found_no_fit_is_queued_again_when_cluster_gains_api_before_status_event(
 ) -> None:
     """Its NoClusterFit status write has not come back through the watch yet: the stored body has no condition,
     so only the pass's own outcome says it waits for an API."""
@@ -198,7 +198,7 @@ async def test_a_binding_whose_pass_found_no_fit_is_queued_again_when_a_cluster_
     assert events_counted(scheduler, "ClusterChanged") == 1
 
 
-async def test_a_binding_scheduled_after_finding_no_fit_is_not_queued_again_when_a_cluster_gains_an_api() -> None:
+async def test_binding_scheduled_after_finding_no_fit_is_not_queued_again_when_cluster_gains_api() -> None:
     scheduler = fleet_scheduler(Client(), serving_nothing("m1"))
     scheduler.on_binding(labelled())
     await run_queued(scheduler)  # NoClusterFit
@@ -216,7 +216,7 @@ async def test_a_binding_scheduled_after_finding_no_fit_is_not_queued_again_when
 # -- the stop -----------------------------------------------------------------------------------------------
 
 
-async def test_a_stop_asked_as_one_pass_ends_still_cancels_the_passes_deciding_after_it() -> None:
+async def test_stop_asked_as_one_pass_ends_still_cancels_passes_deciding_after_it() -> None:
     """The stop can come at any moment (a signal): here in the instant after pass `a` ended and before its
     worker noticed, so `a` is still among the passes in flight, ahead of `b`."""
     entered: dict[str, asyncio.Event] = {"default/a": asyncio.Event(), "default/b": asyncio.Event()}
@@ -248,7 +248,7 @@ async def test_a_stop_asked_as_one_pass_ends_still_cancels_the_passes_deciding_a
     assert (report.cancelled, report.drained, report.cut) == (1, 0, 0)
 
 
-async def test_a_zero_drain_timeout_cuts_a_commit_at_once_even_one_about_to_end() -> None:
+async def test_zero_drain_timeout_cuts_commit_at_once_even_one_about_to_end() -> None:
     client = HeldWrites()
     scheduler = make_drain_scheduler(client)
     scheduler.start()
@@ -305,7 +305,7 @@ def clock(*readings: float) -> SimpleNamespace:
     return SimpleNamespace(monotonic=lambda: next(values))
 
 
-async def test_the_drain_report_gives_how_long_the_stop_took(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_drain_report_gives_how_long_stop_took(monkeypatch: pytest.MonkeyPatch) -> None:
     scheduler = make_drain_scheduler(HeldWrites(held=False))
     monkeypatch.setattr(runtime, "time", clock(100.0, 100.25))
 

@@ -29,7 +29,7 @@ from testsupport.builders import binding, cluster, placement
 SERVICE = "binding_scheduler.scheduling.lifecycle.service"
 
 
-def test_every_estimator_field_of_the_configuration_reaches_the_estimators_settings() -> None:
+def test_every_estimator_field_of_configuration_reaches_estimators_settings() -> None:
     config = SchedulerConfig(estimator=EstimatorConfig(
         enabled=True, timeout=1.5,
         service=EstimatorServiceConfig(namespace="est", prefix="estimator", port=9000),
@@ -46,12 +46,12 @@ def test_every_estimator_field_of_the_configuration_reaches_the_estimators_setti
     )
 
 
-def test_a_partial_failure_policy_other_than_discard_is_fallback() -> None:
+def test_partial_failure_policy_other_than_discard_is_fallback() -> None:
     config = SchedulerConfig(estimator=EstimatorConfig(partial_failure="fallback"))
     assert estimator_settings(config).partial_failure == "fallback"
 
 
-def test_the_shutdown_report_line_says_every_count_the_time_and_the_lease() -> None:
+def test_shutdown_report_line_says_every_count_time_and_lease() -> None:
     assert ShutdownReport(cancelled=3, drained=2, cut=1, seconds=1.2345, lease_released=True).line() == (
         "shutdown complete in 1234 ms: 3 passes cancelled before their commit point, 2 drained, 1 cut at the drain "
         "deadline; lease released; write gate closed")
@@ -77,7 +77,7 @@ async def service() -> AsyncIterator[SchedulerService]:
         await built.lease_client.close()
 
 
-async def test_the_service_is_built_from_its_configuration(service: SchedulerService) -> None:
+async def test_service_is_built_from_configuration(service: SchedulerService) -> None:
     queue = service.queue
     assert (queue.initial_backoff, queue.max_backoff, queue.unschedulable_timeout) == (2.0, 20.0, 60.0)
     assert service.scheduler.workers == 3
@@ -88,7 +88,7 @@ async def test_the_service_is_built_from_its_configuration(service: SchedulerSer
     assert not service.ready and not service.probe_ready
 
 
-async def test_a_relist_of_clusters_forgets_the_missing_ones_and_says_so(
+async def test_relist_of_clusters_forgets_missing_ones_and_says_so(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     for name in ("m1", "m2"):
@@ -105,7 +105,7 @@ async def test_a_relist_of_clusters_forgets_the_missing_ones_and_says_so(
     ("resourcebindings", ["default/a", "role"], "default/b"),
     ("clusterresourcebindings", ["default/a", "default/b"], "role"),
 ])
-async def test_a_relist_of_one_binding_kind_forgets_the_missing_ones_of_that_kind_and_says_so(
+async def test_relist_of_one_binding_kind_forgets_missing_ones_of_that_kind_and_says_so(
     service: SchedulerService, caplog: pytest.LogCaptureFixture, plural: str, kept: list[str], gone: str
 ) -> None:
     bodies = {"default/a": binding("a", replicas=1, placement=placement()),
@@ -124,14 +124,14 @@ async def test_a_relist_of_one_binding_kind_forgets_the_missing_ones_of_that_kin
         f"binding {gone} is gone (not in the new list)"]
 
 
-async def test_a_relist_of_another_resource_forgets_nothing(service: SchedulerService) -> None:
+async def test_relist_of_another_resource_forgets_nothing(service: SchedulerService) -> None:
     service.scheduler.on_cluster(cluster("m1"))
     service.scheduler.on_binding(binding("a", replicas=1, placement=placement()))
     await service.relisted("schedulerconfigurations", [])
     assert (service.context.clusters.names(), list(service.context.bindings.keys())) == (["m1"], ["default/a"])
 
 
-async def test_the_estimator_is_kept_while_its_settings_stay_and_replaced_when_they_change(
+async def test_estimator_is_kept_while_settings_stay_and_replaced_when_they_change(
     service: SchedulerService,
 ) -> None:
     enabled = SchedulerConfig(estimator=EstimatorConfig(enabled=True, timeout=1.0))
@@ -149,7 +149,7 @@ async def test_the_estimator_is_kept_while_its_settings_stay_and_replaced_when_t
     assert service._estimators == [first, replaced]  # both closed at shutdown
 
 
-async def test_a_new_configuration_applies_to_the_next_passes_but_fields_that_need_a_restart_keep_their_value(
+async def test_new_configuration_applies_to_next_passes_but_fields_that_need_restart_keep_their_value(
     service: SchedulerService,
 ) -> None:
     new = SchedulerConfig(
@@ -178,7 +178,7 @@ class RecordingEstimator:
         self.forgotten.append(cluster_name)
 
 
-async def test_a_deleted_cluster_leaves_the_snapshot_and_every_estimators_channels(service: SchedulerService) -> None:
+async def test_deleted_cluster_leaves_snapshot_and_every_estimators_channels(service: SchedulerService) -> None:
     service.scheduler.on_cluster(cluster("m1"))
     service.scheduler.on_cluster(cluster("m2"))
     estimators = [RecordingEstimator(), RecordingEstimator()]
@@ -190,7 +190,7 @@ async def test_a_deleted_cluster_leaves_the_snapshot_and_every_estimators_channe
     assert [e.forgotten for e in estimators] == [["m1"], ["m1"]]
 
 
-async def test_a_cluster_missing_from_a_relist_leaves_every_estimators_channels(service: SchedulerService) -> None:
+async def test_cluster_missing_from_relist_leaves_every_estimators_channels(service: SchedulerService) -> None:
     service.scheduler.on_cluster(cluster("m1"))
     estimator = RecordingEstimator()
     service._estimators = [estimator]  # type: ignore[list-item]
@@ -200,7 +200,7 @@ async def test_a_cluster_missing_from_a_relist_leaves_every_estimators_channels(
     assert estimator.forgotten == ["m1"]
 
 
-async def test_a_lost_lease_closes_the_gate_first_cancels_everything_and_exits_non_zero(
+async def test_lost_lease_closes_gate_first_cancels_everything_and_exits_non_zero(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     fatal: list[bool] = []
@@ -219,7 +219,7 @@ async def test_a_lost_lease_closes_the_gate_first_cancels_everything_and_exits_n
     assert caplog.messages == ["lost the lease (renewal failed): write gate closed, cancelling every pass"]
 
 
-async def test_a_stop_request_makes_the_service_unready_at_once_and_keeps_the_time_it_was_first_asked(
+async def test_stop_request_makes_service_unready_at_once_and_keeps_time_it_was_first_asked(
     service: SchedulerService,
 ) -> None:
     service._standing_by = True
@@ -234,7 +234,7 @@ async def test_a_stop_request_makes_the_service_unready_at_once_and_keeps_the_ti
     assert first is not None and service._stop_requested_at == first
 
 
-async def test_the_shutdown_of_a_service_that_never_led_reports_nothing_held_and_closes_the_gate(
+async def test_shutdown_of_service_that_never_led_reports_nothing_held_and_closes_gate(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger=SERVICE):

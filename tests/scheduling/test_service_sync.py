@@ -37,7 +37,7 @@ def service_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name in SERVICE_LOGGERS]
 
 
-async def test_the_sync_lists_clusters_and_both_binding_kinds_across_pages_and_says_how_many(
+async def test_sync_lists_clusters_and_both_binding_kinds_across_pages_and_says_how_many(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.LIST_PAGE", 2)
@@ -63,7 +63,7 @@ async def test_the_sync_lists_clusters_and_both_binding_kinds_across_pages_and_s
     assert seconds is not None and float(seconds[1]) < 60
 
 
-async def test_a_list_that_fails_for_a_while_is_tried_again_until_it_succeeds(
+async def test_list_that_fails_for_while_is_tried_again_until_it_succeeds(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_INITIAL", 0.01)
@@ -86,7 +86,7 @@ async def test_a_list_that_fails_for_a_while_is_tried_again_until_it_succeeds(
 
 @pytest.mark.parametrize(("refused", "streamed"), [("clusters", False), ("clusterresourcebindings", True)],
                          ids=["the-clusters", "a-binding-list-the-watch-would-bring"])
-async def test_a_list_refused_for_good_ends_the_sync_with_that_error(refused: str, streamed: bool) -> None:
+async def test_list_refused_for_good_ends_sync_with_that_error(refused: str, streamed: bool) -> None:
     async with DevCluster() as api:
         api.faults.add(method="GET", path=rf"/{refused}$", status=403)
         source = EventSource.streamed(dict) if streamed else LISTED_AT_START
@@ -99,7 +99,7 @@ async def test_a_list_refused_for_good_ends_the_sync_with_that_error(refused: st
             await service.lease_client.close()
 
 
-async def test_a_start_waits_for_the_lease_then_leads_with_its_keeper_and_fences_every_write_by_it(
+async def test_start_waits_for_lease_then_leads_with_keeper_and_fences_every_write_by_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     config = SchedulerConfig(metrics=MetricsConfig(port=0, health_port=0))
@@ -166,7 +166,7 @@ RBS = "/apis/work.karmada.io/v1alpha2/resourcebindings"
 CRBS = "/apis/work.karmada.io/v1alpha2/clusterresourcebindings"
 
 
-async def test_a_list_asks_for_pages_of_500_and_returns_the_items() -> None:
+async def test_list_asks_for_pages_of_500_and_returns_items() -> None:
     service = await offline(SchedulerConfig())
     client = listing(service, {CLUSTERS: [{"metadata": {"name": "m1"}}]})
 
@@ -174,7 +174,7 @@ async def test_a_list_asks_for_pages_of_500_and_returns_the_items() -> None:
     assert client.asked == [(CLUSTERS, {"limit": 500})]
 
 
-async def test_listed_bindings_get_the_kind_of_their_list_unless_they_name_one() -> None:
+async def test_listed_bindings_get_kind_of_their_list_unless_they_name_one() -> None:
     service = await offline(SchedulerConfig())
     unkinded = binding("a", replicas=1, placement=placement())
     del unkinded["kind"]
@@ -191,13 +191,13 @@ async def test_listed_bindings_get_the_kind_of_their_list_unless_they_name_one()
     assert kinds == {"default/a": "ResourceBinding", "default/b": "Other", "role": "ClusterResourceBinding"}
 
 
-async def test_a_list_without_items_is_empty() -> None:
+async def test_list_without_items_is_empty() -> None:
     service = await offline(SchedulerConfig())
     listing(service, {})
     assert await service._list(CLUSTERS) == []
 
 
-async def test_the_sync_gives_the_event_loop_a_turn_every_256_objects_so_the_lease_keeper_is_never_starved() -> None:
+async def test_sync_gives_event_loop_turn_every_256_objects_so_lease_keeper_is_never_starved() -> None:
     service = await offline(SchedulerConfig())
     listing(service, {
         CLUSTERS: [cluster(f"m{i}") for i in range(511)],
@@ -222,7 +222,7 @@ async def test_the_sync_gives_the_event_loop_a_turn_every_256_objects_so_the_lea
     assert turns == 511 // 256 + 255 // 256 + 256 // 256 == 2
 
 
-async def test_when_the_watch_lists_the_bindings_the_sync_lists_only_the_clusters_and_says_so(
+async def test_when_watch_lists_bindings_sync_lists_only_clusters_and_says_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     service = await offline(SchedulerConfig(), event_source=EventSource.streamed(dict))
@@ -239,7 +239,7 @@ async def test_when_the_watch_lists_the_bindings_the_sync_lists_only_the_cluster
                         r"lists them", line)
 
 
-async def test_the_first_complete_list_of_each_binding_kind_from_the_watch_is_logged_once(
+async def test_first_complete_list_of_each_binding_kind_from_watch_is_logged_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     service = await offline(SchedulerConfig(), event_source=EventSource.streamed(dict))
@@ -265,7 +265,7 @@ async def test_the_first_complete_list_of_each_binding_kind_from_the_watch_is_lo
     FeatureGatesConfig(priority_based_scheduling=True, priority_based_preemptive_scheduling=True),
     FeatureGatesConfig(workload_affinity=True),
 ], ids=["priority-queue", "preemption", "workload-affinity"])
-async def test_a_gate_that_needs_every_binding_makes_the_sync_list_them_even_when_the_watch_would(
+async def test_gate_that_needs_every_binding_makes_sync_list_them_even_when_watch_would(
     gates: FeatureGatesConfig,
 ) -> None:
     service = await offline(SchedulerConfig(feature_gates=gates), event_source=EventSource.streamed(dict))
@@ -277,7 +277,7 @@ async def test_a_gate_that_needs_every_binding_makes_the_sync_list_them_even_whe
     assert list(service.context.bindings.keys()) == ["default/a"]
 
 
-async def test_the_retries_of_a_list_double_their_wait_up_to_a_cap_whatever_the_transient_failure(
+async def test_retries_of_list_double_their_wait_up_to_cap_whatever_transient_failure(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_INITIAL", 0.01)
@@ -299,7 +299,7 @@ async def test_the_retries_of_a_list_double_their_wait_up_to_a_cap_whatever_the_
     assert [m.rsplit(": again in ", 1)[1] for m in retries] == ["0.01s", "0.02s", "0.03s"]
 
 
-async def test_a_list_that_gets_no_answer_is_tried_again(
+async def test_list_that_gets_no_answer_is_tried_again(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_INITIAL", 0.01)
@@ -349,7 +349,7 @@ async def leading(api: DevCluster) -> SchedulerService:
     return service
 
 
-async def test_a_stop_that_comes_as_the_lease_is_won_leads_nothing_and_the_shutdown_hands_the_lease_back() -> None:
+async def test_stop_that_comes_as_lease_is_won_leads_nothing_and_shutdown_hands_lease_back() -> None:
     async with DevCluster() as api:
         service = standby(api)
         assert service.lease is not None
@@ -374,7 +374,7 @@ async def test_a_stop_that_comes_as_the_lease_is_won_leads_nothing_and_the_shutd
     assert service.metrics.registry.get_sample_value("binding_scheduler_leader") == 0
 
 
-async def test_a_stop_while_the_lease_is_being_won_cancels_the_acquisition_and_hands_back_what_its_write_took(
+async def test_stop_while_lease_is_being_won_cancels_acquisition_and_hands_back_what_write_took(
 ) -> None:
     async with DevCluster() as api:
         service = standby(api)
@@ -401,7 +401,7 @@ async def test_a_stop_while_the_lease_is_being_won_cancels_the_acquisition_and_h
     assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
 
 
-async def test_a_stop_while_standing_by_cancels_the_acquisition_and_writes_nothing() -> None:
+async def test_stop_while_standing_by_cancels_acquisition_and_writes_nothing() -> None:
     async with DevCluster() as api:
         service = standby(api)
         starting = await standing_by_beside_another_holder(api, service)
@@ -415,7 +415,7 @@ async def test_a_stop_while_standing_by_cancels_the_acquisition_and_writes_nothi
     assert spec["holderIdentity"] == "other" and writes == []
 
 
-async def test_a_stop_before_the_start_makes_no_lease_request() -> None:
+async def test_stop_before_start_makes_no_lease_request() -> None:
     async with DevCluster() as api:
         service = standby(api)
         report = await service.shutdown()
@@ -424,7 +424,7 @@ async def test_a_stop_before_the_start_makes_no_lease_request() -> None:
     assert report.lease_released is False and requests == []
 
 
-async def test_the_shutdown_of_a_leader_releases_the_lease_after_stopping_its_keeper() -> None:
+async def test_shutdown_of_leader_releases_lease_after_stopping_keeper() -> None:
     async with DevCluster() as api:
         service = await leading(api)
         keeper = service._keeper
@@ -436,7 +436,7 @@ async def test_the_shutdown_of_a_leader_releases_the_lease_after_stopping_its_ke
     assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
 
 
-async def test_a_lease_release_that_fails_is_a_warning_and_the_lease_is_left_to_expire(
+async def test_lease_release_that_fails_is_warning_and_lease_is_left_to_expire(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with DevCluster() as api:
@@ -452,7 +452,7 @@ async def test_a_lease_release_that_fails_is_a_warning_and_the_lease_is_left_to_
         "could not release the lease (it will expire): 403 Forbidden: no"]
 
 
-async def test_a_lease_release_that_gets_no_answer_is_given_up_at_the_renew_deadline(
+async def test_lease_release_that_gets_no_answer_is_given_up_at_renew_deadline(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with DevCluster() as api:
@@ -471,7 +471,7 @@ async def test_a_lease_release_that_gets_no_answer_is_given_up_at_the_renew_dead
 KARMADA_ELECTION = LeaderElectionConfig(lease_duration=15.0, renew_deadline=10.0, retry_period=2.0)
 
 
-async def test_a_lease_release_that_gets_no_answer_ends_within_the_stops_budget_before_the_renew_deadline() -> None:
+async def test_lease_release_that_gets_no_answer_ends_within_stops_budget_before_renew_deadline() -> None:
     """karmada-apiserver stalled (SIGSTOP): the release must not wait for Karmada's 10-s renewDeadline, or the stop
     outlasts the pod's grace period (drainTimeout + 10 s) and the kubelet kills it."""
     async with DevCluster() as api:
@@ -489,7 +489,7 @@ async def test_a_lease_release_that_gets_no_answer_ends_within_the_stops_budget_
                      r"only where nobody wrote since\); write gate closed$", report.line()), report.line()
 
 
-async def test_a_stop_with_no_time_left_sends_no_lease_release() -> None:
+async def test_stop_with_no_time_left_sends_no_lease_release() -> None:
     async with DevCluster() as api:
         service = await leading(api)
         service._stop_requested_at = time.monotonic() - 60  # the drain and its tail are long over
@@ -502,7 +502,7 @@ async def test_a_stop_with_no_time_left_sends_no_lease_release() -> None:
             in report.line())
 
 
-async def test_the_shutdown_after_a_lost_lease_writes_no_release() -> None:
+async def test_shutdown_after_lost_lease_writes_no_release() -> None:
     async with DevCluster() as api:
         service = await leading(api)
         await service._lease_lost("test")
@@ -514,7 +514,7 @@ async def test_the_shutdown_after_a_lost_lease_writes_no_release() -> None:
     assert lease_requests == []
 
 
-async def test_a_leader_whose_lease_another_instance_takes_loses_it_through_its_keeper_and_stops_fatally() -> None:
+async def test_leader_whose_lease_another_instance_takes_loses_it_through_keeper_and_stops_fatally() -> None:
     async with DevCluster() as api:
         service = await leading(api)
         fatal = asyncio.Event()
@@ -530,7 +530,7 @@ async def test_a_leader_whose_lease_another_instance_takes_loses_it_through_its_
     assert report.lease_released is False
 
 
-async def test_the_shutdown_is_timed_from_the_first_stop_request() -> None:
+async def test_shutdown_is_timed_from_first_stop_request() -> None:
     async with DevCluster() as api:
         service = standby(api)
         service.request_stop()
@@ -540,7 +540,7 @@ async def test_the_shutdown_is_timed_from_the_first_stop_request() -> None:
     assert 0.3 <= report.seconds < 5
 
 
-async def test_a_standby_whose_lease_reads_get_no_answer_is_not_ready_until_the_api_server_answers_again() -> None:
+async def test_standby_whose_lease_reads_get_no_answer_is_not_ready_until_api_server_answers_again() -> None:
     async with DevCluster() as api:
         service = standby(api)
         starting = await standing_by_beside_another_holder(api, service)

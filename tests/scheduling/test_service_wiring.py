@@ -63,7 +63,7 @@ KNOWN = "APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, Clus
 """Every plugin there is, in the order the warnings list them."""
 
 
-def test_the_api_client_has_the_configured_rate_limit_and_names_the_instance_in_its_user_agent(
+def test_api_client_has_configured_rate_limit_and_names_instance_in_user_agent(
     service: SchedulerService,
 ) -> None:
     client = service.client
@@ -72,7 +72,7 @@ def test_the_api_client_has_the_configured_rate_limit_and_names_the_instance_in_
     assert client.gate is service.gate
 
 
-def test_the_lease_has_a_client_of_its_own_with_its_own_limit_the_same_user_agent_and_the_same_gate(
+def test_lease_has_client_of_its_own_with_own_limit_same_user_agent_and_same_gate(
     service: SchedulerService,
 ) -> None:
     lease_client = service.lease_client
@@ -82,7 +82,7 @@ def test_the_lease_has_a_client_of_its_own_with_its_own_limit_the_same_user_agen
     assert lease_client.gate is service.gate
 
 
-def test_the_lease_is_the_configured_one_with_its_timings(service: SchedulerService) -> None:
+def test_lease_is_configured_one_with_timings(service: SchedulerService) -> None:
     lease = service.lease
     assert lease is not None and lease.client is service.lease_client
     assert (lease.namespace, lease.name, lease.identity) == ("ops", "sched", "pod-a_1")
@@ -94,14 +94,14 @@ async def test_without_leader_election_there_is_no_lease() -> None:
     assert service.lease is None
 
 
-async def test_without_an_identity_the_instance_is_named_hostname_underscore_uuid() -> None:
+async def test_without_identity_instance_is_named_hostname_underscore_uuid() -> None:
     service = await offline(SchedulerConfig())
     host, _, uid = service.identity.rpartition("_")
     assert host and len(uid) == 36
     assert service.client.user_agent == f"{USER_AGENT} ({service.identity})"
 
 
-def test_events_are_posted_in_the_background_by_the_scheduler_name_through_the_api_client(
+def test_events_are_posted_in_background_by_scheduler_name_through_api_client(
     service: SchedulerService,
 ) -> None:
     assert service.events.component == "my-scheduler"
@@ -110,18 +110,18 @@ def test_events_are_posted_in_the_background_by_the_scheduler_name_through_the_a
     assert service.context.events is service.background_events
 
 
-def test_the_passes_share_the_client_metrics_and_queue(service: SchedulerService) -> None:
+def test_passes_share_client_metrics_and_queue(service: SchedulerService) -> None:
     assert service.context.client is service.client
     assert service.context.metrics is service.metrics is service.scheduler.metrics
     assert service.scheduler.queue is service.queue
 
 
-def test_both_api_clients_count_their_requests_in_the_services_metrics(service: SchedulerService) -> None:
+def test_both_api_clients_count_their_requests_in_services_metrics(service: SchedulerService) -> None:
     assert service.client.observer is service.metrics.rest_client
     assert service.lease_client.observer is service.metrics.rest_client
 
 
-async def test_the_metrics_given_are_used_and_without_them_the_service_has_its_own() -> None:
+async def test_metrics_given_are_used_and_without_them_service_has_own() -> None:
     metrics = SchedulerMetrics()
     given = await offline(SchedulerConfig(), metrics=metrics)
     own = await offline(SchedulerConfig())
@@ -130,7 +130,7 @@ async def test_the_metrics_given_are_used_and_without_them_the_service_has_its_o
     assert isinstance(own.metrics, SchedulerMetrics) and own.metrics is not metrics
 
 
-async def test_plugins_given_in_code_run_in_the_passes_when_the_configuration_enables_them() -> None:
+async def test_plugins_given_in_code_run_in_passes_when_configuration_enables_them() -> None:
     async def nothing(ctx: AttemptContext) -> None:
         return None
 
@@ -144,7 +144,7 @@ async def test_plugins_given_in_code_run_in_the_passes_when_the_configuration_en
     assert left_out.scheduler.settings.plugins.unknown == ()
 
 
-def test_the_health_servers_listen_where_configured_and_answer_ready_from_the_probe(
+def test_health_servers_listen_where_configured_and_answer_ready_from_probe(
     service: SchedulerService,
 ) -> None:
     health = service.health
@@ -156,12 +156,12 @@ def test_the_health_servers_listen_where_configured_and_answer_ready_from_the_pr
     assert health._ready() is True
 
 
-async def test_a_port_of_zero_turns_that_server_off() -> None:
+async def test_port_of_zero_turns_that_server_off() -> None:
     service = await offline(SchedulerConfig(metrics=MetricsConfig(port=0, health_port=0)))
     assert (service.health._metrics_port_wanted, service.health._health_port_wanted) == (None, None)
 
 
-def test_a_new_service_leads_nothing_and_has_nothing_to_report(service: SchedulerService) -> None:
+def test_new_service_leads_nothing_and_has_nothing_to_report(service: SchedulerService) -> None:
     assert service.exit_code == 0
     assert service.on_fatal is None
     assert (service.ready, service.probe_ready) == (False, False)
@@ -172,7 +172,7 @@ def test_a_new_service_leads_nothing_and_has_nothing_to_report(service: Schedule
 # -- the settings of the passes ----------------------------------------------------------------------------------
 
 
-async def test_the_passes_options_come_from_the_configuration(service: SchedulerService) -> None:
+async def test_passes_options_come_from_configuration(service: SchedulerService) -> None:
     service.apply_config(SchedulerConfig(
         enable_empty_workload_propagation=True, decision_cpu_limit=2.5,
         feature_gates=FeatureGatesConfig(multiple_pod_templates_scheduling=True),
@@ -183,12 +183,12 @@ async def test_the_passes_options_come_from_the_configuration(service: Scheduler
     assert settings.scheduler_name == "my-scheduler"
 
 
-def test_the_default_options_are_karmadas(service: SchedulerService) -> None:
+def test_default_options_are_karmadas(service: SchedulerService) -> None:
     assert service.scheduler.settings.options == ScheduleOptions(
         enable_empty_workload_propagation=False, multiple_pod_templates=False, cpu_limit=10.0)
 
 
-def test_the_framework_times_its_steps_into_the_services_metrics(service: SchedulerService) -> None:
+def test_framework_times_steps_into_services_metrics(service: SchedulerService) -> None:
     (hook,) = service.scheduler.settings.framework.hooks
     assert isinstance(hook, MetricsHook) and hook.metrics is service.metrics
 
@@ -196,7 +196,7 @@ def test_the_framework_times_its_steps_into_the_services_metrics(service: Schedu
 @pytest.mark.parametrize(("workers", "gate", "protected"), [
     (1, None, False), (2, None, True), (4, False, False), (1, True, True),
 ])
-def test_overcommit_protection_hands_the_passes_the_shared_assumptions_only_when_on(
+def test_overcommit_protection_hands_passes_shared_assumptions_only_when_on(
     service: SchedulerService, workers: int, gate: bool | None, protected: bool
 ) -> None:
     service.apply_config(SchedulerConfig(
@@ -206,7 +206,7 @@ def test_overcommit_protection_hands_the_passes_the_shared_assumptions_only_when
     assert service.scheduler.settings.framework.assumptions is assumptions
 
 
-def test_a_plugin_name_that_is_no_plugin_is_refused_and_the_running_plugins_stay(service: SchedulerService) -> None:
+def test_plugin_name_that_is_no_plugin_is_refused_and_running_plugins_stay(service: SchedulerService) -> None:
     before = service.scheduler.settings
     with pytest.raises(UnknownPlugins) as refused:
         service.apply_config(SchedulerConfig(plugins=("TaintToleration", "Typo")))
@@ -215,7 +215,7 @@ def test_a_plugin_name_that_is_no_plugin_is_refused_and_the_running_plugins_stay
     assert service.scheduler.settings is before
 
 
-def test_an_allowed_plugin_name_that_is_no_plugin_is_ignored_with_a_warning_naming_the_ones_running(
+def test_allowed_plugin_name_that_is_no_plugin_is_ignored_with_warning_naming_ones_running(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):
@@ -226,7 +226,7 @@ def test_an_allowed_plugin_name_that_is_no_plugin_is_ignored_with_a_warning_nami
         f"spec.plugins names 'Typo', which is no plugin: ignored (known: {KNOWN}); running: TaintToleration"]
 
 
-def test_a_plugin_list_of_nothing_known_says_none_are_running_and_no_filter_is_on(
+def test_plugin_list_of_nothing_known_says_none_are_running_and_no_filter_is_on(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):
@@ -239,7 +239,7 @@ def test_a_plugin_list_of_nothing_known_says_none_are_running_and_no_filter_is_o
         "'-Name' then disables one); running: none"]
 
 
-def test_the_workload_affinity_gate_registers_the_workload_affinity_filters(service: SchedulerService) -> None:
+def test_workload_affinity_gate_registers_workload_affinity_filters(service: SchedulerService) -> None:
     service.apply_config(SchedulerConfig(feature_gates=FeatureGatesConfig(workload_affinity=True)))
     on = set(service.scheduler.settings.plugins.names)
     service.apply_config(SchedulerConfig())
@@ -248,7 +248,7 @@ def test_the_workload_affinity_gate_registers_the_workload_affinity_filters(serv
     assert on - off == {"WorkloadAffinity", "WorkloadAntiAffinity"}
 
 
-def test_the_workload_groups_index_is_built_from_the_stored_bindings_when_the_gate_turns_on_and_kept_while_on(
+def test_workload_groups_index_is_built_from_stored_bindings_when_gate_turns_on_and_kept_while_on(
     service: SchedulerService,
 ) -> None:
     grouped = binding("a", replicas=1, placement=placement())
@@ -265,7 +265,7 @@ def test_the_workload_groups_index_is_built_from_the_stored_bindings_when_the_ga
     assert service.scheduler.settings.workload_groups is built
 
 
-def test_the_estimator_finds_services_through_the_api_client_and_counts_failures_in_the_services_metrics(
+def test_estimator_finds_services_through_api_client_and_counts_failures_in_services_metrics(
     service: SchedulerService,
 ) -> None:
     service.apply_config(SchedulerConfig(estimator=EstimatorConfig(enabled=True)))
@@ -277,7 +277,7 @@ def test_the_estimator_finds_services_through_the_api_client_and_counts_failures
     assert failure_counter(service.metrics.registry) is not failure_counter(None)
 
 
-async def test_an_estimator_service_is_read_from_the_api_server_and_a_missing_one_is_none() -> None:
+async def test_estimator_service_is_read_from_api_server_and_missing_one_is_none() -> None:
     async with DevCluster() as api:
         api.store.ensure_namespace("est")
         api.store.create("services", {"apiVersion": "v1", "kind": "Service",
@@ -295,7 +295,7 @@ async def test_an_estimator_service_is_read_from_the_api_server_and_a_missing_on
     assert missing is None
 
 
-def test_the_warning_for_an_unknown_plugin_lists_every_running_one(
+def test_warning_for_unknown_plugin_lists_every_running_one(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):
@@ -308,7 +308,7 @@ def test_the_warning_for_an_unknown_plugin_lists_every_running_one(
         f"spec.plugins names 'Typo', which is no plugin: ignored (known: {KNOWN}); running: {running}"]
 
 
-async def test_decision_processes_reach_the_passes_and_a_reload_keeps_their_number() -> None:
+async def test_decision_processes_reach_passes_and_reload_keeps_their_number() -> None:
     service = await offline(replace(CONFIG, decision_processes=2))
     assert service.decisions is not None and service.decisions.size == 2
     assert service.scheduler.settings.decisions is service.decisions
@@ -317,6 +317,6 @@ async def test_decision_processes_reach_the_passes_and_a_reload_keeps_their_numb
     assert service.scheduler.settings.decisions is service.decisions
 
 
-async def test_without_decision_processes_every_decision_is_made_in_the_scheduler() -> None:
+async def test_without_decision_processes_every_decision_is_made_in_scheduler() -> None:
     service = await offline(CONFIG)
     assert service.decisions is None and service.scheduler.settings.decisions is None

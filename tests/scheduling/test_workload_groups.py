@@ -47,21 +47,21 @@ def where(index: WorkloadGroupIndex, group: str = "g") -> dict[str, frozenset[st
 # --- the index of stored bindings -------------------------------------------------------------------------------
 
 
-def test_a_stored_binding_is_a_member_of_its_affinity_and_anti_affinity_groups() -> None:
+def test_stored_binding_is_member_of_its_affinity_and_anti_affinity_groups() -> None:
     index = WorkloadGroupIndex()
     index.stored(rb("a", "m1", affinity="g", anti="x"))
     assert index.affinity_members("g") == [GroupMember("default", "a", "g", "x", frozenset({"m1"}))]
     assert index.anti_affinity_members("x") == [GroupMember("default", "a", "g", "x", frozenset({"m1"}))]
 
 
-def test_a_binding_that_changes_group_leaves_the_old_one() -> None:
+def test_binding_that_changes_group_leaves_old_one() -> None:
     index = WorkloadGroupIndex()
     index.stored(rb("a", "m1", affinity="g"))
     index.stored(rb("a", "m1", affinity="h", version="11"))
     assert (where(index, "g"), where(index, "h")) == ({}, {"a": frozenset({"m1"})})
 
 
-def test_a_binding_without_a_group_is_in_no_index() -> None:
+def test_binding_without_group_is_in_no_index() -> None:
     index = WorkloadGroupIndex()
     index.stored(rb("a", "m1", affinity=""))
     assert len(index) == 0
@@ -75,12 +75,12 @@ def test_cluster_resource_bindings_are_never_members() -> None:
     assert len(index) == 0
 
 
-def test_the_index_of_input_bindings_holds_them_as_stored() -> None:
+def test_index_of_input_bindings_holds_them_as_stored() -> None:
     index = WorkloadGroupIndex.of_bindings([parse_binding(rb("a", "m1")), parse_binding(rb("b", "m2", affinity="h"))])
     assert (where(index, "g"), where(index, "h")) == ({"a": frozenset({"m1"})}, {"b": frozenset({"m2"})})
 
 
-def test_a_forgotten_binding_leaves_its_groups_and_the_assigning_copies() -> None:
+def test_forgotten_binding_leaves_groups_and_assigning_copies() -> None:
     index = WorkloadGroupIndex()
     index.stored(rb("a", "m1"))
     index.assigned(rb("a", "m2", version="11"))
@@ -91,62 +91,62 @@ def test_a_forgotten_binding_leaves_its_groups_and_the_assigning_copies() -> Non
 # --- the assigning copies ---------------------------------------------------------------------------------------
 
 
-def test_our_written_placement_counts_before_the_watch_delivers_it() -> None:
+def test_our_written_placement_counts_before_watch_delivers_it() -> None:
     index = WorkloadGroupIndex()
     index.stored(rb("a", version="10"))
     index.assigned(rb("a", "m2", version="11"))
     assert where(index) == {"a": frozenset({"m2"})}
 
 
-def test_a_stored_copy_newer_than_the_assigning_one_is_used() -> None:
+def test_stored_copy_newer_than_assigning_one_is_used() -> None:
     index = WorkloadGroupIndex()
     index.assigned(rb("a", "m2", version="11"))
     index._store("default/a", "12", GroupMember("default", "a", "g", "", frozenset({"m3"})))
     assert where(index) == {"a": frozenset({"m3"})}
 
 
-def test_a_newer_watched_version_replaces_the_assigning_copy() -> None:
+def test_newer_watched_version_replaces_assigning_copy() -> None:
     index = WorkloadGroupIndex()
     index.assigned(rb("a", "m2", version="11"))
     index.stored(rb("a", "m3", version="12"))
     assert index.assigning == {"default/a": ("12", GroupMember("default", "a", "g", "", frozenset({"m3"})))}
 
 
-def test_an_older_watched_version_leaves_the_assigning_copy() -> None:
+def test_older_watched_version_leaves_assigning_copy() -> None:
     index = WorkloadGroupIndex()
     index.assigned(rb("a", "m2", version="11"))
     index.stored(rb("a", version="10"))
     assert (index.assigning["default/a"][0], where(index)) == ("11", {"a": frozenset({"m2"})})
 
 
-def test_fully_applied_true_removes_the_assigning_copy() -> None:
+def test_fully_applied_true_removes_assigning_copy() -> None:
     index = WorkloadGroupIndex()
     index.assigned(rb("a", "m2", version="11"))
     index.stored(rb("a", "m2", version="12", fully_applied="True"))
     assert index.assigning == {}
 
 
-def test_fully_applied_false_keeps_the_assigning_copy() -> None:
+def test_fully_applied_false_keeps_assigning_copy() -> None:
     index = WorkloadGroupIndex()
     index.assigned(rb("a", "m2", version="11"))
     index.stored(rb("a", "m2", version="12", fully_applied="False"))
     assert list(index.assigning) == ["default/a"]
 
 
-def test_fully_applied_on_an_older_version_keeps_the_assigning_copy() -> None:
+def test_fully_applied_on_older_version_keeps_assigning_copy() -> None:
     index = WorkloadGroupIndex()
     index.assigned(rb("a", "m2", version="11"))
     index.stored(rb("a", version="10", fully_applied="True"))
     assert list(index.assigning) == ["default/a"]
 
 
-def test_a_written_binding_in_no_group_is_not_kept() -> None:
+def test_written_binding_in_no_group_is_not_kept() -> None:
     index = WorkloadGroupIndex()
     index.assigned(rb("a", "m2", affinity="", version="11"))
     assert index.assigning == {}
 
 
-def test_versions_that_cannot_be_compared_make_the_member_incomparable() -> None:
+def test_versions_that_cannot_be_compared_make_member_incomparable() -> None:
     index = WorkloadGroupIndex()
     index.stored(rb("a", "m1", version="abc"))
     index.assigned(rb("a", "m2", version="11"))
@@ -208,7 +208,7 @@ def scheduler(ctx: PassContext) -> Scheduler:
     return Scheduler(ctx, settings, queue=SchedulingQueue(), metrics=ctx.metrics)
 
 
-def test_intake_feeds_the_index_with_every_binding_event() -> None:
+def test_intake_feeds_index_with_every_binding_event() -> None:
     ctx = context(ApiServer(), WorkloadGroupIndex())
     intake = scheduler(ctx)
     intake.on_binding(rb("a", "m1", version="10"))
@@ -218,7 +218,7 @@ def test_intake_feeds_the_index_with_every_binding_event() -> None:
     assert where(ctx.workload_groups) == {"b": frozenset({"m2"})}
 
 
-def test_a_relist_forgets_the_members_it_lacks() -> None:
+def test_relist_forgets_members_it_lacks() -> None:
     ctx = context(ApiServer(), WorkloadGroupIndex())
     intake = scheduler(ctx)
     intake.on_binding(rb("a", "m1"))
@@ -228,7 +228,7 @@ def test_a_relist_forgets_the_members_it_lacks() -> None:
     assert where(ctx.workload_groups) == {"b": frozenset({"m2"})}
 
 
-async def test_a_second_member_decided_before_the_watch_delivers_the_first_joins_it() -> None:
+async def test_second_member_decided_before_watch_delivers_first_joins_it() -> None:
     first, second = rb("a-deployment"), rb("b-deployment")
     first["spec"]["resource"]["name"], second["spec"]["resource"]["name"] = "a", "b"
     first["spec"]["placement"]["clusterAffinity"] = {"clusterNames": ["m2"]}
@@ -242,7 +242,7 @@ async def test_a_second_member_decided_before_the_watch_delivers_the_first_joins
     assert server.bodies["b-deployment"]["spec"]["clusters"] == [{"name": "m2"}]
 
 
-async def test_with_the_gate_off_a_pass_ignores_the_groups() -> None:
+async def test_with_gate_off_pass_ignores_groups() -> None:
     first, second = rb("a-deployment"), rb("b-deployment")
     first["spec"]["placement"]["clusterAffinity"] = {"clusterNames": ["m2"]}
     server = ApiServer(first, second)
@@ -262,7 +262,7 @@ def gated(enabled: bool) -> SchedulerConfig:
     return SchedulerConfig(feature_gates=FeatureGatesConfig(workload_affinity=enabled))
 
 
-async def test_with_the_gate_off_the_service_builds_no_index_and_registers_no_workload_filter() -> None:
+async def test_with_gate_off_service_builds_no_index_and_registers_no_workload_filter() -> None:
     service = SchedulerService(Connection(server="http://127.0.0.1:9"), gated(False))
     try:
         assert service.context.workload_groups is None
@@ -273,7 +273,7 @@ async def test_with_the_gate_off_the_service_builds_no_index_and_registers_no_wo
         await service.lease_client.close()
 
 
-async def test_turning_the_gate_on_indexes_the_bindings_already_stored_and_off_drops_the_index() -> None:
+async def test_turning_gate_on_indexes_bindings_already_stored_and_off_drops_index() -> None:
     service = SchedulerService(Connection(server="http://127.0.0.1:9"), gated(False))
     try:
         service.scheduler.on_binding(rb("a", "m1"))

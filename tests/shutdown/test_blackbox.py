@@ -46,7 +46,7 @@ def reap(process: subprocess.Popen[str]) -> None:
         process.kill()
         process.communicate()
 
-def test_sigterm_stops_the_process_at_once_with_passes_blocked_in_estimator_calls(
+def test_sigterm_stops_process_at_once_with_passes_blocked_in_estimator_calls(
     api: DevCluster, tmp_path: Path
 ) -> None:
     names = ("m1", "m2", "m3")
@@ -79,7 +79,7 @@ def test_sigterm_stops_the_process_at_once_with_passes_blocked_in_estimator_call
     assert lease is not None and lease["spec"]["holderIdentity"] == ""
 
 
-def test_sigterm_to_a_standby_waiting_for_the_lease_stops_it_without_kopfs_wind_down(
+def test_sigterm_to_standby_waiting_for_lease_stops_it_without_kopfs_wind_down(
     api: DevCluster, tmp_path: Path
 ) -> None:
     """A standby pod is terminated in every rollout: it must leave at once, not after Kopf's 5 s wait for
@@ -114,7 +114,7 @@ EXIT_SLACK = 2.5
 """Seconds between the shutdown's end and the process's exit (Kopf's wind-down, the interpreter's exit)."""
 
 
-def test_sigterm_with_the_api_server_stalled_exits_within_the_stop_budget_and_says_what_became_of_the_lease(
+def test_sigterm_with_api_server_stalled_exits_within_stop_budget_and_says_what_became_of_lease(
     api: DevCluster, tmp_path: Path
 ) -> None:
     """karmada-apiserver stopped (SIGSTOP) during a write burst: every request hangs. The stop ends within

@@ -18,13 +18,13 @@ class MissingKubeconfig:
     kubeconfig_path: Path
 
 
-def test_an_unreadable_kubeconfig_exits_with_status_1(tmp_path: Path, config_file: Path) -> None:
+def test_unreadable_kubeconfig_exits_with_status_1(tmp_path: Path, config_file: Path) -> None:
     operator = OperatorThread(MissingKubeconfig(tmp_path / "missing"), config_file).start(wait_leading=False)
     wait_until(lambda: not operator.alive, timeout=60, what="the operator to give up")
     assert operator.exit_code == 1
 
 
-def test_a_failed_initial_list_exits_with_status_1_and_releases_the_lease(api: DevCluster, config_file: Path) -> None:
+def test_failed_initial_list_exits_with_status_1_and_releases_lease(api: DevCluster, config_file: Path) -> None:
     api.faults.add(method="GET", path=r"/apis/cluster.karmada.io/v1alpha1/clusters$", status=403)
     operator = OperatorThread(api, config_file, identity="first").start(wait_leading=False)
     wait_until(lambda: not operator.alive, timeout=60, what="the operator to give up")
@@ -33,14 +33,14 @@ def test_a_failed_initial_list_exits_with_status_1_and_releases_the_lease(api: D
     assert lease is not None and lease["spec"]["holderIdentity"] == ""
 
 
-def test_an_initial_list_answered_503_is_retried_and_the_start_goes_on(api: DevCluster, config_file: Path) -> None:
+def test_initial_list_answered_503_is_retried_and_start_goes_on(api: DevCluster, config_file: Path) -> None:
     refused = api.faults.add(method="GET", path=r"/apis/cluster.karmada.io/v1alpha1/clusters$", status=503, times=2)
     with running_operator(api, config_file) as operator:
         assert refused.hits == 2
         assert operator.alive and operator.exit_code is None
 
 
-def test_an_invalid_config_file_stops_the_start_in_one_line_naming_every_error(
+def test_invalid_config_file_stops_start_in_one_line_naming_every_error(
     api: DevCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     config = write_config(tmp_path / "bad.yaml", {"workers": 0, "estimater": {}})

@@ -25,7 +25,7 @@ def stopped_operator(api: DevCluster, config_file: Path) -> OperatorThread:
     return operator
 
 
-def test_after_shutdown_the_service_gate_is_closed_for_the_shutdown(api: DevCluster, config_file: Path) -> None:
+def test_after_shutdown_service_gate_is_closed_for_shutdown(api: DevCluster, config_file: Path) -> None:
     service = stopped_operator(api, config_file).app.service
     assert service is not None
     assert (service.gate.is_open, service.gate.reason) == (False, "scheduler shut down")
@@ -33,7 +33,7 @@ def test_after_shutdown_the_service_gate_is_closed_for_the_shutdown(api: DevClus
         service.gate.check()
 
 
-def test_a_write_through_the_services_clients_after_shutdown_is_refused_by_the_gate(
+def test_write_through_services_clients_after_shutdown_is_refused_by_gate(
     api: DevCluster, config_file: Path
 ) -> None:
     service = stopped_operator(api, config_file).app.service
@@ -48,7 +48,7 @@ def test_a_write_through_the_services_clients_after_shutdown_is_refused_by_the_g
     assert writes_after(api, service.finished_at) == []
 
 
-def test_a_write_through_a_new_client_on_the_services_gate_after_shutdown_never_reaches_the_api_server(
+def test_write_through_new_client_on_services_gate_after_shutdown_never_reaches_api_server(
     api: DevCluster, config_file: Path
 ) -> None:
     """A client made after the shutdown (its HTTP session is fresh, nothing else would stop it) shares the gate,

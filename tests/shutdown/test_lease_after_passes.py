@@ -23,7 +23,7 @@ async def until(condition: Callable[[], bool]) -> None:
     raise AssertionError("the condition did not hold within 20 s")
 
 
-async def test_the_lease_is_released_only_after_every_pass_has_ended() -> None:
+async def test_lease_is_released_only_after_every_pass_has_ended() -> None:
     async with DevCluster() as api:
         api.store.ensure_namespace("karmada-system")
         api.store.create("clusters", cluster_doc("m1"))

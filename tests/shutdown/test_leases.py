@@ -26,7 +26,7 @@ DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 LEASE = r"/leases/karmada-scheduler$"
 
 
-def test_losing_the_lease_mid_pass_stops_every_write_and_exits_non_zero(api: DevCluster, config_file: Path) -> None:
+def test_losing_lease_mid_pass_stops_every_write_and_exits_non_zero(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web"))
     held = HeldPasses()
     operator = OperatorThread(api, config_file, plugins=[held]).start()
@@ -43,7 +43,7 @@ def test_losing_the_lease_mid_pass_stops_every_write_and_exits_non_zero(api: Dev
     assert binding_writes(api, "web") == []
 
 
-def test_losing_the_lease_during_a_spec_write_cancels_it_and_nothing_lands(api: DevCluster, config_file: Path) -> None:
+def test_losing_lease_during_spec_write_cancels_it_and_nothing_lands(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web"))
     write = api.faults.add(method="PATCH", path=r"/resourcebindings/web$", hang=True, times=1)
     operator = OperatorThread(api, config_file).start()
@@ -61,7 +61,7 @@ def test_losing_the_lease_during_a_spec_write_cancels_it_and_nothing_lands(api: 
     assert body is not None and "clusters" not in body["spec"]
 
 
-def test_a_rolling_restart_hands_over_and_the_successor_schedules_everything(
+def test_rolling_restart_hands_over_and_successor_schedules_everything(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), *(binding_doc(f"web-{i}") for i in range(4)))
@@ -101,7 +101,7 @@ class StalePass(EstimatePlugin):
         return {}
 
 
-def test_a_stale_decision_arriving_after_a_newer_one_is_refused_and_the_newer_one_stays(
+def test_stale_decision_arriving_after_newer_one_is_refused_and_newer_one_stays(
     api: DevCluster, tmp_path: Path
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=3, placement=DUPLICATED))
@@ -129,7 +129,7 @@ def test_a_stale_decision_arriving_after_a_newer_one_is_refused_and_the_newer_on
     assert body is not None and body["spec"]["clusters"] == newer
 
 
-def test_a_standby_instance_talks_to_nothing_but_the_lease(api: DevCluster, config_file: Path) -> None:
+def test_standby_instance_talks_to_nothing_but_lease(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web"))
     lease_held_elsewhere(api)
     api.journal.clear()
@@ -147,7 +147,7 @@ def test_a_standby_instance_talks_to_nothing_but_the_lease(api: DevCluster, conf
     assert binding_writes(api, "web") == []
 
 
-def test_a_lease_release_that_gets_no_answer_does_not_hold_the_shutdown(api: DevCluster, config_file: Path) -> None:
+def test_lease_release_that_gets_no_answer_does_not_hold_shutdown(api: DevCluster, config_file: Path) -> None:
     operator = OperatorThread(api, config_file).start()
     api.faults.add(method="PUT", path=LEASE, hang=True)
 

@@ -37,7 +37,7 @@ def finished_at(operator: OperatorThread) -> float:
     return service.finished_at
 
 
-def test_a_pass_held_in_the_algorithm_is_cancelled_and_nothing_is_written_after_shutdown(
+def test_pass_held_in_algorithm_is_cancelled_and_nothing_is_written_after_shutdown(
     api: DevCluster, config_file: Path
 ) -> None:
     placement = {"clusterAffinity": {"clusterNames": ["cluster1"]}}
@@ -55,7 +55,7 @@ def test_a_pass_held_in_the_algorithm_is_cancelled_and_nothing_is_written_after_
     assert (get(api, "resourcebindings", "test-binding", "default") or {}).get("status") in (None, {})
 
 
-def test_a_pass_held_in_an_estimator_call_is_cancelled_and_the_estimator_sees_it(
+def test_pass_held_in_estimator_call_is_cancelled_and_estimator_sees_it(
     api: DevCluster, tmp_path: Path
 ) -> None:
     with stubs_in_thread(EstimatorStub("cluster1", replicas=10, mode="hang")) as (stub,):
@@ -73,7 +73,7 @@ def test_a_pass_held_in_an_estimator_call_is_cancelled_and_the_estimator_sees_it
         assert binding_writes(api, "web") == []
 
 
-def test_a_pass_held_in_its_spec_write_is_drained_and_both_writes_land(api: DevCluster, config_file: Path) -> None:
+def test_pass_held_in_spec_write_is_drained_and_both_writes_land(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
     fault = api.faults.add(method="PATCH", path=r"/resourcebindings/web$", hang=True, times=1)
     operator = OperatorThread(api, config_file).start()
@@ -95,7 +95,7 @@ def test_a_pass_held_in_its_spec_write_is_drained_and_both_writes_land(api: DevC
     assert writes_after(api, finished_at(operator)) == []
 
 
-def test_a_pass_held_in_its_spec_write_past_the_drain_deadline_is_cut_and_leaves_the_binding_as_it_was(
+def test_pass_held_in_spec_write_past_drain_deadline_is_cut_and_leaves_binding_as_it_was(
     api: DevCluster, tmp_path: Path
 ) -> None:
     spec = config_spec(shutdown={"drainTimeout": "200ms"})
@@ -115,7 +115,7 @@ def test_a_pass_held_in_its_spec_write_past_the_drain_deadline_is_cut_and_leaves
     assert not (body.get("status") or {}).get("conditions")
 
 
-def test_a_pass_held_between_its_spec_and_status_writes_is_drained(api: DevCluster, config_file: Path) -> None:
+def test_pass_held_between_spec_and_status_writes_is_drained(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=2))
     fault = api.faults.add(method="PATCH", path=r"/resourcebindings/web/status$", hang=True, times=1)
     operator = OperatorThread(api, config_file).start()

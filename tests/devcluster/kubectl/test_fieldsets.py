@@ -21,7 +21,7 @@ SCHEMA = {"type": "object", "properties": {
         "n": {"type": "integer"}}}}}
 
 
-def test_a_field_set_has_leaves_items_and_empty_or_undeclared_entries() -> None:
+def test_field_set_has_leaves_items_and_empty_or_undeclared_entries() -> None:
     value = {"spec": {"items": [{"name": "a", "n": 1}], "tags": ["x"], "atomic": ["y"], "labels": {"k": "v"},
                       "n": 1}}
     assert fieldsets.field_set(value, SCHEMA) == {
@@ -47,7 +47,7 @@ def test_merging_lists_of_type_map_keeps_both_orders() -> None:
     {"spec": None},
     {"metadata": {"labels": {"a": "b"}}, "spec": {"labels": {}}},
 ])
-def test_comparing_where_a_merge_patch_touched_finds_what_a_full_comparison_finds(patch: dict[str, Any]) -> None:
+def test_comparing_where_merge_patch_touched_finds_what_full_comparison_finds(patch: dict[str, Any]) -> None:
     live = {"metadata": {"name": "x"}, "spec": {"items": [{"name": "a", "n": 1}], "tags": ["x"], "labels": {"k": "v"},
                                                 "n": 1}}
     new = merge_patch(live, patch)

@@ -13,6 +13,6 @@ def test_fields_v1_round_trips_and_marks_members_with_children() -> None:
     assert from_fields_v1(encoded) == paths
 
 
-def test_a_conflict_path_prints_as_kube_prints_it() -> None:
+def test_conflict_path_prints_as_kube_prints_it() -> None:
     assert path_text(("f:spec", "f:items", 'k:{"name":"a"}', "f:n")) == '.spec.items[name="a"].n'
     assert path_text(("f:spec", "f:tags", 'v:"x"')) == '.spec.tags[="x"]'

@@ -25,14 +25,14 @@ def test_duplicate_fields_are_found_by_their_paths() -> None:
     assert duplicate_fields(b"a: 1\na: 2\n") == []  # YAML: not looked at
 
 
-def test_warn_collects_a_warning_per_unknown_field() -> None:
+def test_warn_collects_warning_per_unknown_field() -> None:
     body = rb_body("web", bogus=1)
     validation = FieldValidation.of(None, "CreateOptions", [])
     validation.check(resource_bindings(), body)
     assert validation.headers() == [("Warning", '299 - "unknown field \\"spec.bogus\\""')]
 
 
-def test_strict_refuses_an_unknown_field_and_ignore_lets_it_be() -> None:
+def test_strict_refuses_unknown_field_and_ignore_lets_it_be() -> None:
     rb = resource_bindings()
     with pytest.raises(ApiError) as refused:
         FieldValidation.of("Strict", "CreateOptions", []).check(rb, rb_body("web", bogus=1))
@@ -44,7 +44,7 @@ def test_strict_refuses_an_unknown_field_and_ignore_lets_it_be() -> None:
     assert ignored.headers() == []
 
 
-def test_another_directive_is_422_naming_the_options_kind() -> None:
+def test_another_directive_is_422_naming_options_kind() -> None:
     with pytest.raises(ApiError) as refused:
         FieldValidation.of("Loose", "PatchOptions", [])
     assert (refused.value.code, refused.value.body["details"]["kind"]) == (422, "PatchOptions")

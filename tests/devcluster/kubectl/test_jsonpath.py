@@ -20,7 +20,7 @@ OBJ = {"status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "
     ("..type", ["Ready", "Scheduled"]),
     (".nope.x", []),
 ])
-def test_a_path_finds_what_kubes_jsonpath_finds(expression: str, found: list[Any]) -> None:
+def test_path_finds_what_kubes_jsonpath_finds(expression: str, found: list[Any]) -> None:
     assert jsonpath(OBJ, expression) == found
 
 

@@ -75,7 +75,7 @@ def stored(cluster: DevCluster, name: str) -> dict[str, Any] | None:
     return cluster.store.find("resourcebindings", name, "default")
 
 
-def test_version_reports_kubernetes_1_35_without_a_skew_warning(kubectl: Kubectl) -> None:
+def test_version_reports_kubernetes_1_35_without_skew_warning(kubectl: Kubectl) -> None:
     result = kubectl("version")
     assert "Server Version: v1.35.4+devcluster" in result.stdout
     assert "WARNING" not in result.stderr.upper()
@@ -88,13 +88,13 @@ def test_create_namespace_and_auth_can_i_and_whoami(kubectl: Kubectl, cluster: D
     assert "devcluster" in kubectl("auth", "whoami").stdout
 
 
-def test_apply_with_a_server_dry_run_stores_nothing(kubectl: Kubectl, cluster: DevCluster) -> None:
+def test_apply_with_server_dry_run_stores_nothing(kubectl: Kubectl, cluster: DevCluster) -> None:
     result = kubectl("apply", "--dry-run=server", "-f", "-", stdin=rb("dry"))
     assert result.stdout.strip() == "resourcebinding.work.karmada.io/dry created (server dry run)"
     assert stored(cluster, "dry") is None
 
 
-def test_apply_server_side_records_its_manager_and_conflicts_like_kube(kubectl: Kubectl, cluster: DevCluster) -> None:
+def test_apply_server_side_records_manager_and_conflicts_like_kube(kubectl: Kubectl, cluster: DevCluster) -> None:
     assert kubectl("apply", "--server-side", "-f", "-", stdin=rb("ssa")).stdout.strip() == (
         "resourcebinding.work.karmada.io/ssa serverside-applied")
     applied = kubectl.json("get", "rb", "ssa", "--show-managed-fields")
@@ -109,7 +109,7 @@ def test_apply_server_side_records_its_manager_and_conflicts_like_kube(kubectl: 
     assert (stored(cluster, "ssa") or {})["spec"]["replicas"] == 5
 
 
-def test_explain_prints_the_crd_schema(kubectl: Kubectl) -> None:
+def test_explain_prints_crd_schema(kubectl: Kubectl) -> None:
     result = kubectl("explain", "rb.spec.placement")
     assert "KIND:       ResourceBinding" in result.stdout
     assert "FIELD: placement <Object>" in result.stdout
@@ -133,7 +133,7 @@ def test_get_shows_karmadas_printer_columns(kubectl: Kubectl, cluster: DevCluste
     assert kubectl("get", "schedconf").stderr.strip() == "No resources found in default namespace."
 
 
-def test_describe_and_events_list_the_events_of_a_binding(kubectl: Kubectl, cluster: DevCluster) -> None:
+def test_describe_and_events_list_events_of_binding(kubectl: Kubectl, cluster: DevCluster) -> None:
     kubectl("apply", "-f", "-", stdin=rb("described"))
     uid = (stored(cluster, "described") or {})["metadata"]["uid"]
     for name, kind, about in (("described.1", "ResourceBinding", "described"), ("other.1", "ResourceBinding", "x")):
@@ -151,7 +151,7 @@ def test_describe_and_events_list_the_events_of_a_binding(kubectl: Kubectl, clus
     assert "ResourceBinding/described" in events and "x was scheduled" not in events
 
 
-def test_a_bad_resource_is_refused_with_the_servers_422(kubectl: Kubectl, cluster: DevCluster) -> None:
+def test_bad_resource_is_refused_with_servers_422(kubectl: Kubectl, cluster: DevCluster) -> None:
     bad = rb("bad").replace("replicas: 2", "replicas: lots")
     result = kubectl("apply", "-f", "-", stdin=bad, check=False)
     assert result.returncode == 1
@@ -176,7 +176,7 @@ def test_diff_changes_nothing(kubectl: Kubectl, cluster: DevCluster) -> None:
     assert stored(cluster, "diffed") == before
 
 
-def test_delete_with_a_server_dry_run_deletes_nothing(kubectl: Kubectl, cluster: DevCluster) -> None:
+def test_delete_with_server_dry_run_deletes_nothing(kubectl: Kubectl, cluster: DevCluster) -> None:
     kubectl("apply", "-f", "-", stdin=rb("kept"))
     result = kubectl("delete", "rb", "kept", "--dry-run=server")
     assert result.stdout.strip() == 'resourcebinding.work.karmada.io "kept" deleted from default namespace ' \
@@ -188,7 +188,7 @@ def test_delete_with_a_server_dry_run_deletes_nothing(kubectl: Kubectl, cluster:
     assert stored(cluster, "kept") is None
 
 
-def test_apply_of_a_built_in_kind_merges_its_lists_by_key(kubectl: Kubectl, cluster: DevCluster) -> None:
+def test_apply_of_built_in_kind_merges_lists_by_key(kubectl: Kubectl, cluster: DevCluster) -> None:
     service = """apiVersion: v1
 kind: Service
 metadata: {name: estimator, namespace: default}
@@ -209,7 +209,7 @@ def test_yaml_kubeconfig_is_what_kubectl_reads(cluster: DevCluster) -> None:
     assert config["clusters"][0]["cluster"]["server"] == cluster.url
 
 
-def test_the_example_script_loads_the_fleet_with_its_status(kubectl_binary: Path, tmp_path: Path) -> None:
+def test_example_script_loads_fleet_with_status(kubectl_binary: Path, tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[3] / "examples" / "load-with-kubectl.sh"
     with DevCluster.in_thread() as api:
         result = subprocess.run(
@@ -231,7 +231,7 @@ def test_the_example_script_loads_the_fleet_with_its_status(kubectl_binary: Path
             if d and d["kind"] == "ResourceBinding"])
 
 
-def test_kubectl_apply_of_the_examples_folder_creates_their_namespaces_first(
+def test_kubectl_apply_of_examples_folder_creates_their_namespaces_first(
     kubectl_binary: Path, tmp_path: Path
 ) -> None:
     folder = Path(__file__).resolve().parents[3] / "examples"

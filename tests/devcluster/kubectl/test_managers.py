@@ -10,7 +10,7 @@ from binding_scheduler.devcluster.resources import types_from_crd
 from tests.devcluster.helpers import rb_body
 
 
-def test_an_update_takes_what_it_changes_from_the_others() -> None:
+def test_update_takes_what_it_changes_from_others() -> None:
     registry = Registry.with_builtins()
     for crd in load_crds(default_crds_dir()):
         registry.add_all(types_from_crd(crd))

@@ -20,7 +20,7 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
      Representation("json", "PartialObjectMetadataList", "v1beta1")),
     ("application/vnd.kubernetes.protobuf;q=0.9, */*;q=0.8", False, Representation()),
 ])
-def test_the_first_acceptable_media_type_is_chosen(accept: str | None, watch: bool, chosen: Representation) -> None:
+def test_first_acceptable_media_type_is_chosen(accept: str | None, watch: bool, chosen: Representation) -> None:
     assert negotiate(accept, watch=watch) == chosen
 
 
@@ -32,5 +32,5 @@ def test_nothing_devcluster_can_answer_is_406(accept: str, watch: bool) -> None:
     assert (refused.value.code, refused.value.reason) == (406, "NotAcceptable")
 
 
-def test_a_plain_watch_sends_its_events_as_they_are() -> None:
+def test_plain_watch_sends_events_as_they_are() -> None:
     assert Representation().watch_encoder(None, "Metadata") is None  # type: ignore[arg-type]

@@ -22,19 +22,19 @@ KUBECTL_WHOAMI = bytes.fromhex(
     "121a0a100a0012001a0022002a0032003800420012060a040a0012001a002200".replace(" ", ""))
 
 
-def test_kubectls_create_namespace_body_decodes_to_the_namespace() -> None:
+def test_kubectls_create_namespace_body_decodes_to_namespace() -> None:
     assert protobuf.decode(KUBECTL_CREATE_NS) == {
         "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}, "spec": {}, "status": {}}
 
 
-def test_kubectls_whoami_body_decodes_to_an_empty_review() -> None:
+def test_kubectls_whoami_body_decodes_to_empty_review() -> None:
     assert protobuf.decode(KUBECTL_WHOAMI) == {
         "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview", "metadata": {},
         "status": {"userInfo": {}}}
 
 
 @pytest.mark.parametrize("body", [b"k8s", b"k8s\x00\x0a\x05\x0a\x02v1", b"k8s\x00\x0a\x0b\x0a\x02v1\x12\x05Thing"])
-def test_what_is_not_a_known_kind_is_refused(body: bytes) -> None:
+def test_what_is_not_known_kind_is_refused(body: bytes) -> None:
     with pytest.raises(protobuf.ProtobufError):
         protobuf.decode(body)
 
@@ -57,7 +57,7 @@ PROTO_FILES = ("api@v0.35.4/core/v1", "api@v0.35.4/authorization/v1", "api@v0.35
 SCALARS = {"string": "string", "int32": "int", "int64": "int", "bool": "bool", "bytes": "bytes"}
 
 
-def test_every_message_matches_its_generated_proto() -> None:
+def test_every_message_matches_generated_proto() -> None:
     cache = _module_cache()
     if cache is None:
         pytest.skip("the Go module cache has no k8s.io/api@v0.35.4 (the control plane build fetches it)")

@@ -24,17 +24,17 @@ def ports(patched: dict[str, Any]) -> list[dict[str, Any]]:
     return list(patched["spec"]["ports"])
 
 
-def test_a_list_with_a_merge_key_merges_item_by_item() -> None:
+def test_list_with_merge_key_merges_item_by_item() -> None:
     patched = strategic_merge(LIVE, {"spec": {"ports": [{"port": 2, "name": "m2"}, {"port": 3}]}}, SERVICE)
     assert ports(patched) == [{"name": "grpc", "port": 1}, {"name": "m2", "port": 2}, {"port": 3}]
 
 
-def test_patch_delete_removes_the_item_with_its_key() -> None:
+def test_patch_delete_removes_item_with_key() -> None:
     patched = strategic_merge(LIVE, {"spec": {"ports": [{"port": 1, "$patch": "delete"}]}}, SERVICE)
     assert ports(patched) == [{"name": "metrics", "port": 2}]
 
 
-def test_set_element_order_reorders_the_items() -> None:
+def test_set_element_order_reorders_items() -> None:
     patched = strategic_merge(LIVE, {"spec": {"$setElementOrder/ports": [{"port": 2}, {"port": 1}]}}, SERVICE)
     assert [port["port"] for port in ports(patched)] == [2, 1]
 
@@ -44,19 +44,19 @@ def test_delete_from_primitive_list_removes_values() -> None:
     assert patched["metadata"]["finalizers"] == ["y"]
 
 
-def test_patch_replace_replaces_a_map_and_retain_keys_drops_the_rest() -> None:
+def test_patch_replace_replaces_map_and_retain_keys_drops_rest() -> None:
     replaced = strategic_merge(LIVE, {"spec": {"selector": {"$patch": "replace", "app": "b"}}}, SERVICE)
     assert replaced["spec"]["selector"] == {"app": "b"}
     retained = strategic_merge(LIVE, {"spec": {"$retainKeys": ["ports", "selector"], "selector": {"c": "d"}}}, SERVICE)
     assert set(retained["spec"]) == {"ports", "selector"}
 
 
-def test_an_unknown_directive_is_a_patch_error() -> None:
+def test_unknown_directive_is_patch_error() -> None:
     with pytest.raises(PatchError):
         strategic_merge(LIVE, {"spec": {"$patch": "explode"}}, SERVICE)
 
 
-async def test_strategic_merge_patch_on_a_custom_resource_is_415(api: DevCluster, rb1: dict[str, Any]) -> None:
+async def test_strategic_merge_patch_on_custom_resource_is_415(api: DevCluster, rb1: dict[str, Any]) -> None:
     status, body = await api.client.patch(rb_path("rb1"), {"spec": {"replicas": 2}}, kind="strategic")
     assert status == 415
     assert body == status_of(

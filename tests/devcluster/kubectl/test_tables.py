@@ -18,11 +18,11 @@ from tests.devcluster.helpers import rb_body
     (8 * 3600, "8h"), (50 * 3600, "2d2h"), (10 * 86400, "10d"), ((3 * 365 + 5) * 86400, "3y5d"),
     (9 * 365 * 86400, "9y"),
 ])
-def test_an_age_is_apimachinerys_human_duration(seconds: int, shown: str) -> None:
+def test_age_is_apimachinerys_human_duration(seconds: int, shown: str) -> None:
     assert human_duration(seconds) == shown
 
 
-def test_a_crds_printer_columns_make_the_rows_of_its_table() -> None:
+def test_crds_printer_columns_make_rows_of_its_table() -> None:
     registry = Registry.with_builtins()
     for crd in load_crds(default_crds_dir()):
         registry.add_all(types_from_crd(crd))
@@ -33,6 +33,6 @@ def test_a_crds_printer_columns_make_the_rows_of_its_table() -> None:
     assert answer["rows"] == [{"cells": ["web", "True", None, None], "object": None}]  # absent: null cells
 
 
-def test_a_built_in_kind_without_a_printer_of_its_own_gets_name_and_created_at() -> None:
+def test_built_in_kind_without_printer_of_its_own_gets_name_and_created_at() -> None:
     crds = Registry.with_builtins().resolve("customresourcedefinitions")
     assert [column["name"] for column in printer_for(crds).columns] == ["Name", "Created At"]
