@@ -200,7 +200,7 @@ def test_fresh_beyond_capacity_is_unschedulable_with_fresh_prefix() -> None:
 
 
 @pytest.mark.parametrize("placement", [DYNAMIC_WEIGHT, AGGREGATED], ids=["dynamic", "aggregated"])
-def test_fresh_scale_of_workload_scaled_to_zero_places_nothing_whatever_candidate_count(
+def test_fresh_scale_from_zero_places_nothing(
     placement: dict[str, Any],
 ) -> None:
     # Replicas 0: nothing is estimated, every candidate offers MaxInt32. Karmada sums them in int32, which

@@ -116,7 +116,7 @@ def test_sets_assumed_pods_left_are_answer_without_pods_per_set() -> None:
     assert max_available_component_sets(c, (), [assumed(component("x", 3))]) == 7
 
 
-def test_sets_assumed_deduction_of_unallocatable_resource_gives_zero_only_if_requested() -> None:
+def test_unallocatable_deduction_is_zero_only_if_requested() -> None:
     c = cluster(allocatable={"pods": "10", "cpu": "10"})
     workload = assumed(component("x", 1, nvidia__gpu="1"))
     assert max_available_component_sets(c, (component("a", 1, cpu="1"),), [workload]) == 9

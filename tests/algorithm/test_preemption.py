@@ -86,7 +86,7 @@ def placed(name: str, priority: int, replicas: int = 3, **kwargs: Any) -> Bindin
     return prioritized(name, priority=priority, policy="Never", replicas=replicas, **kwargs)
 
 
-def test_only_strictly_lower_priority_bindings_with_replicas_on_cluster_are_candidates() -> None:
+def test_only_lower_priority_bindings_are_candidates() -> None:
     stored = [
         placed("lower", LOW),
         placed("equal", HIGH),

@@ -62,7 +62,7 @@ def test_best_scored_region_gives_best_cluster() -> None:
     assert select(binding(15, spread("region", 1, 1), spread("cluster", 1, 1))) == ["w1"]
 
 
-def test_chosen_regions_give_one_cluster_each_then_best_rest_up_to_cluster_max_groups() -> None:
+def test_regions_give_one_cluster_each_then_best_rest() -> None:
     # share 8 over >= 2 clusters: west 8050, east 8000, north 3000; west+east is heaviest
     b = binding(15, spread("region", 2, 2), spread("cluster", 2, 4))
     assert select(b) == ["w1", "e1", "e2", "w2"]

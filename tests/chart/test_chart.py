@@ -124,7 +124,7 @@ def test_disruption_budget_keeps_all_but_one_pod() -> None:
 # --- the two topologies --------------------------------------------------------------------------------------
 
 
-def test_by_default_scheduler_reads_karmada_apiserver_through_kubeconfig_secret_karmada_uses() -> None:
+def test_by_default_reads_apiserver_through_karmadas_secret() -> None:
     documents = render()
     main, spec = container(documents), pod(documents)
     assert "--kubeconfig=/etc/karmada/config/karmada.config" in main["args"]

@@ -173,7 +173,7 @@ def test_unknown_layout_is_refused_naming_layouts() -> None:
 
 
 @pytest.mark.parametrize("values", [{"config.estimator.enabled": True}, {**IN_CLUSTER, **ESTIMATOR_ON}])
-def test_lease_and_estimator_services_are_in_karmada_system_whatever_release_namespace(
+def test_lease_and_estimators_live_in_karmada_system(
     values: dict[str, Any],
 ) -> None:
     documents = render(values, namespace="binding-scheduler")

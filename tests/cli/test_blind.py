@@ -34,7 +34,7 @@ def readyz(port: int) -> int:
         return 0
 
 
-def test_standby_refused_by_api_server_warns_with_cause_and_fails_readiness_until_answered(
+def test_refused_standby_warns_and_is_unready(
     tmp_path: Path,
 ) -> None:
     health = free_port()
@@ -63,7 +63,7 @@ def test_standby_refused_by_api_server_warns_with_cause_and_fails_readiness_unti
     assert any(line.endswith("lease karmada-system/karmada-scheduler: the API server answers again") for line in lines)
 
 
-def test_services_first_line_names_version_api_server_configuration_and_listen_addresses(
+def test_first_line_names_version_server_config_addresses(
     tmp_path: Path,
 ) -> None:
     from testsupport.operator.harness import config_spec, write_config
@@ -91,7 +91,7 @@ def test_services_first_line_names_version_api_server_configuration_and_listen_a
     )
 
 
-def test_standby_stopped_while_it_waits_for_lease_stops_cleanly_and_says_only_what_happened(
+def test_standby_stopped_waiting_for_lease_stops_cleanly(
     tmp_path: Path,
 ) -> None:
     log = tmp_path / "scheduler.log"

@@ -193,7 +193,7 @@ def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) 
     assert entries[-1]["msg"].startswith("shutdown complete in ")
 
 
-def test_run_with_karmadas_estimator_tls_flags_naming_missing_file_is_one_line_naming_flag_and_status_1(
+def test_estimator_tls_flag_with_missing_file_is_one_line_and_status_1(
     tmp_path: Path,
 ) -> None:
     ca = tmp_path / "ca.crt"
@@ -243,7 +243,7 @@ def test_config_from_flags_refuses_unknown_plugin_unless_allowed() -> None:
     assert "- NoSuchPlugin" in allowed.stdout  # Karmada's syntax, kept as given
 
 
-def test_config_without_namespace_is_read_in_karmada_system_whatever_kubeconfig_context_names(
+def test_config_without_namespace_is_read_in_karmada_system(
     tmp_path: Path,
 ) -> None:
     import yaml
@@ -276,7 +276,7 @@ def test_readme_and_compatibility_page_tell_version_story_in_same_sentence() -> 
         assert COMPATIBILITY in " ".join(page.read_text().split()), page
 
 
-def test_simulate_ends_with_summary_and_exits_3_on_unscheduled_binding_with_fail_on_unscheduled(
+def test_fail_on_unscheduled_exits_3_after_summary(
     tmp_path: Path,
 ) -> None:
     import yaml
@@ -430,7 +430,7 @@ def test_run_against_server_without_karmadas_apis_names_it_and_writes_nothing(tm
     assert len(result.stderr.splitlines()) <= 3, result.stderr
 
 
-def test_run_with_config_on_server_without_schedulerconfiguration_crd_says_crd_is_missing(
+def test_run_without_config_crd_says_crd_is_missing(
     tmp_path: Path,
 ) -> None:
     from binding_scheduler.devcluster import DevCluster

@@ -75,7 +75,7 @@ def stored(api: DevCluster, plural_path: str) -> list[dict[str, Any]]:
     return list(answer["items"])
 
 
-def test_apply_puts_examples_on_server_with_their_namespaces_and_each_clusters_status() -> None:
+def test_apply_puts_examples_with_namespaces_and_status() -> None:
     documents = bundled_documents()
     with DevCluster.in_thread() as api:
         result = examples_cli("--apply", "--kubeconfig", str(api.kubeconfig_path))
@@ -145,7 +145,7 @@ def test_apply_skips_scheduler_configuration_with_note_where_crd_is_not_installe
     assert result.stdout.splitlines()[-1] == last
 
 
-def test_apply_where_karmadas_crds_are_missing_is_one_line_naming_object_and_status_1(tmp_path: Path) -> None:
+def test_apply_without_crds_is_one_line_and_status_1(tmp_path: Path) -> None:
     (tmp_path / "crds").mkdir()
     with DevCluster.in_thread(tmp_path / "crds") as api:
         result = examples_cli("--apply", "--kubeconfig", str(api.kubeconfig_path))

@@ -271,7 +271,7 @@ def test_status_written_through_main_resource_is_ignored(server: Server) -> None
     assert (status, body["spec"]["replicas"], "status" in body) == (200, 3, False)
 
 
-def test_spec_and_metadata_written_through_status_are_ignored_and_generation_is_kept(server: Server) -> None:
+def test_status_write_ignores_spec_and_metadata(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     status, body = server.request("PATCH", server.rb("rb1", "status"), {
         "metadata": {"labels": {"x": "y"}, "annotations": {"a": "b"}, "finalizers": ["example.com/f"]},
@@ -663,7 +663,7 @@ def test_namespace_checks_come_before_validation(server: Server) -> None:
 # ---- dry run -------------------------------------------------------------------------------------------------
 
 
-def test_dry_run_create_answers_like_create_without_resource_version_and_stores_nothing(
+def test_dry_run_create_stores_nothing(
     server: Server,
 ) -> None:
     status, body = server.request("POST", server.rb(query="dryRun=All"), rb_body("rb1", replicas=1))

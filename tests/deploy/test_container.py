@@ -77,7 +77,7 @@ def karmada_command(api: DevCluster, certs: dict[str, Path], health: int, metric
 
 
 
-def test_karmadas_deployment_command_schedules_through_image_wrapper_and_stops_on_sigterm(
+def test_karmadas_command_runs_through_image_wrapper(
     api: DevCluster, tmp_path: Path
 ) -> None:
     """`/bin/karmada-scheduler` with the flags Karmada's manifest gives it; tini (PID 1 in the image) hands

@@ -71,7 +71,7 @@ def namespace(objects: Objects) -> str:
     return name
 
 
-def test_write_cut_with_etcd_stalled_is_counted_and_never_overwrites_next_leaders_newer_decision(
+def test_write_cut_with_etcd_stalled_never_overwrites_next_leader(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     scheduler_name: str, tmp_path: Path,
 ) -> None:

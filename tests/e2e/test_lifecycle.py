@@ -94,7 +94,7 @@ def lease_holder(kube: KubeClient, name: str) -> str | None:
     return None if lease is None else str(lease["spec"].get("holderIdentity") or "")
 
 
-def test_sigterm_with_passes_in_estimator_calls_exits_within_2s_and_writes_only_lease_release(
+def test_sigterm_in_estimator_calls_exits_in_2s_writing_only_lease(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     scheduler_name: str, tmp_path: Path, processes: list[subprocess.Popen[str]],
 ) -> None:

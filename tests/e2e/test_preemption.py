@@ -56,7 +56,7 @@ def reason(kube: KubeClient, name: str, namespace: str) -> str | None:
     return found["reason"] if found is not None else None
 
 
-def test_preemption_evicts_with_one_fenced_patch_and_preemptor_lands_once_capacity_is_free(
+def test_preemption_evicts_with_one_fenced_patch(
     kube: KubeClient, objects: Objects, journal: Journal, scheduler_name: str, tmp_path: Path,
 ) -> None:
     namespace = unique("preempt")

@@ -68,7 +68,7 @@ def test_cluster_run_of_workloads_is_encoded_once_while_tuple_is_same() -> None:
     assert first.startswith(changed) and len(first) > len(changed)
 
 
-def test_workload_is_encoded_once_across_runs_record_memo_is_bounded_and_cluster_keeps_one_run() -> None:
+def test_workload_encoded_once_and_memo_bounded() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False, limit=2)
     web = records.record(WORKLOADS[0])
     assert records.record(WORKLOADS[0]) is web

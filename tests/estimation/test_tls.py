@@ -103,7 +103,7 @@ async def tls_session(stub: EstimatorStub, certs: dict[str, Path], *, client_cer
     return "served"
 
 
-async def test_mutual_tls_without_client_certificate_is_refused_by_server_for_missing_certificate(
+async def test_mtls_without_client_certificate_is_refused(
     stubs: StartStub, make_estimator: MakeEstimator, certs: dict[str, Path]
 ) -> None:
     stub = await stubs("m1", replicas=3, host="localhost", tls=server_tls(certs, mutual=True))

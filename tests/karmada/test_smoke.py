@@ -222,7 +222,7 @@ def test_metrics_are_reachable_from_another_pod_through_service(in_cluster: Karm
     assert "# TYPE binding_scheduler_leader gauge" in logs
 
 
-def test_rollout_restart_with_pass_held_in_slow_estimator_leaves_no_late_or_stale_write(
+def test_rollout_with_held_pass_leaves_no_late_write(
     in_cluster: KarmadaPlane,
 ) -> None:
     with rollout.estimator_relay(in_cluster, delay=8.0) as link:
@@ -305,7 +305,7 @@ def test_rolling_restart_held_in_slow_estimator_leaves_no_late_or_stale_write(sc
     assert report.held_calls > 0, "no call of the old instance was held in the slow estimator"
 
 
-def test_rolling_restarts_under_policy_churn_leave_no_late_write_and_scale_ups_are_placed_at_once(
+def test_restarts_under_churn_leave_no_late_write(
     scheduling: KarmadaPlane,
 ) -> None:
     """The churn scenario (testsupport/karmada/churn.py), small: two restarts under Karmada's Deployment flags (one

@@ -162,7 +162,7 @@ async def test_first_nine_messages_keep_their_own_events_once_combining_began(
     assert first["count"] == 2
 
 
-async def test_messages_are_not_combined_once_600_seconds_pass_without_event_of_that_reason(
+async def test_messages_not_combined_after_600_quiet_seconds(
     api: DevCluster, recorder: EventRecorder, clock: FakeTime
 ) -> None:
     for i in range(9):
@@ -188,7 +188,7 @@ async def test_messages_of_different_reasons_are_not_combined(api: DevCluster, r
     assert {event["message"] for event in events_about(api, "web-deployment")} == {"no fit"}
 
 
-async def test_26th_event_about_object_in_burst_is_dropped_and_one_more_is_taken_after_300_seconds(
+async def test_burst_drops_26th_event_and_refills_after_300s(
     api: DevCluster, recorder: EventRecorder, clock: FakeTime
 ) -> None:
     for _ in range(25):

@@ -59,7 +59,7 @@ def test_entry_without_replicas_is_not_shared_with_one_of_zero_replicas() -> Non
     assert _entries(store, "default/b") == [{"name": "m1", "replicas": 0}]
 
 
-def test_entries_with_components_or_invalid_values_are_kept_as_sent_and_parse_still_reports_them() -> None:
+def test_odd_entries_kept_as_sent_and_parse_reports_them() -> None:
     store = BindingStore()
     with_components = {"name": "m1", "replicas": 2, "components": [{"name": "web", "replicas": 2}]}
     store.upsert(_placed("a", [with_components, {"name": "m2", "replicas": True}]))

@@ -96,7 +96,7 @@ def run(tmp_path: Path, processes: int) -> tuple[dict[str, tuple[Any, ...]], Ope
         return seen, operator
 
 
-def test_decisions_made_in_decision_processes_write_what_scheduler_writes_deciding_itself(
+def test_decision_processes_write_what_scheduler_writes(
     tmp_path: Path,
 ) -> None:
     here, _ = run(tmp_path, 0)

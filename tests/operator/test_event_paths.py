@@ -26,7 +26,7 @@ def path_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == HANDLERS and r.levelno >= logging.INFO]
 
 
-def test_kopf_release_fast_path_was_not_verified_against_runs_on_kopfs_handlers_and_says_so(
+def test_unverified_kopf_runs_on_kopfs_handlers_and_says_so(
     api: DevCluster, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(watch_guard, "VERIFIED_KOPF", frozenset({"0.0.1"}))

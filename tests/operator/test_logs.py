@@ -30,7 +30,7 @@ def lines(caplog: pytest.LogCaptureFixture, logger: str) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == logger]
 
 
-def test_each_decision_is_one_line_with_result_duration_and_attempt_at_level_of_who_must_act(
+def test_each_decision_is_one_line_at_level_of_who_acts(
     api: DevCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="binding_scheduler")

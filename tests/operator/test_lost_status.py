@@ -45,7 +45,7 @@ def test_status_write_failing_twice_with_500_still_ends_with_scheduled_condition
     assert errors == 2
 
 
-def test_binding_whose_generation_was_never_observed_and_has_no_condition_is_decided_again(
+def test_unobserved_generation_without_condition_is_decided(
     api: DevCluster, config_file: Path
 ) -> None:
     """The state a lost status write leaves: spec.clusters and the applied placement match, no condition."""
@@ -105,7 +105,7 @@ def test_deciding_again_for_lost_condition_never_moves_binding(api: DevCluster, 
     assert [w.path.endswith("/status") for w in binding_writes(api, "web")] == [True]
 
 
-def test_lost_condition_of_multi_component_binding_whose_component_results_were_pruned_is_written(
+def test_lost_condition_of_pruned_components_is_written(
     api: DevCluster, tmp_path: Path,
 ) -> None:
     """Found by Karmada's own e2e suite (schedule_multi_template_test.go) on a real Karmada v1.18.2: its binding
@@ -127,7 +127,7 @@ def test_lost_condition_of_multi_component_binding_whose_component_results_were_
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
 
 
-def test_next_leader_writes_condition_of_pass_cut_between_writes_over_stale_false_condition(
+def test_next_leader_writes_condition_of_cut_pass(
     api: DevCluster, tmp_path: Path
 ) -> None:
     """Across a stop: the old leader's spec write lands, the drain deadline cuts its status write, and the binding

@@ -49,7 +49,7 @@ def reason(api: DevCluster, name: str) -> str | None:
     return found["reason"] if found is not None else None
 
 
-def test_high_priority_binding_preempts_low_one_and_is_scheduled_once_capacity_is_free(
+def test_high_priority_preempts_low_and_lands(
     api: DevCluster, tmp_path: Path,
 ) -> None:
     apply(api, full_m1(), prioritized("low", 100, "Never", {"m1": 3}))
@@ -94,7 +94,7 @@ def test_without_preemption_gates_nothing_is_preempted(api: DevCluster, tmp_path
     assert not [e for e in events(api) if e["reason"] in ("Preempted", "PreemptionInitiated")]
 
 
-def test_preemptors_waiting_behind_another_claim_are_scheduled_once_it_lands_not_at_unschedulable_flush(
+def test_preemptors_behind_claim_run_when_it_lands_not_at_flush(
     api: DevCluster, tmp_path: Path,
 ) -> None:
     """Three equal-priority preemptors at once: one claims m1 and evicts the victim; the other two find its claim

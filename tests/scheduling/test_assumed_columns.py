@@ -157,7 +157,7 @@ def test_on_column_path_binding_is_not_deducted_own_assumption() -> None:
     assert general_column(web, indices, snapshot, ScheduleOptions(), at.columns).tolist() == [3]
 
 
-def test_footprints_over_same_many_clusters_share_one_read_only_slot_array_while_one_holds_it() -> None:
+def test_footprints_on_same_clusters_share_one_slot_array() -> None:
     cache = AssumptionCache()
     fleet = [TargetCluster(f"m{i}", 1) for i in range(20)]
     first, second, other = (parse_binding(builders.binding(name, namespace="shop", replicas=1))

@@ -81,7 +81,7 @@ def test_binding_estimates_with_others_assumptions_not_own() -> None:
     assert {c: [w.components[0].name for w in ws] for c, ws in assumed.items()} == {"m1": ["api"]}
 
 
-def test_cluster_load_sums_other_bindings_workloads_without_listing_them_unless_asked() -> None:
+def test_cluster_load_sums_others_without_listing() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
     cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
@@ -115,7 +115,7 @@ def test_unreserve_restores_what_was_assumed_before() -> None:
     assert (held(cache, "m1"), held(cache, "m2")) == ({"shop/web": 2}, {})
 
 
-def test_pass_undone_after_binding_was_deleted_does_not_bring_back_footprint_before_it() -> None:
+def test_undone_pass_of_deleted_binding_restores_nothing() -> None:
     cache = AssumptionCache()
     web = rb("web")
     cache.assume(web, [TargetCluster("m1", 2)], multi_template=False)
@@ -224,7 +224,7 @@ def test_cluster_listing_leaves_out_deciding_binding_s_own_workload() -> None:
     assert (mine.pods, shared.pods) == (3, 4)
 
 
-def test_workloads_listed_first_after_many_assumptions_come_in_order_they_were_last_assumed() -> None:
+def test_workloads_listed_in_order_last_assumed() -> None:
     cache = AssumptionCache()
     for name in ("web", "api", "db"):
         cache.assume(rb(name), [TargetCluster("m1", 1), TargetCluster("m2", 1)], multi_template=False)
@@ -246,7 +246,7 @@ def read_fleet(cache: AssumptionCache, deciding: Binding) -> Mapping[str, int]:
     return cache.at(deciding, fleet, np.arange(len(fleet)), workloads=False).versions
 
 
-def test_what_was_assumed_since_read_takes_at_most_pod_slot_and_share_of_each_requested_resource() -> None:
+def test_assumed_since_read_takes_at_most_its_share() -> None:
     cache = AssumptionCache()
     deciding = make_binding("d", namespace="shop", replicas=1, requests={"cpu": "500m", "memory": "1Gi"})
     cache.assume(make_binding("before", namespace="shop", replicas=9, requests={"cpu": "1"}),

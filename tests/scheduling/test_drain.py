@@ -68,7 +68,7 @@ def make_scheduler(client: HeldWrites, during: During | None = None) -> Schedule
     return scheduler
 
 
-async def test_commit_still_running_at_drain_deadline_is_cut_even_when_it_would_finish_soon_after() -> None:
+async def test_commit_running_at_drain_deadline_is_cut() -> None:
     """The deadline is the deadline: a write let go 2 s after it must find its pass already cut (a drain that
     waited longer would see it finish and count it drained)."""
     client = HeldWrites()
@@ -117,7 +117,7 @@ async def test_commit_that_ends_within_deadline_is_drained_with_both_writes() ->
     assert client.finished == [SPEC, f"{SPEC}/status"]
 
 
-async def test_pass_that_swallows_cancellation_and_reaches_commit_point_after_stop_writes_nothing(
+async def test_pass_swallowing_cancel_writes_nothing_after_stop(
 ) -> None:
     """A plugin that catches CancelledError and lets the decision go on anyway: the commit point refuses it
     (StoppingError), so the stop still means no write."""
@@ -145,7 +145,7 @@ async def test_pass_that_swallows_cancellation_and_reaches_commit_point_after_st
         "binding_scheduler_pass_outcomes_total", {"outcome": "cancelled"}) == 1
 
 
-async def test_pass_slow_to_unwind_cancellation_is_counted_once_however_often_stop_is_asked() -> None:
+async def test_slow_cancelled_pass_is_counted_once() -> None:
     """The service asks the stop three times (the signal, then shutdown, then the drain); a pass still unwinding
     its cancellation (an estimator call's cancellation on its way to the server) is one cancelled pass."""
     entered, unwound = asyncio.Event(), asyncio.Event()
@@ -210,7 +210,7 @@ def several(client: HeldWrites, during: During | None, count: int) -> Scheduler:
     return scheduler
 
 
-async def test_drain_returns_only_when_every_pass_task_has_ended_though_unwinding_takes_many_turns() -> None:
+async def test_drain_returns_only_when_every_pass_task_ended() -> None:
     entered = asyncio.Semaphore(0)
 
     async def held_in_an_estimator_call(ctx: AttemptContext) -> None:
@@ -235,7 +235,7 @@ async def test_drain_returns_only_when_every_pass_task_has_ended_though_unwindin
     assert scheduler.in_flight == {}
 
 
-async def test_drain_returns_only_when_pass_cut_in_write_has_ended_though_cut_takes_many_turns() -> None:
+async def test_drain_returns_only_when_cut_write_ended() -> None:
     client = SlowToUnwindWrites()
     scheduler = make_scheduler(client)
     scheduler.start()

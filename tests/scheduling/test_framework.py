@@ -243,7 +243,7 @@ class ReservingElsewhere:
         return {}
 
 
-async def test_reserve_refuses_decision_whose_cluster_was_reserved_by_another_pass_meanwhile() -> None:
+async def test_reserve_refuses_cluster_reserved_meanwhile() -> None:
     cache = AssumptionCache()
     plugin = ReservingElsewhere(cache)
     framework = Framework(build_plugins(extra=[plugin]), assumptions=cache)
@@ -275,7 +275,7 @@ ROOM = {
 
 
 @pytest.mark.parametrize("fleet_kind", list(ROOM))
-async def test_reserve_keeps_decision_whose_cluster_still_has_room_after_what_another_pass_assumed_meanwhile(
+async def test_reserve_keeps_decision_with_room_after_others_assumed(
     fleet_kind: str,
 ) -> None:
     fleet, replicas, leaves_room, _ = ROOM[fleet_kind]
@@ -292,7 +292,7 @@ async def test_reserve_keeps_decision_whose_cluster_still_has_room_after_what_an
 
 
 @pytest.mark.parametrize("fleet_kind", list(ROOM))
-async def test_reserve_refuses_decision_that_what_another_pass_assumed_meanwhile_leaves_no_room_for(
+async def test_reserve_refuses_decision_others_left_no_room_for(
     fleet_kind: str,
 ) -> None:
     fleet, replicas, _, fills = ROOM[fleet_kind]
@@ -311,7 +311,7 @@ async def test_reserve_refuses_decision_that_what_another_pass_assumed_meanwhile
     assert framework.reserve(binding, fresh, state) is not None
 
 
-async def test_reserve_keeps_decision_that_adds_no_replicas_where_another_pass_assumed_meanwhile() -> None:
+async def test_reserve_keeps_decision_adding_no_replicas() -> None:
     cache = AssumptionCache()
     framework = Framework(build_plugins(), assumptions=cache)
     placed = make_binding("a", namespace="shop", replicas=3, requests={"cpu": "1"}, clusters={"m1": 3},

@@ -125,7 +125,7 @@ def test_cluster_that_gains_api_requeues_only_bindings_that_found_no_cluster_fit
     assert queued(scheduler) == ["default/waits"]
 
 
-def test_binding_recreated_after_pass_found_no_fit_is_not_taken_for_one_that_waits_for_api() -> None:
+def test_recreated_binding_is_not_waiting_for_api() -> None:
     scheduler = make_scheduler(cluster("m1", apis=[]))
     scheduler.on_binding(body("web"))
     info = scheduler.queue.pop_nowait()
@@ -161,7 +161,7 @@ def test_invalid_cluster_is_left_out_of_snapshot_with_name_and_requeues_nothing(
     assert record.getMessage().startswith("cluster m2 is invalid and is left out of scheduling: ")
 
 
-def test_deleted_cluster_leaves_snapshot_and_queues_bindings_placed_on_it_by_priority() -> None:
+def test_deleted_cluster_queues_its_bindings_by_priority() -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
     scheduler.on_binding(body("a-elsewhere", on=("m1",)))
     scheduler.on_binding(body("b-low", on=("m2",)))
@@ -258,7 +258,7 @@ def test_invalid_binding_on_deleted_cluster_is_queued_too_at_priority_zero() -> 
     assert queued(scheduler) == ["default/a-valid", "default/b-invalid"]
 
 
-async def test_cluster_change_over_many_bindings_queues_them_in_slices_and_lets_loop_run_between(
+async def test_cluster_change_queues_many_bindings_in_slices(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],

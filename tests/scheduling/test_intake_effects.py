@@ -102,7 +102,7 @@ def test_binding_missing_from_complete_list_leaves_queue() -> None:
     assert scheduler.queue.where("default/gone") is None
 
 
-def test_binding_missing_from_complete_list_after_finding_no_fit_is_not_taken_for_one_that_waits_for_api(
+def test_unfit_binding_missing_from_list_is_not_waiting_for_api(
 ) -> None:
     scheduler = make_scheduler(cluster("m1", apis=[]))
     scheduler.on_binding(body("web"))

@@ -149,7 +149,7 @@ async def test_generation_without_condition_is_decided_again_and_gets_condition(
     assert attempts(run, "scheduled", "ReconcileSchedule") == 1
 
 
-async def test_generation_without_condition_whose_new_decision_would_move_it_is_only_recorded(
+async def test_generation_whose_decision_would_move_is_recorded(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient()
@@ -165,7 +165,7 @@ async def test_generation_without_condition_whose_new_decision_would_move_it_is_
             "generation 2 recorded without a condition (as Karmada does)") in caplog.messages
 
 
-async def test_reserve_plugins_failure_writes_no_placement_and_gives_condition_naming_plugin() -> None:
+async def test_reserve_failure_writes_no_placement_names_plugin() -> None:
     client = ScriptedClient()
     run = protected(binding(replicas=2, placement=placement()), client)
     run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(extra=[FullLedger()]),
@@ -200,7 +200,7 @@ async def test_reserve_plugins_failure_keeps_warnings_of_terms_that_failed_befor
     assert warnings[0].startswith("failed to schedule ResourceBinding(default/web) with clusterAffiliates index(0)")
 
 
-async def test_every_term_failing_on_binding_already_placed_nowhere_is_still_no_cluster_fit() -> None:
+async def test_all_terms_failing_on_unplaced_is_no_cluster_fit() -> None:
     """The decision (no clusters, and the error) equals what the binding holds: no spec write, and the outcome is
     the error's, not a success."""
     chosen = placement(affinities=[term("a", "gone-1"), term("b", "gone-2")])
@@ -220,7 +220,7 @@ async def test_every_term_failing_on_binding_already_placed_nowhere_is_still_no_
     assert attempts(run, "scheduled", "ReconcileSchedule") + attempts(run, "error", "ReconcileSchedule") == 1
 
 
-async def test_decision_whose_clusters_other_passes_reserved_meanwhile_is_made_again_on_fresh_snapshot() -> None:
+async def test_decision_beaten_to_clusters_is_made_again() -> None:
     decided: list[int] = []
 
     async def racing(ctx: AttemptContext) -> None:
@@ -317,7 +317,7 @@ async def test_skipped_affinity_term_is_warning_and_term_used_is_named_in_status
         "failed to schedule ResourceBinding(default/web) with clusterAffiliates index(0): ")
 
 
-async def test_with_multiple_pod_templates_multi_component_binding_placed_nowhere_is_scaled(
+async def test_multi_component_binding_placed_nowhere_is_scaled(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     body = placed_body(DIVIDED)

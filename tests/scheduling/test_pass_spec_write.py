@@ -75,7 +75,7 @@ async def test_failed_spec_write_gives_scheduler_error_condition_and_retry() -> 
     assert events.recorded[-1] == ("Deployment", "Warning", "ScheduleBindingFailed", "etcd is unhappy")
 
 
-async def test_fit_error_whose_clearing_write_fails_is_no_cluster_fit_with_both_texts_and_retried() -> None:
+async def test_failed_clearing_write_is_no_cluster_fit_retried() -> None:
     client = FakeClient(spec_error=ServerError(500, "InternalError", "etcd is unhappy"))
     outcome, _ = await run(binding(replicas=1, placement=placement(affinity=names("m9"))), client, "m1")
     assert outcome is PassOutcome.ERROR

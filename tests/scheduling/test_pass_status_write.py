@@ -66,7 +66,7 @@ async def test_decision_binding_already_holds_writes_only_status_fenced_with_rea
     assert client.sent[0][2]["status"]["schedulerObservedGeneration"] == 2
 
 
-async def test_409_on_status_write_after_our_spec_write_is_sent_again_against_fresh_read_of_that_generation(
+async def test_status_409_after_our_spec_write_resent_on_fresh_read(
 ) -> None:
     fresh = {"metadata": {"resourceVersion": "9", "generation": 2}, "status": {}}
     client = ScriptedClient(spec=[written(2, "8")], status=[CONFLICT, {}], fresh=fresh)
@@ -80,7 +80,7 @@ async def test_409_on_status_write_after_our_spec_write_is_sent_again_against_fr
     assert (run.writes(WriteKind.STATUS, WriteResult.CONFLICT), run.writes(WriteKind.STATUS, WriteResult.OK)) == (1, 1)
 
 
-async def test_409_on_status_write_after_our_spec_write_when_spec_moved_on_requeues_without_writing() -> None:
+async def test_status_409_after_spec_moved_on_requeues_unwritten() -> None:
     fresh = {"metadata": {"resourceVersion": "9", "generation": 3}, "status": {}}
     client = ScriptedClient(spec=[written(2, "8")], status=[CONFLICT], fresh=fresh)
     run = Run(binding(replicas=1, placement=placement()), client)
@@ -226,7 +226,7 @@ async def test_status_write_stored_status_already_holds_is_not_sent() -> None:
     assert run.writes(WriteKind.STATUS, WriteResult.OK) == 0
 
 
-async def test_status_write_sent_again_after_409_rereads_binding_and_keeps_fresh_conditions() -> None:
+async def test_status_resent_after_409_keeps_fresh_conditions() -> None:
     fresh = {"metadata": {"resourceVersion": "9", "generation": 2}, "status": {"conditions": [OTHER_CONDITION]}}
     client = ScriptedClient(status=[CONFLICT, {}], fresh=fresh)
     run = at_now(Run(binding(replicas=1, placement=placement()), client))
@@ -242,7 +242,7 @@ async def test_status_write_sent_again_after_409_rereads_binding_and_keeps_fresh
     ]
 
 
-async def test_fresh_read_without_resource_version_is_never_answered_with_unfenced_status_write() -> None:
+async def test_fresh_read_without_version_never_unfenced() -> None:
     fresh = {"metadata": {"generation": 2}, "status": {}}
     client = ScriptedClient(status=[CONFLICT, {}], fresh=fresh)
     run = at_now(Run(binding(replicas=1, placement=placement()), client))
@@ -276,7 +276,7 @@ async def test_forbidden_status_write_is_counted_as_error_and_raised() -> None:
     assert run.writes(WriteKind.STATUS, WriteResult.ERROR) == 1
 
 
-async def test_status_write_refused_by_closed_write_gate_is_counted_as_gate_closed_and_raised() -> None:
+async def test_closed_gate_status_write_counted_and_raised() -> None:
     run = at_now(Run(binding(replicas=1, placement=placement()), GateClosedClient()))
 
     with pytest.raises(WriteGateClosed):

@@ -56,7 +56,7 @@ def test_claim_lasts_until_deadline_and_not_instant_more() -> None:
     assert (claims.of("default/given"), claims.of("default/default") is not None) == (None, True)
 
 
-def test_another_preemptors_claim_of_equal_or_higher_priority_blocks_preempting_on_cluster() -> None:
+def test_equal_or_higher_claim_blocks_preempting_on_cluster() -> None:
     claims = PreemptionClaims(clock=lambda: 0.0)
     claims.set(claim("equal", HIGH))
     preemptor = prioritized("high", HIGH)
@@ -92,7 +92,7 @@ def test_claim_held_already_or_ending_now_is_not_taken_up_from_annotation() -> N
     assert claims.of("default/late") is None
 
 
-def test_claim_dropped_for_failed_preemption_is_not_taken_up_from_annotation_but_new_claim_is() -> None:
+def test_dropped_claim_not_taken_from_annotation_new_one_is() -> None:
     claims = PreemptionClaims(clock=lambda: 100.0)
     until = claims.set(claim("high", HIGH), until=400.123456)
     claims.drop("default/high")
@@ -248,7 +248,7 @@ def test_preemptor_blocked_by_claim_is_woken_when_clusters_capacity_changes() ->
     assert woken == [("default/second", HIGH)]
 
 
-def test_waiting_preemptor_still_blocked_by_another_claim_is_not_woken_when_one_ends() -> None:
+def test_preemptor_still_blocked_not_woken_when_one_claim_ends() -> None:
     claims, woken = waiting()
     claims.set(claim("third", HIGH))
     claims.clear("default/first")
@@ -264,7 +264,7 @@ def test_waiting_preemptor_placed_or_gone_meanwhile_is_not_woken() -> None:
     assert woken == []
 
 
-def test_preemptor_blocked_by_claim_is_woken_when_that_claim_moves_to_another_cluster() -> None:
+def test_blocked_preemptor_woken_when_claim_moves() -> None:
     claims, woken = waiting()
     claims.set(claim("first", HIGH, "m2"))
     assert woken == [("default/second", HIGH)]

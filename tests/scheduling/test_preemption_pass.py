@@ -120,7 +120,7 @@ CONFLICT = Conflict(409, "Conflict", "the object has been modified; please apply
 CLAIM = "binding-scheduler.io/preemption-claim"
 
 
-async def test_victim_changed_since_it_was_read_is_not_evicted_and_preemption_ends_in_scheduler_error() -> None:
+async def test_changed_victim_is_not_evicted_and_preemption_errs() -> None:
     client = ScriptedClient(spec=[written(1, "8"), CONFLICT, written(1, "9")])
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
 
@@ -144,7 +144,7 @@ async def test_failed_preemption_removes_claim_from_preemptor_before_condition()
     assert client.versions()[3] == ("status", "9")
 
 
-async def test_claim_of_failed_preemption_seen_again_on_preemptor_is_not_taken_up_and_it_preempts_again(
+async def test_failed_preemption_claim_is_not_reused_on_preemptor(
 ) -> None:
     client = ScriptedClient(spec=[written(1, "8"), CONFLICT, CONFLICT])  # the removal is refused too
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
@@ -174,7 +174,7 @@ async def test_while_claim_lives_preemptor_evicts_no_one_else_and_keeps_waiting(
     assert len(evicted) == 1
 
 
-async def test_claim_keeps_freed_capacity_from_lower_priority_binding_and_lets_preemptor_in() -> None:
+async def test_claim_keeps_freed_capacity_for_preemptor() -> None:
     """m1's 30m are free now (the victim left), but the claim holds them for `high`."""
     client = ScriptedClient(spec=[written(2, "8")])
     newcomer = prioritized("newcomer", LOW, policy="Never")
@@ -267,7 +267,7 @@ def preempting_scheduler(client: HeldEvictions) -> Scheduler:
     return scheduler
 
 
-async def test_preemptor_waiting_for_victims_backs_off_instead_of_waiting_for_unschedulable_flush() -> None:
+async def test_preemptor_waiting_for_victims_backs_off() -> None:
     client = HeldEvictions()
     client.released.set()
     scheduler = preempting_scheduler(client)

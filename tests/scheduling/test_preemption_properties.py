@@ -47,7 +47,7 @@ placed_workloads = st.lists(st.tuples(st.integers(0, PREEMPTOR + 5), st.integers
 
 @settings(max_examples=60, deadline=None)
 @given(placed_workloads, st.integers(1, 5), st.integers(5, 20), st.integers(0, 20))
-def test_after_preemption_nothing_overcommits_cluster_and_no_equal_or_higher_priority_is_evicted(
+def test_preemption_never_overcommits_or_evicts_equal_priority(
     drawn: list[tuple[int, int, int]], replicas: int, cpu: int, slack: int,
 ) -> None:
     asyncio.run(_preempt_then_settle(drawn, replicas, cpu, slack))

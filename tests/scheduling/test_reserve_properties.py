@@ -130,7 +130,7 @@ def test_passes_deciding_side_by_side_never_reserve_more_than_cluster_has(
 
 @settings(max_examples=100, deadline=None)
 @given(fleet=fleets(), bindings=workloads(), seed=st.integers(0, 2**32 - 1))
-def test_passes_asking_accurate_estimator_side_by_side_never_reserve_more_than_cluster_has(
+def test_parallel_passes_never_reserve_more_than_cluster_has(
     fleet: dict[str, dict[str, int]], bindings: list[Binding], seed: int
 ) -> None:
     asyncio.run(side_by_side(snapshot_of(fleet), bindings, random.Random(seed), Unbounded()))

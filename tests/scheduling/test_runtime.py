@@ -142,7 +142,7 @@ class ConflictingSpecWrites:
         return {"metadata": {"resourceVersion": "9", "generation": 1}}
 
 
-async def test_409_on_spec_write_requeues_key_without_backoff_as_soon_as_cache_holds_newer_version(
+async def test_spec_409_requeues_without_backoff_on_newer_version(
 ) -> None:
     """Karmada's handleErr for a conflict is an immediate requeue; ours waits only for the write that beat ours to
     reach the cache. So the key is never in backoff, and the first newer version (here a status change by someone
@@ -168,7 +168,7 @@ async def test_409_on_spec_write_requeues_key_without_backoff_as_soon_as_cache_h
     assert again is not None and (again.key, again.attempts) == ("default/web", 2)
 
 
-def test_workload_turning_healthy_on_cluster_releases_assumption_there_and_deletion_all() -> None:
+def test_healthy_workload_releases_assumption_there() -> None:
     scheduler = make_scheduler()
     body = binding(replicas=4, requests={"cpu": "1"}, placement=placement())
     scheduler.on_binding(body)
@@ -182,7 +182,7 @@ def test_workload_turning_healthy_on_cluster_releases_assumption_there_and_delet
     assert assumptions.assumed_on("m2") == {}
 
 
-def test_preemptor_waiting_for_victims_capacity_runs_again_when_clusters_summary_changes() -> None:
+def test_waiting_preemptor_runs_when_summary_changes() -> None:
     scheduler = make_scheduler()
     scheduler.ctx.claims.set(Claim("default/high", "m1", 1000, 3, {"cpu": 10}))
     scheduler.queue.push("default/high")

@@ -142,7 +142,7 @@ async def pass_updated_by_someone_else_while_it_commits(scheduler: Scheduler, cl
     scheduler.queue.done(info)
 
 
-async def test_binding_updated_by_someone_else_while_pass_commits_is_queued_again_when_pass_ends() -> None:
+async def test_update_during_commit_is_queued_after_pass() -> None:
     client = HeldWrites()
     scheduler = make_drain_scheduler(client)
 
@@ -152,7 +152,7 @@ async def test_binding_updated_by_someone_else_while_pass_commits_is_queued_agai
     assert queued(scheduler) == [KEY]
 
 
-async def test_update_seen_during_one_commit_queues_one_more_pass_not_one_after_every_later_pass() -> None:
+async def test_update_during_commit_queues_one_more_pass() -> None:
     client = HeldWrites()
     scheduler = make_drain_scheduler(client)
     await pass_updated_by_someone_else_while_it_commits(scheduler, client)
@@ -183,7 +183,7 @@ async def run_queued(scheduler: Scheduler) -> None:
     scheduler.queue.done(info)
 
 
-async def test_binding_whose_pass_found_no_fit_is_queued_again_when_cluster_gains_api_before_status_event(
+async def test_unfit_binding_requeued_when_cluster_gains_api_first(
 ) -> None:
     """Its NoClusterFit status write has not come back through the watch yet: the stored body has no condition,
     so only the pass's own outcome says it waits for an API."""
@@ -198,7 +198,7 @@ async def test_binding_whose_pass_found_no_fit_is_queued_again_when_cluster_gain
     assert events_counted(scheduler, "ClusterChanged") == 1
 
 
-async def test_binding_scheduled_after_finding_no_fit_is_not_queued_again_when_cluster_gains_api() -> None:
+async def test_scheduled_binding_not_requeued_when_cluster_gains_api() -> None:
     scheduler = fleet_scheduler(Client(), serving_nothing("m1"))
     scheduler.on_binding(labelled())
     await run_queued(scheduler)  # NoClusterFit

@@ -149,7 +149,7 @@ async def test_estimator_is_kept_while_settings_stay_and_replaced_when_they_chan
     assert service._estimators == [first, replaced]  # both closed at shutdown
 
 
-async def test_new_configuration_applies_to_next_passes_but_fields_that_need_restart_keep_their_value(
+async def test_new_config_applies_next_pass_but_restart_fields_wait(
     service: SchedulerService,
 ) -> None:
     new = SchedulerConfig(
@@ -219,7 +219,7 @@ async def test_lost_lease_closes_gate_first_cancels_everything_and_exits_non_zer
     assert caplog.messages == ["lost the lease (renewal failed): write gate closed, cancelling every pass"]
 
 
-async def test_stop_request_makes_service_unready_at_once_and_keeps_time_it_was_first_asked(
+async def test_stop_makes_service_unready_at_once(
     service: SchedulerService,
 ) -> None:
     service._standing_by = True

@@ -197,7 +197,7 @@ async def test_list_without_items_is_empty() -> None:
     assert await service._list(CLUSTERS) == []
 
 
-async def test_sync_gives_event_loop_turn_every_256_objects_so_lease_keeper_is_never_starved() -> None:
+async def test_sync_yields_every_256_objects() -> None:
     service = await offline(SchedulerConfig())
     listing(service, {
         CLUSTERS: [cluster(f"m{i}") for i in range(511)],
@@ -349,7 +349,7 @@ async def leading(api: DevCluster) -> SchedulerService:
     return service
 
 
-async def test_stop_that_comes_as_lease_is_won_leads_nothing_and_shutdown_hands_lease_back() -> None:
+async def test_stop_as_lease_is_won_leads_nothing() -> None:
     async with DevCluster() as api:
         service = standby(api)
         assert service.lease is not None
@@ -374,7 +374,7 @@ async def test_stop_that_comes_as_lease_is_won_leads_nothing_and_shutdown_hands_
     assert service.metrics.registry.get_sample_value("binding_scheduler_leader") == 0
 
 
-async def test_stop_while_lease_is_being_won_cancels_acquisition_and_hands_back_what_write_took(
+async def test_stop_while_winning_lease_hands_it_back(
 ) -> None:
     async with DevCluster() as api:
         service = standby(api)
@@ -471,7 +471,7 @@ async def test_lease_release_that_gets_no_answer_is_given_up_at_renew_deadline(
 KARMADA_ELECTION = LeaderElectionConfig(lease_duration=15.0, renew_deadline=10.0, retry_period=2.0)
 
 
-async def test_lease_release_that_gets_no_answer_ends_within_stops_budget_before_renew_deadline() -> None:
+async def test_unanswered_lease_release_ends_within_budget() -> None:
     """karmada-apiserver stalled (SIGSTOP): the release must not wait for Karmada's 10-s renewDeadline, or the stop
     outlasts the pod's grace period (drainTimeout + 10 s) and the kubelet kills it."""
     async with DevCluster() as api:
@@ -514,7 +514,7 @@ async def test_shutdown_after_lost_lease_writes_no_release() -> None:
     assert lease_requests == []
 
 
-async def test_leader_whose_lease_another_instance_takes_loses_it_through_keeper_and_stops_fatally() -> None:
+async def test_leader_whose_lease_is_taken_stops_fatally() -> None:
     async with DevCluster() as api:
         service = await leading(api)
         fatal = asyncio.Event()
@@ -540,7 +540,7 @@ async def test_shutdown_is_timed_from_first_stop_request() -> None:
     assert 0.3 <= report.seconds < 5
 
 
-async def test_standby_whose_lease_reads_get_no_answer_is_not_ready_until_api_server_answers_again() -> None:
+async def test_standby_without_lease_answers_is_unready() -> None:
     async with DevCluster() as api:
         service = standby(api)
         starting = await standing_by_beside_another_holder(api, service)

@@ -215,7 +215,7 @@ def test_plugin_name_that_is_no_plugin_is_refused_and_running_plugins_stay(servi
     assert service.scheduler.settings is before
 
 
-def test_allowed_plugin_name_that_is_no_plugin_is_ignored_with_warning_naming_ones_running(
+def test_unknown_allowed_plugin_is_ignored_with_warning(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):
@@ -248,7 +248,7 @@ def test_workload_affinity_gate_registers_workload_affinity_filters(service: Sch
     assert on - off == {"WorkloadAffinity", "WorkloadAntiAffinity"}
 
 
-def test_workload_groups_index_is_built_from_stored_bindings_when_gate_turns_on_and_kept_while_on(
+def test_groups_index_built_when_gate_turns_on_and_kept(
     service: SchedulerService,
 ) -> None:
     grouped = binding("a", replicas=1, placement=placement())
@@ -265,7 +265,7 @@ def test_workload_groups_index_is_built_from_stored_bindings_when_gate_turns_on_
     assert service.scheduler.settings.workload_groups is built
 
 
-def test_estimator_finds_services_through_api_client_and_counts_failures_in_services_metrics(
+def test_estimator_finds_services_and_counts_failures(
     service: SchedulerService,
 ) -> None:
     service.apply_config(SchedulerConfig(estimator=EstimatorConfig(enabled=True)))

@@ -114,7 +114,7 @@ EXIT_SLACK = 2.5
 """Seconds between the shutdown's end and the process's exit (Kopf's wind-down, the interpreter's exit)."""
 
 
-def test_sigterm_with_api_server_stalled_exits_within_stop_budget_and_says_what_became_of_lease(
+def test_sigterm_with_stalled_server_exits_within_budget(
     api: DevCluster, tmp_path: Path
 ) -> None:
     """karmada-apiserver stopped (SIGSTOP) during a write burst: every request hangs. The stop ends within

@@ -48,7 +48,7 @@ def test_write_through_services_clients_after_shutdown_is_refused_by_gate(
     assert writes_after(api, service.finished_at) == []
 
 
-def test_write_through_new_client_on_services_gate_after_shutdown_never_reaches_api_server(
+def test_new_client_write_after_shutdown_never_lands(
     api: DevCluster, config_file: Path
 ) -> None:
     """A client made after the shutdown (its HTTP session is fresh, nothing else would stop it) shares the gate,

@@ -95,7 +95,7 @@ def test_pass_held_in_spec_write_is_drained_and_both_writes_land(api: DevCluster
     assert writes_after(api, finished_at(operator)) == []
 
 
-def test_pass_held_in_spec_write_past_drain_deadline_is_cut_and_leaves_binding_as_it_was(
+def test_spec_write_past_deadline_is_cut_leaving_binding(
     api: DevCluster, tmp_path: Path
 ) -> None:
     spec = config_spec(shutdown={"drainTimeout": "200ms"})
