@@ -78,7 +78,7 @@ def test_single_cluster_gets_every_replica() -> None:
     assert assign_replicas(binding(3, DYNAMIC_WEIGHT), [detail("m1", 10)]) == [TargetCluster("m1", 3)]
 
 
-def test_non_workload_lists_every_selected_cluster_in_selection_order_with_zero() -> None:
+def test_non_workload_lists_selected_clusters_in_order() -> None:
     selected = [detail("m2"), detail("m1"), detail("m3")]
     result = assign_replicas(binding(0, DYNAMIC_WEIGHT, requirements=False), selected)
     assert result == [TargetCluster("m2", 0), TargetCluster("m1", 0), TargetCluster("m3", 0)]

@@ -183,7 +183,7 @@ TIER_RULES = [
     rules=st.sampled_from([TIER_RULES, TIER_RULES[1:2], [TIER_RULES[2]], by_names({"nowhere": 2})]),
     uid=st.sampled_from(["", ODD_UID, "uid-2"]),
 )
-def test_static_division_over_fleets_columns_is_division_over_cluster_objects(
+def test_static_division_over_columns_matches_objects(
     tiers: list[str], replicas: int, rules: list[dict[str, Any]], uid: str
 ) -> None:
     clusters = [make_cluster(f"m-{i:04d}", labels={"tier": tier}) for i, tier in reversed(list(enumerate(tiers)))]
@@ -192,7 +192,7 @@ def test_static_division_over_fleets_columns_is_division_over_cluster_objects(
     assert schedule(rb, snapshot(*clusters), build_plugins()) == over_objects
 
 
-def test_selection_of_every_candidate_gives_rule_weights_by_position_in_name_order() -> None:
+def test_full_selection_weights_by_name_order() -> None:
     fleet = snapshot(*(make_cluster(name, labels={"tier": tier})
                        for name, tier in [("c", "gold"), ("a", "silver"), ("b", "bronze")])).columns
     selected = OrderedCandidates(fleet.names, np.array([0, 2, 1], dtype=np.intp), list, ranks=fleet.rank)

@@ -141,7 +141,7 @@ def test_cluster_affinity_scores_every_cluster_zero() -> None:
     assert ClusterAffinityFilter().score_many(ctx, ctx.snapshot.clusters) == {}
 
 
-def test_cluster_affinity_in_bulk_keeps_each_bindings_affinity_apart_on_one_snapshot() -> None:
+def test_bulk_affinity_keeps_each_bindings_apart() -> None:
     fleet = snapshot("m1", "m2")
     plugin = ClusterAffinityFilter()
     first = plugin.filter_mask(AttemptContext.of(with_affinity({"clusterNames": ["m1"]}), fleet), fleet.columns)

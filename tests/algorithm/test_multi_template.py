@@ -110,13 +110,13 @@ def test_set_answers_merge_like_replicas_skipping_minus_one() -> None:
     assert merge_estimates(["m3", "m1", "m2"], 7, answers) == {"m3": 0, "m1": 5, "m2": 3}
 
 
-def test_cluster_with_room_for_one_set_is_selected_although_replicas_would_not_fit() -> None:
+def test_cluster_with_room_for_one_set_is_selected() -> None:
     binding = make_binding(parts=TWO_PARTS)
     snapshot = Snapshot([cluster("m1", "7"), cluster("m2", "2")])
     assert [t.name for t in schedule(binding, snapshot, build_plugins(), options=GATE)] == ["m1"]
 
 
-def test_multi_component_workload_on_cluster_carries_each_components_replicas() -> None:
+def test_multi_component_workload_carries_replicas() -> None:
     """Karmada #7833 (master after v1.19.0-rc.0): spec.clusters[].components, copied from spec.components, in
     the same write."""
     binding = make_binding(parts=TWO_PARTS)
@@ -133,7 +133,7 @@ def test_component_results_are_read_back_as_previous_result() -> None:
     assert [t.to_dict() for t in binding.clusters] == written
 
 
-def test_without_gate_same_binding_is_names_only_non_workload_with_no_spread_check() -> None:
+def test_ungated_binding_is_names_only_non_workload() -> None:
     binding = make_binding(parts=TWO_PARTS)
     snapshot = Snapshot([cluster("m1", "7"), cluster("m2", "2")])
     assert schedule(binding, snapshot, build_plugins()) == [TargetCluster("m1")]
@@ -145,7 +145,7 @@ def test_one_component_divides_spec_replicas_on_one_cluster() -> None:
     assert schedule(binding, snapshot, build_plugins(), options=GATE) == [TargetCluster("m1", 4)]
 
 
-def test_with_gate_multi_template_binding_without_clusters_counts_as_replica_change() -> None:
+def test_gated_unplaced_multi_template_is_replica_change() -> None:
     body = make_binding(parts=TWO_PARTS)
     applied = (
         '{"replicaScheduling":{"replicaSchedulingType":"Divided","replicaDivisionPreference":"Aggregated"},'

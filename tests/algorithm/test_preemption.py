@@ -188,7 +188,7 @@ def claim(key: str, priority: int, replicas: int = 3, cpu: int = 10, cluster: st
     return Claim(f"default/{key}", cluster, priority, replicas, {"cpu": cpu})
 
 
-def test_claims_of_priority_at_least_requesters_take_their_replicas_in_units() -> None:
+def test_equal_or_higher_claims_take_their_replicas() -> None:
     requester = prioritized("victim", priority=LOW, cpu="4m")
     claims = [claim("equal", LOW, replicas=3, cpu=10), claim("higher", HIGH, replicas=1, cpu=5),
               claim("lower", LOW - 1), claim("elsewhere", HIGH, cluster="m2")]
@@ -217,7 +217,7 @@ def test_one_component_may_preempt_and_two_may_not() -> None:
     assert (not_applicable(one, BOTH), not_applicable(two, BOTH)) == (None, "it has more than one component")
 
 
-def test_duplicated_replicas_may_not_preempt_whatever_their_division_preference_says() -> None:
+def test_duplicated_replicas_never_preempt() -> None:
     duplicated = {"replicaSchedulingType": "Duplicated", "replicaDivisionPreference": "Aggregated"}
 
     assert not_applicable(prioritized(placement=placement(affinity=names("m1"), scheduling=duplicated)), BOTH) == (
@@ -234,7 +234,7 @@ def test_bindings_that_are_no_candidates_do_not_hide_ones_after_them() -> None:
     assert found.created == datetime(2025, 6, 1, tzinfo=UTC)
 
 
-def test_candidate_without_creation_time_counts_as_oldest_and_is_spared_first() -> None:
+def test_candidate_without_creation_time_spared_first() -> None:
     unknown = Candidate("default/unknown", LOW, 1, {"cpu": 10}, None)
     chosen = select_victims(prioritized(replicas=1), 0, [candidate("dated", LOW, created=10.0), unknown])
 
@@ -252,7 +252,7 @@ def test_every_claim_on_cluster_counts_whatever_comes_before_it() -> None:
     assert claimed_replicas(requester, "m1", claims) == 2
 
 
-def test_claim_on_resources_requester_does_not_ask_for_takes_none_of_its_replicas() -> None:
+def test_claim_on_unrequested_resource_takes_nothing() -> None:
     requester = prioritized("victim", priority=LOW, cpu="10m")
     memory_only = Claim("default/other", "m1", HIGH, 3, {"memory": 1000})
 

@@ -106,7 +106,7 @@ def test_node_fit_is_bounded_by_pods_and_every_demanded_resource() -> None:
 # --------------------------------------------------------------------------------------------- node groups
 
 
-def test_node_groups_follow_ascending_grades_with_range_minimums_and_110_pods() -> None:
+def test_node_groups_follow_ascending_grades() -> None:
     c = cluster([grade(2, cpu="4", memory="8Gi"), grade(0, cpu="1", memory="2Gi")], [(2, 1), (0, 3)])
     assert node_groups(c) == (
         ({"cpu": 1000, "memory": 2 * 2**30, "pods": 110}, 3),

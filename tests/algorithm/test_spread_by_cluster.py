@@ -139,7 +139,7 @@ def test_max_groups_above_cluster_count_selects_every_cluster() -> None:
 # --- QUIRK: maxGroups 0 -----------------------------------------------------------------------------------
 
 
-def test_max_groups_zero_with_capacity_counted_fails_selecting_zero_clusters() -> None:
+def test_max_groups_zero_selects_no_cluster() -> None:
     assert error_of(binding(1, AGGREGATED, cluster_spread(1)), FLEET) == (
         "no enough resource when selecting 0 clusters"
     )

@@ -112,7 +112,7 @@ def test_zone_constraint_beside_cluster_constraint_selects_by_cluster() -> None:
     assert select(binding(3, placement)) == ["b", "d"]
 
 
-def test_spread_by_label_constraint_beside_cluster_constraint_selects_by_cluster() -> None:
+def test_label_spread_beside_cluster_spread_selects_by_cluster() -> None:
     placement = {
         "replicaScheduling": AGGREGATED,
         "spreadConstraints": [{"spreadByLabel": "team", "maxGroups": 4}, {"spreadByField": "cluster", "maxGroups": 2}],

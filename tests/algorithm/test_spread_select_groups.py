@@ -76,7 +76,7 @@ def test_as_many_groups_as_min_groups_fails_when_together_they_miss_target() -> 
     assert chosen([g("r1", 1, 10), g("r2", 1, 20)], 2, 2, 3) == []
 
 
-def test_path_shorter_than_min_groups_is_extended_even_when_it_reaches_target() -> None:
+def test_short_path_extended_to_min_groups() -> None:
     groups = [g("r1", 5, 100), g("r2", 1, 10), g("r3", 1, 20)]
     assert chosen(groups, 2, 2, 1) == ["r1", "r3"]
 
@@ -141,7 +141,7 @@ def test_pruned_search_finds_exactly_karmadas_paths_in_karmadas_order(
     )
 
 
-def test_twenty_six_single_cluster_regions_that_must_all_be_used_take_linear_search() -> None:
+def test_twenty_six_required_regions_search_linearly() -> None:
     """Karmada visits 2^26 partial paths here; the pruned search checks each depth a few times."""
     groups = [g(f"region-{chr(97 + i)}", 1, 1000) for i in range(26)]
     steps = 0

@@ -19,7 +19,7 @@ FAILED_CONDITION = {
 FAILURE = condition_for(SchedulingError("boom"))
 
 
-def test_first_success_writes_condition_observed_generation_and_last_scheduled_time() -> None:
+def test_first_success_writes_condition_and_generation() -> None:
     assert status_patch({}, SUCCESS, NOW, observed_generation=3) == {
         "conditions": [
             {

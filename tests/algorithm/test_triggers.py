@@ -198,7 +198,7 @@ def test_affinity_index_restarts_at_zero_on_explicit_reschedule() -> None:
     assert affinity_index(rb) == 0
 
 
-def test_condition_is_owed_when_generation_is_unobserved_and_nothing_says_scheduled() -> None:
+def test_condition_owed_for_unobserved_generation() -> None:
     def binding(generation: int, observed: int, conditions: list[dict[str, str]]) -> Any:
         return parse_binding({
             "apiVersion": "work.karmada.io/v1alpha2", "kind": "ResourceBinding",

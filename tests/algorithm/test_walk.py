@@ -92,7 +92,7 @@ def test_resuming_on_observed_term_does_not_rewrite_name() -> None:
     assert (decision.clusters, decision.affinity_name, decision.term_index) == ((TargetCluster("m2", 1),), None, 1)
 
 
-def test_every_term_failing_with_fit_error_clears_clusters_and_keeps_first_error() -> None:
+def test_all_terms_failing_keep_first_error() -> None:
     rb = with_terms()
     later = FitError(3, {"m2": "cluster(s) is in the process of eviction"})
     decision = walk(rb, [FIT, later, later])

@@ -142,7 +142,7 @@ def test_without_groups_view_every_untargeted_cluster_fails_as_in_karmada() -> N
     }
 
 
-def test_member_whose_versions_cannot_be_compared_fails_every_untargeted_cluster() -> None:
+def test_incomparable_member_fails_untargeted_clusters() -> None:
     groups = Groups(member("a", "m1", "m2", "m3", comparable=False))
     assert failures(AFFINITY, grouped("web-deployment", affinity="g"), groups) == dict.fromkeys(
         ["m1", "m2", "m3"], VERSION_REASON)

@@ -85,7 +85,7 @@ def test_explicit_grace_period_that_holds_drain_and_stops_tail_is_kept() -> None
     assert pod(render({"terminationGracePeriodSeconds": 11}))["terminationGracePeriodSeconds"] == 11
 
 
-def test_probes_use_healthz_for_liveness_and_startup_and_readyz_for_readiness() -> None:
+def test_probes_use_healthz_and_readyz() -> None:
     main = container(render({"config.metrics.healthPort": 10400}))
     assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 10400}
     assert main["startupProbe"]["httpGet"] == {"path": "/healthz", "port": 10400}
@@ -146,7 +146,7 @@ def test_in_cluster_scheduler_uses_token_and_watches_configuration_object() -> N
     assert find(documents, "ConfigMap") == []
 
 
-def test_configuration_object_is_refused_when_scheduler_talks_to_another_api_server() -> None:
+def test_config_object_refused_on_another_api_server() -> None:
     assert "configuration.source=object needs karmadaAPI.mode=inCluster" in refusal({"configuration.source": "object"})
 
 
@@ -231,7 +231,7 @@ def test_leader_election_turned_off_in_extra_args_grants_no_lease(flag: str) -> 
     assert find(render({"extraArgs": [flag]}), "Role") == []
 
 
-def test_boolean_flag_in_extra_args_that_is_no_boolean_fails_render_naming_it() -> None:
+def test_non_boolean_extra_flag_fails_render() -> None:
     assert "extraArgs: --enable-scheduler-estimator=yes is not a boolean (true or false)" in refusal(
         {"extraArgs": ["--enable-scheduler-estimator=yes"]})
 

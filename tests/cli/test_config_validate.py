@@ -54,7 +54,7 @@ def test_valid_file_prints_one_valid_line_and_exits_0(tmp_path: Path, capsys: py
     assert validate(capsys, path) == (0, [f"{path}: SchedulerConfiguration prod: valid"], [])
 
 
-def test_file_with_three_bad_fields_prints_exactly_those_three_lines_and_exits_2(
+def test_three_bad_fields_print_three_lines_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", THREE_WRONG))
@@ -177,7 +177,7 @@ def test_plugins_that_cannot_be_loaded_are_error_at_spec_plugins(
     ])
 
 
-def test_run_reports_every_wrong_field_of_its_config_file_one_line_each_and_exits_2(
+def test_run_reports_each_bad_config_field_and_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", THREE_WRONG))

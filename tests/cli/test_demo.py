@@ -33,7 +33,7 @@ FIRST_REPORT = (
 )
 
 
-def test_demo_says_why_two_failing_examples_were_not_scheduled_and_reports_stop_once(
+def test_demo_explains_failing_examples_and_stop(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code = main(["demo", "--workers", "2"])

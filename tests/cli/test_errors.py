@@ -46,7 +46,7 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     (["explain", "-f", "examples", "--binding", "a/b", "--estimator-timeout=-1s"],
      "argument --estimator-timeout: '-1s' is not a duration (examples: 3s, 500ms, 1m30s)"),
 ])
-def test_bad_usage_is_one_line_naming_value_with_commands_usage_and_status_2(
+def test_bad_usage_is_one_line_and_status_2(
     args: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_:
@@ -118,7 +118,7 @@ def test_unknown_plugin_name_is_bad_input_naming_flag(capsys: pytest.CaptureFixt
     assert capsys.readouterr() == ("", f"error: --plugins {UNKNOWN_PLUGIN}\n")
 
 
-def test_with_allow_unknown_plugins_name_is_ignored_with_warning_as_in_karmada(
+def test_allowed_unknown_plugin_is_ignored_with_warning(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["explain", "-f", str(ROOT / "examples"), "--binding", "shop/checkout-deployment",
@@ -417,7 +417,7 @@ def the_line(result: subprocess.CompletedProcess[str]) -> str:
     return line.split("cannot start: ", 1)[1]
 
 
-def test_run_against_server_without_karmadas_apis_names_it_and_writes_nothing(tmp_path: Path) -> None:
+def test_server_without_karmada_apis_is_named(tmp_path: Path) -> None:
     from binding_scheduler.devcluster import DevCluster
 
     with DevCluster.in_thread(crds_dir=crds_without(tmp_path, "cluster.karmada.io", "work.karmada.io")) as api:
@@ -446,7 +446,7 @@ def test_run_without_config_crd_says_crd_is_missing(
     assert writes == []
 
 
-def test_run_against_server_that_does_not_answer_waits_for_it_and_stops_at_sigterm(tmp_path: Path) -> None:
+def test_run_waits_for_silent_server_stops_at_sigterm(tmp_path: Path) -> None:
     """No answer is no verdict: an API server still starting (or away a while) is asked again, as the standby would
     wait for it; the pod must not crash-loop through an outage."""
     with socket.socket() as closed:
@@ -481,7 +481,7 @@ def test_run_against_server_that_does_not_answer_waits_for_it_and_stops_at_sigte
     assert "Traceback" not in rest
 
 
-def test_run_with_lease_namespace_that_does_not_exist_names_it_and_writes_nothing() -> None:
+def test_missing_lease_namespace_named_nothing_written() -> None:
     from binding_scheduler.devcluster import DevCluster
 
     with DevCluster.in_thread() as api:

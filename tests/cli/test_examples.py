@@ -128,7 +128,7 @@ def test_apply_with_folder_writes_it_too(tmp_path: Path) -> None:
     assert (tmp_path / "fleet" / "clusters.yaml").is_file()
 
 
-def test_apply_skips_scheduler_configuration_with_note_where_crd_is_not_installed(tmp_path: Path) -> None:
+def test_apply_skips_config_without_its_crd(tmp_path: Path) -> None:
     crds = tmp_path / "crds"
     crds.mkdir()
     for crd in (ROOT / "crds").glob("*karmada.io_*.yaml"):

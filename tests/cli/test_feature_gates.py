@@ -36,7 +36,7 @@ def clusters(capsys: pytest.CaptureFixture[str], *args: str) -> object:
     return json.loads(capsys.readouterr().out)["results"][0]["clusters"]
 
 
-def test_multi_template_bindings_are_placed_whole_on_cluster_with_room_for_set(
+def test_multi_template_placed_whole_where_set_fits(
     inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert clusters(capsys, "-f", inputs, "--feature-gates", "MultiplePodTemplatesScheduling=true") == [

@@ -32,7 +32,7 @@ def karmadas_decisions(oracle: Path) -> dict[str, Any]:
     return parsed
 
 
-def test_golden_file_is_karmadas_decision_for_examples_but_for_listed_differences(
+def test_golden_file_is_karmadas_but_listed_differences(
     karmada_oracle: Path,
 ) -> None:
     golden = json.loads(GOLDEN.read_text())

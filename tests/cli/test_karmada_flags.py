@@ -260,7 +260,7 @@ def test_flag_with_no_meaning_here_is_ignored_with_one_warning(name: str) -> Non
     assert (found.warnings, found.overrides.paths) == ((f"--{name} is ignored: {reason}",), [])
 
 
-def test_karmada_gates_not_implemented_are_accepted_with_warning_naming_them() -> None:
+def test_unimplemented_gates_accepted_with_warning() -> None:
     found = settings("--feature-gates=ResourceQuotaEstimate=true,Failover=false")
     assert found.warnings == (
         "--feature-gates: Failover is ignored: binding-scheduler does not implement this Karmada gate",

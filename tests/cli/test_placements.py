@@ -66,7 +66,7 @@ def placements(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) ->
     return captured.out, captured.err
 
 
-def test_table_has_row_per_binding_column_per_cluster_and_totals_and_free_rows(
+def test_table_has_binding_rows_cluster_columns(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, err = placements(capsys, "-f", write(tmp_path, *fleet()))
@@ -84,7 +84,7 @@ def test_table_has_row_per_binding_column_per_cluster_and_totals_and_free_rows(
     assert err == "4 bindings on 2 clusters: 11 replicas placed, 1 binding placed nowhere\n"
 
 
-def test_free_is_allocatable_minus_allocated_minus_allocating_in_pods_cores_and_gib(
+def test_free_is_allocatable_minus_used_and_allocating(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     busy = summarised("busy", {"pods": "110", "cpu": "16", "memory": "64Gi"},

@@ -148,7 +148,7 @@ def test_json_documents_and_lists_are_read(tmp_path: Path, capsys: pytest.Captur
     assert json.loads(out)["results"][0]["clusters"] == [{"name": "m1", "replicas": 1}]
 
 
-def test_with_strict_bad_input_exits_2_with_one_line_per_problem_and_nothing_else(
+def test_strict_bad_input_exits_2_one_line_each(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = binding_doc("web", replicas=1, placement={"replicaScheduling": {"replicaSchedulingType": "Triplicated"}})

@@ -47,7 +47,7 @@ def event(name: str, namespace: str, message: str = "m") -> dict[str, Any]:
 # ---- create, get, delete ------------------------------------------------------------------------------------
 
 
-def test_create_answers_201_with_generation_1_resource_version_and_schema_defaults(server: Server) -> None:
+def test_create_answers_201_with_version_and_defaults(server: Server) -> None:
     status, body = server.request("POST", server.rb(), rb_body("rb1", replicas=1))
     assert status == 201
     assert shape(body) == {
@@ -87,7 +87,7 @@ def test_body_namespace_other_than_url_namespace_is_400(server: Server) -> None:
         400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request"))
 
 
-def test_delete_without_finalizers_removes_object_and_answers_success_status(server: Server) -> None:
+def test_delete_without_finalizers_removes_object(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("DELETE", server.rb("rb1"))
     assert (status, body) == (200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
@@ -519,7 +519,7 @@ def test_watch_without_resource_version_starts_with_objects_by_name(server: Serv
         assert summary(stream.take(2)) == [("ADDED", "a"), ("ADDED", "b")]
 
 
-def test_label_selector_turns_leaving_and_entering_objects_into_deleted_and_added(server: Server) -> None:
+def test_label_selector_turns_moves_into_delete_and_add(server: Server) -> None:
     created = server.request("POST", server.rb(), rb_body("a", labels={"mine": "yes"}))[1]
     server.request("PATCH", server.rb("a"), {"metadata": {"labels": {"mine": "no"}}})
     server.request("PATCH", server.rb("a"), {"metadata": {"labels": {"mine": "yes"}}})
@@ -571,7 +571,7 @@ def test_watch_from_before_type_was_served_is_410_expired(server: Server) -> Non
 # ---- finalizers and deletion ----------------------------------------------------------------------------------
 
 
-def test_delete_of_object_with_finalizer_sets_deletion_timestamp_and_keeps_it(server: Server) -> None:
+def test_delete_with_finalizer_sets_timestamp(server: Server) -> None:
     status, created = server.request("POST", server.rb(), rb_body("rb1", finalizers=["example.com/hold"]))
     status, deleted = server.request("DELETE", server.rb("rb1"))
     assert status == 200

@@ -145,7 +145,7 @@ print(json.dumps({
 """
 
 
-def test_inside_no_compiler_no_pip_read_only_root_and_every_module_precompiled(engine: Containerd) -> None:
+def test_image_has_no_compiler_no_pip_and_bytecode(engine: Containerd) -> None:
     """Hash-based .pyc for every module the scheduler's run path imports: a start on the read-only root
     compiles nothing (PYTHONDONTWRITEBYTECODE could not save it anyway)."""
     probe = engine.run(REFERENCE, "python3", "-c", PROBE, *recipe.FORBIDDEN)
@@ -182,7 +182,7 @@ def api() -> Iterator[DevCluster]:
         yield cluster
 
 
-def test_karmadas_deployment_command_schedules_in_container_and_stops_on_sigterm(
+def test_karmadas_command_schedules_in_container(
     engine: Containerd, api: DevCluster, tmp_path: Path
 ) -> None:
     """Karmada's own Deployment command and paths (artifacts/deploy/karmada-scheduler.yaml), the files mounted

@@ -54,7 +54,7 @@ async def test_group_document_names_versions(api: DevCluster) -> None:
     }
 
 
-async def test_group_version_lists_resources_with_kind_scope_short_names_and_status(api: DevCluster) -> None:
+async def test_group_version_lists_its_resources(api: DevCluster) -> None:
     status, body = await api.client.get("/apis/work.karmada.io/v1alpha2")
     assert status == 200
     by_name = {r["name"]: r for r in body["resources"]}

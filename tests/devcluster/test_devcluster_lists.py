@@ -94,7 +94,7 @@ async def test_list_pages_with_limit_and_continue(api: DevCluster) -> None:
     assert second["metadata"]["continue"] == ""
 
 
-async def test_next_page_of_list_whose_writes_since_are_no_longer_retained_is_410_expired() -> None:
+async def test_next_page_past_retained_history_is_410() -> None:
     async with DevCluster(history=2) as api:
         await _labelled(api)
         status, first = await api.client.list(rb_path(), limit="2")

@@ -74,7 +74,7 @@ def _with_preemption_policy(policy: object) -> dict[str, Any]:
     }
 
 
-def test_preemption_policy_of_karmadas_pr_7832_is_kept_and_values_are_enforced(kube: KubeClient) -> None:
+def test_preemption_policy_of_pr_7832_is_enforced(kube: KubeClient) -> None:
     path = "/apis/work.karmada.io/v1alpha2/namespaces/default/resourcebindings?dryRun=All"
     status, answer = kube.request("POST", path, _with_preemption_policy("PreemptLowerPriority"))
     assert status == 201, answer

@@ -126,7 +126,7 @@ def test_sigterm_in_estimator_calls_exits_in_2s_writing_only_lease(
     assert [e for e in journal.operator_writes() if e.resource == "resourcebindings"] == []
 
 
-def test_spec_write_held_at_server_is_drained_and_nothing_is_written_after_shutdown(
+def test_held_spec_write_is_drained_then_nothing_written(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     member: str, scheduler_name: str, tmp_path: Path,
 ) -> None:
@@ -151,7 +151,7 @@ def test_spec_write_held_at_server_is_drained_and_nothing_is_written_after_shutd
     assert [str(e) for e in journal.operator_writes() if e.received >= stopped] == []
 
 
-def test_decision_from_stale_read_is_refused_with_409_and_newer_spec_is_scheduled(
+def test_stale_decision_gets_409_newer_spec_scheduled(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     member: str, scheduler_name: str, tmp_path: Path,
 ) -> None:

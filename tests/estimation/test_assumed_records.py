@@ -41,7 +41,7 @@ def test_replicas_request_is_bytes_protobuf_encodes_from_whole_message(legacy: b
 
 
 @pytest.mark.parametrize("legacy", [True, False])
-def test_component_sets_request_is_bytes_protobuf_encodes_from_whole_message(legacy: bool) -> None:
+def test_component_sets_request_matches_protobuf(legacy: bool) -> None:
     components = WORKLOADS[0].components
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_SETS_REQUEST, legacy=legacy)
     sent = wire.request_bytes("member2", wire.component_sets_request_prefix(components, "shop", legacy=legacy),

@@ -96,7 +96,7 @@ async def test_re_pointed_service_is_dialed_at_new_address_after_failed_call(
     assert service.lookups == 2  # the first dial's, and one after the failure (the new address is dialed from it)
 
 
-async def test_failure_at_unchanged_address_keeps_channel_and_looks_up_once_per_interval(
+async def test_failure_at_same_address_keeps_channel(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     a = await stubs("m1", replicas=1)

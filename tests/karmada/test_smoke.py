@@ -145,7 +145,7 @@ def test_charts_two_pods_run_ready_from_image_built_here(in_cluster: KarmadaPlan
         assert all(c["ready"] for c in status["containerStatuses"])
 
 
-def test_pod_runs_as_uid_10001_with_no_capability_under_seccomp_on_read_only_root(in_cluster: KarmadaPlane) -> None:
+def test_pod_runs_as_10001_unprivileged_read_only(in_cluster: KarmadaPlane) -> None:
     pod = _scheduler_pods(in_cluster)[0]
     metadata = pod["metadata"]
     assert isinstance(metadata, dict)
@@ -271,7 +271,7 @@ def test_karmadas_own_smoke_specs_pass_with_binding_scheduler(scheduling: Karmad
     assert {r.name: r.state for r in found if r.state != "skipped"} == dict.fromkeys(wanted, "passed"), log
 
 
-def test_preemptor_lands_once_karmadas_graceful_eviction_has_taken_victim_off_member(
+def test_preemptor_lands_after_graceful_eviction(
     scheduling: KarmadaPlane,
 ) -> None:
     """PR #7832's e2e flow on real Karmada (testsupport/karmada/preemption.py): of two lower-priority bindings filling
@@ -292,7 +292,7 @@ def test_preemptor_lands_once_karmadas_graceful_eviction_has_taken_victim_off_me
     assert "Preempted" not in report.spared_events
 
 
-def test_rolling_restart_held_in_slow_estimator_leaves_no_late_or_stale_write(scheduling: KarmadaPlane) -> None:
+def test_restart_held_in_estimator_leaves_no_late_write(scheduling: KarmadaPlane) -> None:
     """The original report's scenario on real Karmada (testsupport/karmada/restart.py), small: the old instance's
     passes wait in member1's slow estimator when it is stopped; it writes nothing after it exits, and every
     binding ends on the newest decision, written by the new instance. On an in-cluster plane the rollout test

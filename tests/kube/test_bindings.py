@@ -114,7 +114,7 @@ async def test_stale_version_is_conflict_and_changes_nothing(
     assert api.store.get("rb", "rb1", "default") == newer
 
 
-async def test_status_patch_goes_to_status_subresource_with_version_from_spec_write(
+async def test_status_patch_uses_spec_writes_version(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     written = await patch_schedule_result(client, RB, rb1["metadata"]["resourceVersion"], PLACEMENT,

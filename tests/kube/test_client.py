@@ -189,7 +189,7 @@ async def test_write_with_no_answer_in_time_is_counted_in_doubt(api: DevCluster,
     assert gate.in_doubt == 1
 
 
-async def test_answered_writes_reads_and_writes_that_never_connected_are_not_in_doubt(
+async def test_answered_or_unsent_requests_not_in_doubt(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=500, message="etcd is unhappy", times=1)

@@ -221,7 +221,7 @@ def test_master_without_scheme_is_https(tmp_path: Path) -> None:
     assert load_connection(str(path), master="10.0.0.9:5443").server == "https://10.0.0.9:5443"
 
 
-def test_master_without_kubeconfig_has_no_credentials_not_even_service_accounts(tmp_path: Path) -> None:
+def test_master_without_kubeconfig_has_no_credentials(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("sa-token")
     env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
     connection = load_connection(environ=env, home=tmp_path, service_account_dir=tmp_path,
@@ -250,7 +250,7 @@ def test_inline_client_certificate_loads_without_writable_temporary_folder(
     assert not (tmp_path / "no-such-folder").exists()
 
 
-def test_inline_client_certificate_with_another_certificates_key_is_config_error(tmp_path: Path) -> None:
+def test_mismatched_inline_cert_key_is_config_error(tmp_path: Path) -> None:
     from tests.estimation.helpers import make_certificates
 
     files = make_certificates(tmp_path)

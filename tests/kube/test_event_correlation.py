@@ -100,7 +100,7 @@ async def test_first_post_that_failed_is_created_by_next_repeat_with_full_count(
     assert (event["count"], event["firstTimestamp"], recorder.failures) == (2, T0, 1)
 
 
-async def test_patch_that_failed_is_logged_and_next_repeat_patches_with_next_count(
+async def test_failed_patch_logged_next_repeat_patches(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -172,7 +172,7 @@ async def test_messages_not_combined_after_600_quiet_seconds(
     assert api.journal[-1].body["message"] == "no fit 9"
 
 
-async def test_messages_exactly_600_seconds_after_last_of_that_reason_are_still_combined(
+async def test_messages_at_exactly_600_seconds_still_combined(
     api: DevCluster, recorder: EventRecorder, clock: FakeTime
 ) -> None:
     for i in range(9):

@@ -52,7 +52,7 @@ def test_closed_gate_says_why_it_refuses() -> None:
                                               "lease lost: held by b")
 
 
-def test_leadership_in_doubt_is_refused_write_with_own_text_and_gate_stays_open() -> None:
+def test_doubted_leadership_refuses_write_gate_open() -> None:
     doubt = LeadershipInDoubt("the Lease was last renewed 14.0s ago")
     assert isinstance(doubt, WriteGateClosed)
     assert (str(doubt), doubt.reason, doubt.args) == (

@@ -214,7 +214,7 @@ async def test_release_hands_over_at_once(
 
 
 @pytest.mark.parametrize("write", ["create", "put"])
-async def test_acquisition_cancelled_after_write_went_out_releases_what_that_write_took(
+async def test_cancelled_acquisition_releases_its_write(
     api: DevCluster, client: ApiClient, time: FakeTime, write: str
 ) -> None:
     if write == "put":
@@ -682,7 +682,7 @@ async def test_lease_held_by_another_is_no_problem(
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
-async def test_attempt_api_server_does_not_answer_is_problem_once_renew_deadline_passes(
+async def test_unanswered_attempt_is_problem_after_deadline(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     """karmada-apiserver stalled: the standby's Lease GET hangs instead of failing. Without an answer within

@@ -42,7 +42,7 @@ def test_field_selector_gt_on_region_with_underscore_does_not_match() -> None:
     assert not cluster_matches(make_cluster("m2", region="1_0"), affinity)
 
 
-def test_placement_with_workload_affinity_is_hashable_like_every_model_object() -> None:
+def test_workload_affinity_placement_is_hashable() -> None:
     workload = {"affinity": {"groupByLabelKey": "app"}, "antiAffinity": {"groupByLabelKey": "tier"}}
     first = parse_placement(Fields({"workloadAffinity": workload}, "p"))
     second = parse_placement(Fields({"workloadAffinity": dict(reversed(workload.items()))}, "p"))

@@ -171,7 +171,7 @@ def test_toleration_matching(toleration: Toleration, tolerates: bool) -> None:
         ({"key": "k", "effect": "Never", "value": "v"}, False),  # an effect no taint has
     ],
 )
-def test_toleration_pod_validation_would_refuse_is_kept_as_karmada_applies_it(
+def test_invalid_pod_toleration_kept_as_karmada_does(
     data: dict[str, object], tolerates: bool
 ) -> None:
     # The CRDs store it and Karmada's policy validation only refuses Gt/Lt: Karmada's ToleratesTaint decides.

@@ -40,7 +40,7 @@ def _entries(store: BindingStore, key: str) -> list[dict[str, object]]:
     return clusters
 
 
-def test_bindings_placed_on_same_clusters_share_their_entries_and_keep_their_values() -> None:
+def test_same_placements_share_entries_and_keep_values() -> None:
     store = BindingStore()
     store.upsert(_placed("a", [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 3}]))
     store.upsert(_placed("b", [{"name": "m1", "replicas": 3}, {"name": "m2", "replicas": 1}]))
@@ -133,7 +133,7 @@ def _with_placement(clusters: list[dict[str, object]], *, version: str, generati
     return body
 
 
-def test_spec_write_of_new_clusters_parses_only_clusters_metadata_and_status() -> None:
+def test_spec_write_parses_only_what_it_needs() -> None:
     store = BindingStore()
     store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
     before = store.parsed("default/a")
@@ -177,7 +177,7 @@ def test_invalid_entry_in_spec_write_of_new_clusters_is_reported_with_path() -> 
     assert error.path == "spec.clusters[1].replicas"
 
 
-def test_spec_write_of_new_clusters_after_pool_was_emptied_parses_entries_it_holds() -> None:
+def test_spec_write_after_pool_emptied_parses_entries() -> None:
     pool = TargetPool(limit=3)
     store = BindingStore(pool)
     store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
@@ -198,7 +198,7 @@ def _fleet(replicas: int | None, count: int = 20) -> list[dict[str, object]]:
             for i in range(count)]
 
 
-def test_bindings_placed_alike_on_many_clusters_share_one_list_and_one_parsed_tuple() -> None:
+def test_alike_placements_share_one_list_and_tuple() -> None:
     store = BindingStore()
     store.upsert(_placed("a", _fleet(None)))
     store.upsert(_placed("b", _fleet(None)))
@@ -242,7 +242,7 @@ def test_placement_with_entry_kept_as_sent_or_of_few_clusters_is_not_shared() ->
     assert _entries(store, "default/c")[0] is _entries(store, "default/d")[0]
 
 
-def test_shared_lists_are_forgotten_at_their_limit_and_bindings_keep_their_entries() -> None:
+def test_shared_lists_forgotten_at_limit_entries_kept() -> None:
     pool = TargetPool(shared_limit=50)
     store = BindingStore(pool)
     for replicas in range(1, 6):

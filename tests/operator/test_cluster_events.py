@@ -91,7 +91,7 @@ def test_terminating_target_cluster_moves_divided_binding_off_it(api: DevCluster
     assert set(writes[3].body["status"]) == {"schedulerObservedGeneration", "lastScheduledTime"}  # condition unchanged
 
 
-def test_cluster_that_gains_api_of_binding_that_fit_nowhere_gets_it_scheduled(
+def test_cluster_gaining_api_gets_unfit_binding(
     api: DevCluster, config_file: Path
 ) -> None:
     """`kubectl apply` of a Cluster leaves its status empty (status is a subresource): a binding decided then
@@ -110,7 +110,7 @@ def test_cluster_that_gains_api_of_binding_that_fit_nowhere_gets_it_scheduled(
     assert requeued == 1
 
 
-def test_status_change_without_new_api_does_not_requeue_binding_that_fit_nowhere(
+def test_status_change_without_api_requeues_no_unfit(
     api: DevCluster, config_file: Path
 ) -> None:
     bare = cluster_doc("m1")

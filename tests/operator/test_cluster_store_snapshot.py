@@ -73,7 +73,7 @@ def test_unchanged_cluster_keeps_snapshot_and_memos() -> None:
     assert store.snapshot() is not snapshot
 
 
-def test_estimator_cache_is_handed_on_and_forgets_changed_and_removed_clusters() -> None:
+def test_estimator_cache_forgets_changed_clusters() -> None:
     store = ClusterStore()
     summary = {"resourceSummary": {"allocatable": {"pods": "10"}}}
     for name in ("m1", "m2"):

@@ -164,7 +164,7 @@ def test_missing_configuration_at_start_stops_start(api: DevCluster, caplog: Any
     assert body is not None and "clusters" not in body["spec"]
 
 
-def test_configuration_naming_missing_tls_file_at_start_stops_start_in_one_line(
+def test_missing_tls_file_at_start_stops_start(
     api: DevCluster, caplog: Any, tmp_path: Any
 ) -> None:
     missing = tmp_path / "ca.crt"
@@ -176,7 +176,7 @@ def test_configuration_naming_missing_tls_file_at_start_stops_start_in_one_line(
     assert "Traceback" not in caplog.text
 
 
-def test_configuration_naming_unknown_plugin_at_start_stops_start_in_one_line(
+def test_unknown_plugin_at_start_stops_start(
     api: DevCluster, caplog: Any
 ) -> None:
     create_config(api, config_spec(plugins=["*", "-TaintTolerations"]))
@@ -187,7 +187,7 @@ def test_configuration_naming_unknown_plugin_at_start_stops_start_in_one_line(
     assert "Traceback" not in caplog.text
 
 
-def test_change_to_unknown_plugin_name_is_invalid_and_last_valid_configuration_stays(api: DevCluster) -> None:
+def test_unknown_plugin_change_keeps_last_valid_config(api: DevCluster) -> None:
     create_config(api, config_spec(workers=3))
     operator = start(api)
     try:
@@ -202,7 +202,7 @@ def test_change_to_unknown_plugin_name_is_invalid_and_last_valid_configuration_s
     assert "TaintToleration" in running
 
 
-def test_change_to_missing_tls_file_is_reported_and_last_valid_configuration_stays(
+def test_missing_tls_file_change_keeps_last_valid(
     api: DevCluster, tmp_path: Any
 ) -> None:
     create_config(api, config_spec(workers=3))

@@ -52,7 +52,7 @@ def test_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
     assert path_lines(caplog) == []
 
 
-def test_on_fast_path_binding_is_scheduled_as_page_is_listed_before_list_ends(
+def test_fast_path_schedules_each_page_as_listed(
     api: DevCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(handlers, "LIST_CHUNK", 1)

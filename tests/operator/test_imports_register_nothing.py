@@ -126,7 +126,7 @@ def package_modules() -> list[str]:
     )
 
 
-def test_importing_any_module_registers_nothing_in_kopf_and_reads_no_environment() -> None:
+def test_imports_register_nothing_read_no_environment() -> None:
     modules = [binding_scheduler.__name__, *(m for m in package_modules() if m != KOPF_RUN_MODULE)]
     assert "binding_scheduler.operator" in modules and "binding_scheduler.operator.handlers" in modules
     kopf_own = kopf_own_handlers()

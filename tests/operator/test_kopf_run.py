@@ -74,7 +74,7 @@ def test_kopf_run_exits_non_zero_when_lease_is_lost(api: DevCluster, config_file
 
 
 @pytest.mark.skipif(KOPF is None, reason="the kopf command is not installed next to this interpreter")
-def test_kopf_run_that_cannot_start_says_why_in_one_line_as_run_does_and_exits_1(tmp_path: Path) -> None:
+def test_kopf_run_failing_start_says_why_exits_1(tmp_path: Path) -> None:
     """A missing kubeconfig: 76-79 lines with two tracebacks and a never-awaited coroutine before; now the line
     `binding-scheduler run` prints, and status 1."""
     missing = tmp_path / "missing-kubeconfig"

@@ -26,7 +26,7 @@ from testsupport.operator.harness import (
 )
 
 
-def test_status_write_failing_twice_with_500_still_ends_with_scheduled_condition(
+def test_status_write_failing_twice_still_ends_scheduled(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=4))
@@ -63,7 +63,7 @@ def test_unobserved_generation_without_condition_is_decided(
     assert body["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]
 
 
-def test_spec_write_whose_answer_is_lost_still_ends_with_scheduled_condition(
+def test_lost_spec_write_answer_still_ends_scheduled(
     api: DevCluster, config_file: Path
 ) -> None:
     """The PATCH lands but the connection is cut before its answer: the status write that follows (from the

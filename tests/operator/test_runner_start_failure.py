@@ -42,12 +42,12 @@ def handled(start_error: str | None, context: dict[str, Any]) -> list[dict[str, 
     return passed
 
 
-def test_after_failed_start_kopfs_unretrieved_activity_error_is_not_logged_again() -> None:
+def test_failed_start_activity_error_logged_once() -> None:
     context = {"message": "Task exception was never retrieved", "exception": ActivityError("failed")}
     assert handled("kubeconfig /x does not exist", context) == []
 
 
-def test_any_other_loop_error_and_any_before_failed_start_reach_asyncios_handler() -> None:
+def test_other_loop_errors_reach_asyncios_handler() -> None:
     other = {"message": "Task exception was never retrieved", "exception": RuntimeError("boom")}
     activity = {"message": "Task exception was never retrieved", "exception": ActivityError("failed")}
     assert handled("kubeconfig /x does not exist", other) == [other]

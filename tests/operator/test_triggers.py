@@ -65,7 +65,7 @@ def test_status_only_change_of_binding_starts_no_pass(api: DevCluster, config_fi
     assert len(binding_writes(api, "web")) == 2
 
 
-def test_explicit_reschedule_after_last_schedule_reschedules_divided_binding(
+def test_explicit_reschedule_reschedules_divided(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))

@@ -86,7 +86,7 @@ async def test_failed_stream_ends_quietly_so_kopf_lists_again(
     assert "listing again in 0.01s (failure 1 in a row)" in caplog.text
 
 
-async def test_consecutive_failures_back_off_exponentially_and_good_list_resets_them(
+async def test_failures_back_off_until_good_list(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = FakeSettings()
@@ -159,7 +159,7 @@ def test_guard_wraps_kopfs_own_watch_function() -> None:
     assert "continuous_watch" in watch_guard._wrapped
 
 
-async def test_routed_resource_sends_events_to_route_in_order_and_kopf_sees_only_list_end(
+async def test_routed_events_go_in_order_kopf_sees_list_end(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = FakeSettings()
@@ -223,7 +223,7 @@ async def test_resources_without_route_still_go_to_kopf(monkeypatch: pytest.Monk
     assert await consume(settings, monkeypatch, stream_of(modified)) == [modified]  # resource "clusters"
 
 
-async def test_operator_on_kopfs_own_path_gets_kopfs_stream_as_it_is_failure_and_all(
+async def test_kopfs_path_gets_kopfs_stream_as_is(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     unattached = object()

@@ -285,7 +285,7 @@ def test_merge_order_allows_only_reordered_tail_of_previous_clusters() -> None:
     assert verdict({**done, "clusters": ours + zero}, {**done, "clusters": karmada + zero[::-1]}) == "divergence"
 
 
-def test_no_placement_allows_only_our_condition_beside_karmada_writing_nothing() -> None:
+def test_no_placement_allows_only_our_condition() -> None:
     previous = [{"name": "m1", "replicas": 2}]
     document = {"spec": {"clusters": previous}}
     ours = {"scheduled": False, "reason": "SchedulerError",

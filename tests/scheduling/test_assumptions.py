@@ -33,7 +33,7 @@ def held(cache: AssumptionCache, cluster: str) -> dict[str, int]:
     return {key: sum(c.replicas for c in w.components) for key, w in cache.assumed_on(cluster).items()}
 
 
-def test_decision_is_assumed_per_cluster_as_one_component_named_after_resource() -> None:
+def test_decision_assumed_as_one_component() -> None:
     cache = AssumptionCache()
     web = rb("web")
     cache.assume(web, [TargetCluster("m1", 3), TargetCluster("m2", 1)], multi_template=False)
@@ -162,7 +162,7 @@ def test_assumption_expires_after_ttl_and_each_assume_refreshes_it() -> None:
     assert cache.others(rb("api"), ["m1"])[0] == {}
 
 
-def test_expired_assumption_is_dropped_by_next_read_and_moves_cluster_version() -> None:
+def test_expired_assumption_dropped_by_next_read() -> None:
     clock = Clock()
     cache = AssumptionCache(clock=clock)
     cache.assume(rb("old"), [TargetCluster("m1", 1)], multi_template=False)
@@ -172,7 +172,7 @@ def test_expired_assumption_is_dropped_by_next_read_and_moves_cluster_version() 
     assert (cache.holds("shop/old"), cache.unchanged(before, ["m1"])) == (False, False)
 
 
-def test_cluster_version_moves_with_every_assumption_added_or_taken_there_only() -> None:
+def test_cluster_version_moves_with_its_assumptions() -> None:
     cache = AssumptionCache()
     _, before = cache.others(rb("web"), ["m1", "m2"])
     cache.assume(rb("api"), [TargetCluster("m1", 1)], multi_template=False)
@@ -200,7 +200,7 @@ def test_healthy_cluster_of_duplicated_binding_is_released_and_others_stay() -> 
     assert len(cache) == 3
 
 
-def test_cluster_listing_is_same_load_while_nothing_there_changes_and_new_one_after() -> None:
+def test_cluster_listing_cached_until_something_changes() -> None:
     cache = AssumptionCache()
     cache.assume(rb("api"), [TargetCluster("m1", 3), TargetCluster("m2", 1)], multi_template=False)
     cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
@@ -260,7 +260,7 @@ def test_assumed_since_read_takes_at_most_its_share() -> None:
     assert cache.taken_since(read, ["m1", "m2"]) == {"m1": 2 + 4 + 2, "m2": 0}
 
 
-def test_fraction_of_replicas_share_rounds_down_only_once_over_all_resources() -> None:
+def test_replica_share_rounds_down_once() -> None:
     cache = AssumptionCache()
     deciding = make_binding("d", namespace="shop", replicas=1, requests={"cpu": "300m", "memory": "3Gi"})
     read = read_fleet(cache, deciding)

@@ -149,7 +149,7 @@ async def test_steps_timed_in_process_reach_this_process_hooks(pool: DecisionPoo
     assert pool.remote == 1
 
 
-async def test_framework_with_accurate_estimator_or_hook_reading_more_decides_here(
+async def test_estimator_or_wide_hook_decides_here(
     pool: DecisionPool,
 ) -> None:
     class Reads(FrameworkHook):
@@ -215,7 +215,7 @@ async def test_close_stops_every_process_and_later_decisions_are_made_here() -> 
     assert (started.remote, started.local) == (0, 1)
 
 
-async def test_process_that_does_not_answer_in_time_is_stopped_and_decision_made_here(
+async def test_silent_process_stopped_decision_made_here(
     pool: DecisionPool, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.decisions.pool.ANSWER_MARGIN", 0.2)

@@ -86,7 +86,7 @@ async def test_commit_running_at_drain_deadline_is_cut() -> None:
     assert (client.sent, client.cancelled, client.finished) == ([SPEC], [SPEC], [])
 
 
-async def test_commit_that_overruns_drain_deadline_sees_cancellation_before_drain_returns() -> None:
+async def test_overrunning_commit_is_cancelled_before_drain_ends() -> None:
     """Cut means cancelled: the write in flight is cancelled (its request aborted) by the time `drain()` returns,
     not abandoned to run on after the stop."""
     client = HeldWrites()
@@ -250,7 +250,7 @@ async def test_drain_returns_only_when_cut_write_ended() -> None:
     client.released.set()
 
 
-async def test_pass_cancelled_before_commit_point_is_counted_cancelled_not_forgotten() -> None:
+async def test_pass_cancelled_before_commit_counts_cancelled() -> None:
     """What operators read during a rollout: `binding_scheduler_pass_outcomes_total{outcome="cancelled"}`."""
     entered = asyncio.Event()
 

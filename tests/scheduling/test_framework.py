@@ -126,7 +126,7 @@ async def test_every_term_failing_clears_clusters() -> None:
     )
 
 
-async def test_accurate_estimator_is_asked_about_feasible_clusters_and_minimum_counts() -> None:
+async def test_accurate_estimator_asked_about_feasible_clusters() -> None:
     rb = make_binding(replicas=4, requests={"cpu": "1"},
                       placement=placement(affinity={"clusterNames": ["m1", "m2"]}, scheduling=AGGREGATED))
     estimator = FakeEstimator({"m1": 1, "m2": 3})
@@ -199,7 +199,7 @@ def modelled(name: str) -> Cluster:
     return parse_cluster(body)
 
 
-async def test_reserved_decision_is_placed_on_resource_models_of_next_ones_estimate() -> None:
+async def test_reserved_decision_is_on_next_estimates_models() -> None:
     framework = Framework(build_plugins(), assumptions=AssumptionCache())
     fleet = snapshot(modelled("m1"), modelled("m2"))
     first = await decide_and_reserve(framework, aggregated("a", 4), fleet)
@@ -460,7 +460,7 @@ class Refusing:
         raise self.error
 
 
-async def test_plugins_own_scheduling_error_keeps_kind_and_message_behind_points_words() -> None:
+async def test_plugin_error_keeps_kind_and_message() -> None:
     told = Told()
     decision = await decide_binding(aggregated("a", 1), tight_fleet(),
                                     build_plugins(extra=[Refusing(UnschedulableError("no room in the quota"))]),
@@ -490,7 +490,7 @@ class FullReserve:
         raise AssertionError("a plugin whose reserve failed is not unreserved")
 
 
-async def test_failing_reserve_plugin_undoes_reserve_plugins_before_it_and_assumption() -> None:
+async def test_failing_reserve_undoes_earlier_reserves() -> None:
     cache, journal = AssumptionCache(), Journal()
     framework = Framework(build_plugins(extra=[journal, FullReserve()]), assumptions=cache)
     binding, state = aggregated("a", 2), CycleState()

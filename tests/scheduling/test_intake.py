@@ -89,7 +89,7 @@ def test_generation_change_queues_binding_and_status_change_does_not() -> None:
     assert (events_counted(scheduler, "BindingAdd"), events_counted(scheduler, "BindingUpdate")) == (1, 1)
 
 
-def test_cluster_label_change_requeues_bindings_old_or_new_labels_match_by_priority() -> None:
+def test_label_change_requeues_old_and_new_matches() -> None:
     scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}), cluster("m2"))
     gold = {"labelSelector": {"matchLabels": {"tier": "gold"}}}
     silver = {"labelSelector": {"matchLabels": {"tier": "silver"}}}
@@ -112,7 +112,7 @@ def test_status_only_cluster_change_requeues_nothing() -> None:
     assert queued(scheduler) == []
 
 
-def test_cluster_that_gains_api_requeues_only_bindings_that_found_no_cluster_fit() -> None:
+def test_cluster_gaining_api_requeues_only_unfit() -> None:
     scheduler = make_scheduler(cluster("m1", apis=[]))
     no_fit = {"conditions": [{"type": "Scheduled", "status": "False", "reason": "NoClusterFit", "message": "x"}]}
     error = {"conditions": [{"type": "Scheduled", "status": "False", "reason": "SchedulerError", "message": "x"}]}
@@ -143,7 +143,7 @@ def test_recreated_binding_is_not_waiting_for_api() -> None:
     assert queued(scheduler) == []
 
 
-def test_invalid_cluster_is_left_out_of_snapshot_with_name_and_requeues_nothing(
+def test_invalid_cluster_left_out_of_snapshot(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
@@ -230,7 +230,7 @@ def test_drain_report_line() -> None:
     )
 
 
-def test_cluster_change_requeues_resource_bindings_before_cluster_resource_bindings() -> None:
+def test_cluster_change_requeues_rbs_before_crbs() -> None:
     scheduler = make_scheduler(cluster("m1", labels={"tier": "gold"}))
     crb = binding("a-crb", cluster_scoped=True, placement=placement())
     crb["metadata"]["labels"] = {"clusterpropagationpolicy.karmada.io/permanent-id": "c"}
@@ -316,7 +316,7 @@ RUNTIME = "binding_scheduler.scheduling.lifecycle.runtime"
      "spec.schedulerName is karmada-scheduler, and this scheduler is default-scheduler"),
     (lambda b: b["spec"].update(suspension={"scheduling": True}), "spec.suspension.scheduling is true"),
 ])
-def test_binding_event_filter_refuses_is_said_once_at_default_verbosity_with_why(
+def test_filtered_binding_event_said_once_with_why(
     change: Any, reason: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     scheduler = make_scheduler()

@@ -153,7 +153,7 @@ def test_workload_already_healthy_does_not_release_assumption_made_since() -> No
     assert list(scheduler.ctx.assumptions.assumed_on("m1")) == ["default/web"]
 
 
-def test_binding_missing_from_complete_list_gives_back_what_it_was_assumed_to_take() -> None:
+def test_binding_missing_from_list_gives_back_assumed() -> None:
     scheduler = make_scheduler(cluster("m1"))
     kept = body("kept", on=("m1",))
     scheduler.on_binding(kept)
@@ -166,7 +166,7 @@ def test_binding_missing_from_complete_list_gives_back_what_it_was_assumed_to_ta
     assert list(scheduler.ctx.assumptions.assumed_on("m1")) == ["default/kept"]
 
 
-def test_event_with_version_409_refused_does_not_end_wait_and_newer_one_does() -> None:
+def test_wait_ends_on_newer_event_not_refused_one() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web", version="5"))
     info = scheduler.queue.pop_nowait()
@@ -193,7 +193,7 @@ def test_body_placed_on_cluster_that_is_gone_is_queued_as_cluster_change() -> No
     assert events_counted(scheduler, "ClusterChanged") == 1
 
 
-def test_our_own_spec_write_onto_cluster_removed_since_is_queued_as_cluster_change() -> None:
+def test_own_write_onto_removed_cluster_is_requeued() -> None:
     scheduler = make_scheduler(cluster("m1"))
     scheduler.on_binding(body("web", on=("m1",)))
     queued(scheduler)
@@ -236,7 +236,7 @@ def test_deleted_cluster_counts_each_binding_it_requeues_as_cluster_change() -> 
     ("labels", "requeue-for-m1"),
     ("deleted", "requeue-off-m1"),
 ])
-async def test_requeue_in_slices_runs_in_task_named_after_cluster_and_forgets_it_when_done(
+async def test_slice_requeue_task_is_named_after_cluster(
     monkeypatch: pytest.MonkeyPatch, change: str, task: str
 ) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"}), cluster("m2")],

@@ -56,7 +56,7 @@ async def test_unknown_binding_key_is_forgotten_with_no_request() -> None:
     assert client.sent == []
 
 
-async def test_binding_without_placement_gets_scheduler_error_condition_and_is_retried() -> None:
+async def test_binding_without_placement_errs_and_retries() -> None:
     client = FakeClient()
     outcome, events = await run(binding(replicas=1), client, "m1")
     assert outcome is PassOutcome.ERROR
@@ -85,7 +85,7 @@ async def test_deleting_binding_gets_warning_on_itself_and_resource_and_no_write
 # -- bindings that cannot be scheduled as they are ------------------------------------------------------------
 
 
-async def test_invalid_binding_gets_scheduler_error_naming_field_and_one_warning_event() -> None:
+async def test_invalid_binding_gets_error_naming_field() -> None:
     body = binding(replicas=-1, placement=placement())
     client = ScriptedClient()
     run = Run(body, client)
@@ -114,7 +114,7 @@ async def test_cluster_resource_binding_without_placement_is_refused_naming_kind
     assert client.sent[0][1] == "/apis/work.karmada.io/v1alpha2/clusterresourcebindings/role/status"
 
 
-async def test_decision_over_cpu_limit_is_refused_as_unschedulable_with_limit_in_condition() -> None:
+async def test_decision_over_cpu_limit_is_unschedulable() -> None:
     client = ScriptedClient()
     run = Run(binding(replicas=26, placement=EXPONENTIAL), client)
     for i, name in enumerate(WIDE):
@@ -259,7 +259,7 @@ async def test_decision_beaten_to_clusters_three_times_in_row_is_requeued(
 # -- decisions that end without a placement ----------------------------------------------------------------------
 
 
-async def test_fit_error_clears_clusters_and_is_no_cluster_fit_with_warnings_and_no_retry(
+async def test_fit_error_clears_clusters_without_retry(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient(spec=[written(2, "8")])

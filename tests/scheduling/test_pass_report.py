@@ -42,7 +42,7 @@ from testsupport.passes import (
 )
 
 
-async def test_successful_pass_posts_one_normal_event_on_binding_and_one_on_resource() -> None:
+async def test_success_posts_event_on_binding_and_resource() -> None:
     client = ScriptedClient(spec=[written(2, "8")])
     run = Run(binding(replicas=1, placement=placement()), client)
 
@@ -196,7 +196,7 @@ async def test_fit_error_that_is_not_retried_ends_pass_as_no_cluster_fit() -> No
     assert _outcome_of(error, condition_for(error)) is PassOutcome.NO_CLUSTER_FIT
 
 
-async def test_error_that_is_not_fit_error_is_never_no_cluster_fit_even_when_not_retried() -> None:
+async def test_other_error_is_never_no_cluster_fit() -> None:
     verdict = ConditionVerdict("False", "SchedulerError", "boom", retry=False)
 
     assert _outcome_of(SchedulingError("boom"), verdict) is PassOutcome.ERROR

@@ -112,7 +112,7 @@ async def test_conflict_on_spec_write_writes_nothing_else() -> None:
     assert events.recorded == []
 
 
-async def test_spec_write_that_got_no_answer_still_writes_scheduler_error_condition() -> None:
+async def test_unanswered_spec_write_writes_error_condition() -> None:
     client = FakeClient(spec_error=TransportError("cannot connect to host 127.0.0.1:6443"))
     outcome, _ = await run(binding(replicas=1, placement=placement()), client, "m1")
     assert outcome is PassOutcome.ERROR
@@ -155,7 +155,7 @@ async def test_duplicated_binding_decided_again_where_it_runs_is_not_assumed() -
     assert run.ctx.assumptions.assumed_on("m1") == {}
 
 
-async def test_result_already_in_place_leaves_assumption_of_its_last_write_as_it_was() -> None:
+async def test_result_in_place_leaves_last_assumption() -> None:
     run = protected(owing("m1"), ScriptedClient())
     parsed = run.store.parsed("default/web")
     assert isinstance(parsed, Binding)
@@ -243,35 +243,35 @@ async def test_spec_write_server_applied_as_no_op_is_not_assumed() -> None:
 # -- the condition for a failed spec write ---------------------------------------------------------------------
 
 
-async def test_write_error_after_fit_error_is_retried_false_no_cluster_fit_naming_both() -> None:
+async def test_write_error_after_fit_error_names_both() -> None:
     write_error = ServerError(500, "InternalError", "etcd is unhappy")
 
     assert _with_write_error(fit_error(), write_error) == (
         write_error, ConditionVerdict("False", "NoClusterFit", f"[{FIT_ERROR_TEXT}, etcd is unhappy]", retry=True))
 
 
-async def test_quota_refusal_of_spec_write_is_retried_false_quota_exceeded_with_own_text() -> None:
+async def test_quota_refusal_is_retried_quota_exceeded() -> None:
     write_error = Forbidden(403, "QuotaExceeded", "exceeded quota: frq, requested: cpu=2")
 
     assert _with_write_error(SchedulingError("decision failed"), write_error) == (
         write_error, ConditionVerdict("False", "QuotaExceeded", "exceeded quota: frq, requested: cpu=2", retry=True))
 
 
-async def test_any_other_spec_write_error_is_retried_false_scheduler_error_with_text() -> None:
+async def test_other_spec_write_error_is_scheduler_error() -> None:
     write_error = TransportError("cannot connect to host 127.0.0.1:6443")
 
     assert _with_write_error(None, write_error) == (
         write_error, ConditionVerdict("False", "SchedulerError", "cannot connect to host 127.0.0.1:6443", retry=True))
 
 
-async def test_decision_whose_placement_landed_is_told_to_bind_plugins_after_reserve() -> None:
+async def test_landed_decision_told_to_bind_plugins() -> None:
     run, plugin = settling(ScriptedClient(spec=[written(2, "8")]))
 
     assert await run.pass_() is PassOutcome.SCHEDULED
     assert plugin.calls == [("reserve", "default/web", ("m1",)), ("bound", "default/web", ("m1",))]
 
 
-async def test_decision_whose_spec_write_failed_is_unreserved_and_never_told_bound() -> None:
+async def test_failed_spec_write_unreserves_never_binds() -> None:
     run, plugin = settling(ScriptedClient(spec=[ServerError(500, "InternalError", "etcd is unhappy")]))
 
     assert await run.pass_() is PassOutcome.ERROR
@@ -285,7 +285,7 @@ async def test_decision_refused_with_409_on_spec_write_is_unreserved() -> None:
     assert [call for call, _, _ in plugin.calls] == ["reserve", "unreserve"]
 
 
-async def test_decision_whose_spec_write_raised_is_unreserved_before_error_goes_on() -> None:
+async def test_raising_spec_write_unreserves_first() -> None:
     run, plugin = settling(ScriptedClient(spec=[WriteGateClosed("the write gate is closed")]))
 
     with pytest.raises(WriteGateClosed):

@@ -40,7 +40,7 @@ from testsupport.passes import (
 )
 
 
-async def test_status_write_is_fenced_with_version_and_generation_spec_write_returned() -> None:
+async def test_status_write_fenced_with_spec_writes_version() -> None:
     client = ScriptedClient(spec=[written(2, "8")])
     run = Run(binding(replicas=1, placement=placement()), client)
 
@@ -55,7 +55,7 @@ async def test_status_write_is_fenced_with_version_and_generation_spec_write_ret
     assert (run.writes(WriteKind.SPEC, WriteResult.OK), run.writes(WriteKind.STATUS, WriteResult.OK)) == (1, 1)
 
 
-async def test_decision_binding_already_holds_writes_only_status_fenced_with_read_version() -> None:
+async def test_held_decision_writes_only_fenced_status() -> None:
     client = ScriptedClient()
     run = Run(placed_body(), client)
 
@@ -153,7 +153,7 @@ async def test_409_on_recording_generation_requeues() -> None:
     assert run.writes(WriteKind.STATUS, WriteResult.CONFLICT) == 1
 
 
-async def test_binding_deleted_while_spec_write_was_in_flight_still_gets_status_write() -> None:
+async def test_deleted_during_spec_write_gets_status_write() -> None:
     """The status write is fenced with the version the spec write returned; the API server answers for a
     binding that is gone. The pass does not stumble over the store having forgotten it."""
     run = Run(binding(replicas=1, placement=placement()), ScriptedClient())
@@ -308,7 +308,7 @@ async def test_recording_generation_counts_one_successful_status_write() -> None
     assert run.writes(WriteKind.STATUS, WriteResult.OK) == 1
 
 
-async def test_refused_binding_gets_condition_fenced_with_read_version_and_counts_writes() -> None:
+async def test_refused_binding_gets_fenced_condition() -> None:
     client = ScriptedClient()
     run = at_now(Run(binding(replicas=1), client))
 
@@ -334,7 +334,7 @@ async def test_refusal_condition_already_states_writes_nothing_and_posts_no_even
     assert run.events.recorded == []
 
 
-async def test_refusal_of_binding_read_without_resource_version_is_never_sent_unfenced() -> None:
+async def test_refusal_read_without_version_never_unfenced() -> None:
     body = binding(replicas=1)
     client = ScriptedClient()
     run = at_now(Run(body, client))

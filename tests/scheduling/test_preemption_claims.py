@@ -72,7 +72,7 @@ def test_claim_read_back_from_annotation_is_claim_written_with_deadline() -> Non
     assert read_claim("default/high", claim_annotation(written, 1234.5)) == (written, 1234.5)
 
 
-def test_claim_annotation_that_is_no_claim_is_ignored_with_warning_naming_binding(
+def test_bad_claim_annotation_ignored_with_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=PREEMPTION):
@@ -129,7 +129,7 @@ def plan_for(preemption: Preemption, preemptor: Binding) -> Any:
     return preemption.plan(candidates, {})
 
 
-def test_preemption_needing_exactly_most_victims_allowed_is_made_and_one_more_is_not(
+def test_preemption_allows_exactly_max_victims(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     victims = [prioritized(f"v{i}", LOW, replicas=1, placed=True) for i in range(3)]
@@ -145,7 +145,7 @@ def test_preemption_needing_exactly_most_victims_allowed_is_made_and_one_more_is
                                "spec.preemption.maxVictims (2): nothing preempted"]
 
 
-def test_more_than_thousand_bindings_on_cluster_fail_preemption_and_thousand_do_not() -> None:
+def test_over_thousand_bindings_on_cluster_fail_preemption() -> None:
     victims = [prioritized(f"v{i}", LOW, replicas=1, placed=True) for i in range(3)]
     crowd = [prioritized(f"c{i}", HIGH + 1, replicas=1, placed=True) for i in range(997)]
     at_the_bound = Preemption(lambda: [*victims, *crowd], PreemptionClaims(), max_victims=100)
@@ -189,7 +189,7 @@ def test_preemptor_blocked_by_equal_priority_claim_plans_nothing() -> None:
     assert plan_for(preemption, prioritized("high", HIGH)) is None
 
 
-def test_plan_of_preemptor_still_waiting_on_claim_names_it_and_evicts_no_one() -> None:
+def test_waiting_preemptors_plan_evicts_no_one() -> None:
     claims = PreemptionClaims()
     claims.set(claim("high", HIGH))
     preemption = Preemption(lambda: [prioritized("low", LOW, placed=True)], claims, max_victims=100)
@@ -218,7 +218,7 @@ def waiting(clock: Any = lambda: 0.0) -> tuple[PreemptionClaims, Woken]:
     return claims, woken
 
 
-def test_preemptor_blocked_by_claim_is_woken_when_that_claims_preemptor_is_placed() -> None:
+def test_blocked_preemptor_woken_when_claimant_placed() -> None:
     claims, woken = waiting()
     assert woken == []
     claims.clear("default/first")

@@ -66,7 +66,7 @@ def value(run: Run, name: str, **labels: str) -> float:
     return run.metrics.registry.get_sample_value(name, labels) or 0.0
 
 
-async def test_binding_that_fits_nowhere_evicts_lower_priority_one_and_waits_preempting() -> None:
+async def test_unfit_binding_evicts_lower_one_and_waits() -> None:
     client = ScriptedClient()
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
 
@@ -281,7 +281,7 @@ async def test_preemptor_waiting_for_victims_backs_off() -> None:
     assert scheduler.queue.where("default/high") == "backoff"
 
 
-async def test_stop_while_victim_is_being_evicted_lets_preemption_finish_within_drain() -> None:
+async def test_stop_during_eviction_lets_preemption_finish() -> None:
     client = HeldEvictions()
     scheduler = preempting_scheduler(client)
     scheduler.start()
@@ -333,7 +333,7 @@ async def test_spec_write_that_places_preemptor_drops_claim_annotation() -> None
     assert client.sent[0][2]["metadata"]["annotations"]["binding-scheduler.io/preemption-claim"] is None
 
 
-def test_claim_written_on_preemptor_is_taken_up_by_scheduler_that_starts_after() -> None:
+def test_later_scheduler_takes_up_written_claim() -> None:
     from binding_scheduler.scheduling.state.claims import CLAIM_ANNOTATION, claim_annotation
 
     claims = PreemptionClaims(clock=lambda: 1000.0)

@@ -199,7 +199,7 @@ def test_waiting_preemptor_runs_when_summary_changes() -> None:
     assert scheduler.queue.where("default/high") == "active"
 
 
-def test_intake_takes_up_preemption_claim_another_scheduler_wrote_on_preemptor() -> None:
+def test_intake_takes_up_claim_others_wrote() -> None:
     import time
 
     from binding_scheduler.scheduling.state.claims import CLAIM_ANNOTATION, claim_annotation

@@ -105,7 +105,7 @@ async def test_relist_of_clusters_forgets_missing_ones_and_says_so(
     ("resourcebindings", ["default/a", "role"], "default/b"),
     ("clusterresourcebindings", ["default/a", "default/b"], "role"),
 ])
-async def test_relist_of_one_binding_kind_forgets_missing_ones_of_that_kind_and_says_so(
+async def test_relist_of_kind_forgets_its_missing_ones(
     service: SchedulerService, caplog: pytest.LogCaptureFixture, plural: str, kept: list[str], gone: str
 ) -> None:
     bodies = {"default/a": binding("a", replicas=1, placement=placement()),
@@ -234,7 +234,7 @@ async def test_stop_makes_service_unready_at_once(
     assert first is not None and service._stop_requested_at == first
 
 
-async def test_shutdown_of_service_that_never_led_reports_nothing_held_and_closes_gate(
+async def test_shutdown_without_leading_closes_gate(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger=SERVICE):

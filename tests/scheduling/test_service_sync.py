@@ -37,7 +37,7 @@ def service_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name in SERVICE_LOGGERS]
 
 
-async def test_sync_lists_clusters_and_both_binding_kinds_across_pages_and_says_how_many(
+async def test_sync_lists_all_kinds_across_pages(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.LIST_PAGE", 2)
@@ -99,7 +99,7 @@ async def test_list_refused_for_good_ends_sync_with_that_error(refused: str, str
             await service.lease_client.close()
 
 
-async def test_start_waits_for_lease_then_leads_with_keeper_and_fences_every_write_by_it(
+async def test_start_waits_for_lease_then_fences_writes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     config = SchedulerConfig(metrics=MetricsConfig(port=0, health_port=0))
@@ -265,7 +265,7 @@ async def test_first_complete_list_of_each_binding_kind_from_watch_is_logged_onc
     FeatureGatesConfig(priority_based_scheduling=True, priority_based_preemptive_scheduling=True),
     FeatureGatesConfig(workload_affinity=True),
 ], ids=["priority-queue", "preemption", "workload-affinity"])
-async def test_gate_that_needs_every_binding_makes_sync_list_them_even_when_watch_would(
+async def test_gate_needing_all_bindings_makes_sync_list_them(
     gates: FeatureGatesConfig,
 ) -> None:
     service = await offline(SchedulerConfig(feature_gates=gates), event_source=EventSource.streamed(dict))
@@ -277,7 +277,7 @@ async def test_gate_that_needs_every_binding_makes_sync_list_them_even_when_watc
     assert list(service.context.bindings.keys()) == ["default/a"]
 
 
-async def test_retries_of_list_double_their_wait_up_to_cap_whatever_transient_failure(
+async def test_list_retries_double_wait_up_to_cap(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_INITIAL", 0.01)

@@ -63,7 +63,7 @@ KNOWN = "APIEnablement, TaintToleration, ClusterAffinity, SpreadConstraint, Clus
 """Every plugin there is, in the order the warnings list them."""
 
 
-def test_api_client_has_configured_rate_limit_and_names_instance_in_user_agent(
+def test_api_client_rate_limit_and_user_agent(
     service: SchedulerService,
 ) -> None:
     client = service.client
@@ -72,7 +72,7 @@ def test_api_client_has_configured_rate_limit_and_names_instance_in_user_agent(
     assert client.gate is service.gate
 
 
-def test_lease_has_client_of_its_own_with_own_limit_same_user_agent_and_same_gate(
+def test_lease_has_own_client_and_limit_same_gate(
     service: SchedulerService,
 ) -> None:
     lease_client = service.lease_client
@@ -101,7 +101,7 @@ async def test_without_identity_instance_is_named_hostname_underscore_uuid() -> 
     assert service.client.user_agent == f"{USER_AGENT} ({service.identity})"
 
 
-def test_events_are_posted_in_background_by_scheduler_name_through_api_client(
+def test_events_posted_in_background_by_scheduler(
     service: SchedulerService,
 ) -> None:
     assert service.events.component == "my-scheduler"
@@ -130,7 +130,7 @@ async def test_metrics_given_are_used_and_without_them_service_has_own() -> None
     assert isinstance(own.metrics, SchedulerMetrics) and own.metrics is not metrics
 
 
-async def test_plugins_given_in_code_run_in_passes_when_configuration_enables_them() -> None:
+async def test_code_plugins_run_when_config_enables_them() -> None:
     async def nothing(ctx: AttemptContext) -> None:
         return None
 
@@ -226,7 +226,7 @@ def test_unknown_allowed_plugin_is_ignored_with_warning(
         f"spec.plugins names 'Typo', which is no plugin: ignored (known: {KNOWN}); running: TaintToleration"]
 
 
-def test_plugin_list_of_nothing_known_says_none_are_running_and_no_filter_is_on(
+def test_unknown_plugin_list_says_none_running(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger=SERVICE):

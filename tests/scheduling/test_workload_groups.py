@@ -262,7 +262,7 @@ def gated(enabled: bool) -> SchedulerConfig:
     return SchedulerConfig(feature_gates=FeatureGatesConfig(workload_affinity=enabled))
 
 
-async def test_with_gate_off_service_builds_no_index_and_registers_no_workload_filter() -> None:
+async def test_gate_off_builds_no_index_or_filter() -> None:
     service = SchedulerService(Connection(server="http://127.0.0.1:9"), gated(False))
     try:
         assert service.context.workload_groups is None
@@ -273,7 +273,7 @@ async def test_with_gate_off_service_builds_no_index_and_registers_no_workload_f
         await service.lease_client.close()
 
 
-async def test_turning_gate_on_indexes_bindings_already_stored_and_off_drops_index() -> None:
+async def test_gate_on_indexes_stored_off_drops_index() -> None:
     service = SchedulerService(Connection(server="http://127.0.0.1:9"), gated(False))
     try:
         service.scheduler.on_binding(rb("a", "m1"))

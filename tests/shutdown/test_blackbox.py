@@ -46,7 +46,7 @@ def reap(process: subprocess.Popen[str]) -> None:
         process.kill()
         process.communicate()
 
-def test_sigterm_stops_process_at_once_with_passes_blocked_in_estimator_calls(
+def test_sigterm_stops_process_in_estimator_calls(
     api: DevCluster, tmp_path: Path
 ) -> None:
     names = ("m1", "m2", "m3")
@@ -79,7 +79,7 @@ def test_sigterm_stops_process_at_once_with_passes_blocked_in_estimator_calls(
     assert lease is not None and lease["spec"]["holderIdentity"] == ""
 
 
-def test_sigterm_to_standby_waiting_for_lease_stops_it_without_kopfs_wind_down(
+def test_sigterm_stops_waiting_standby_at_once(
     api: DevCluster, tmp_path: Path
 ) -> None:
     """A standby pod is terminated in every rollout: it must leave at once, not after Kopf's 5 s wait for

@@ -101,7 +101,7 @@ class StalePass(EstimatePlugin):
         return {}
 
 
-def test_stale_decision_arriving_after_newer_one_is_refused_and_newer_one_stays(
+def test_late_stale_decision_refused_newer_stays(
     api: DevCluster, tmp_path: Path
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=3, placement=DUPLICATED))

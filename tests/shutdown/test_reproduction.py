@@ -37,7 +37,7 @@ def finished_at(operator: OperatorThread) -> float:
     return service.finished_at
 
 
-def test_pass_held_in_algorithm_is_cancelled_and_nothing_is_written_after_shutdown(
+def test_pass_in_algorithm_cancelled_nothing_written(
     api: DevCluster, config_file: Path
 ) -> None:
     placement = {"clusterAffinity": {"clusterNames": ["cluster1"]}}

@@ -47,7 +47,7 @@ def test_merging_lists_of_type_map_keeps_both_orders() -> None:
     {"spec": None},
     {"metadata": {"labels": {"a": "b"}}, "spec": {"labels": {}}},
 ])
-def test_comparing_where_merge_patch_touched_finds_what_full_comparison_finds(patch: dict[str, Any]) -> None:
+def test_touched_comparison_equals_full_comparison(patch: dict[str, Any]) -> None:
     live = {"metadata": {"name": "x"}, "spec": {"items": [{"name": "a", "n": 1}], "tags": ["x"], "labels": {"k": "v"},
                                                 "n": 1}}
     new = merge_patch(live, patch)
