@@ -69,7 +69,7 @@ def test_live_child_recorded_at_start_is_recognised_and_signalled(spawn: Spawn) 
     assert not signal_group(identity, signal.SIGKILL)  # gone: skipped, silently
 
 
-def test_wrapper_before_exec_and_interpreter_in_front_of_script_still_match(
+def test_wrapper_and_interpreter_still_match(
         spawn: Spawn, tmp_path: Path) -> None:
     wrapped = spawn(["env", "sleep", "30"])  # as `setpriv --pdeathsig KILL -- COMMAND` runs the tiers' processes
     identity = record(wrapped.pid, ["sleep", "30"])

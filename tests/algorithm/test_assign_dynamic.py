@@ -248,7 +248,7 @@ NAMES = [f"m{i:03d}" for i in range(200)]
     rescheduled=st.booleans(),
     uid=st.sampled_from(["", "uid-1"]),
 )
-def test_dynamic_division_over_columns_is_division_over_cluster_objects(
+def test_dynamic_division_columns_match_objects(
     allocatable: list[int], order: Any, replicas: int, previous: list[tuple[str, int]], placement: dict[str, Any],
     rescheduled: bool, uid: str,
 ) -> None:

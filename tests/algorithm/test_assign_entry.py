@@ -141,7 +141,7 @@ def test_divided_without_preference_is_unsupported_strategy() -> None:
 # --- 2.9.2 Duplicated --------------------------------------------------------------------------------------
 
 
-def test_duplicated_gives_every_cluster_all_replicas_in_candidate_order() -> None:
+def test_duplicated_gives_all_replicas_everywhere() -> None:
     result = assign_replicas(binding(2, DUPLICATED), [detail("cluster2"), detail("cluster1")])
     assert result == [TargetCluster("cluster2", 2), TargetCluster("cluster1", 2)]
 

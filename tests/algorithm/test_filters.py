@@ -225,7 +225,7 @@ def test_spread_by_label_needs_nothing_of_cluster() -> None:
     assert verdict(SpreadConstraintFilter(), rb, make_cluster("m1")) is None
 
 
-def test_spread_checks_region_constraint_listed_after_cluster_constraint() -> None:
+def test_spread_checks_later_region_constraint() -> None:
     assert verdict(SpreadConstraintFilter(), spreading("cluster", "region"), make_cluster("m1")) == (
         "cluster(s) did not have region property"
     )

@@ -65,7 +65,7 @@ def test_every_in_tree_filter_answers_for_whole_fleet() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(docs=clusters(), binding=bindings())
-def test_filters_verdict_over_feasible_clusters_is_whole_fleet_verdict_there(
+def test_feasible_verdict_equals_whole_fleet_verdict(
     docs: list[dict[str, Any]], binding: Binding
 ) -> None:
     snapshot = Snapshot(parse_cluster(doc) for doc in docs)

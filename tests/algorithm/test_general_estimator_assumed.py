@@ -79,7 +79,7 @@ def test_assumed_workload_that_does_not_fit_keeps_what_it_placed() -> None:
     assert max_available_replicas(c, request(cpu="1"), [workload]) == 2
 
 
-def test_assumed_deduction_from_model_answer_is_still_capped_by_allowed_pods() -> None:
+def test_model_deduction_capped_by_allowed_pods() -> None:
     c = cluster(allocatable={"pods": "6", "cpu": "1000"}, models=[grade(0, cpu="100")], modelings=[(0, 1)])
     assert max_available_replicas(c, request(cpu="1"), [assumed(component("web", 2, cpu="1"))]) == 4
 

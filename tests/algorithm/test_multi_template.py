@@ -93,7 +93,7 @@ TWO_PARTS = components(("driver", 1, "2"), ("worker", 3, "1"))
         "one-component",
     ],
 )
-def test_multi_template_scheduling_is_applicable_only_as_karmada_gates_it(
+def test_multi_template_gated_as_karmada_does(
     binding: Any, gate: bool, expected: bool
 ) -> None:
     assert multi_template_applicable(binding, gate) is expected

@@ -43,7 +43,7 @@ def prioritized(
 # -- who may preempt ----------------------------------------------------------------------------------------
 
 
-def test_resource_binding_asking_to_preempt_with_both_gates_on_may_preempt() -> None:
+def test_rb_may_preempt_with_both_gates() -> None:
     assert not_applicable(prioritized(), BOTH) is None
 
 
@@ -74,7 +74,7 @@ def test_preemption_needs_both_gates(gates: PreemptionGates, reason: str) -> Non
     (prioritized(cluster_scoped=True), "a ClusterResourceBinding never preempts"),
 ], ids=["never", "no-policy", "no-request", "zero-request", "duplicated", "dynamic-weight", "cluster-affinities",
         "no-affinity", "cluster-scoped"])
-def test_binding_missing_one_requirement_may_not_preempt_and_says_which(binding_: Binding, reason: str) -> None:
+def test_preemption_needs_every_requirement(binding_: Binding, reason: str) -> None:
     assert not_applicable(binding_, BOTH) == reason
 
 

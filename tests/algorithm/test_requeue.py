@@ -86,13 +86,13 @@ def test_binding_is_affected_only_by_clusters_affinity_matches() -> None:
     assert not affected_by_cluster(rb, make_cluster("m2"), "default-scheduler")
 
 
-def test_binding_without_placement_or_of_another_scheduler_is_not_affected() -> None:
+def test_foreign_or_unplaced_binding_unaffected() -> None:
     assert not affected_by_cluster(parse_binding(binding()), make_cluster("m1"), "default-scheduler")
     rb = parse_binding(binding(placement=placement()))
     assert not affected_by_cluster(rb, make_cluster("m1"), "other-scheduler")
 
 
-def test_affinity_terms_not_yet_observed_at_this_generation_always_requeue() -> None:
+def test_unobserved_affinity_terms_requeue() -> None:
     rb = parse_binding(binding(placement=placement(affinities=[term("a", "m1")]), generation=2))
     assert affected_by_cluster(rb, make_cluster("m7"), "default-scheduler")
 

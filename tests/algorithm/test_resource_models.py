@@ -81,7 +81,7 @@ def test_modelled_resource_names(name: str, modelled: bool) -> None:
 # --------------------------------------------------------------------------------------------- demands
 
 
-def test_demand_counts_cpu_in_milli_and_others_in_whole_units_rounded_up() -> None:
+def test_demand_counts_milli_cpu_and_whole_units() -> None:
     request = {"cpu": parse_quantity("250m", "cpu"), "memory": parse_quantity("1.5", "memory")}
     assert replica_demand(request) == (("cpu", 250), ("memory", 2))
 

@@ -145,7 +145,7 @@ def test_max_groups_zero_selects_no_cluster() -> None:
     )
 
 
-def test_max_groups_zero_with_capacity_counted_fails_even_for_zero_replicas() -> None:
+def test_max_groups_zero_fails_even_zero_replicas() -> None:
     assert error_of(binding(0, AGGREGATED, cluster_spread(1)), FLEET) == (
         "no enough resource when selecting 0 clusters"
     )

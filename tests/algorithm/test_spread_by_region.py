@@ -68,7 +68,7 @@ def test_regions_give_one_cluster_each_then_best_rest() -> None:
     assert select(b) == ["w1", "e1", "e2", "w2"]
 
 
-def test_without_cluster_constraint_each_chosen_region_gives_one_cluster() -> None:
+def test_each_region_gives_one_cluster() -> None:
     assert select(binding(15, spread("region", 2, 2))) == ["w1", "e1"]
 
 

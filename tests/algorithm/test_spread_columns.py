@@ -87,7 +87,7 @@ def test_grouping_over_columns_gives_groups_of_objects(
 
 @settings(max_examples=400, deadline=None)
 @given(docs=fleets(), binding=spread_bindings(), data=st.data())
-def test_selection_over_columns_selects_what_selection_over_objects_selects(
+def test_column_selection_matches_object_selection(
     docs: list[dict[str, Any]], binding: Binding, data: st.DataObject
 ) -> None:
     snapshot = Snapshot(parse_cluster(doc) for doc in docs)

@@ -156,7 +156,7 @@ def test_topology_is_not_ignored_for_dynamic_weights() -> None:
     assert not topology_ignored(placement_of(binding(10, placement)))
 
 
-def test_topology_is_ignored_for_static_weight_list_without_dynamic_weight() -> None:
+def test_static_weights_ignore_topology() -> None:
     placement = {
         "replicaScheduling": {
             "replicaSchedulingType": "Divided",

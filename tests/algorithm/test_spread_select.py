@@ -64,7 +64,7 @@ def test_dynamic_weight_applies_spread_constraints() -> None:
     assert select(binding(3, {"replicaScheduling": scheduling, "spreadConstraints": [ONE_CLUSTER]})) == ["d"]
 
 
-def test_static_weight_list_with_dynamic_weight_applies_spread_constraints() -> None:
+def test_dynamic_weight_list_applies_spread() -> None:
     weights = {
         "staticWeightList": [{"targetCluster": {"clusterNames": ["a"]}, "weight": 1}],
         "dynamicWeight": "AvailableReplicas",

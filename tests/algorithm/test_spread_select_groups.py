@@ -72,7 +72,7 @@ def test_as_many_groups_as_min_groups_chooses_them_all_heaviest_first() -> None:
     assert [p.names for p in feasible_paths(groups, 3, 3, 1)] == [("r2", "r3", "r1")]
 
 
-def test_as_many_groups_as_min_groups_fails_when_together_they_miss_target() -> None:
+def test_min_groups_missing_target_fails() -> None:
     assert chosen([g("r1", 1, 10), g("r2", 1, 20)], 2, 2, 3) == []
 
 
@@ -85,7 +85,7 @@ def test_max_groups_zero_has_no_feasible_path() -> None:
     assert chosen([g("r1", 5, 100)], 1, 0, 1) == []
 
 
-def test_paths_are_numbered_in_search_order_and_ordered_by_weight_then_name() -> None:
+def test_paths_ordered_by_weight_then_name() -> None:
     paths = feasible_paths([g("b", 1, 50), g("a", 1, 50), g("c", 2, 10)], 2, 2, 2)
     assert [(p.id, p.names, p.weight, p.value) for p in paths] == [
         (0, ("a", "b"), 100, 2),

@@ -72,7 +72,7 @@ def failures(plugin: WorkloadAffinityFilter | WorkloadAntiAffinityFilter, rb: Bi
 # --- WorkloadAffinity -------------------------------------------------------------------------------------------
 
 
-def test_binding_without_affinity_group_passes_everywhere_even_without_view() -> None:
+def test_groupless_binding_passes_everywhere() -> None:
     assert failures(AFFINITY, grouped("web-deployment", affinity=""), None) == {}
 
 
@@ -121,7 +121,7 @@ def test_binding_itself_is_skipped_by_generated_name() -> None:
     assert failures(AFFINITY, grouped("web-deployment", affinity="g"), groups) == {}
 
 
-def test_binding_not_named_after_resource_is_constrained_by_own_stored_copy() -> None:
+def test_differently_named_binding_uses_own_copy() -> None:
     """Karmada recognises itself only by the generated name: `web` (resource web, a Deployment) is not
     `web-deployment`, so its own placement on m2 keeps it off m1 and m3."""
     groups = Groups(member("web", "m2"))
@@ -136,7 +136,7 @@ def test_namespace_compared_is_resources() -> None:
     assert failures(AFFINITY, parse_binding(doc), groups) == {"m1": AFFINITY_REASON, "m3": AFFINITY_REASON}
 
 
-def test_without_groups_view_every_untargeted_cluster_fails_as_in_karmada() -> None:
+def test_no_groups_view_fails_untargeted() -> None:
     assert failures(AFFINITY, grouped("web-deployment", affinity="g", clusters=["m1"]), None) == {
         "m2": NO_INDEX_REASON, "m3": NO_INDEX_REASON,
     }

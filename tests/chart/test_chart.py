@@ -51,7 +51,7 @@ def test_helm_lint_passes_strict_on_defaults() -> None:
     assert "1 chart(s) linted, 0 chart(s) failed" in lint()
 
 
-def test_helm_lint_passes_strict_on_in_cluster_values_with_every_option_on() -> None:
+def test_helm_lint_strict_passes_every_option() -> None:
     values = {
         **IN_CLUSTER, "replicas": 3, "config.estimator.enabled": True, "metrics.serviceMonitor.enabled": True,
         "networkPolicy.enabled": True, "podAntiAffinity": "hard",
@@ -81,7 +81,7 @@ def test_margin_shorter_than_stops_tail_and_exit_is_refused() -> None:
     assert "terminationGracePeriodMarginSeconds" in refusal({"terminationGracePeriodMarginSeconds": 5})
 
 
-def test_explicit_grace_period_that_holds_drain_and_stops_tail_is_kept() -> None:
+def test_sufficient_grace_period_is_kept() -> None:
     assert pod(render({"terminationGracePeriodSeconds": 11}))["terminationGracePeriodSeconds"] == 11
 
 
@@ -136,7 +136,7 @@ def test_by_default_reads_apiserver_through_karmadas_secret() -> None:
     assert find(documents, "SchedulerConfiguration") == []
 
 
-def test_in_cluster_scheduler_uses_token_and_watches_configuration_object() -> None:
+def test_in_cluster_uses_token_and_config() -> None:
     documents = render(IN_CLUSTER)
     main, spec = container(documents), pod(documents)
     assert spec["automountServiceAccountToken"] is True
@@ -181,7 +181,7 @@ def test_extra_args_pass_karmada_flags_after_charts_own() -> None:
 # --- RBAC ----------------------------------------------------------------------------------------------------
 
 
-def test_rbac_by_default_grants_always_rules_and_lease_in_karmada_system() -> None:
+def test_default_rbac_grants_always_rules() -> None:
     documents = render(namespace="sched")
     cluster_rules, namespaced = expected_rules("leaderElection")
     assert one(documents, "ClusterRole")["rules"] == cluster_rules
@@ -189,7 +189,7 @@ def test_rbac_by_default_grants_always_rules_and_lease_in_karmada_system() -> No
     assert one(documents, "Role")["rules"] == namespaced
 
 
-def test_rbac_in_cluster_with_estimators_grants_every_rule_of_rules_file() -> None:
+def test_rbac_with_estimators_grants_rules_file() -> None:
     documents = render({**IN_CLUSTER, "config.estimator.enabled": True}, namespace="sched")
     cluster_rules, namespaced = expected_rules("configObject", "leaderElection", "estimator")
     assert one(documents, "ClusterRole")["rules"] == cluster_rules
@@ -271,7 +271,7 @@ def test_unknown_top_level_key_is_refused() -> None:
     assert "additional properties 'replica' not allowed" in refusal({"replica": 2})
 
 
-def test_grace_period_without_room_for_stops_tail_after_drain_is_refused() -> None:
+def test_grace_period_too_short_is_refused() -> None:
     message = refusal({"terminationGracePeriodSeconds": 35, "config.shutdown.drainTimeout": "30s"})
     assert ("terminationGracePeriodSeconds (35) must be at least config.shutdown.drainTimeout (30s) + 6 s (4 s for "
             "the Events, the Lease release and closing after the drain, 2 s to exit)") in message

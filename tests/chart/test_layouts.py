@@ -136,7 +136,7 @@ def test_only_kubeconfig_is_mounted_while_estimator_is_off() -> None:
         "kubeconfig": ("karmada-demo-scheduler-config", "karmada.config")}
 
 
-def test_estimator_turned_on_in_extra_args_mounts_client_certificate_too() -> None:
+def test_extra_args_estimator_mounts_certificate() -> None:
     flags = mounted_flags({"karmadaAPI.layout": "karmadactl-init", "extraArgs": ["--enable-scheduler-estimator"]})
     assert flags["scheduler-estimator-cert-file"] == ("karmada-cert", "karmada.crt")
 
@@ -147,7 +147,7 @@ def test_client_certificate_can_be_left_out_for_config_estimator_tls() -> None:
     assert list(mounted_flags(values)) == ["kubeconfig"]
 
 
-def test_config_estimator_tls_files_beside_client_certificate_are_refused() -> None:
+def test_estimator_tls_beside_client_cert_refused() -> None:
     with pytest.raises(HelmError) as error:
         render({**ESTIMATOR_ON, "config.estimator.tls": {"caFile": "/ca.crt"}})
     assert ("config.estimator.tls.caFile is set, but the chart passes the client certificate of "

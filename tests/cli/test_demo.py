@@ -106,7 +106,7 @@ def test_first_instance_writes_nothing_after_stop_nor_to_held_binding(demo: tupl
     assert [e.path for e in first if e.path.startswith(CHECKOUT)]  # its earlier decision, before the scale
 
 
-def test_second_instance_takes_lease_and_places_binding_stop_cancelled(
+def test_second_instance_places_cancelled_binding(
     demo: tuple[DemoRun, str],
 ) -> None:
     run, _ = demo

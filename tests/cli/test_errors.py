@@ -206,7 +206,7 @@ def test_estimator_tls_flag_with_missing_file_is_one_line_and_status_1(
                              "No such file or directory\n")
 
 
-def test_run_with_configuration_file_naming_missing_tls_file_names_field(tmp_path: Path) -> None:
+def test_missing_tls_file_names_its_field(tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.yaml", config_spec(
         estimator={"enabled": True, "tls": {"caFile": str(tmp_path / "nope.crt")}}))
     result = cli("run", f"--kubeconfig={tmp_path / 'kubeconfig'}", "--config-file", str(config), timeout=30)
@@ -269,7 +269,7 @@ def test_version_prints_package_version_then_compatibility_sentence() -> None:
     assert (result.returncode, result.stdout) == (0, f"binding-scheduler {__version__}\n{COMPATIBILITY}\n")
 
 
-def test_readme_and_compatibility_page_tell_version_story_in_same_sentence() -> None:
+def test_readme_and_compatibility_agree_on_versions() -> None:
     from binding_scheduler import COMPATIBILITY
 
     for page in (ROOT / "README.md", ROOT / "docs" / "compatibility.md"):
@@ -309,7 +309,7 @@ def misspelt_binding(tmp_path: Path, **changes: Any) -> Path:
     return tmp_path / "inputs.yaml"
 
 
-def test_simulate_warns_of_unknown_field_as_kubectls_field_validation_does(tmp_path: Path) -> None:
+def test_simulate_warns_of_unknown_field(tmp_path: Path) -> None:
     inputs = misspelt_binding(tmp_path)
     result = cli("simulate", "-f", str(inputs), "-o", "json")
     assert result.returncode == 0
@@ -356,7 +356,7 @@ def test_estimator_stub_with_bad_cluster_file_says_why_in_one_line(tmp_path: Pat
     assert message.format(path=path) in line
 
 
-def test_estimator_stub_on_port_in_use_is_one_line_naming_it_and_status_1() -> None:
+def test_stub_on_busy_port_is_status_1() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

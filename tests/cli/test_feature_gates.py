@@ -95,7 +95,7 @@ def result_of(capsys: pytest.CaptureFixture[str], name: str, *args: str) -> dict
     return dict(found)
 
 
-def test_with_both_preemption_gates_simulate_names_who_would_be_preempted(
+def test_simulate_names_would_be_victims(
     full_cluster: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gates = "PriorityBasedScheduling=true,PriorityBasedPreemptiveScheduling=true"

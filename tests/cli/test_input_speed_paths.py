@@ -51,7 +51,7 @@ def test_json_integer_beyond_64_bits_stays_integer(tmp_path: Path) -> None:
     assert list(documents(path)) == [{"kind": "Cluster", "spec": {"n": 123456789012345678901234567890}}]
 
 
-def test_json_that_does_not_parse_is_reported_by_yaml_reader_with_place(tmp_path: Path) -> None:
+def test_bad_json_reported_with_place(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
     path.write_text('{"kind": "Cluster", "metadata": {"name": [}\n')
     with pytest.raises(yaml.YAMLError) as raised:

@@ -24,7 +24,7 @@ def test_early_sigterm_ends_process_with_status_143() -> None:
     assert result.returncode == 143, result.stderr
 
 
-def test_command_line_takes_sigterm_before_it_parses_or_imports_any_command(
+def test_sigterm_taken_before_parsing_or_imports(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     order: list[str] = []
@@ -36,7 +36,7 @@ def test_command_line_takes_sigterm_before_it_parses_or_imports_any_command(
     assert order == ["sigterm", "parser"]
 
 
-def test_embedded_call_with_arguments_leaves_callers_signal_handling_alone(
+def test_embedded_call_keeps_callers_signals(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     called: list[str] = []

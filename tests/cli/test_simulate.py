@@ -112,7 +112,7 @@ def test_fit_error_clears_clusters_and_reports_every_reason(tmp_path: Path, caps
     )
 
 
-def test_unsupported_spread_keeps_previous_clusters_as_nothing_is_written(
+def test_unsupported_spread_keeps_clusters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     placement = {

@@ -64,7 +64,7 @@ def test_suspended_binding_is_skipped(tmp_path: Path, capsys: pytest.CaptureFixt
     assert web["message"] == "skipped: spec.suspension.scheduling is true"
 
 
-def test_configurations_scheduler_name_decides_which_bindings_are_taken(
+def test_scheduler_name_picks_bindings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = {"apiVersion": "config.binding-scheduler.io/v1alpha1", "kind": "SchedulerConfiguration",

@@ -160,7 +160,7 @@ def test_merge_patch_of_spec_bumps_generation_and_resource_version(server: Serve
     assert rv(body) > rv(created)
 
 
-def test_merge_patch_of_labels_keeps_generation_and_bumps_resource_version(server: Server) -> None:
+def test_label_patch_keeps_generation(server: Server) -> None:
     created = server.create_rb("rb1")
     status, body = server.request("PATCH", server.rb("rb1"), {"metadata": {"labels": {"a": "b"}}})
     assert (status, body["metadata"]["labels"], body["metadata"]["generation"]) == (200, {"a": "b"}, 1)
@@ -359,7 +359,7 @@ def test_patch_that_breaks_schema_is_422_and_changes_nothing(server: Server) -> 
     assert server.request("GET", server.rb("rb1")) == (200, created)
 
 
-def test_status_is_validated_with_paths_relative_to_status_in_messages(server: Server) -> None:
+def test_status_errors_name_relative_paths(server: Server) -> None:
     server.create_rb("rb1")
     status, body = server.request("PATCH", server.rb("rb1", "status"), {"status": {"schedulerObservedGeneration": "x"}})
     message = ('Invalid value: "string": schedulerObservedGeneration in body must be of type integer: "string"')
@@ -433,7 +433,7 @@ def test_list_by_field_selector_on_metadata_name(server: Server) -> None:
     assert (status, names(body)) == (200, ["a", "c"])
 
 
-def test_list_by_field_selector_on_metadata_namespace_across_namespaces(server: Server) -> None:
+def test_field_selector_on_namespace_lists_all(server: Server) -> None:
     other = server.new_namespace("other")
     server.create_rb("here")
     server.request("POST", server.rb(namespace=other), rb_body("there"))
@@ -456,7 +456,7 @@ def test_list_pages_with_limit_and_continue(server: Server) -> None:
     assert (status, names(second), second["metadata"]["continue"]) == (200, ["c"], "")
 
 
-def test_pages_of_list_are_one_snapshot_at_first_pages_resource_version(server: Server) -> None:
+def test_list_pages_are_one_snapshot(server: Server) -> None:
     """A watch from the list's version then sees every later write: a write between two pages shows neither in
     the later page nor in the version it reports (Kopf watches from the last page's version)."""
     for name in ("a", "b", "c", "d"):
@@ -616,7 +616,7 @@ def test_removing_last_finalizer_deletes_object(server: Server) -> None:
 # ---- namespaces ------------------------------------------------------------------------------------------------
 
 
-def test_new_namespace_is_active_with_kubernetes_finalizer_and_name_label(server: Server) -> None:
+def test_new_namespace_is_active_with_finalizer(server: Server) -> None:
     name = f"{server.namespace}-new"
     status, body = server.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
     assert (status, shape(body)) == (201, {
@@ -633,7 +633,7 @@ def test_put_of_namespace_keeps_spec_finalizers_and_name_label(server: Server) -
         "a": "b", "kubernetes.io/metadata.name": server.namespace})
 
 
-def test_deleted_namespace_is_terminating_and_refuses_new_content_with_403(server: Server) -> None:
+def test_deleted_namespace_refuses_content(server: Server) -> None:
     doomed = server.new_namespace("doomed")
     server.request("POST", server.rb(namespace=doomed), rb_body("held", finalizers=["example.com/hold"]))
     status, body = server.request("DELETE", f"/api/v1/namespaces/{doomed}")
@@ -676,7 +676,7 @@ def test_dry_run_create_stores_nothing(
     assert names(server.request("GET", server.rb())[1]) == []
 
 
-def test_dry_run_create_with_generate_name_names_object_and_stores_nothing(server: Server) -> None:
+def test_dry_run_generate_name_stores_nothing(server: Server) -> None:
     body = rb_body(None)
     body["metadata"]["generateName"] = "rb-"
     status, answer = server.request("POST", server.rb(query="dryRun=All"), body)

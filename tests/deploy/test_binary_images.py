@@ -120,7 +120,7 @@ def test_index_names_each_image_for_containerd(built: dict[str, tuple[str, Path]
             "io.containerd.image.name": reference, "org.opencontainers.image.ref.name": reference.rpartition(":")[2]}
 
 
-def test_karmada_schedulers_image_holds_binary_users_certificates_and_tmp(
+def test_karmada_image_holds_binary_and_users(
     built: dict[str, tuple[str, Path]]
 ) -> None:
     _, config, entries = contents(built["karmada-scheduler"][1])

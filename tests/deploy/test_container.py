@@ -37,7 +37,7 @@ def test_image_installs_packages_own_version() -> None:
     assert f"ARG VERSION={version}\n" in CONTAINERFILE.read_text()
 
 
-def test_final_stage_runs_unprivileged_under_tini_with_cli_as_entrypoint() -> None:
+def test_final_stage_runs_unprivileged_under_tini() -> None:
     final = CONTAINERFILE.read_text().rpartition("\nFROM ")[2]
     assert "USER 10001:10001" in final
     assert 'ENTRYPOINT ["/usr/bin/tini", "--", "binding-scheduler"]' in final

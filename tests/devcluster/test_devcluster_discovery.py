@@ -82,7 +82,7 @@ async def test_leases_are_served_in_coordination_v1(api: DevCluster) -> None:
         ("leases", "Lease", True)]
 
 
-async def test_unknown_group_is_plain_404_and_unknown_core_resource_404_status(api: DevCluster) -> None:
+async def test_unknown_group_and_resource_are_404(api: DevCluster) -> None:
     """As kube-apiserver: groups it does not serve fall through to the Go mux's plain 404; `/api` answers one."""
     assert await api.client.get("/apis/nothing.example.com/v1/things") == (404, "404 page not found\n")
     status, body = await api.client.get("/api/v1/things")

@@ -99,7 +99,7 @@ async def test_bookmarks_only_when_allowed() -> None:
             assert await stream.collect() == []
 
 
-async def test_bookmark_comes_two_seconds_before_timeout_once_store_moved_on(api: DevCluster) -> None:
+async def test_bookmark_two_seconds_before_timeout(api: DevCluster) -> None:
     since = str(api.store.resource_version)
     async with api.client.watch(rb_path(), resourceVersion=since, timeoutSeconds="3",
                                 allowWatchBookmarks="true") as stream:

@@ -45,7 +45,7 @@ def test_default_manifests_pass_server_side_dry_run(control_plane: ControlPlane)
     assert "clusterrole.rbac.authorization.k8s.io/bs-binding-scheduler created (server dry run)" in out
 
 
-def test_in_cluster_manifests_with_every_option_pass_server_side_dry_run(control_plane: ControlPlane) -> None:
+def test_in_cluster_manifests_pass_dry_run(control_plane: ControlPlane) -> None:
     values = {
         "karmadaAPI.mode": "inCluster", "replicas": 3, "podAntiAffinity": "hard", "networkPolicy.enabled": True,
         "config": {"workers": 4, "estimator": {"enabled": True}, "shutdown": {"drainTimeout": "30s"}},

@@ -20,7 +20,7 @@ def crd(kube: KubeClient, name: str) -> dict[str, Any]:
     return dict(answer)
 
 
-def test_four_crds_are_established_with_names_status_and_printer_columns(kube: KubeClient) -> None:
+def test_four_crds_are_established(kube: KubeClient) -> None:
     expected = {
         "resourcebindings.work.karmada.io": ("ResourceBinding", "Namespaced", ["rb"]),
         "clusterresourcebindings.work.karmada.io": ("ClusterResourceBinding", "Cluster", ["crb"]),

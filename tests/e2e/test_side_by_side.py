@@ -89,7 +89,7 @@ def report(side_by_side: SideBySide) -> Report:
     return side_by_side.report
 
 
-def test_every_binding_of_both_copies_settles_and_ours_is_refused_nothing(side_by_side: SideBySide) -> None:
+def test_both_copies_settle_ours_refused_nothing(side_by_side: SideBySide) -> None:
     report = side_by_side.report
     assert side_by_side.refused == []
     assert report.unsettled == [], report.render()

@@ -169,7 +169,7 @@ async def test_component_sets_request(stubs: StartStub, make_estimator: MakeEsti
     assert raw == text(1, "member1") + ld(2, web) + ld(2, db) + text(3, "shop")
 
 
-async def test_replicas_request_carries_workloads_assumed_on_that_cluster_only(
+async def test_request_carries_that_clusters_assumed(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     """Field 3 `assumedWorkloads` (gate SchedulingOvercommitProtection): namespace, then the components."""

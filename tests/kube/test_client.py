@@ -16,7 +16,7 @@ from binding_scheduler.kube.gate import WriteGateClosed
 from tests.kube.helpers import FakeTime, rb_body, rb_path
 
 
-def test_resource_path_builds_core_group_namespaced_and_subresource_paths() -> None:
+def test_resource_path_builds_every_shape() -> None:
     assert resource_path("", "v1", "events", "default") == "/api/v1/namespaces/default/events"
     assert resource_path("coordination.k8s.io", "v1", "leases", "karmada-system", "karmada-scheduler") == (
         "/apis/coordination.k8s.io/v1/namespaces/karmada-system/leases/karmada-scheduler")
@@ -238,7 +238,7 @@ async def test_write_cancelled_before_it_was_sent_is_not_in_doubt(api: DevCluste
     assert api.journal.filter(method="PATCH") == []
 
 
-def test_server_timeout_answer_leaves_outcome_unknown_and_conflict_does_not() -> None:
+def test_server_timeout_leaves_outcome_unknown() -> None:
     from binding_scheduler.kube.errors import Conflict, outcome_unknown
 
     assert outcome_unknown(ServerError(500, "ServerTimeout", "the server cannot complete the requested operation "

@@ -46,7 +46,7 @@ def host_of(api: DevCluster) -> str:
     return f"127.0.0.1:{api.port}"
 
 
-async def test_each_answered_request_is_one_result_with_status_method_and_host(
+async def test_each_answer_is_one_result(
     api: DevCluster, observed: ApiClient, heard: Heard
 ) -> None:
     await observed.create(rb_path(), rb_body("rb1"))
@@ -58,7 +58,7 @@ async def test_each_answered_request_is_one_result_with_status_method_and_host(
     assert [(method, h) for method, h, _ in heard.latencies] == [("POST", host), ("PATCH", host), ("GET", host)]
 
 
-async def test_retry_after_answer_counts_each_attempt_and_times_request_once(
+async def test_retry_after_counts_each_attempt(
     api: DevCluster, observed: ApiClient, heard: Heard, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=503, retry_after=0, message="try again", times=1)

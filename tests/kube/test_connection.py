@@ -60,7 +60,7 @@ def test_inline_certificate_data_is_base64_decoded(tmp_path: Path) -> None:
     assert (connection.ca_data, connection.cert_data, connection.key_data) == (CA_PEM, CERT_PEM, KEY_PEM)
 
 
-def test_relative_certificate_and_token_files_are_relative_to_kubeconfig(tmp_path: Path) -> None:
+def test_relative_files_resolve_from_kubeconfig(tmp_path: Path) -> None:
     path = kubeconfig(
         tmp_path / "config",
         cluster={"server": "https://api.example", "certificate-authority": "pki/ca.crt"},
@@ -235,7 +235,7 @@ def test_master_that_is_not_url_is_error(tmp_path: Path) -> None:
         load_connection(str(path), master="ftp://x")
 
 
-def test_inline_client_certificate_loads_without_writable_temporary_folder(
+def test_inline_certificate_needs_no_temp_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A read-only root with no writable /tmp (a container's securityContext) and a kubeconfig that carries its

@@ -43,7 +43,7 @@ def events_about(api: DevCluster, name: str) -> list[dict[str, Any]]:
             if event["involvedObject"]["name"] == name]
 
 
-async def test_repeated_event_patches_count_of_one_event_and_creates_no_other(
+async def test_repeated_event_patches_its_count(
     api: DevCluster, recorder: EventRecorder, clock: FakeTime
 ) -> None:
     for _ in range(4):
@@ -89,7 +89,7 @@ async def test_after_404_fallback_next_repeat_patches_event_created_again(
     assert event["count"] == 3
 
 
-async def test_first_post_that_failed_is_created_by_next_repeat_with_full_count(
+async def test_failed_first_post_made_by_next_repeat(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     api.faults.add(method="POST", path="/events$", status=500, times=1)
@@ -151,7 +151,7 @@ async def test_further_distinct_messages_are_counted_on_combined_event(
     assert len(events_about(api, "web-deployment")) == 10
 
 
-async def test_first_nine_messages_keep_their_own_events_once_combining_began(
+async def test_first_nine_messages_keep_own_events(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     for i in range(11):

@@ -76,7 +76,7 @@ async def test_closing_gate_does_not_cut_write_already_sent(
     assert (await write)["spec"]["replicas"] == 1
 
 
-async def test_gate_closed_while_write_waits_for_token_stops_it_before_sending(
+async def test_gate_closing_stops_write_awaiting_token(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     token_ready = asyncio.Event()

@@ -85,7 +85,7 @@ async def test_acquire_creates_missing_lease(api: DevCluster, client: ApiClient,
                             "renewTime": micro_time(EPOCH), "leaseTransitions": 0}
 
 
-async def test_acquire_rides_out_api_errors_and_leads_only_once_it_holds_lease(
+async def test_acquire_rides_out_api_errors(
     api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="binding_scheduler.kube.lease")
@@ -242,7 +242,7 @@ async def test_cancelled_acquisition_releases_its_write(
     assert spec_of(api)["holderIdentity"] == ""
 
 
-async def test_elector_that_only_ever_read_lease_makes_no_request_to_release_it(
+async def test_reading_elector_releases_nothing(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     api.store.create(
@@ -257,7 +257,7 @@ async def test_elector_that_only_ever_read_lease_makes_no_request_to_release_it(
     assert list(api.journal) == []
 
 
-async def test_release_writes_no_holder_one_second_duration_and_now_as_both_times(
+async def test_release_writes_no_holder_one_second(
     api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     old = elector(client, time, "old")
@@ -317,7 +317,7 @@ async def test_keep_without_holding_lease_is_loss_at_once(
     assert list(api.journal) == []
 
 
-async def test_renewal_that_gets_no_answer_within_renew_deadline_loses_lease(
+async def test_unanswered_renewal_loses_lease(
     api: DevCluster, client: ApiClient, gate: WriteGate
 ) -> None:
     candidate = LeaseElector(client, identity="a", lease_duration=1.5, renew_deadline=0.5, retry_period=0.1)
@@ -363,7 +363,7 @@ async def test_release_without_holding_writes_nothing(api: DevCluster, client: A
     assert list(api.journal) == []
 
 
-async def test_rejected_renewal_past_deadline_loses_lease_once_and_closes_gate(
+async def test_rejected_late_renewal_loses_lease_once(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     candidate = elector(client, time, "a")
@@ -489,7 +489,7 @@ async def test_leader_doubts_once_duration_minus_retry_passed(
     assert candidate.doubt() is None
 
 
-async def test_write_sent_while_leadership_is_in_doubt_is_refused_before_network(
+async def test_doubtful_leader_write_refused_locally(
     api: DevCluster, client: ApiClient, gate: WriteGate
 ) -> None:
     doubt: list[str | None] = ["the Lease was last renewed 20.0s ago: another instance may lead by now"]
@@ -535,7 +535,7 @@ async def test_lease_created_by_another_in_between_is_read_again_at_once(
 
 
 @pytest.mark.parametrize("write", ["POST", "PUT"])
-async def test_three_conflicting_writes_in_row_end_attempt_with_last_conflict(
+async def test_three_conflicts_end_attempt(
     api: DevCluster, client: ApiClient, time: FakeTime, write: str
 ) -> None:
     if write == "PUT":
@@ -565,7 +565,7 @@ async def test_attempt_that_finds_another_holder_keeps_lease_it_read(
     assert candidate.holder == "other"
 
 
-async def test_leader_whose_lease_was_released_by_someone_else_loses_it_to_nobody(
+async def test_lease_released_by_other_loses_it(
     api: DevCluster, client: ApiClient, gate: WriteGate, time: FakeTime
 ) -> None:
     candidate = elector(client, time, "a")
@@ -602,7 +602,7 @@ def test_record_ages_on_monotonic_clock(
     ({"retry_period": 0.0}, "retry_period (0.0) must be positive and below renew_deadline"),
     ({"retry_period": 10.0}, "retry_period (10.0) must be positive and below renew_deadline"),
 ])
-def test_timings_that_cannot_hold_lease_are_refused_with_what_is_wrong(
+def test_impossible_lease_timings_refused(
     client: ApiClient, timings: dict[str, float], error: str
 ) -> None:
     with pytest.raises(ValueError) as refused:

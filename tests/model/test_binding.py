@@ -188,7 +188,7 @@ def test_status_scheduler_reads_is_parsed() -> None:
 # --- explicit reschedule (Karmada's pkg/util/binding.go: RescheduleRequired) -----------------------------
 
 
-def test_reschedule_is_pending_when_triggered_strictly_after_last_schedule() -> None:
+def test_reschedule_pending_if_after_last_schedule() -> None:
     rb = make_binding(reschedule_at="2024-05-01T10:00:01Z", last_scheduled="2024-05-01T10:00:00Z")
     assert rb.reschedule_pending
 

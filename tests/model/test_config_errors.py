@@ -34,7 +34,7 @@ def test_every_wrong_field_is_found_in_one_reading() -> None:
     ]
 
 
-def test_parse_config_raises_them_together_with_first_as_path_and_problem() -> None:
+def test_parse_config_raises_all_together() -> None:
     with pytest.raises(ValidationErrors) as caught:
         parse_config(doc(THREE_WRONG))
     error = caught.value
@@ -68,7 +68,7 @@ def test_every_unknown_field_of_section_and_wrong_values_are_reported() -> None:
     ]
 
 
-def test_section_that_is_no_object_is_one_error_and_others_are_still_read() -> None:
+def test_non_object_section_is_one_error() -> None:
     assert errors_of(doc({"metrics": 3, "kubeAPI": {"burst": 0}})) == [
         "spec.metrics: expected an object, got 3", "spec.kubeAPI.burst: 0 is less than 1"]
 

@@ -55,7 +55,7 @@ def test_duplicated_gets_no_division_preference() -> None:
     assert scheduling is not None and scheduling.division_preference is None
 
 
-def test_spread_constraint_with_neither_field_nor_label_spreads_by_cluster() -> None:
+def test_bare_spread_constraint_spreads_by_cluster() -> None:
     (constraint,) = parse({"spreadConstraints": [{"maxGroups": 2}]}).spread_constraints
     assert (constraint.spread_by_field, constraint.max_groups) == ("cluster", 2)
 
@@ -140,7 +140,7 @@ def test_overflow_affinities_are_parsed() -> None:
 # --- validation ------------------------------------------------------------------------------------------
 
 
-def test_unknown_label_operator_is_kept_as_expression_that_matches_nothing() -> None:
+def test_unknown_label_operator_matches_nothing() -> None:
     # The CRD stores it; Karmada's label selector conversion fails, so the affinity matches no cluster.
     affinity = parse({"clusterAffinity": {"labelSelector": {"matchExpressions": [expression("a", "Inn", "x")]}}})
     assert affinity.cluster_affinity is not None and affinity.cluster_affinity.label_selector is not None

@@ -91,7 +91,7 @@ def requirement_error(data: dict[str, object], operators: tuple[str, ...] = LABE
         ({"key": "a", "operator": "NotIn", "values": ["x" * 64]}, LABEL_OPERATORS),
     ],
 )
-def test_expression_kubernetes_cannot_build_is_kept_and_matches_nothing(
+def test_unbuildable_expression_matches_nothing(
     data: dict[str, object], operators: tuple[str, ...]
 ) -> None:
     # The CRDs store it; Karmada's ClusterMatches fails to convert the selector and matches no cluster (so a

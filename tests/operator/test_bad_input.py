@@ -27,7 +27,7 @@ BAD_PLACEMENT = {  # the CRD takes a negative minGroups; no policy can carry one
 }
 
 
-def test_bad_binding_gets_scheduler_error_one_warning_and_backoff_retries(
+def test_bad_binding_errs_warns_and_backs_off(
     tmp_path: Path, api: DevCluster
 ) -> None:
     fast_backoff = config_spec(queue={"initialBackoff": "50ms", "maxBackoff": "100ms"})

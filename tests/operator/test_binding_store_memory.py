@@ -51,7 +51,7 @@ def test_same_placements_share_entries_and_keep_values() -> None:
     assert a[1] is not b[1]
 
 
-def test_entry_without_replicas_is_not_shared_with_one_of_zero_replicas() -> None:
+def test_no_replicas_entry_differs_from_zero() -> None:
     store = BindingStore()
     store.upsert(_placed("a", [{"name": "m1"}]))
     store.upsert(_placed("b", [{"name": "m1", "replicas": 0}]))
@@ -89,7 +89,7 @@ def test_pool_is_emptied_at_limit_and_bodies_keep_their_entries() -> None:
         [{"name": f"m{index}", "replicas": 1}] for index in range(6)]
 
 
-def test_status_write_keeps_spec_object_and_parses_only_metadata_and_status() -> None:
+def test_status_write_parses_only_metadata_and_status() -> None:
     store = BindingStore()
     first = _placed("a", [{"name": "m1", "replicas": 3}])
     store.upsert(first)
@@ -164,7 +164,7 @@ def test_spec_change_beyond_clusters_is_parsed_whole() -> None:
     assert after == parse_binding(changed)
 
 
-def test_invalid_entry_in_spec_write_of_new_clusters_is_reported_with_path() -> None:
+def test_invalid_new_cluster_entry_names_path() -> None:
     store = BindingStore()
     store.upsert(_with_placement([], version="1", generation=1, regions=["eu"]))
     store.parsed("default/a")
@@ -228,7 +228,7 @@ def test_spec_write_of_shared_placement_parses_to_shared_tuple() -> None:
     assert written.clusters is first.clusters
 
 
-def test_placement_with_entry_kept_as_sent_or_of_few_clusters_is_not_shared() -> None:
+def test_odd_or_small_placement_is_not_shared() -> None:
     store = BindingStore()
     odd = [*_fleet(1)[:-1], {"name": "m19", "replicas": 1, "extra": True}]
     store.upsert(_placed("a", odd))

@@ -14,7 +14,7 @@ from binding_scheduler.operator import runner
 from binding_scheduler.operator.options import LaunchOptions
 
 
-def test_scheduler_process_runs_with_young_generation_of_fifty_thousand(
+def test_young_generation_is_fifty_thousand(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: list[tuple[int, int, int]] = []

@@ -135,7 +135,7 @@ def test_scheduler_name_change_needs_restart_and_is_not_applied(api: DevCluster)
     assert "spec.schedulerName" in found["message"]
 
 
-def test_invalid_configuration_at_start_stops_start_and_marks_it_invalid(
+def test_invalid_config_at_start_stops_start(
     api: DevCluster, caplog: Any
 ) -> None:
     create_config(api, config_spec(schedulerName="mine", shutdown={"drainTimeout": "soon"}))

@@ -23,7 +23,7 @@ from testsupport.operator.harness import (
 SPEC_PATH = r"/namespaces/default/resourcebindings/web$"
 
 
-def test_409_on_spec_write_writes_no_condition_and_retries_without_backoff(
+def test_spec_409_retries_without_backoff(
     api: DevCluster, config_file: Path
 ) -> None:
     """The refused decision is not put in backoff: when its retry reaches the server, the backoff queue depth the
@@ -66,7 +66,7 @@ def test_concurrent_write_between_read_and_write_fences_decision(api: DevCluster
     assert body["status"]["schedulerObservedGeneration"] == body["metadata"]["generation"]
 
 
-def test_409_on_status_write_writes_no_condition_and_next_pass_finishes(
+def test_status_409_next_pass_finishes(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))

@@ -41,7 +41,7 @@ def test_unverified_kopf_runs_on_kopfs_handlers_and_says_so(
     assert failing == {}  # no watch_guard to count failures on this path
 
 
-def test_fast_path_runs_where_kopf_is_verified_and_says_nothing_at_info(
+def test_fast_path_runs_on_verified_kopf(
     api: DevCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger=HANDLERS)

@@ -11,9 +11,9 @@ import pytest
 
 from binding_scheduler.devcluster import DevCluster
 from binding_scheduler.operator import handlers
-from tests.operator.test_bad_input import test_bad_binding_gets_scheduler_error_one_warning_and_backoff_retries
+from tests.operator.test_bad_input import test_bad_binding_errs_warns_and_backs_off
 from tests.operator.test_cluster_events import test_cluster_label_change_requeues_bindings_it_now_matches
-from tests.operator.test_conflicts import test_409_on_spec_write_writes_no_condition_and_retries_without_backoff
+from tests.operator.test_conflicts import test_spec_409_retries_without_backoff
 from tests.operator.test_first_schedule import test_new_binding_is_scheduled_with_two_fenced_writes
 from tests.operator.test_no_kopf_writes import test_every_write_is_lease_fenced_binding_write_or_our_event
 from tests.operator.test_triggers import test_scaling_up_reschedules_with_scale_write
@@ -35,10 +35,10 @@ ON_KOPFS_PATH = (
     test_new_binding_is_scheduled_with_two_fenced_writes,
     test_every_write_is_lease_fenced_binding_write_or_our_event,
     test_divided_binding_gets_exactly_two_writes_and_no_pass_after_own,
-    test_409_on_spec_write_writes_no_condition_and_retries_without_backoff,
+    test_spec_409_retries_without_backoff,
     test_scaling_up_reschedules_with_scale_write,
     test_cluster_label_change_requeues_bindings_it_now_matches,
-    test_bad_binding_gets_scheduler_error_one_warning_and_backoff_retries,
+    test_bad_binding_errs_warns_and_backs_off,
 )
 """The behaviour tests run again on Kopf's path (pytest collects them in this module, under its fixture)."""
 
@@ -49,7 +49,7 @@ def kopf_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(harness, "EVENT_PATH", "kopf")
 
 
-def test_on_kopfs_path_resync_forgets_cluster_deleted_while_watch_was_down(
+def test_resync_forgets_cluster_deleted_unwatched(
     api: DevCluster, config_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(handlers, "RESYNC_PERIOD", 0.2)

@@ -91,7 +91,7 @@ def test_kopf_run_failing_start_says_why_exits_1(tmp_path: Path) -> None:
     assert len(output.strip().splitlines()) == 1, output
 
 
-def test_kopf_run_with_unknown_event_path_says_so_in_one_line_and_exits_1() -> None:
+def test_kopf_run_unknown_event_path_exits_1() -> None:
     env = {**os.environ, "BINDING_SCHEDULER_EVENT_PATH": "bogus"}
     assert KOPF is not None
     result = subprocess.run([KOPF, "run", "--standalone", "--all-namespaces", "-m",

@@ -68,7 +68,7 @@ def renewals_since(api: DevCluster, moment: float) -> list[float]:
     return [e.time for e in puts if e.time > moment and e.status == 200]
 
 
-def test_lease_is_renewed_during_long_decision_and_stop_abandons_it_at_once(
+def test_lease_renewed_during_long_decision(
     api: DevCluster, tmp_path: Path
 ) -> None:
     fleet(api)

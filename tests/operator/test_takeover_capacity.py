@@ -61,7 +61,7 @@ def running(api: DevCluster, name: str) -> None:
         {"clusterName": cluster, "applied": True, "health": "Healthy"} for cluster in CLUSTERS]}})
 
 
-def test_scale_up_right_after_takeover_is_placed_where_members_have_room(tmp_path: Path) -> None:
+def test_scale_up_after_takeover_fits_members(tmp_path: Path) -> None:
     config = write_config(tmp_path / "config.yaml",
                           config_spec(featureGates={"SchedulingOvercommitProtection": True}))
     with DevCluster.in_thread() as api:

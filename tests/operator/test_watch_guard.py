@@ -104,7 +104,7 @@ async def test_failures_back_off_until_good_list(
     assert sleeps == [0.01, 0.02, 0.04, 0.01]
 
 
-async def test_stream_failing_while_other_streams_are_open_is_reported_failing(
+async def test_failing_stream_reported_among_others(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Each watch of the operator shares one record of failures: a stream started after another, while none had

@@ -59,7 +59,7 @@ def test_two_bindings_of_one_affinity_group_end_on_same_cluster(api: DevCluster,
     assert (first, second) == (["m2"], ["m2"])
 
 
-def test_two_bindings_of_one_anti_affinity_group_end_on_different_clusters(api: DevCluster, gated: Path) -> None:
+def test_anti_affinity_group_ends_apart(api: DevCluster, gated: Path) -> None:
     apply(api, cluster_doc("m1", pods=300), cluster_doc("m2", pods=200), cluster_doc("m3", pods=100))
     with running_operator(api, gated):
         first = create_and_wait(api, member("db-a", {"antiAffinityGroup": "app=db"}))

@@ -45,7 +45,7 @@ def test_simulate_decides_as_karmada(
     _judge(cases, results, tmp_path, capsys, "differential")
 
 
-def test_simulate_decides_as_karmada_over_fleets_of_thousands_of_clusters(
+def test_simulate_decides_over_huge_fleets(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cases = fleet_scale_cases(FLEET_SCALE, SEED)
@@ -320,7 +320,7 @@ def test_int32_sum_allows_only_wrapped_sum_of_candidates() -> None:
     assert differential.classify(steady, ours, karmada(-2147483648), {}, set, three)[0] == "divergence"
 
 
-def test_component_results_allow_only_bindings_own_components_on_one_cluster() -> None:
+def test_component_results_only_own_components() -> None:
     parts = [{"name": "driver", "replicas": 1}, {"name": "worker", "replicas": 3}]
     doc = {"kind": "ResourceBinding", "metadata": {"namespace": "default", "name": "job"},
            "spec": {"components": parts, "placement": {}}}

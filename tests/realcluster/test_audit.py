@@ -26,7 +26,7 @@ def write(path: Path, *events: dict[str, Any]) -> Path:
     return path
 
 
-def test_watch_whose_response_has_started_counts_before_connection_ends(tmp_path: Path) -> None:
+def test_started_watch_counts_before_it_ends(tmp_path: Path) -> None:
     log = audit.read_log(write(tmp_path / "audit.log", event("w", "RequestReceived", code=None),
                                event("w", "ResponseStarted")))
     assert [(e.verb, e.permission, e.code) for e in log.entries] == [

@@ -94,7 +94,7 @@ def as_tuple(load: AssumedLoad, listed: bool) -> tuple[Any, ...]:
 
 @settings(max_examples=400, deadline=None)
 @given(snapshot=fleets(), history=histories(), data=st.data())
-def test_columns_give_estimates_loads_and_versions_per_cluster_loads_give(
+def test_columns_give_what_loads_give(
     snapshot: Snapshot, history: tuple[AssumptionCache, Binding, bool], data: st.DataObject
 ) -> None:
     cache, binding, multi = history

@@ -125,7 +125,7 @@ def test_undone_pass_of_deleted_binding_restores_nothing() -> None:
     assert (held(cache, "m1"), held(cache, "m2")) == ({}, {})
 
 
-def test_binding_created_again_after_deletion_is_restored_as_any_other() -> None:
+def test_recreated_binding_restored_as_any() -> None:
     cache = AssumptionCache()
     web = rb("web")
     cache.release("shop/web")
@@ -190,7 +190,7 @@ def test_clusters_given_same_replicas_share_one_assumed_workload() -> None:
     assert len({id(cache.assumed_on(f"m{i}")["shop/web"]) for i in range(100)}) == 1
 
 
-def test_healthy_cluster_of_duplicated_binding_is_released_and_others_stay() -> None:
+def test_duplicated_releases_healthy_cluster_only() -> None:
     cache = AssumptionCache()
     cache.assume(rb("web"), [TargetCluster(f"m{i}", 4) for i in range(3)] + [TargetCluster("m9", 1)],
                  multi_template=False)

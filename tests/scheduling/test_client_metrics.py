@@ -27,7 +27,7 @@ def samples(metrics: SchedulerMetrics, name: str) -> dict[tuple[tuple[str, str],
             for s in family.samples if s.name == name}
 
 
-async def test_request_through_api_client_counts_in_rest_client_requests_total(api: DevCluster) -> None:
+async def test_api_client_counts_rest_requests(api: DevCluster) -> None:
     metrics = SchedulerMetrics()
     async with ApiClient(load_connection(str(api.kubeconfig_path)), WriteGate(),
                          observer=metrics.rest_client) as client:
@@ -45,7 +45,7 @@ async def test_request_through_api_client_counts_in_rest_client_requests_total(a
     }
 
 
-def test_request_duration_buckets_are_client_gos_written_as_go_writes_them() -> None:
+def test_duration_buckets_are_client_gos() -> None:
     metrics = SchedulerMetrics()
     metrics.rest_client.request_latency("GET", "h:443", 0.3)
     text = metrics.render().decode()

@@ -189,7 +189,7 @@ async def test_decision_over_cpu_limit_in_process_raises_over_cpu_limit(pool: De
     assert pool.remote == 1
 
 
-async def test_process_that_exits_mid_decision_leaves_decision_to_this_process(pool: DecisionPool) -> None:
+async def test_dead_process_leaves_decision_here(pool: DecisionPool) -> None:
     here = framework()
     snapshot = snapshot_of(fleet())
     binding = bindings()[1]

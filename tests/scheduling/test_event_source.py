@@ -16,6 +16,6 @@ def test_kopfs_own_path_reports_nothing_and_is_resynced() -> None:
     assert (source.reports_lists, source.resync_every, source.watch_problem()) == (False, 300.0, None)
 
 
-def test_service_built_without_source_lists_at_start_and_is_never_stale() -> None:
+def test_sourceless_service_lists_at_start() -> None:
     assert (LISTED_AT_START.reports_lists, LISTED_AT_START.resync_every, LISTED_AT_START.watch_problem()) == (
         False, None, None)

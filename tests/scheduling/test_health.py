@@ -223,7 +223,7 @@ async def test_host_of_127_0_0_1_listens_on_that_address_only() -> None:
 
 
 @needs_ipv6
-async def test_empty_host_listens_on_every_interface_ipv4_and_ipv6_on_one_port() -> None:
+async def test_empty_host_listens_on_every_interface() -> None:
     async with HealthServer(SchedulerMetrics(), metrics_host="", metrics_port=0, health_port=None,
                             ready=always_ready) as s:
         assert (can_connect("127.0.0.1", s.metrics_port), can_connect("::1", s.metrics_port)) == (True, True)

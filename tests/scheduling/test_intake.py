@@ -177,7 +177,7 @@ def test_deleted_cluster_queues_its_bindings_by_priority() -> None:
     assert queued(scheduler) == ["default/c-high", "default/b-low"]
 
 
-def test_deleted_binding_is_forgotten_by_store_and_every_waiting_place() -> None:
+def test_deleted_binding_forgotten_everywhere() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web"))
     (info,) = [scheduler.queue.pop_nowait()]
@@ -243,7 +243,7 @@ def test_cluster_change_requeues_rbs_before_crbs() -> None:
     assert queued(scheduler) == ["default/web", "a-crb"]
 
 
-def test_invalid_binding_on_deleted_cluster_is_queued_too_at_priority_zero() -> None:
+def test_invalid_binding_requeued_at_priority_zero() -> None:
     """It gets its SchedulerError condition from its pass; it must not jump the queue, nor break intake."""
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
     scheduler.on_binding(body("a-valid", on=("m2",)))

@@ -66,7 +66,7 @@ def with_groups() -> tuple[Scheduler, WorkloadGroupIndex]:
     return scheduler, index
 
 
-def test_workload_groups_index_follows_every_stored_and_deleted_binding() -> None:
+def test_groups_index_follows_store() -> None:
     scheduler, index = with_groups()
     scheduler.on_binding(grouped("a", "g"))
     scheduler.on_binding(grouped("b", "g"))
@@ -78,7 +78,7 @@ def test_workload_groups_index_follows_every_stored_and_deleted_binding() -> Non
     assert [m.name for m in index.affinity_members("g")] == ["b"]
 
 
-def test_binding_missing_from_complete_list_leaves_workload_groups_index() -> None:
+def test_missing_binding_leaves_groups_index() -> None:
     scheduler, index = with_groups()
     kept = grouped("kept", "g")
     scheduler.on_binding(kept)
@@ -132,7 +132,7 @@ def healthy_on(doc: dict[str, Any], *names: str) -> dict[str, Any]:
     return doc
 
 
-def test_workload_turning_healthy_releases_assumption_on_that_cluster_only() -> None:
+def test_healthy_workload_releases_that_cluster() -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
     scheduler.on_binding(body("web", on=("m1", "m2")))
     assume_on(scheduler, "default/web", "m1", "m2")
@@ -143,7 +143,7 @@ def test_workload_turning_healthy_releases_assumption_on_that_cluster_only() -> 
     assert list(scheduler.ctx.assumptions.assumed_on("m2")) == ["default/web"]
 
 
-def test_workload_already_healthy_does_not_release_assumption_made_since() -> None:
+def test_healthy_workload_keeps_newer_assumption() -> None:
     scheduler = make_scheduler(cluster("m1"))
     scheduler.on_binding(healthy_on(body("web", on=("m1",)), "m1"))
     assume_on(scheduler, "default/web", "m1")
@@ -182,7 +182,7 @@ def test_wait_ends_on_newer_event_not_refused_one() -> None:
     assert queued(scheduler) == ["default/web"]
 
 
-def test_body_placed_on_cluster_that_is_gone_is_queued_as_cluster_change() -> None:
+def test_body_on_gone_cluster_queued_as_change() -> None:
     scheduler = make_scheduler(cluster("m1"))
     scheduler.on_binding(body("web", on=("m1",)))
     queued(scheduler)
@@ -205,7 +205,7 @@ def test_own_write_onto_removed_cluster_is_requeued() -> None:
     assert events_counted(scheduler, "ClusterChanged") == 1
 
 
-def test_invalid_cluster_is_kept_with_error_and_log_line_says_what_is_wrong(
+def test_invalid_cluster_kept_with_error_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
@@ -221,7 +221,7 @@ def test_invalid_cluster_is_kept_with_error_and_log_line_says_what_is_wrong(
         f"cluster m2 is invalid and is left out of scheduling: {error}"]
 
 
-def test_deleted_cluster_counts_each_binding_it_requeues_as_cluster_change() -> None:
+def test_deleted_cluster_counts_requeues() -> None:
     scheduler = make_scheduler(cluster("m1"), cluster("m2"))
     scheduler.on_binding(body("a", on=("m2",)))
     scheduler.on_binding(body("b", on=("m2",)))
@@ -256,7 +256,7 @@ async def test_slice_requeue_task_is_named_after_cluster(
     assert len(queued(scheduler)) == 5
 
 
-async def test_exactly_one_slice_of_bindings_is_requeued_at_once_without_task(
+async def test_one_slice_requeued_without_task(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],

@@ -183,7 +183,7 @@ def test_exponential_buckets() -> None:
             exponential_buckets(*bad)
 
 
-def test_build_info_carries_karmadas_labels_with_what_python_package_knows() -> None:
+def test_build_info_carries_karmadas_labels() -> None:
     m = SchedulerMetrics()
     assert value(m, "karmada_build_info", git_version=__version__, git_commit="", git_short_commit="",
                  git_tree_state="", build_date="", go_version="", compiler=platform.python_implementation().lower(),

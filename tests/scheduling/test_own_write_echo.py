@@ -52,7 +52,7 @@ class Events:
         return None
 
 
-async def test_own_spec_write_seen_by_intake_before_response_needs_no_second_pass() -> None:
+async def test_early_echo_of_own_write_needs_no_pass() -> None:
     body = binding(placement={}, clusters=None)  # a Duplicated non-workload: every pass that runs writes
     body["metadata"]["labels"] = dict(LABELS)
     client = EchoingClient(body)

@@ -69,7 +69,7 @@ async def test_binding_without_placement_errs_and_retries() -> None:
     assert events.recorded == [("ResourceBinding", "Warning", "ScheduleBindingFailed", message)]
 
 
-async def test_deleting_binding_gets_warning_on_itself_and_resource_and_no_write() -> None:
+async def test_deleting_binding_gets_warnings_no_write() -> None:
     body = binding(replicas=1, placement=placement())
     body["metadata"]["deletionTimestamp"] = "2026-11-29T00:00:00Z"
     client = FakeClient()
@@ -101,7 +101,7 @@ async def test_invalid_binding_gets_error_naming_field() -> None:
         ("ResourceBinding", "Warning", "ScheduleBindingFailed", "invalid binding: spec.replicas: -1 is less than 0")]
 
 
-async def test_cluster_resource_binding_without_placement_is_refused_naming_kind() -> None:
+async def test_crb_without_placement_refused() -> None:
     body = binding("role", cluster_scoped=True)
     client = ScriptedClient()
     run = Run(body, client)
@@ -130,7 +130,7 @@ async def test_decision_over_cpu_limit_is_unschedulable() -> None:
     assert [(t, r, m) for _, t, r, m in run.events.recorded] == [("Warning", "ScheduleBindingFailed", message)]
 
 
-async def test_generation_without_condition_is_decided_again_and_gets_condition(
+async def test_conditionless_generation_is_decided(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient()
@@ -179,7 +179,7 @@ async def test_reserve_failure_writes_no_placement_names_plugin() -> None:
     assert [(t, r, m) for _, t, r, m in run.events.recorded][-1] == ("Warning", "ScheduleBindingFailed", message)
 
 
-async def test_reserve_plugins_failure_leaves_observed_affinity_term_as_it_was() -> None:
+async def test_reserve_failure_keeps_observed_term() -> None:
     client = ScriptedClient()
     run = Run(binding(replicas=2, placement=placement(affinities=[term("primary", "m1")])), client)
     run.settings = PassSettings(scheduler_name="default-scheduler", plugins=build_plugins(extra=[FullLedger()]))
@@ -188,7 +188,7 @@ async def test_reserve_plugins_failure_leaves_observed_affinity_term_as_it_was()
     assert "schedulerObservingAffinityName" not in status_of(client)
 
 
-async def test_reserve_plugins_failure_keeps_warnings_of_terms_that_failed_before() -> None:
+async def test_reserve_failure_keeps_earlier_term_warnings() -> None:
     client = ScriptedClient()
     terms = [term("gone", "nowhere"), term("primary", "m1")]
     run = Run(binding(replicas=2, placement=placement(affinities=terms)), client)
@@ -297,7 +297,7 @@ async def test_too_few_replicas_anywhere_writes_no_spec_and_is_unschedulable() -
     assert attempts(run, "error", "ReconcileSchedule") == 1
 
 
-async def test_skipped_affinity_term_is_warning_and_term_used_is_named_in_status(
+async def test_skipped_term_warns_used_term_named(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient(spec=[written(2, "8")])
@@ -335,7 +335,7 @@ async def test_multi_component_binding_placed_nowhere_is_scaled(
     assert [line.rsplit("(", 1)[1].split(",")[0] for line in decision_lines(caplog)] == ["ScaleSchedule"]
 
 
-async def test_binding_without_name_is_ignored_with_one_error_line_and_no_write(
+async def test_nameless_binding_ignored_one_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     body = binding(replicas=1, placement=placement())
@@ -353,7 +353,7 @@ async def test_binding_without_name_is_ignored_with_one_error_line_and_no_write(
         "required (attempt 1)")]
 
 
-async def test_object_of_another_kind_is_ignored_with_one_error_line_and_no_write(
+async def test_other_kind_ignored_with_one_error_line(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     body = binding(replicas=1, placement=placement())
@@ -371,7 +371,7 @@ async def test_object_of_another_kind_is_ignored_with_one_error_line_and_no_writ
         "ResourceBinding, ClusterResourceBinding (attempt 1)"]
 
 
-async def test_every_plugin_of_pass_sees_cycle_state_and_may_keep_data_there() -> None:
+async def test_plugins_share_cycle_state() -> None:
     seen: list[object] = []
 
     class Counting:
@@ -419,7 +419,7 @@ async def test_framework_of_pass_is_built_from_settings() -> None:
     assert framework.workload_groups is groups
 
 
-async def test_pass_context_keeps_assumption_cache_and_workload_groups_it_is_given() -> None:
+async def test_context_keeps_assumptions_and_groups_given() -> None:
     assumptions = AssumptionCache()
     groups = WorkloadGroupIndex()
     run = Run(binding(replicas=1, placement=placement()), ScriptedClient())

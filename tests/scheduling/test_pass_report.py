@@ -101,7 +101,7 @@ async def test_decision_logs_clusters_trigger_and_attempt(caplog: pytest.LogCapt
 # -- the decision line ---------------------------------------------------------------------------------------
 
 
-async def test_decision_line_names_binding_scope_clusters_trigger_time_and_try(
+async def test_decision_line_names_everything(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     decision = Decision((TargetCluster("m1", 2), TargetCluster("m2", 0)), None, None)
@@ -161,7 +161,7 @@ async def test_object_without_kind_or_name_is_named_by_question_marks(caplog: py
     assert [r.getMessage().split(": not scheduled: ")[0] for r in caplog.records] == ["binding ? (?)"]
 
 
-async def test_decision_placing_on_no_cluster_is_logged_as_scheduled_to_dash(
+async def test_no_cluster_decision_logged_as_dash(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with caplog.at_level(logging.INFO, logger=PASSES):
@@ -172,7 +172,7 @@ async def test_decision_placing_on_no_cluster_is_logged_as_scheduled_to_dash(
         "binding default/web (ResourceBinding): scheduled to - (ReconcileSchedule, 15 ms, attempt 1)"]
 
 
-async def test_failed_decision_is_logged_with_reason_and_message_of_its_condition(
+async def test_failed_decision_logs_condition_reason(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     error = fit_error()
@@ -237,7 +237,7 @@ async def test_event_on_cluster_resource_binding_names_no_namespace() -> None:
         "apiVersion": GROUP_VERSION, "kind": "ClusterResourceBinding", "namespace": "", "name": "role", "uid": ""}
 
 
-async def test_event_on_binding_body_missing_kind_and_metadata_names_them_empty() -> None:
+async def test_event_on_bare_body_names_them_empty() -> None:
     empty = {"apiVersion": GROUP_VERSION, "kind": "", "namespace": "", "name": "", "uid": ""}
     assert involved_binding(ObjectMeta.of({})) == empty
 

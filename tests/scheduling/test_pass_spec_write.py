@@ -49,7 +49,7 @@ async def test_spec_write_sends_applied_placement_and_clusters() -> None:
     assert body["metadata"]["annotations"] == {"policy.karmada.io/applied-placement": "{}"}
 
 
-async def test_result_held_with_zero_replicas_spelled_out_is_not_written_again() -> None:
+async def test_explicit_zero_replicas_not_rewritten() -> None:
     """Karmada compares the decoded objects, where `{"name": "m1", "replicas": 0}` and `{"name": "m1"}` are one
     target (Go's `omitempty`): no spec write for a result the binding holds in either spelling."""
     body = placed_body()
@@ -120,7 +120,7 @@ async def test_unanswered_spec_write_writes_error_condition() -> None:
     assert (condition["reason"], condition["message"]) == ("SchedulerError", "cannot connect to host 127.0.0.1:6443")
 
 
-async def test_binding_deleted_after_our_read_is_forgotten_without_status_write() -> None:
+async def test_deleted_after_read_is_forgotten() -> None:
     client = FakeClient(spec_error=NotFound(404, "NotFound", 'resourcebindings "web" not found'))
     outcome, events = await run(binding(replicas=1, placement=placement()), client, "m1")
     assert outcome is PassOutcome.FORGOTTEN

@@ -103,7 +103,7 @@ async def test_second_409_on_status_write_requeues() -> None:
     assert client.versions() == [("spec", "7"), ("status", "8"), ("status", "9")]
 
 
-async def test_409_on_status_write_without_spec_write_of_ours_is_not_sent_again() -> None:
+async def test_status_409_without_spec_write_not_resent() -> None:
     client = ScriptedClient(status=[CONFLICT])
     run = Run(placed_body(), client)
 
@@ -129,7 +129,7 @@ async def test_binding_needing_no_decision_records_generation_fenced() -> None:
     assert run.events.recorded == []
 
 
-async def test_binding_needing_no_decision_at_observed_generation_writes_nothing() -> None:
+async def test_observed_generation_writes_nothing() -> None:
     body = placed_body(DIVIDED)
     body["status"] = {"schedulerObservedGeneration": 2, "conditions": [
         {"type": "Scheduled", "status": "True", "reason": "Success", "message": "ok",
@@ -189,7 +189,7 @@ async def test_lone_status_write_that_fails_is_counted_and_raised(body: dict[str
 
 
 @pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
-async def test_lone_status_write_refused_by_closed_gate_is_counted_and_raised(body: dict[str, Any]) -> None:
+async def test_closed_gate_lone_status_write_raised(body: dict[str, Any]) -> None:
     run = Run(body, ScriptedClient(status=[WriteGateClosed("scheduler shut down")]))
     with pytest.raises(WriteGateClosed):
         await run.pass_()
@@ -320,7 +320,7 @@ async def test_refused_binding_gets_fenced_condition() -> None:
     assert (run.writes(WriteKind.STATUS, WriteResult.OK), run.writes(WriteKind.EVENT, WriteResult.OK)) == (1, 1)
 
 
-async def test_refusal_condition_already_states_writes_nothing_and_posts_no_event() -> None:
+async def test_stated_refusal_writes_and_posts_nothing() -> None:
     body = binding(replicas=1)
     body["status"] = {"conditions": [
         {"type": "Scheduled", "status": "False", "reason": "SchedulerError", "message": NO_PLACEMENT,

@@ -34,7 +34,7 @@ def held(claims: PreemptionClaims) -> list[str]:
 # -- claims ---------------------------------------------------------------------------------------------------
 
 
-def test_claim_replaces_lower_priority_claims_of_others_on_cluster_only() -> None:
+def test_claim_replaces_lower_claims_there() -> None:
     claims = PreemptionClaims(clock=lambda: 0.0)
     for other in (claim("higher", HIGH + 1), claim("equal", HIGH), claim("lower", HIGH - 1),
                   claim("elsewhere", LOW, "m2")):
@@ -66,7 +66,7 @@ def test_equal_or_higher_claim_blocks_preempting_on_cluster() -> None:
     assert not claims.blocking("m1", prioritized("equal", HIGH))  # its own claim never blocks it
 
 
-def test_claim_read_back_from_annotation_is_claim_written_with_deadline() -> None:
+def test_claim_round_trips_through_annotation() -> None:
     written = claim("high", HIGH)
 
     assert read_claim("default/high", claim_annotation(written, 1234.5)) == (written, 1234.5)
@@ -81,7 +81,7 @@ def test_bad_claim_annotation_ignored_with_warning(
         f"binding default/high: annotation {CLAIM_ANNOTATION} is not a preemption claim ('priority'): ignored"]
 
 
-def test_claim_held_already_or_ending_now_is_not_taken_up_from_annotation() -> None:
+def test_held_or_ending_claim_not_taken_up() -> None:
     claims = PreemptionClaims(clock=lambda: 100.0)
     claims.set(claim("high", HIGH, "m2"), until=500.0)
     claims.take_up("default/high", {CLAIM_ANNOTATION: claim_annotation(claim("high", HIGH), 400.0)})
@@ -225,7 +225,7 @@ def test_blocked_preemptor_woken_when_claimant_placed() -> None:
     assert woken == [("default/second", HIGH)]
 
 
-def test_preemptor_blocked_by_claim_is_woken_when_that_preemption_fails() -> None:
+def test_blocked_preemptor_woken_when_it_fails() -> None:
     claims, woken = waiting()
     claims.drop("default/first")
     assert woken == [("default/second", HIGH)]
@@ -239,7 +239,7 @@ def test_preemptor_blocked_by_claim_is_woken_when_that_claim_expires() -> None:
     assert woken == [("default/second", HIGH)]
 
 
-def test_preemptor_blocked_by_claim_is_woken_when_clusters_capacity_changes() -> None:
+def test_blocked_preemptor_woken_on_capacity_change() -> None:
     claims, woken = waiting()
     claims.freed("m2")
     assert woken == []
@@ -270,7 +270,7 @@ def test_blocked_preemptor_woken_when_claim_moves() -> None:
     assert woken == [("default/second", HIGH)]
 
 
-def test_claim_of_placed_preemptor_is_not_taken_up_again_from_older_event() -> None:
+def test_placed_preemptors_old_claim_ignored() -> None:
     claims = PreemptionClaims(clock=lambda: 100.0)
     until = claims.set(claim("high", HIGH), until=400.0)
     claims.clear("default/high")

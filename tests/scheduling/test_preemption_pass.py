@@ -132,7 +132,7 @@ async def test_changed_victim_is_not_evicted_and_preemption_errs() -> None:
     assert value(run, "karmada_scheduler_preemption_attempts_total", result="error") == 1
 
 
-async def test_failed_preemption_removes_claim_from_preemptor_before_condition() -> None:
+async def test_failed_preemption_removes_claim_first() -> None:
     client = ScriptedClient(spec=[written(1, "8"), CONFLICT, written(1, "9")])
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))
 
@@ -160,7 +160,7 @@ async def test_failed_preemption_claim_is_not_reused_on_preemptor(
     assert sent(client)[:2] == [("spec", "/high"), ("spec", "/low")]
 
 
-async def test_while_claim_lives_preemptor_evicts_no_one_else_and_keeps_waiting() -> None:
+async def test_living_claim_keeps_preemptor_waiting() -> None:
     client = ScriptedClient()
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True),
                     prioritized("other", LOW, policy="Never", placed=True))
@@ -312,7 +312,7 @@ async def test_preemption_cut_at_drain_deadline_writes_nothing_after_stop() -> N
     assert (client.sent, client.cancelled) == (["/high"], ["/high"])
 
 
-async def test_preemptor_whose_claim_written_meanwhile_conflicts_preempts_no_one() -> None:
+async def test_conflicting_claim_preempts_no_one() -> None:
     conflict = Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")
     client = ScriptedClient(spec=[conflict])
     run = fleet_run(client, prioritized("low", LOW, policy="Never", placed=True))

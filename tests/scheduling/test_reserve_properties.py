@@ -122,7 +122,7 @@ async def side_by_side(fleet: Snapshot, bindings: list[Binding], order: random.R
 
 @settings(max_examples=150, deadline=None)
 @given(fleet=fleets(), bindings=workloads(), seed=st.integers(0, 2**32 - 1))
-def test_passes_deciding_side_by_side_never_reserve_more_than_cluster_has(
+def test_side_by_side_passes_never_overreserve(
     fleet: dict[str, dict[str, int]], bindings: list[Binding], seed: int
 ) -> None:
     asyncio.run(side_by_side(snapshot_of(fleet), bindings, random.Random(seed)))

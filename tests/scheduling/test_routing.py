@@ -91,7 +91,7 @@ async def test_failed_status_write_backs_off_and_logs_one_line(caplog: pytest.Lo
         logging.WARNING, "pass for default/web failed: 500 InternalError: etcd is unhappy", None)
 
 
-async def test_unexpected_error_in_pass_is_logged_with_traceback_and_backs_off(
+async def test_unexpected_error_logged_and_backs_off(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     scheduler = make_scheduler(Client(spec_error=RuntimeError("a client bug")))
@@ -102,7 +102,7 @@ async def test_unexpected_error_in_pass_is_logged_with_traceback_and_backs_off(
     assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 
 
-async def test_pass_drained_after_stop_routes_key_nowhere_and_counts_no_failure() -> None:
+async def test_drained_pass_routes_key_nowhere() -> None:
     """Nothing after a stop: a committing pass that fails its write during the drain is not sent to backoff,
     nor counted as a failed attempt."""
     release = asyncio.Event()
@@ -135,7 +135,7 @@ async def test_surplus_worker_leaves_before_taking_key() -> None:
     assert scheduler.queue.where(KEY) == "active"
 
 
-async def test_worker_hands_each_key_back_to_queue_after_pass_and_takes_it_again() -> None:
+async def test_worker_hands_key_back_after_pass() -> None:
     passes: list[str] = []
     second = asyncio.Event()
 

@@ -42,7 +42,7 @@ def worker_names(scheduler: Scheduler) -> list[str]:
     return sorted(t.get_name() for t in scheduler._tasks if t.get_name().startswith("scheduling-worker-"))
 
 
-async def test_growing_shrinking_and_growing_workers_keeps_one_task_per_index() -> None:
+async def test_resizing_workers_keeps_one_task_each() -> None:
     scheduler = make_scheduler(workers=2)
     scheduler.start()
     scheduler.set_workers(4)

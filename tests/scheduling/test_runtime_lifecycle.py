@@ -102,7 +102,7 @@ async def test_pass_after_failed_one_logs_that_it_is_second_try(caplog: pytest.L
     assert lines == ["binding default/web (ResourceBinding): scheduled to m1:3 (ReconcileSchedule, N ms, attempt 2)"]
 
 
-async def test_pass_refused_at_commit_point_after_stop_names_binding_in_refusal() -> None:
+async def test_commit_refusal_after_stop_names_binding() -> None:
     entered = asyncio.Event()
 
     async def swallowing(ctx: AttemptContext) -> None:
@@ -216,7 +216,7 @@ async def test_scheduled_binding_not_requeued_when_cluster_gains_api() -> None:
 # -- the stop -----------------------------------------------------------------------------------------------
 
 
-async def test_stop_asked_as_one_pass_ends_still_cancels_passes_deciding_after_it() -> None:
+async def test_stop_as_pass_ends_cancels_later_passes() -> None:
     """The stop can come at any moment (a signal): here in the instant after pass `a` ended and before its
     worker noticed, so `a` is still among the passes in flight, ahead of `b`."""
     entered: dict[str, asyncio.Event] = {"default/a": asyncio.Event(), "default/b": asyncio.Event()}
@@ -263,7 +263,7 @@ async def test_zero_drain_timeout_cuts_commit_at_once_even_one_about_to_end() ->
     assert (client.cancelled, client.finished) == (client.sent, [])
 
 
-async def test_passes_that_ignore_their_cancellation_are_named_in_one_error_line(
+async def test_passes_ignoring_cancel_named_once(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(runtime, "STRAGGLER_GRACE", 0.05)

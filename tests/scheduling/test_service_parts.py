@@ -29,7 +29,7 @@ from testsupport.builders import binding, cluster, placement
 SERVICE = "binding_scheduler.scheduling.lifecycle.service"
 
 
-def test_every_estimator_field_of_configuration_reaches_estimators_settings() -> None:
+def test_estimator_fields_reach_estimator_settings() -> None:
     config = SchedulerConfig(estimator=EstimatorConfig(
         enabled=True, timeout=1.5,
         service=EstimatorServiceConfig(namespace="est", prefix="estimator", port=9000),
@@ -131,7 +131,7 @@ async def test_relist_of_another_resource_forgets_nothing(service: SchedulerServ
     assert (service.context.clusters.names(), list(service.context.bindings.keys())) == (["m1"], ["default/a"])
 
 
-async def test_estimator_is_kept_while_settings_stay_and_replaced_when_they_change(
+async def test_estimator_replaced_only_when_settings_change(
     service: SchedulerService,
 ) -> None:
     enabled = SchedulerConfig(estimator=EstimatorConfig(enabled=True, timeout=1.0))
@@ -178,7 +178,7 @@ class RecordingEstimator:
         self.forgotten.append(cluster_name)
 
 
-async def test_deleted_cluster_leaves_snapshot_and_every_estimators_channels(service: SchedulerService) -> None:
+async def test_deleted_cluster_leaves_channels(service: SchedulerService) -> None:
     service.scheduler.on_cluster(cluster("m1"))
     service.scheduler.on_cluster(cluster("m2"))
     estimators = [RecordingEstimator(), RecordingEstimator()]
@@ -200,7 +200,7 @@ async def test_cluster_missing_from_relist_leaves_every_estimators_channels(serv
     assert estimator.forgotten == ["m1"]
 
 
-async def test_lost_lease_closes_gate_first_cancels_everything_and_exits_non_zero(
+async def test_lost_lease_closes_gate_and_exits_non_zero(
     service: SchedulerService, caplog: pytest.LogCaptureFixture
 ) -> None:
     fatal: list[bool] = []

@@ -222,7 +222,7 @@ async def test_sync_yields_every_256_objects() -> None:
     assert turns == 511 // 256 + 255 // 256 + 256 // 256 == 2
 
 
-async def test_when_watch_lists_bindings_sync_lists_only_clusters_and_says_so(
+async def test_watch_lists_bindings_sync_lists_clusters(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     service = await offline(SchedulerConfig(), event_source=EventSource.streamed(dict))
@@ -239,7 +239,7 @@ async def test_when_watch_lists_bindings_sync_lists_only_clusters_and_says_so(
                         r"lists them", line)
 
 
-async def test_first_complete_list_of_each_binding_kind_from_watch_is_logged_once(
+async def test_first_complete_list_of_kind_logged_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     service = await offline(SchedulerConfig(), event_source=EventSource.streamed(dict))
@@ -436,7 +436,7 @@ async def test_shutdown_of_leader_releases_lease_after_stopping_keeper() -> None
     assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
 
 
-async def test_lease_release_that_fails_is_warning_and_lease_is_left_to_expire(
+async def test_failed_release_warns_lease_expires(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with DevCluster() as api:
@@ -452,7 +452,7 @@ async def test_lease_release_that_fails_is_warning_and_lease_is_left_to_expire(
         "could not release the lease (it will expire): 403 Forbidden: no"]
 
 
-async def test_lease_release_that_gets_no_answer_is_given_up_at_renew_deadline(
+async def test_unanswered_release_ends_at_deadline(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with DevCluster() as api:

@@ -144,7 +144,7 @@ async def test_code_plugins_run_when_config_enables_them() -> None:
     assert left_out.scheduler.settings.plugins.unknown == ()
 
 
-def test_health_servers_listen_where_configured_and_answer_ready_from_probe(
+def test_health_servers_listen_where_configured(
     service: SchedulerService,
 ) -> None:
     health = service.health
@@ -196,7 +196,7 @@ def test_framework_times_steps_into_services_metrics(service: SchedulerService) 
 @pytest.mark.parametrize(("workers", "gate", "protected"), [
     (1, None, False), (2, None, True), (4, False, False), (1, True, True),
 ])
-def test_overcommit_protection_hands_passes_shared_assumptions_only_when_on(
+def test_protection_shares_assumptions_only_when_on(
     service: SchedulerService, workers: int, gate: bool | None, protected: bool
 ) -> None:
     service.apply_config(SchedulerConfig(
@@ -206,7 +206,7 @@ def test_overcommit_protection_hands_passes_shared_assumptions_only_when_on(
     assert service.scheduler.settings.framework.assumptions is assumptions
 
 
-def test_plugin_name_that_is_no_plugin_is_refused_and_running_plugins_stay(service: SchedulerService) -> None:
+def test_unknown_plugin_refused_running_stay(service: SchedulerService) -> None:
     before = service.scheduler.settings
     with pytest.raises(UnknownPlugins) as refused:
         service.apply_config(SchedulerConfig(plugins=("TaintToleration", "Typo")))
@@ -277,7 +277,7 @@ def test_estimator_finds_services_and_counts_failures(
     assert failure_counter(service.metrics.registry) is not failure_counter(None)
 
 
-async def test_estimator_service_is_read_from_api_server_and_missing_one_is_none() -> None:
+async def test_estimator_service_read_from_server() -> None:
     async with DevCluster() as api:
         api.store.ensure_namespace("est")
         api.store.create("services", {"apiVersion": "v1", "kind": "Service",
@@ -308,7 +308,7 @@ def test_warning_for_unknown_plugin_lists_every_running_one(
         f"spec.plugins names 'Typo', which is no plugin: ignored (known: {KNOWN}); running: {running}"]
 
 
-async def test_decision_processes_reach_passes_and_reload_keeps_their_number() -> None:
+async def test_decision_processes_survive_reload() -> None:
     service = await offline(replace(CONFIG, decision_processes=2))
     assert service.decisions is not None and service.decisions.size == 2
     assert service.scheduler.settings.decisions is service.decisions
@@ -317,6 +317,6 @@ async def test_decision_processes_reach_passes_and_reload_keeps_their_number() -
     assert service.scheduler.settings.decisions is service.decisions
 
 
-async def test_without_decision_processes_every_decision_is_made_in_scheduler() -> None:
+async def test_no_processes_decides_in_scheduler() -> None:
     service = await offline(CONFIG)
     assert service.decisions is None and service.scheduler.settings.decisions is None

@@ -47,7 +47,7 @@ def where(index: WorkloadGroupIndex, group: str = "g") -> dict[str, frozenset[st
 # --- the index of stored bindings -------------------------------------------------------------------------------
 
 
-def test_stored_binding_is_member_of_its_affinity_and_anti_affinity_groups() -> None:
+def test_stored_binding_joins_its_groups() -> None:
     index = WorkloadGroupIndex()
     index.stored(rb("a", "m1", affinity="g", anti="x"))
     assert index.affinity_members("g") == [GroupMember("default", "a", "g", "x", frozenset({"m1"}))]

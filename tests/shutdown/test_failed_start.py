@@ -40,7 +40,7 @@ def test_initial_list_answered_503_is_retried_and_start_goes_on(api: DevCluster,
         assert operator.alive and operator.exit_code is None
 
 
-def test_invalid_config_file_stops_start_in_one_line_naming_every_error(
+def test_invalid_config_file_stops_start(
     api: DevCluster, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     config = write_config(tmp_path / "bad.yaml", {"workers": 0, "estimater": {}})

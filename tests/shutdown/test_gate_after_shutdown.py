@@ -33,7 +33,7 @@ def test_after_shutdown_service_gate_is_closed_for_shutdown(api: DevCluster, con
         service.gate.check()
 
 
-def test_write_through_services_clients_after_shutdown_is_refused_by_gate(
+def test_write_after_shutdown_refused_by_gate(
     api: DevCluster, config_file: Path
 ) -> None:
     service = stopped_operator(api, config_file).app.service

@@ -61,7 +61,7 @@ def test_losing_lease_during_spec_write_cancels_it_and_nothing_lands(api: DevClu
     assert body is not None and "clusters" not in body["spec"]
 
 
-def test_rolling_restart_hands_over_and_successor_schedules_everything(
+def test_rolling_restart_hands_over(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), *(binding_doc(f"web-{i}") for i in range(4)))

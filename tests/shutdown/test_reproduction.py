@@ -55,7 +55,7 @@ def test_pass_in_algorithm_cancelled_nothing_written(
     assert (get(api, "resourcebindings", "test-binding", "default") or {}).get("status") in (None, {})
 
 
-def test_pass_held_in_estimator_call_is_cancelled_and_estimator_sees_it(
+def test_estimator_sees_held_pass_cancelled(
     api: DevCluster, tmp_path: Path
 ) -> None:
     with stubs_in_thread(EstimatorStub("cluster1", replicas=10, mode="hang")) as (stub,):

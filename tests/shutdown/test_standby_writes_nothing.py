@@ -10,7 +10,7 @@ from testsupport.operator.harness import condition, config_spec, get, running_op
 LEASE = r"/leases/karmada-scheduler$"
 
 
-def test_standby_with_named_configuration_writes_nothing_until_it_leads(api: DevCluster) -> None:
+def test_named_config_standby_writes_nothing(api: DevCluster) -> None:
     api.store.create("schedulerconfigurations", {
         "apiVersion": "config.binding-scheduler.io/v1alpha1",
         "kind": "SchedulerConfiguration",

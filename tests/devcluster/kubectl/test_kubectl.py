@@ -231,7 +231,7 @@ def test_example_script_loads_fleet_with_status(kubectl_binary: Path, tmp_path: 
             if d and d["kind"] == "ResourceBinding"])
 
 
-def test_kubectl_apply_of_examples_folder_creates_their_namespaces_first(
+def test_kubectl_apply_creates_namespaces_first(
     kubectl_binary: Path, tmp_path: Path
 ) -> None:
     folder = Path(__file__).resolve().parents[3] / "examples"

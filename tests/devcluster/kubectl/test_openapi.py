@@ -12,7 +12,7 @@ from binding_scheduler.devcluster import DevCluster, default_crds_dir
 PROTOBUF_V2 = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 
 
-async def test_crd_created_at_run_time_gets_documents_and_deleted_one_loses_them(api: DevCluster) -> None:
+async def test_runtime_crds_gain_and_lose_documents(api: DevCluster) -> None:
     crd = yaml.safe_load((default_crds_dir() / "work.karmada.io_resourcebindings.yaml").read_text())
     crd = copy.deepcopy(crd)
     crd["metadata"]["name"] = "widgets.example.com"

@@ -33,6 +33,6 @@ def test_crds_printer_columns_make_rows_of_its_table() -> None:
     assert answer["rows"] == [{"cells": ["web", "True", None, None], "object": None}]  # absent: null cells
 
 
-def test_built_in_kind_without_printer_of_its_own_gets_name_and_created_at() -> None:
+def test_built_in_kind_gets_default_printer() -> None:
     crds = Registry.with_builtins().resolve("customresourcedefinitions")
     assert [column["name"] for column in printer_for(crds).columns] == ["Name", "Created At"]
