@@ -54,7 +54,7 @@ def survives(process: subprocess.Popen[bytes], seconds: float = 0.2) -> bool:
     return False
 
 
-def test_live_child_recorded_at_start_is_recognised_and_signalled(spawn: Spawn) -> None:
+def test_recorded_live_child_is_signalled(spawn: Spawn) -> None:
     child = spawn(["sleep", "30"])
     identity = record(child.pid, ["sleep", "30"])
     assert identity.start == start_time(child.pid)
@@ -163,7 +163,7 @@ def test_plane_stop_kills_own_processes_and_no_other(stop: Callable[[Path], bool
     assert not state.exists()
 
 
-def test_plane_stop_of_one_process_skips_pid_that_is_no_longer_own(spawn: Spawn, tmp_path: Path) -> None:
+def test_plane_stop_skips_foreign_pid(spawn: Spawn, tmp_path: Path) -> None:
     other = spawn(["sleep", "30"])
     state = _state(tmp_path, {"scheduler": Identity(other.pid, start_time(other.pid), ("binding-scheduler", "run"))
                               .to_json()})

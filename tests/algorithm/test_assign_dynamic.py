@@ -193,7 +193,7 @@ def test_fresh_aggregated_does_not_prefer_clusters_in_use() -> None:
     assert result == [TargetCluster("m2", 5)]
 
 
-def test_fresh_beyond_capacity_is_unschedulable_with_fresh_prefix() -> None:
+def test_fresh_beyond_capacity_unschedulable() -> None:
     with pytest.raises(UnschedulableError) as caught:
         assign_replicas(binding(30, DYNAMIC_WEIGHT, {"m1": 4}, rescheduled=True), capacity(m1=6, m2=10))
     assert str(caught.value) == "failed to do fresh scale: Clusters available replicas 20 are not enough to schedule."

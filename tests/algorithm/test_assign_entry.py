@@ -196,7 +196,7 @@ def test_overflow_scale_down_shrinks_higher_tier_first() -> None:
     assert result == [TargetCluster("m1", 10)]
 
 
-def test_overflow_tiers_are_filled_in_order_whatever_selection_order() -> None:
+def test_overflow_tiers_fill_in_order() -> None:
     selected = [detail("m3", 10, tier=1), detail("m1", 4, tier=0)]
     result = assign_replicas(binding(6, with_overflow(DYNAMIC_WEIGHT), observed="primary"), selected)
     assert result == [TargetCluster("m1", 4), TargetCluster("m3", 2)]
@@ -212,7 +212,7 @@ def test_no_overflow_without_observed_term() -> None:
     ]
 
 
-def test_no_overflow_when_observed_term_has_no_overflow_affinities() -> None:
+def test_no_overflow_without_overflow_terms() -> None:
     placement = with_overflow(DYNAMIC_WEIGHT, overflow=False)
     with pytest.raises(UnschedulableError) as caught:
         assign_replicas(binding(40, placement, observed="primary"), overflow_fleet())

@@ -206,7 +206,7 @@ def test_full_selection_weights_by_name_order() -> None:
     assert parties.votes.tolist() == [1, 0, 3]
 
 
-def test_static_division_reads_selection_by_name_without_ordering_it() -> None:
+def test_static_division_reads_selection_by_name() -> None:
     fleet = snapshot(*(make_cluster(name, labels={"tier": "gold"}) for name in ("c", "a", "b"))).columns
 
     def no_order() -> Any:

@@ -118,7 +118,7 @@ def test_taint_toleration_reports_first_untolerated_hard_taint() -> None:
     )
 
 
-def test_taint_toleration_exists_with_empty_key_tolerates_everything() -> None:
+def test_empty_key_exists_tolerates_all() -> None:
     c = make_cluster("m1", taints=[taint("cluster.karmada.io/not-ready", "NoExecute"), taint("x", value="y")])
     assert verdict(TaintToleration(), tolerating(toleration(operator="Exists")), c) is None
 

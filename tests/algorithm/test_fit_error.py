@@ -20,7 +20,7 @@ def test_no_clusters_at_all() -> None:
     assert str(FitError(0, {})) == "0/0 clusters are available: no cluster exists."
 
 
-def test_empty_diagnosis_with_clusters_still_says_no_cluster_exists() -> None:
+def test_empty_diagnosis_says_no_cluster() -> None:
     assert str(FitError(2, {})) == "0/2 clusters are available: no cluster exists."
 
 

@@ -89,7 +89,7 @@ def test_live_column_leaves_out_deleting_clusters() -> None:
     assert snapshot.columns.live.tolist() == [True, False, True]
 
 
-def test_result_table_puts_replicas_on_every_cluster_in_fleet_order() -> None:
+def test_result_table_in_fleet_order() -> None:
     columns = Snapshot(parse_cluster(builders.cluster(name)) for name in ("b", "a")).columns
     assert columns.targets_of(3) == (TargetCluster("b", 3), TargetCluster("a", 3))
     assert columns.targets_of(3) is columns.targets_of(3)

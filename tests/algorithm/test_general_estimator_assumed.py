@@ -34,7 +34,7 @@ def test_assumed_other_resources_are_deducted_in_whole_units() -> None:
     assert max_available_replicas(c, request(memory="1Gi"), [workload]) == 4
 
 
-def test_assumed_workloads_of_several_components_and_bindings_add_up() -> None:
+def test_assumed_workloads_add_up() -> None:
     c = cluster(allocatable={"pods": "20", "cpu": "10"})
     workloads = [assumed(component("a", 2, cpu="1"), component("b", 1, cpu="2")), assumed(component("c", 3))]
     assert max_available_replicas(c, request(cpu="1"), workloads) == 6
@@ -47,7 +47,7 @@ def test_assumed_components_without_replicas_are_skipped() -> None:
     assert max_available_replicas(c, request(cpu="1"), [workload]) == 4
 
 
-def test_assumed_components_without_requirements_deduct_pods_only() -> None:
+def test_bare_components_deduct_pods_only() -> None:
     c = cluster(allocatable={"pods": "5", "cpu": "4"})
     assert max_available_replicas(c, request(cpu="1"), [assumed(component("web", 2))]) == 3
 

@@ -26,7 +26,7 @@ def test_equal_requests_from_different_objects_get_same_answer() -> None:
     assert [max_available_replicas(c, request(cpu="3")) for _ in range(3)] == [2, 2, 2]
 
 
-def test_new_snapshot_of_same_cluster_is_not_answered_from_old_one() -> None:
+def test_new_snapshot_not_answered_from_old() -> None:
     before = cluster(allocatable={"pods": "100", "cpu": "8"})
     after = cluster(allocatable={"pods": "100", "cpu": "2"})
     cpu = request(cpu="1")

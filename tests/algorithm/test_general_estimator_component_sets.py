@@ -64,14 +64,14 @@ def test_sets_with_consistent_binary_memory() -> None:
     assert max_available_component_sets(c, (component("a", 2, memory="1Gi"),)) == 8
 
 
-def test_sets_quirk_decimal_request_against_binary_allocatable_gives_zero() -> None:
+def test_sets_decimal_request_on_binary_gives_zero() -> None:
     # 500M is read in milli-units (5e11), 16Gi in bytes (1.7e10): no set fits, where 34 really would.
     c = cluster(allocatable={"pods": "100", "memory": "16Gi"})
     assert max_available_component_sets(c, (component("a", 1, memory="500M"),)) == 0
     assert max_available_replicas(c, request(memory="500M")) == 34
 
 
-def test_sets_quirk_binary_request_against_decimal_allocatable_overstates() -> None:
+def test_sets_binary_request_on_decimal_overstates() -> None:
     # 16G is read in milli-units (1.6e13), 1Gi in bytes (1073741824): 14901 sets, where 14 really fit.
     c = cluster(allocatable={"pods": "100000", "memory": "16G"})
     assert max_available_component_sets(c, (component("a", 1, memory="1Gi"),)) == 14901

@@ -12,7 +12,7 @@ from tests.algorithm.general_estimator_builders import ROOMY, assumed, cluster, 
 # --------------------------------------------------------------------------------------------- GetAllowedPodNumber
 
 
-def test_allowed_pods_is_allocatable_minus_allocated_minus_allocating() -> None:
+def test_allowed_pods_is_what_is_left() -> None:
     c = cluster(allocatable={"pods": "100"}, allocated={"pods": "30"}, allocating={"pods": "20"})
     assert max_available_replicas(c, None) == 50
 
@@ -55,7 +55,7 @@ def test_answer_is_capped_at_max_int32() -> None:
     assert max_available_replicas(cluster(allocatable={"pods": "1e12"}), None) == MAX_INT32
 
 
-def test_estimate_replicas_answers_zero_for_cluster_without_summary() -> None:
+def test_summaryless_cluster_estimates_zero() -> None:
     clusters = [cluster("a", summary=False), cluster("b", allocatable={"pods": "3"})]
     assert estimate_replicas(clusters, None) == {"a": 0, "b": 3}
 
@@ -78,7 +78,7 @@ def test_summary_counts_cpu_in_milli_units() -> None:
     assert max_available_replicas(c, request(cpu="300m")) == 3
 
 
-def test_summary_counts_other_resources_in_whole_units_rounded_up() -> None:
+def test_summary_rounds_up_other_resources() -> None:
     # Value() of 1.5 is 2, so 5 / 2 = 2 (the exact ratio would allow 3).
     c = cluster(allocatable={"pods": "110", "example.com/dongle": "5"})
     assert max_available_replicas(c, request(**{"example.com/dongle": "1.5"})) == 2

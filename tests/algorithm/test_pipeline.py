@@ -111,7 +111,7 @@ def test_no_plugins_means_no_filters() -> None:
 # --- what is assigned ------------------------------------------------------------------------------------------
 
 
-def test_non_workload_goes_to_every_feasible_cluster_with_no_replicas() -> None:
+def test_non_workload_goes_everywhere_feasible() -> None:
     rb = make_binding(placement=placement(affinity={"clusterNames": ["m1", "m2"]}))
     assert result_of(rb, make_cluster("m1"), make_cluster("m2"), make_cluster("m3")) == {
         TargetCluster("m1"), TargetCluster("m2"),
@@ -128,7 +128,7 @@ def test_aggregated_uses_as_few_clusters_as_possible() -> None:
     assert len(result_of(rb, roomy("m1"), roomy("m2"), roomy("m3"))) == 1
 
 
-def test_empty_propagation_lists_selected_clusters_that_got_nothing() -> None:
+def test_empty_propagation_lists_selected() -> None:
     rb = make_binding(replicas=1, requests={"cpu": "1"}, placement=placement(scheduling=AGGREGATED))
     result = result_of(rb, roomy("m1"), roomy("m2"), roomy("m3"), empty=True)
     assert sorted(t.replicas for t in result) == [0, 0, 1]
@@ -140,7 +140,7 @@ def test_workload_scaled_to_zero_is_removed_everywhere() -> None:
     assert result_of(rb, roomy("m1"), roomy("m2")) == set()
 
 
-def test_workload_scaled_to_zero_stays_listed_with_empty_propagation() -> None:
+def test_zero_workload_listed_empty() -> None:
     rb = make_binding(replicas=0, requests={"cpu": "1"}, placement=placement(scheduling=AGGREGATED))
     assert result_of(rb, roomy("m1"), roomy("m2"), empty=True) == {TargetCluster("m1"), TargetCluster("m2")}
 

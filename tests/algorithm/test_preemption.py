@@ -130,7 +130,7 @@ def test_no_deficit_means_no_preemption() -> None:
     assert victims(prioritized(replicas=3), 3, candidate("low", LOW)) is None
 
 
-def test_candidates_that_free_too_little_together_mean_no_preemption() -> None:
+def test_too_little_freed_means_no_preemption() -> None:
     assert victims(prioritized(replicas=3), 0, candidate("a", LOW), candidate("b", LOW)) is None
 
 
@@ -224,7 +224,7 @@ def test_duplicated_replicas_never_preempt() -> None:
         "its replicas are not Divided and Aggregated")
 
 
-def test_bindings_that_are_no_candidates_do_not_hide_ones_after_them() -> None:
+def test_non_candidates_hide_no_later_ones() -> None:
     stored = [placed("crb", LOW, cluster_scoped=True), placed("equal", HIGH), placed("evicting", LOW, evicting=["m1"]),
               placed("one-replica", LOW, replicas=1, created="2025-06-01T00:00:00Z")]
 

@@ -93,7 +93,7 @@ def attempt(binding: Binding, clusters: list[Cluster]) -> list[TargetCluster] | 
 DIVIDED_EXAMPLES = 300
 
 
-def test_divided_replicas_sum_to_spec_replicas_with_no_empty_entries() -> None:
+def test_divided_replicas_sum_to_spec() -> None:
     """Each of the 300 examples is a decision that schedules, and is checked: inputs the fleet cannot hold are
     left out by the strategy, and the few it cannot foresee (replicas already placed elsewhere) by `assume`."""
     checked: list[int] = []

@@ -119,7 +119,7 @@ def test_position_without_roomier_reserve_cluster_is_skipped() -> None:
     assert select(binding(60, AGGREGATED, cluster_spread(1, 2)), candidates) == ["c", "b"]
 
 
-def test_capacity_counts_replicas_already_assigned_through_available() -> None:
+def test_capacity_counts_assigned_replicas() -> None:
     # available = estimate + replicas already there; the selection compares available, not allocatable
     held = ClusterDetail(detail("a", 0).cluster, score=100, allocatable=0, available=8)
     assert select(binding(8, AGGREGATED, cluster_spread(1, 1)), [held, detail("b", 7)]) == ["a"]
@@ -151,7 +151,7 @@ def test_max_groups_zero_fails_even_zero_replicas() -> None:
     )
 
 
-def test_max_groups_zero_with_capacity_ignored_selects_no_cluster() -> None:
+def test_max_groups_zero_selects_nothing() -> None:
     assert select(binding(1, DUPLICATED, cluster_spread(1)), FLEET) == []
 
 

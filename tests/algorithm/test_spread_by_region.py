@@ -72,7 +72,7 @@ def test_each_region_gives_one_cluster() -> None:
     assert select(binding(15, spread("region", 2, 2))) == ["w1", "e1"]
 
 
-def test_every_chosen_region_keeps_cluster_beyond_cluster_max_groups() -> None:
+def test_regions_keep_cluster_past_max_groups() -> None:
     b = binding(15, spread("region", 3, 3), spread("cluster", 1, 2))
     assert select(b) == ["w1", "e1", "n1"]
 
@@ -109,7 +109,7 @@ def test_only_clusters_without_region_count_as_no_region_at_all() -> None:
     assert str(caught.value) == FEWER_REGIONS
 
 
-def test_region_constraint_takes_precedence_over_cluster_constraint() -> None:
+def test_region_constraint_beats_cluster() -> None:
     # cluster selection would take the two best clusters overall (w1, x1); region selection stays in west
     b = binding(15, spread("cluster", 2, 2), spread("region", 1, 1))
     assert select(b) == ["w1", "w2"]

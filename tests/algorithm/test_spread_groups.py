@@ -78,7 +78,7 @@ def test_ordering_breaks_score_and_capacity_ties_by_name() -> None:
     assert names(groups.clusters) == ["a", "b", "c"]
 
 
-def test_ordering_puts_lower_overflow_order_before_everything_else() -> None:
+def test_lower_overflow_order_sorts_first() -> None:
     candidates = [detail("a", 99, 100, overflow_order=1), detail("b", 1, 0, overflow_order=0)]
     assert names(group_clusters(binding(1), candidates).clusters) == ["b", "a"]
 
@@ -180,7 +180,7 @@ def test_divided_score_stops_at_first_cluster_that_covers_share() -> None:
     assert group_score(clusters, divided(10, spread("region", 1, 2)), 1) == 10 * 1000 + 100
 
 
-def test_divided_score_walks_at_least_cluster_constraint_min_groups() -> None:
+def test_divided_score_walks_min_groups() -> None:
     clusters = [detail("a", 12, 100), detail("b", 5, 0)]
     b = divided(10, spread("region", 1, 2), spread("cluster", 2, 4))
     assert group_score(clusters, b, 1) == 10 * 1000 + 100 // 2
@@ -211,19 +211,19 @@ def test_divided_score_truncates_mean_cluster_score() -> None:
 # --- Test_CalcGroupScoreForDuplicate -----------------------------------------------------------------------
 
 
-def test_duplicated_score_counts_clusters_that_hold_every_replica() -> None:
+def test_duplicated_score_counts_roomy_clusters() -> None:
     clusters = [detail("a", 10, 100), detail("b", 20, 50), detail("c", 5, 0)]
     b = binding(10, {"replicaScheduling": DUPLICATED, "spreadConstraints": [spread("region", 1, 2)]})
     assert group_score(clusters, b, 1) == 2 * 1000 + 150 // 2
 
 
-def test_duplicated_score_is_zero_when_no_cluster_holds_every_replica() -> None:
+def test_duplicated_score_zero_without_room() -> None:
     clusters = [detail("a", 9, 100), detail("b", 1, 50)]
     b = binding(10, {"replicaScheduling": DUPLICATED, "spreadConstraints": [spread("region", 1, 2)]})
     assert group_score(clusters, b, 1) == 0
 
 
-def test_duplicated_score_applies_when_replica_scheduling_is_absent() -> None:
+def test_duplicated_score_without_scheduling() -> None:
     clusters = [detail("a", 10, 100), detail("b", 9, 0)]
     b = binding(10, {"spreadConstraints": [spread("region", 2, 2)]})
     assert group_score(clusters, b, 2) == 1 * 1000 + 100

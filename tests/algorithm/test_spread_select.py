@@ -55,7 +55,7 @@ def test_no_spread_constraints_select_every_cluster_best_first() -> None:
     assert select(binding(3, {"replicaScheduling": AGGREGATED})) == ALL_SORTED
 
 
-def test_weighted_without_weight_preference_ignores_spread_constraints() -> None:
+def test_weightless_weighted_ignores_spread() -> None:
     assert select(binding(3, {"replicaScheduling": WEIGHTED, "spreadConstraints": [ONE_CLUSTER]})) == ALL_SORTED
 
 
@@ -104,7 +104,7 @@ def test_zone_and_provider_together_are_not_supported() -> None:
     assert error_of(binding(3, placement)) == UNSUPPORTED
 
 
-def test_zone_constraint_beside_cluster_constraint_selects_by_cluster() -> None:
+def test_zone_beside_cluster_selects_by_cluster() -> None:
     placement = {
         "replicaScheduling": AGGREGATED,
         "spreadConstraints": [{"spreadByField": "zone", "maxGroups": 4}, {"spreadByField": "cluster", "maxGroups": 2}],

@@ -65,7 +65,7 @@ def test_paths_longer_than_max_groups_are_never_considered() -> None:
     assert chosen(groups, 1, 2, 3) == []
 
 
-def test_as_many_groups_as_min_groups_chooses_them_all_heaviest_first() -> None:
+def test_min_groups_chosen_heaviest_first() -> None:
     # the QUIRK (first branch only at every level) leaves the all-groups path as the only candidate
     groups = [g("r1", 1, 10), g("r2", 5, 20), g("r3", 2, 15)]
     assert chosen(groups, 3, 3, 1) == ["r2", "r3", "r1"]
@@ -133,7 +133,7 @@ def karmadas_unpruned_search(groups: list[GroupOption], min_groups: int, max_gro
 
 
 @given(group_sets, st.integers(0, 4), st.integers(0, 8), st.integers(0, 16))
-def test_pruned_search_finds_exactly_karmadas_paths_in_karmadas_order(
+def test_pruned_search_finds_karmadas_paths(
     groups: list[GroupOption], min_groups: int, max_groups: int, target: int
 ) -> None:
     assert [p.names for p in feasible_paths(groups, min_groups, max_groups, target)] == karmadas_unpruned_search(

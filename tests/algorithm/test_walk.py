@@ -119,7 +119,7 @@ def test_later_non_fit_error_still_clears_when_first_is_fit_error() -> None:
     assert (decision.clusters, decision.error) == ((), FIT)
 
 
-def test_all_fail_from_observed_term_numbers_warnings_by_term_index() -> None:
+def test_all_fail_numbers_warnings_by_term() -> None:
     rb = with_terms(observed_affinity="group3")
     decision = walk(rb, [FIT])
     assert decision.warnings == (

@@ -132,7 +132,7 @@ def test_three_replicas_at_one_to_one_favour_first_name() -> None:
     assert allocate_webster(3, [("m1", 1), ("m2", 1)]) == [("m1", 2), ("m2", 1)]
 
 
-def test_three_replicas_at_one_to_one_favour_last_name_when_descending() -> None:
+def test_ties_favour_last_name_when_descending() -> None:
     assert allocate_webster(3, [("m1", 1), ("m2", 1)], descending=True) == [("m1", 1), ("m2", 2)]
 
 
@@ -216,7 +216,7 @@ def elections(draw: st.DrawFn) -> tuple[int, list[tuple[str, int]], bool]:
         (16, [1, 3, 1, 3, 1, 9, 7, 1, 0], False),
     ],
 )
-def test_elections_where_jump_misses_or_overshoots_by_several_seats(
+def test_elections_where_jump_misses(
     seats: int, votes: list[int], descending: bool
 ) -> None:
     named = [(f"p{i:02d}", v) for i, v in enumerate(votes)]

@@ -165,7 +165,7 @@ def test_anti_affinity_excludes_clusters_another_member_targets() -> None:
     }
 
 
-def test_anti_affinity_lets_clusters_binding_already_targets_pass() -> None:
+def test_anti_affinity_passes_own_targets() -> None:
     groups = Groups(anti_member("a", "m1", "m2"))
     assert failures(ANTI, grouped("web-deployment", anti="g", clusters=["m1"]), groups) == {
         "m2": ANTI_AFFINITY_REASON,

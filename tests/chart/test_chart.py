@@ -210,7 +210,7 @@ def test_rbac_puts_lease_rule_where_lease_lives() -> None:
     assert find(documents, "RoleBinding", "leases")[0]["subjects"][0]["namespace"] == "sched"
 
 
-def test_rbac_follows_karmadas_flags_in_extra_args_as_scheduler_does() -> None:
+def test_rbac_follows_extra_args_flags() -> None:
     documents = render({"extraArgs": ["--leader-elect-resource-namespace=leases", "--enable-scheduler-estimator=True",
                                       "--scheduler-estimator-service-namespace", "estimators"]}, namespace="sched")
     roles = {role["metadata"]["namespace"]: [r["resources"] for r in role["rules"]] for role in find(documents, "Role")}
@@ -227,7 +227,7 @@ def test_flag_in_extra_args_wins_over_config_values_for_rbac() -> None:
 
 
 @pytest.mark.parametrize("flag", ["--leader-elect=false", "--leader-elect=0", "-leader-elect=False"])
-def test_leader_election_turned_off_in_extra_args_grants_no_lease(flag: str) -> None:
+def test_election_off_grants_no_lease(flag: str) -> None:
     assert find(render({"extraArgs": [flag]}), "Role") == []
 
 
@@ -236,7 +236,7 @@ def test_non_boolean_extra_flag_fails_render() -> None:
         {"extraArgs": ["--enable-scheduler-estimator=yes"]})
 
 
-def test_rbac_binds_extra_subjects_for_karmada_apiserver_credentials() -> None:
+def test_rbac_binds_extra_subjects() -> None:
     subject = {"kind": "User", "name": "system:karmada:binding-scheduler", "apiGroup": "rbac.authorization.k8s.io"}
     documents = render({"rbac.extraSubjects": [subject]})
     assert one(documents, "ClusterRoleBinding")["subjects"][1] == subject
@@ -308,7 +308,7 @@ def test_chart_installs_only_own_crd() -> None:
         "config.binding-scheduler.io_schedulerconfigurations.yaml"]
 
 
-def test_every_chart_file_is_in_repository_and_names_no_outside_path() -> None:
+def test_chart_files_name_no_outside_path() -> None:
     for path in CHART.rglob("*"):
         if path.is_file():
             assert "../" not in path.read_text(), f"{path.relative_to(ROOT)} points outside the repository"

@@ -88,7 +88,7 @@ def test_karmadactl_init_mounts_secrets_it_creates() -> None:
         ("karmada-scheduler-config", "karmada.config"), "karmada-cert", "ca.crt", "karmada.crt", "karmada.key")
 
 
-def test_helm_mounts_secrets_of_karmadas_chart_released_as_karmada() -> None:
+def test_helm_mounts_karmadas_chart_secrets() -> None:
     """charts/karmada/templates/pre-install-job.yaml creates <release>-kubeconfig (key kubeconfig) and
     <release>-cert (server-ca.crt, karmada.crt, karmada.key); charts/karmada/templates/karmada-scheduler.yaml passes
     them; charts/karmada/README.md installs the release karmada."""
@@ -112,7 +112,7 @@ def test_operator_mounts_secrets_of_sample_instance() -> None:
         "karmada-demo-cert", "ca.crt", "karmada.crt", "karmada.key")
 
 
-def test_operator_names_instance_without_karmada_in_name_with_karmada() -> None:
+def test_instance_name_without_karmada() -> None:
     """operator/pkg/util/naming.go: <instance>-karmada-<suffix> when the instance name lacks karmada."""
     flags = mounted_flags({"karmadaAPI.layout": "operator", "karmadaAPI.operator.instanceName": "prod", **ESTIMATOR_ON})
     assert flags == expected(
@@ -141,7 +141,7 @@ def test_extra_args_estimator_mounts_certificate() -> None:
     assert flags["scheduler-estimator-cert-file"] == ("karmada-cert", "karmada.crt")
 
 
-def test_client_certificate_can_be_left_out_for_config_estimator_tls() -> None:
+def test_estimator_tls_needs_no_client_cert() -> None:
     values = {**ESTIMATOR_ON, "karmadaAPI.estimatorClientCertificate.enabled": False,
               "config.estimator.tls": {"insecureSkipVerify": True}}
     assert list(mounted_flags(values)) == ["kubeconfig"]
@@ -204,7 +204,7 @@ def bytes_of(quantity: str) -> float:
     return float(parts[1]) * {"": 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}[parts[2]]
 
 
-def test_memory_limit_is_one_operations_guide_gives_for_50000_bindings() -> None:
+def test_memory_limit_matches_operations_guide() -> None:
     guide = (ROOT / "docs" / "operations.md").read_text()
     memory = guide[guide.index("## Memory"):]
     assert "50,000 bindings" in memory

@@ -105,12 +105,12 @@ def test_every_dashboard_query_parses_as_promql() -> None:
     assert check(exprs=dashboard_exprs(json.loads(DASHBOARD.read_text())))["errors"] == []
 
 
-def test_alerts_and_dashboard_name_only_metrics_scheduler_exports() -> None:
+def test_alerts_name_only_exported_metrics() -> None:
     named = check(rules=ALERTS.read_text(), exprs=dashboard_exprs(json.loads(DASHBOARD.read_text())))["metrics"]
     assert named and set(named) <= exported_metrics(), set(named) - exported_metrics()
 
 
-def test_metrics_md_lists_exactly_metrics_alerts_and_dashboard_read() -> None:
+def test_metrics_md_lists_metrics_alerts_read() -> None:
     named = check(rules=ALERTS.read_text(), exprs=dashboard_exprs(json.loads(DASHBOARD.read_text())))["metrics"]
     families = exported_families()
     assert {families.get(series, series) for series in named} == documented_for_the_chart()

@@ -141,7 +141,7 @@ def test_unknown_feature_gate_is_error(tmp_path: Path, capsys: pytest.CaptureFix
                                               "unknown field"])
 
 
-def test_plugin_name_no_plugin_has_is_error_at_spec_plugins_as_in_run(
+def test_unknown_plugin_errs_at_spec_plugins(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", {"plugins": ["*", "-TaintTolerance"]}))
@@ -202,7 +202,7 @@ def test_unknown_plugin_is_listed_beside_other_errors(
     assert (code, [line.split(": ")[2] for line in err]) == (2, ["spec.workers", "spec.plugins"])
 
 
-def test_run_lists_unknown_plugin_beside_other_errors_of_its_file(
+def test_run_lists_unknown_plugin_with_others(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scheduler_configuration("prod", BAD_WITH_A_PLUGIN))

@@ -86,7 +86,7 @@ def test_pass_held_in_slow_estimator_is_cancelled_by_stop(demo: tuple[DemoRun, s
     assert [call.outcome for call in restart.hold.calls] == ["cancelled"]
 
 
-def test_first_instance_writes_nothing_after_stop_nor_to_held_binding(demo: tuple[DemoRun, str]) -> None:
+def test_first_instance_writes_nothing_after_stop(demo: tuple[DemoRun, str]) -> None:
     run, _ = demo
     restart_of(run)
     journal = run.api.journal
@@ -160,7 +160,7 @@ def test_demo_runs_on_folder_given_with_examples(tmp_path: Path, capsys: pytest.
     assert f"- {SECOND} took the Lease and retried shop/checkout-deployment: Success, " in out
 
 
-def test_without_binding_to_hold_demo_reports_stop_of_its_one_instance(
+def test_demo_without_binding_reports_one_stop(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bindings = yaml.safe_load_all((ROOT / "examples" / "bindings.yaml").read_text())

@@ -57,7 +57,7 @@ def test_bad_usage_is_one_line_and_status_2(
     assert err.startswith(f"usage: binding-scheduler {args[0]} ")
 
 
-def test_missing_input_file_is_line_on_stderr_and_stdout_stays_empty(capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_input_file_is_stderr_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", "-f", "/nonexistent", "-o", "json"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
@@ -134,7 +134,7 @@ def test_run_refuses_unknown_plugin_name_before_anything_starts() -> None:
     assert (result.returncode, result.stderr) == (2, f"error: --plugins: {UNKNOWN_PLUGIN}\n")
 
 
-def test_port_in_use_stops_run_with_one_line_naming_it_and_status_1(tmp_path: Path) -> None:
+def test_busy_port_stops_run_with_status_1(tmp_path: Path) -> None:
     import socket
 
     from binding_scheduler.devcluster import DevCluster
@@ -193,7 +193,7 @@ def test_run_logs_one_json_object_per_line_with_log_format_json(tmp_path: Path) 
     assert entries[-1]["msg"].startswith("shutdown complete in ")
 
 
-def test_estimator_tls_flag_with_missing_file_is_one_line_and_status_1(
+def test_missing_estimator_tls_file_is_status_1(
     tmp_path: Path,
 ) -> None:
     ca = tmp_path / "ca.crt"
@@ -220,7 +220,7 @@ def test_missing_tls_file_is_not_checked_while_estimator_is_off(tmp_path: Path) 
     assert (result.returncode, result.stderr) == (2, f"error: kubeconfig {tmp_path / 'kubeconfig'} does not exist\n")
 
 
-def test_known_plugins_of_warning_are_every_plugin_not_enabled_ones(
+def test_warning_lists_every_known_plugin(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["simulate", "-f", str(ROOT / "examples"), "--plugins", "TaintToleration,Typo", "-o", "json",
@@ -262,7 +262,7 @@ def test_config_without_namespace_is_read_in_karmada_system(
     assert "cannot start: SchedulerConfiguration karmada-system/sched (--config) does not exist" in result.stderr
 
 
-def test_version_prints_package_version_then_compatibility_sentence() -> None:
+def test_version_prints_version_and_compatibility() -> None:
     from binding_scheduler import COMPATIBILITY, __version__
 
     result = cli("--version")
@@ -347,7 +347,7 @@ def test_estimator_stub_reads_cluster_from_kubectl_list_export(tmp_path: Path) -
     ("kind: Cluster\nmetadata: {name: [\n", "--cluster-file {path}: not valid YAML or JSON: "),
     ("{}\n", "--cluster-file holds no Cluster, not cluster 'm1'"),
 ])
-def test_estimator_stub_with_bad_cluster_file_says_why_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+def test_stub_bad_cluster_file_one_line(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "cluster.yaml"
     path.write_text(text)
     result = cli("estimator-stub", "--cluster", "m1", "--port", "0", "--cluster-file", str(path), timeout=30)
@@ -382,7 +382,7 @@ def test_estimator_stub_that_hangs_needs_no_answers_to_give() -> None:
     assert re.fullmatch(r"estimator-stub: cluster m1 serving on 127\.0\.0\.1:\d+\n", first), first
 
 
-def test_estimator_stub_that_answers_without_answers_to_give_says_so() -> None:
+def test_empty_estimator_stub_says_so() -> None:
     result = cli("estimator-stub", "--cluster", "m1", "--port", "0", timeout=30)
     assert result.returncode != 0
     assert "a stub that answers (mode ok) needs fixed answers (replicas/sets) or a resource summary source" in (

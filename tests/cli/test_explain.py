@@ -93,7 +93,7 @@ WEBSTER = ("seats by Webster's method: each replica in turn goes to the cluster 
            "binding's uid picks")
 
 
-def test_static_weight_division_shows_each_weight_share_and_seats(capsys: pytest.CaptureFixture[str]) -> None:
+def test_static_division_shows_shares(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = explain(capsys, "--binding", "checkout-deployment")
     assert section(out, "division") == [
         "StaticWeight: 12 replicas by the static weight rules (a cluster's weight is its highest matching rule)",
@@ -126,7 +126,7 @@ def test_region_choice_is_told_by_what_decided_it(capsys: pytest.CaptureFixture[
                             "then by name)")
 
 
-def test_feasible_cluster_left_out_says_which_constraint_left_it_out(capsys: pytest.CaptureFixture[str]) -> None:
+def test_left_out_cluster_names_constraint(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = explain(capsys, "--binding", "search-deployment")
     lines = out.splitlines()
     azure = lines.index("  cluster azure-weu: feasible")

@@ -104,7 +104,7 @@ def test_simulate_names_would_be_victims(
         False, "Preempting", 'preemption initiated on cluster "m1" for 1 victim(s)', ["default/low"])
 
 
-def test_without_preemption_gates_simulate_shows_binding_unschedulable(
+def test_ungated_simulate_shows_unschedulable(
     full_cluster: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     high = result_of(capsys, "high", "-f", full_cluster, "--feature-gates", "PriorityBasedScheduling=true")
@@ -134,7 +134,7 @@ def group_inputs(tmp_path: Path) -> str:
     return str(path)
 
 
-def test_with_workload_affinity_binding_goes_where_group_is_placed(
+def test_affinity_binding_joins_its_group(
     group_inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["simulate", "-o", "json", "-f", group_inputs, "--feature-gates", "WorkloadAffinity=true"]) == 0

@@ -123,7 +123,7 @@ def test_mapped_flag_sets_only_field() -> None:
     assert config("--kube-api-burst=200") == SchedulerConfig(kube_api=KubeAPIConfig(burst=200))
 
 
-def test_kubeconfig_and_master_are_connection_settings_not_fields() -> None:
+def test_kubeconfig_and_master_are_not_fields() -> None:
     args = run_args("--kubeconfig", "/etc/kubeconfig", "--master=https://karmada-apiserver:5443")
     assert (args.kubeconfig, args.master, args.karmada.overrides.paths) == (
         "/etc/kubeconfig", "https://karmada-apiserver:5443", [])

@@ -37,7 +37,7 @@ def test_examples_match_golden_results(capsys: pytest.CaptureFixture[str]) -> No
     )
 
 
-def test_static_weights_three_two_one_divide_twelve_as_six_four_two(
+def test_static_weights_divide_twelve(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     weights = [
@@ -199,7 +199,7 @@ def test_plugins_flag_disables_filter(tmp_path: Path, capsys: pytest.CaptureFixt
     assert json.loads(without_taints)["results"][0]["clusters"] == [{"name": "m1", "replicas": 1}]
 
 
-def test_empty_workload_propagation_lists_unused_selected_clusters(
+def test_empty_propagation_lists_unused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     placement = {"replicaScheduling": {"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"}}

@@ -44,7 +44,7 @@ def test_accurate_estimator_answer_lowers_clusters_capacity(
     assert results[0]["clusters"] == [{"name": "m2", "replicas": 3}]
 
 
-def test_hanging_estimator_falls_back_to_general_estimate_at_deadline(
+def test_hanging_estimator_falls_back(
     inputs: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with stubs_in_thread(EstimatorStub("m1", replicas=1, mode="hang")) as (stub,):

@@ -108,7 +108,7 @@ def test_two_configurations_among_inputs_are_bad_input(tmp_path: Path, capsys: p
         "(binding-scheduler); name one with --config-file\n")
 
 
-def test_invalid_configuration_is_bad_input_naming_each_wrong_field(
+def test_invalid_config_names_each_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inputs = export(tmp_path, cluster_doc("m1"), config(workers=0, decisionProcesses=-1), binding_doc("web"))
@@ -120,7 +120,7 @@ def test_invalid_configuration_is_bad_input_naming_each_wrong_field(
     ]
 
 
-def test_diff_prints_what_pass_now_would_change_binding_by_binding(
+def test_diff_prints_changes_per_binding(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     moved = binding_doc("moved", replicas=2, placement=TWO_CLUSTERS, clusters=[{"name": "m3", "replicas": 2}])
@@ -139,7 +139,7 @@ def test_diff_prints_what_pass_now_would_change_binding_by_binding(
     ]
 
 
-def test_diff_as_json_lists_each_change_with_replicas_before_and_after(
+def test_json_diff_lists_replicas_before_after(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     grown = binding_doc("grown", replicas=3, placement=ONE_CLUSTER, clusters=[{"name": "m1", "replicas": 1}])

@@ -31,7 +31,7 @@ def results(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[d
     return code, json.loads(out)["results"] if out else [], err
 
 
-def test_binding_without_policy_labels_is_reported_skipped_with_reason(
+def test_unlabelled_binding_reported_skipped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inputs = write(tmp_path, cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER, labels={}))

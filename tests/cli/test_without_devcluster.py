@@ -31,7 +31,7 @@ print(json.dumps(seen))
 """
 
 
-def test_every_command_but_demo_and_devcluster_runs_without_devcluster(tmp_path: Path) -> None:
+def test_commands_run_without_devcluster(tmp_path: Path) -> None:
     misspelt = tmp_path / "bindings.yaml"
     misspelt.write_text((ROOT / "examples" / "bindings.yaml").read_text().replace("placement:", "placment:", 1))
     result = subprocess.run([sys.executable, "-c", SCENARIO, str(misspelt)], cwd=ROOT, capture_output=True,

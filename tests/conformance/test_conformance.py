@@ -153,7 +153,7 @@ def test_name_that_is_not_dns_subdomain_is_422(server: Server) -> None:
 # ---- generation, resourceVersion, optimistic concurrency ---------------------------------------------------------
 
 
-def test_merge_patch_of_spec_bumps_generation_and_resource_version(server: Server) -> None:
+def test_spec_patch_bumps_generation(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     status, body = server.request("PATCH", server.rb("rb1"), {"spec": {"replicas": 2}})
     assert (status, body["spec"]["replicas"], body["metadata"]["generation"]) == (200, 2, 2)
@@ -285,7 +285,7 @@ def test_status_write_ignores_spec_and_metadata(server: Server) -> None:
     assert server.request("GET", server.rb("rb1", "status")) == (200, body)
 
 
-def test_put_through_status_with_current_version_replaces_only_status(server: Server) -> None:
+def test_status_put_replaces_only_status(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     sent = {**created, "spec": {"resource": RESOURCE, "replicas": 11},
             "status": {"lastScheduledTime": "2024-01-01T00:00:00Z"}}
@@ -485,7 +485,7 @@ def test_continue_token_that_is_not_one_is_400(server: Server) -> None:
 # ---- watch --------------------------------------------------------------------------------------------------------
 
 
-def test_watch_from_resource_version_delivers_later_events_in_order(server: Server) -> None:
+def test_watch_from_version_delivers_in_order(server: Server) -> None:
     created = server.create_rb("a")
     server.request("PATCH", server.rb("a"), {"spec": {"replicas": 2}})
     server.create_rb("b")
@@ -512,7 +512,7 @@ def test_open_watch_receives_live_events(server: Server) -> None:
     assert (events[2]["type"], rv(events[2]["object"]) > rv(patched)) == ("DELETED", True)
 
 
-def test_watch_without_resource_version_starts_with_objects_by_name(server: Server) -> None:
+def test_versionless_watch_starts_with_objects(server: Server) -> None:
     for name in ("b", "a"):
         server.create_rb(name)
     with server.watch(server.rb()) as stream:
@@ -528,7 +528,7 @@ def test_label_selector_turns_moves_into_delete_and_add(server: Server) -> None:
         assert summary(stream.take(2)) == [("DELETED", "a"), ("ADDED", "a")]
 
 
-def test_send_initial_events_ends_with_initial_events_end_bookmark(server: Server) -> None:
+def test_initial_events_end_with_bookmark(server: Server) -> None:
     server.create_rb("b")
     last = server.create_rb("a")
     with server.watch(server.rb(), sendInitialEvents="true", resourceVersionMatch="NotOlderThan",
@@ -691,7 +691,7 @@ def test_dry_run_create_fails_like_create(server: Server) -> None:
     assert (status, body["reason"]) == (422, "Invalid")
 
 
-def test_dry_run_patch_answers_patched_object_and_changes_nothing(server: Server) -> None:
+def test_dry_run_patch_changes_nothing(server: Server) -> None:
     created = server.create_rb("rb1", replicas=1)
     status, body = server.request("PATCH", server.rb("rb1", query="dryRun=All"), {"spec": {"replicas": 5}})
     assert (status, body["spec"]["replicas"], body["metadata"]["generation"], rv(body)) == (200, 5, 2, rv(created))

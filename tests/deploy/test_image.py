@@ -103,7 +103,7 @@ def test_archive_is_imported_under_name(engine: Containerd) -> None:
     assert REFERENCE in engine.ctr("images", "ls", "-q").stdout.split()
 
 
-def test_entrypoint_answers_version_as_uid_10001_on_read_only_root(
+def test_entrypoint_answers_version(
     engine: Containerd, built: tuple[str, Path]
 ) -> None:
     """ctr takes a command as the whole argv, so the image's own entrypoint is read from its config."""

@@ -108,7 +108,7 @@ async def test_next_page_past_retained_history_is_410() -> None:
     assert body["message"].startswith("The provided continue parameter is too old")
 
 
-async def test_later_pages_select_among_objects_as_they_were_when_list_began() -> None:
+async def test_later_pages_see_list_start() -> None:
     async with DevCluster() as api:
         await _labelled(api)  # a and b have an env label, c has none
         status, first = await api.client.list(rb_path(), limit="1", labelSelector="env")

@@ -68,7 +68,7 @@ async def test_put_of_missing_object_is_404(api: DevCluster) -> None:
     assert body["reason"] == "NotFound"
 
 
-async def test_merge_patch_merges_maps_replaces_lists_and_removes_nulls(
+async def test_merge_patch_merges_maps_replaces_lists(
     api: DevCluster, rb1: dict[str, Any]
 ) -> None:
     await api.client.patch(rb_path("rb1"), {"spec": {"clusters": [{"name": "m1"}, {"name": "m2"}]}})

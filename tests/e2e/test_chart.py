@@ -92,7 +92,7 @@ def process() -> Iterator[list[subprocess.Popen[str]]]:
             proc.wait()
 
 
-def test_scheduler_schedules_with_exactly_charts_rbac_and_arguments(
+def test_schedules_with_exactly_charts_rbac(
     control_plane: ControlPlane, objects: Objects, release_namespace: str, scheduler_name: str,
     journal: Journal, tmp_path: Path, process: list[subprocess.Popen[str]],
 ) -> None:

@@ -94,7 +94,7 @@ def lease_holder(kube: KubeClient, name: str) -> str | None:
     return None if lease is None else str(lease["spec"].get("holderIdentity") or "")
 
 
-def test_sigterm_in_estimator_calls_exits_in_2s_writing_only_lease(
+def test_sigterm_exits_in_2s_writing_only_lease(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, journal: Journal, namespace: str,
     scheduler_name: str, tmp_path: Path, processes: list[subprocess.Popen[str]],
 ) -> None:
@@ -209,7 +209,7 @@ def test_leadership_moves_to_standby_process_when_leader_stops(
     assert set(holders[released + 1:-1]) == {"two"} and holders[-1] == ""
 
 
-def test_scheduler_reads_configuration_by_name_and_marks_it_valid(
+def test_named_config_read_and_marked_valid(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, namespace: str, member: str,
     scheduler_name: str,
 ) -> None:

@@ -94,7 +94,7 @@ def test_each_binding_gets_at_most_spec_write_and_status_write(
         ), (name, mine)
 
 
-def test_scheduling_records_karmadas_events_on_binding_and_template(
+def test_scheduling_records_karmadas_events(
     control_plane: ControlPlane, kube: KubeClient, objects: Objects, scheduler_name: str, tmp_path: Path
 ) -> None:
     bindings = create_examples(objects, scheduler_name)

@@ -29,7 +29,7 @@ def listed(workloads: tuple[AssumedWorkload, ...]) -> AssumedLoad:
 
 
 @pytest.mark.parametrize("legacy", [True, False])
-def test_replicas_request_is_bytes_protobuf_encodes_from_whole_message(legacy: bool) -> None:
+def test_replicas_request_matches_protobuf(legacy: bool) -> None:
     requirements = ReplicaRequirements(resource_request={"cpu": parse_quantity("1", "cpu")}, namespace="shop")
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=legacy)
     sent = wire.request_bytes("member1", wire.replicas_request_prefix(requirements, legacy=legacy),
@@ -52,13 +52,13 @@ def test_component_sets_request_matches_protobuf(legacy: bool) -> None:
     assert sent == wire.serialize(whole)
 
 
-def test_request_without_requirements_or_assumptions_is_cluster_alone() -> None:
+def test_bare_request_is_cluster_alone() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False)
     sent = wire.request_bytes("m", wire.replicas_request_prefix(None, legacy=False), records("m", ()))
     assert sent == wire.serialize(estimator_pb2.MaxAvailableReplicasRequest(cluster="m")) == b"\x0a\x01m"
 
 
-def test_cluster_run_of_workloads_is_encoded_once_while_tuple_is_same() -> None:
+def test_workload_run_encoded_once_per_tuple() -> None:
     records = wire.AssumedRecords(wire.ASSUMED_FIELD_OF_REPLICAS_REQUEST, legacy=False)
     load = listed(WORKLOADS)
     first = records("m1", load)

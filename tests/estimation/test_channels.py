@@ -50,7 +50,7 @@ async def test_forget_of_unknown_cluster_does_nothing(make_estimator: MakeEstima
     assert estimator.connected == {}
 
 
-async def test_close_is_idempotent_and_later_calls_fail_without_dialing(
+async def test_closed_client_fails_without_dialing(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     stub = await stubs("a", replicas=1)

@@ -73,7 +73,7 @@ async def ask(estimator: AccurateEstimator) -> EstimateAnswer:
     return await estimator.max_available_replicas([Cluster(name="m1")], None)
 
 
-async def test_re_pointed_service_is_dialed_at_new_address_after_failed_call(
+async def test_re_pointed_service_dialed_at_new_address(
     stubs: StartStub, make_estimator: MakeEstimator, caplog: pytest.LogCaptureFixture
 ) -> None:
     a, b = await stubs("m1", replicas=1), await stubs("m1", replicas=2)

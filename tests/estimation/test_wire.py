@@ -103,7 +103,7 @@ async def test_replicas_request_without_requirements(stubs: StartStub, make_esti
     assert raw == b"\x0a\x07member1"
 
 
-async def test_replicas_request_fills_current_and_legacy_resource_fields(
+async def test_replicas_request_fills_both_fields(
     stubs: StartStub, make_estimator: MakeEstimator
 ) -> None:
     wanted = requirements(request={"memory": "1024Mi", "cpu": "0.5"}, namespace="default", priority_class_name="high")

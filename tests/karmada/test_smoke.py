@@ -255,7 +255,7 @@ def _metrics(address: str) -> list[str]:
         return answer.read().decode().splitlines()
 
 
-def test_every_member_is_ready_cluster_of_karmadas_aggregated_api(plane: KarmadaPlane) -> None:
+def test_every_member_is_ready_cluster(plane: KarmadaPlane) -> None:
     answer = plane.karmada.client().ok("GET", "/apis/cluster.karmada.io/v1alpha1/clusters")
     ready = sorted(item["metadata"]["name"] for item in answer["items"]
                    if {"type": "Ready", "status": "True"}.items()

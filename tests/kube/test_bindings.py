@@ -51,7 +51,7 @@ def test_cluster_resource_binding_ref_is_read_with_no_namespace() -> None:
          "ClusterResourceBinding 'crb' is cluster-scoped, not in 'default'"),
     ],
 )
-def test_object_that_is_not_valid_binding_gives_no_ref_and_says_why(obj: dict[str, Any], error: str) -> None:
+def test_invalid_object_gives_no_ref(obj: dict[str, Any], error: str) -> None:
     with pytest.raises(ValueError) as caught:
         BindingRef.of(obj)
     assert str(caught.value) == error
@@ -63,7 +63,7 @@ def test_ref_of_another_kind_is_refused_with_kind() -> None:
     assert str(caught.value) == "not a binding kind: 'Work'"
 
 
-async def test_schedule_result_patch_has_karmadas_shape_and_read_version(
+async def test_result_patch_has_karmadas_shape(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     rv = rb1["metadata"]["resourceVersion"]

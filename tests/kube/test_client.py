@@ -78,7 +78,7 @@ async def test_wait_for_rate_limit_token_is_cancellable(api: DevCluster) -> None
         assert kube.limiter.tokens == pytest.approx(0.0, abs=0.01)
 
 
-async def test_bucket_lets_burst_through_then_spaces_requests_by_one_over_qps() -> None:
+async def test_bucket_lets_burst_then_spaces_by_qps() -> None:
     time = FakeTime(0.0)
     bucket = TokenBucket(10.0, 3, clock=time, sleep=time.sleep)
     for _ in range(5):
@@ -126,7 +126,7 @@ async def test_429_with_retry_after_is_sent_again_after_that_delay(
     assert time.monotonic() - started >= 2.0
 
 
-async def test_503_with_retry_after_is_sent_again_and_503_without_it_is_not(
+async def test_503_resent_only_with_retry_after(
     api: DevCluster, client: ApiClient, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="GET", status=503, retry_after=0, times=1)
@@ -207,7 +207,7 @@ async def test_answered_or_unsent_requests_not_in_doubt(
     assert gate.in_doubt == 0
 
 
-async def test_write_answered_504_then_applied_on_retry_is_not_in_doubt(
+async def test_retried_504_write_not_in_doubt(
     api: DevCluster, client: ApiClient, gate: WriteGate, rb1: dict[str, Any]
 ) -> None:
     api.faults.add(method="PATCH", status=504, retry_after=0, message="Timeout: request did not complete", times=1)

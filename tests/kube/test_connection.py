@@ -207,7 +207,7 @@ def test_broken_kubeconfig_is_located_without_quoting_text(tmp_path: Path) -> No
 # --- --master (Karmada's flag; client-go's BuildConfigFromFlags) -------------------------------------------------
 
 
-def test_master_replaces_kubeconfigs_server_and_keeps_credentials(tmp_path: Path) -> None:
+def test_master_replaces_only_server(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path / "config", cluster={"server": "https://api.example:6443",
                                                     "certificate-authority-data": b64(CA_PEM)},
                       user={"token": "abc"})

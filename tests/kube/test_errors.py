@@ -47,7 +47,7 @@ async def test_creating_existing_object_is_already_exists(client: ApiClient, rb1
     assert isinstance(caught.value, Conflict)
 
 
-async def test_writing_into_terminating_namespace_is_forbidden_with_cause(
+async def test_terminating_namespace_write_forbidden(
     api: DevCluster, client: ApiClient
 ) -> None:
     api.store.ensure_namespace("doomed")

@@ -61,7 +61,7 @@ async def test_repeated_event_patches_its_count(
     assert (recorder.created, recorder.patched, recorder.dropped, recorder.failures) == (1, 3, 0, 0)
 
 
-async def test_patch_answered_404_creates_event_again_under_name_with_count(
+async def test_event_gone_404_is_created_again(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -76,7 +76,7 @@ async def test_patch_answered_404_creates_event_again_under_name_with_count(
     assert (recorder.created, recorder.patched, recorder.failures) == (2, 0, 0)
 
 
-async def test_after_404_fallback_next_repeat_patches_event_created_again(
+async def test_repeat_after_404_patches_new_event(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -206,7 +206,7 @@ async def test_burst_drops_26th_event_and_refills_after_300s(
     assert event["count"] == 28  # the dropped ones are counted, as in client-go (counting runs before the filter)
 
 
-async def test_every_reason_about_one_object_and_type_takes_from_one_bucket(
+async def test_one_bucket_per_object_and_type(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     for i in range(26):
@@ -253,7 +253,7 @@ async def test_closed_gate_raises_for_event_spam_filter_would_drop(
     assert len(writes(api)) == 25
 
 
-async def test_cancelled_patch_propagates_and_next_repeat_patches_next_count(
+async def test_cancelled_patch_propagates(
     api: DevCluster, recorder: EventRecorder
 ) -> None:
     await recorder.record(BINDING, "Warning", FAILED, NO_FIT)
@@ -277,7 +277,7 @@ async def test_object_evicted_from_cache_gets_new_event(api: DevCluster, client:
     assert [event["count"] for event in events_about(api, "a")] == [1, 1]
 
 
-def test_every_cache_holds_at_most_4096_keys_least_recent_going_first() -> None:
+def test_caches_hold_4096_keys_lru() -> None:
     correlator = EventCorrelator(clock=FakeTime())
 
     def body(i: int) -> dict[str, Any]:

@@ -16,7 +16,7 @@ CLUSTER_SCOPED = {"apiVersion": "work.karmada.io/v1alpha2", "kind": "ClusterReso
 MESSAGE = "Binding has been scheduled successfully. Result: {m1:2, m2:1}"
 
 
-async def test_event_is_posted_with_generate_name_about_involved_object(
+async def test_event_posted_with_generate_name(
     api: DevCluster, client: ApiClient
 ) -> None:
     await EventRecorder(client, "default-scheduler").record(TEMPLATE, "Normal", "ScheduleBindingSucceed", MESSAGE)
@@ -34,7 +34,7 @@ async def test_event_is_posted_with_generate_name_about_involved_object(
     assert len(stored["metadata"]["name"]) == len("web.") + 5
 
 
-async def test_events_about_cluster_scoped_objects_go_to_default_namespace(
+async def test_cluster_scoped_events_go_to_default(
     api: DevCluster, client: ApiClient
 ) -> None:
     await EventRecorder(client, "s").record(CLUSTER_SCOPED, "Warning", "ScheduleBindingFailed", "no fit")

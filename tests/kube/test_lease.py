@@ -120,7 +120,7 @@ async def test_keep_renews_every_retry_period_with_read_version(
     assert (lost, candidate.is_leader) == ([], True)
 
 
-async def test_live_lease_of_another_holder_is_not_taken_until_it_expires(
+async def test_live_lease_not_taken_until_expiry(
     api: DevCluster, client: ApiClient, other_client: ApiClient, time: FakeTime
 ) -> None:
     await bounded(elector(other_client, time, "old").acquire())
@@ -350,7 +350,7 @@ async def test_each_change_of_holder_counts_one_more_transition(
 
 
 @pytest.mark.parametrize(("duration", "written"), [(0.6, 1), (1.2, 1), (1.6, 2), (15.0, 15)])
-def test_lease_duration_is_written_in_whole_seconds_and_at_least_one(
+def test_lease_duration_whole_seconds(
     client: ApiClient, time: FakeTime, duration: float, written: int
 ) -> None:
     candidate = LeaseElector(client, identity="a", lease_duration=duration, renew_deadline=0.5, retry_period=0.1,
@@ -386,7 +386,7 @@ async def test_rejected_late_renewal_loses_lease_once(
         await client.create(LEASES, {})
 
 
-async def test_each_renewal_gets_whole_renew_deadline_on_slow_api_server(
+async def test_renewal_gets_whole_deadline(
     api: DevCluster, client: ApiClient, gate: WriteGate
 ) -> None:
     """Every answer takes 0.3 s, so one renewal (GET + PUT) takes 0.6 s: more than the deadline minus the time
@@ -515,7 +515,7 @@ def test_micro_time_is_utc_whatever_local_time_zone(monkeypatch: pytest.MonkeyPa
         clock.tzset()
 
 
-async def test_created_lease_is_coordination_v1_lease_named_in_namespace(
+async def test_created_lease_is_coordination_v1(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     await bounded(elector(client, time, "a").acquire())
@@ -525,7 +525,7 @@ async def test_created_lease_is_coordination_v1_lease_named_in_namespace(
         "metadata": {"name": "karmada-scheduler", "namespace": "karmada-system"}}
 
 
-async def test_lease_created_by_another_in_between_is_read_again_at_once(
+async def test_lease_created_meanwhile_is_reread(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     api.faults.add(method="POST", path="leases", status=409, times=1)
@@ -644,7 +644,7 @@ async def test_refused_attempt_warns_once_then_every_minute(
     assert candidate.problem is not None and "403" in candidate.problem
 
 
-async def test_changed_cause_is_said_again_and_answer_again_ends_problem(
+async def test_changed_cause_said_again(
     api: DevCluster, client: ApiClient, time: FakeTime, caplog: pytest.LogCaptureFixture
 ) -> None:
     api.faults.add(method="GET", path="leases/karmada-scheduler$", status=403, times=2)
@@ -659,7 +659,7 @@ async def test_changed_cause_is_said_again_and_answer_again_ends_problem(
     assert candidate.problem is None and candidate.is_leader
 
 
-async def test_lease_namespace_that_does_not_exist_ends_election_naming_it(
+async def test_missing_lease_namespace_ends_election(
     api: DevCluster, client: ApiClient, time: FakeTime
 ) -> None:
     """A definite answer no retry changes (the create is refused, nothing written): the start fails in one line."""

@@ -30,7 +30,7 @@ def error_of(data: Any) -> str:
 # --- identity and scope ---------------------------------------------------------------------------------
 
 
-def test_resource_binding_is_namespaced_and_keyed_namespace_slash_name() -> None:
+def test_rb_is_keyed_namespace_slash_name() -> None:
     rb = make_binding("web", namespace="shop")
     assert (rb.scope, rb.namespace, rb.name, rb.key) == (Scope.NAMESPACED, "shop", "web", "shop/web")
 
@@ -78,7 +78,7 @@ def test_one_component_makes_workload() -> None:
     assert parse_binding(data).is_workload
 
 
-def test_no_replicas_no_requirements_no_components_is_not_workload() -> None:
+def test_bare_binding_is_not_workload() -> None:
     assert not make_binding(replicas=0).is_workload
 
 
@@ -144,13 +144,13 @@ def test_preemption_policy_is_read_and_absent_means_never(fields: dict[str, Any]
     assert make_binding().preemption_policy is PreemptionPolicy.NEVER
 
 
-def test_unknown_preemption_policy_is_refused_naming_field_and_values() -> None:
+def test_unknown_preemption_policy_refused() -> None:
     message = error_of(with_schedule_priority(priority=5, preemptionPolicy="PreemptAlways"))
     assert message == ("spec.schedulePriority.preemptionPolicy: 'PreemptAlways' is not one of PreemptLowerPriority, "
                        "Never")
 
 
-def test_preemption_policy_that_is_no_string_is_refused_naming_field() -> None:
+def test_non_string_preemption_policy_refused() -> None:
     message = error_of(with_schedule_priority(preemptionPolicy=True))
     assert message.startswith("spec.schedulePriority.preemptionPolicy: ")
 
@@ -277,7 +277,7 @@ def test_previous_result_entry_is_checked_field_by_field(entry: object, message:
     assert error_of(data) == message
 
 
-def test_previous_result_entries_parse_with_replicas_and_components() -> None:
+def test_previous_entries_parse_components() -> None:
     data = binding()
     data["spec"]["clusters"] = [{"name": "m1"}, {"name": "m2", "replicas": 2.0}, {"name": "m3", "replicas": None},
                                 {"name": "m4", "replicas": 3, "components": [{"name": "web", "replicas": 3}]}]
@@ -350,7 +350,7 @@ def test_root_must_be_object() -> None:
     assert error_of("rb") == "<root>: expected an object, got 'rb'"
 
 
-def test_duplicated_placement_is_kept_without_division_preference() -> None:
+def test_duplicated_keeps_no_preference() -> None:
     rb = make_binding(placement=placement(scheduling=DUPLICATED))
     assert rb.placement is not None and rb.placement.replica_scheduling is not None
     assert rb.placement.replica_scheduling.division_preference is None

@@ -35,7 +35,7 @@ def test_transition_time_moves_when_status_changes() -> None:
                      "lastTransitionTime": "2026-01-02T03:09:05Z"}
 
 
-def test_unchanged_condition_comes_back_equal_so_nothing_is_written() -> None:
+def test_unchanged_condition_writes_nothing() -> None:
     before = upsert_condition([], "Valid", VALID, EARLIER, observed_generation=1)
     assert upsert_condition(before, "Valid", VALID, NOW, observed_generation=1) == before
 

@@ -80,7 +80,7 @@ def test_every_field_is_classified_as_live_or_restart() -> None:
     )
 
 
-def test_restart_required_lists_every_restart_field_in_spec_order() -> None:
+def test_restart_fields_listed_in_spec_order() -> None:
     new = parse_config(doc({"kubeAPI": {"burst": 5}, "workers": 3, "schedulerName": "x",
                             "metrics": {"port": 1}}))
     assert restart_required(DEFAULT_CONFIG, new) == ["spec.schedulerName", "spec.metrics.port", "spec.kubeAPI.burst"]

@@ -58,7 +58,7 @@ def test_valid_object_reads_with_no_error() -> None:
     assert read_config(doc({"workers": 4})) == (parse_config(doc({"workers": 4})), [])
 
 
-def test_every_unknown_field_of_section_and_wrong_values_are_reported() -> None:
+def test_unknown_fields_and_bad_values_reported() -> None:
     spec = {"estimator": {"tmeout": "3s", "enabled": "yes", "service": {"port": -1, "prt": 1}}}
     assert errors_of(doc(spec)) == [
         "spec.estimator.tmeout: unknown field",
@@ -78,7 +78,7 @@ def test_rule_between_fields_is_not_checked_against_wrong_one() -> None:
         "spec.queue.initialBackoff: 'x' is not a duration (examples: 3s, 500ms, 1m30s)"]
 
 
-def test_both_leader_election_rules_are_reported_when_both_are_broken() -> None:
+def test_both_broken_election_rules_reported() -> None:
     assert errors_of(doc({"leaderElection": {"leaseDuration": "1s", "retryPeriod": "9s"}})) == [
         "spec.leaderElection.renewDeadline: 10s must be less than leaseDuration ('1s')",
         "spec.leaderElection.retryPeriod: '9s' is too long: renewDeadline (10s) must be greater than 1.2 x "

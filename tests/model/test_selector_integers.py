@@ -34,7 +34,7 @@ def test_gt_value_go_cannot_parse_matches_nothing(value: str) -> None:
     assert not parsed.matches({"region": "99"})
 
 
-def test_field_selector_gt_on_region_with_underscore_does_not_match() -> None:
+def test_gt_selector_on_underscored_region_misses() -> None:
     affinity = parse_cluster_affinity(
         Fields({"fieldSelector": {"matchExpressions": [{"key": "region", "operator": "Gt", "values": ["5"]}]}}, "a")
     )

@@ -39,7 +39,7 @@ def body_of(api: DevCluster) -> dict[str, object]:
     return body
 
 
-def test_first_term_fails_so_second_is_used_and_named_in_status_write(
+def test_second_term_used_when_first_fails(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2"), binding_doc("web", replicas=2, placement=PLACEMENT))
@@ -103,7 +103,7 @@ def test_explicit_reschedule_restarts_at_first_term(api: DevCluster, config_file
     assert body_of(api)["spec"]["clusters"] == [{"name": "m1", "replicas": 2}]  # type: ignore[index]
 
 
-def test_every_term_failing_clears_clusters_and_keeps_observed_name(
+def test_all_terms_failing_keep_observed_name(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1", taints=TAINT), cluster_doc("m2", taints=TAINT),

@@ -59,7 +59,7 @@ def placed(api: DevCluster, name: str) -> list[Any] | None:
     return (body.get("spec") or {}).get("clusters") or None
 
 
-def test_flags_are_reapplied_to_every_new_version_of_watched_object(api: DevCluster) -> None:
+def test_flags_reapplied_to_new_versions(api: DevCluster) -> None:
     create_config(api, config_spec(workers=1))
     apply(api, cluster_doc("m1", taints=TAINT), binding_doc("web", replicas=1))
     with running_operator(api, config_name="sched", overrides=flags("--plugins=*,-TaintToleration")) as operator:
@@ -78,7 +78,7 @@ def test_flags_are_reapplied_to_every_new_version_of_watched_object(api: DevClus
         "True", "Valid", "applied (command-line flags set spec.plugins, over the object)")
 
 
-def test_field_flags_set_is_no_restart_when_only_object_changes_it(api: DevCluster) -> None:
+def test_object_only_field_flags_no_restart(api: DevCluster) -> None:
     create_config(api, config_spec())
     with running_operator(api, config_name="sched", overrides=flags("--kube-api-qps=100")) as operator:
         patch(api, config_path("sched"), {"spec": {"kubeAPI": {"qps": 5}}})

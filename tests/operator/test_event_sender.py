@@ -25,7 +25,7 @@ class SlowSink:
         self.posted.append(message)
 
 
-async def test_record_returns_before_event_is_posted_and_pass_keeps_order() -> None:
+async def test_record_returns_before_event_posted() -> None:
     sink = SlowSink()
     events = BackgroundEvents(sink, lanes=4)
 

@@ -153,7 +153,7 @@ def test_kopf_run_module_registers_scheduler_handlers() -> None:
     assert "BINDING_SCHEDULER_CONFIG" in result["read"]  # configured from the environment, as documented
 
 
-def test_kopf_run_module_watches_configuration_named_in_environment() -> None:
+def test_kopf_run_watches_config_from_env() -> None:
     result = probe(KOPF_RUN_MODULE, {"BINDING_SCHEDULER_CONFIG": "my-scheduler"})
     assert "failed" not in result, result
     watched = sorted(target for kind, target in result["handlers"] if kind == "WatchingHandler")

@@ -17,7 +17,7 @@ from tests.operator.test_conflicts import test_spec_409_retries_without_backoff
 from tests.operator.test_first_schedule import test_new_binding_is_scheduled_with_two_fenced_writes
 from tests.operator.test_no_kopf_writes import test_every_write_is_lease_fenced_binding_write_or_our_event
 from tests.operator.test_triggers import test_scaling_up_reschedules_with_scale_write
-from tests.operator.test_writes import test_divided_binding_gets_exactly_two_writes_and_no_pass_after_own
+from tests.operator.test_writes import test_divided_binding_gets_exactly_two_writes
 from testsupport.operator import harness
 from testsupport.operator.harness import (
     apply,
@@ -34,7 +34,7 @@ from testsupport.operator.harness import (
 ON_KOPFS_PATH = (
     test_new_binding_is_scheduled_with_two_fenced_writes,
     test_every_write_is_lease_fenced_binding_write_or_our_event,
-    test_divided_binding_gets_exactly_two_writes_and_no_pass_after_own,
+    test_divided_binding_gets_exactly_two_writes,
     test_spec_409_retries_without_backoff,
     test_scaling_up_reschedules_with_scale_write,
     test_cluster_label_change_requeues_bindings_it_now_matches,

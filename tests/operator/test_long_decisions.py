@@ -42,7 +42,7 @@ def fleet(api: DevCluster) -> None:
     apply(api, *(cluster_doc(f"m{i:02d}", region=f"region-{i:02d}") for i in range(REGIONS)))
 
 
-def test_decision_over_cpu_limit_gets_scheduler_error_naming_limit(
+def test_over_cpu_limit_error_names_limit(
     api: DevCluster, tmp_path: Path
 ) -> None:
     fleet(api)

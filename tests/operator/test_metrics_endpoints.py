@@ -65,7 +65,7 @@ def test_metrics_and_health_are_served_after_pass(tmp_path: Path, api: DevCluste
     assert readyz == (200, "ok")
 
 
-def test_standby_passes_readiness_probe_and_reports_it_does_not_lead(tmp_path: Path, api: DevCluster) -> None:
+def test_standby_is_ready_and_not_leading(tmp_path: Path, api: DevCluster) -> None:
     from tests.shutdown.helpers import lease_held_elsewhere
 
     metrics_port, health_port = free_port(), free_port()
@@ -94,7 +94,7 @@ def test_stopping_instance_fails_readiness_probe(tmp_path: Path, api: DevCluster
     assert operator.stop() == 0
 
 
-def test_leader_whose_watch_fails_is_not_ready_until_it_lists_again(tmp_path: Path, api: DevCluster) -> None:
+def test_failing_watch_unready_until_relist(tmp_path: Path, api: DevCluster) -> None:
     health_port = free_port()
     config = write_config(tmp_path / "config.yaml", config_spec(metrics={"port": 0, "healthPort": health_port}))
     with running_operator(api, config):

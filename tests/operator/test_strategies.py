@@ -90,13 +90,13 @@ def test_aggregated_packs_replicas_into_fewest_clusters(api: DevCluster, config_
     assert_first_schedule(api, body, placement, [{"name": "m2", "replicas": 5}])
 
 
-def test_non_workload_binding_goes_to_every_cluster_without_replicas(api: DevCluster, config_file: Path) -> None:
+def test_non_workload_goes_to_every_cluster(api: DevCluster, config_file: Path) -> None:
     body = schedule_one(api, config_file, cluster_doc("m1"), cluster_doc("m2"),
                         rb_doc("cfg", replicas=0, placement={}), name="cfg")
     assert_first_schedule(api, body, {}, [{"name": "m1"}, {"name": "m2"}], name="cfg")
 
 
-def test_cluster_resource_binding_is_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:
+def test_crb_scheduled_with_two_fenced_writes(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), crb_doc("role"))
     with running_operator(api, config_file) as operator:
         body = wait_until(lambda: crb_scheduled(api, "role"), what="the CRB to be scheduled")

@@ -83,7 +83,7 @@ def test_explicit_reschedule_reschedules_divided(
     assert final is not None and final["status"]["schedulerObservedGeneration"] == final["metadata"]["generation"]
 
 
-def test_explicit_reschedule_older_than_last_schedule_does_nothing(api: DevCluster, config_file: Path) -> None:
+def test_old_explicit_reschedule_does_nothing(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))
     with running_operator(api, config_file) as operator:
         wait_until(lambda: scheduled(api, "web"), what="web to be scheduled")

@@ -49,7 +49,7 @@ def listed(name: str) -> dict[str, Any]:
     return {"type": None, "object": {"metadata": {"name": name}}}
 
 
-async def test_completed_list_goes_to_listener_before_kopf_hears_it_ended(
+async def test_listener_hears_list_end_before_kopf(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = FakeSettings()

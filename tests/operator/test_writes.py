@@ -22,7 +22,7 @@ from testsupport.operator.harness import (
 )
 
 
-def test_divided_binding_gets_exactly_two_writes_and_no_pass_after_own(
+def test_divided_binding_gets_exactly_two_writes(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), cluster_doc("m2"), binding_doc("web", replicas=3))
@@ -50,7 +50,7 @@ def test_duplicated_binding_is_not_rescheduled_by_own_spec_write(api: DevCluster
     assert [w.path for w in writes] == [rb_path("web"), rb_path("web", "default", "status")]
 
 
-def test_status_write_is_fenced_with_version_returned_by_spec_write(
+def test_status_write_fenced_by_spec_write(
     api: DevCluster, config_file: Path
 ) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web", replicas=1))

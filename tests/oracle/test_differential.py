@@ -270,7 +270,7 @@ def test_filter_order_allows_only_messages_another_order_gives() -> None:
                    messages=allowed) == "divergence"
 
 
-def test_merge_order_allows_only_reordered_tail_of_previous_clusters() -> None:
+def test_merge_order_reorders_only_tail() -> None:
     done = {"scheduled": True, "reason": "Success", "message": "ok"}
     ours = [{"name": "m4", "replicas": 3}, {"name": "m2", "replicas": 1}, {"name": "m3", "replicas": 1}]
     karmada = [{"name": "m4", "replicas": 3}, {"name": "m3", "replicas": 1}, {"name": "m2", "replicas": 1}]

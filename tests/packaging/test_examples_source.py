@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_EXAMPLES = ROOT / "operator" / "binding_scheduler" / "examples"
 
 
-def test_every_repository_example_is_relative_link_to_package_copy() -> None:
+def test_examples_link_to_package_copies() -> None:
     """The example documents (YAML); the folder also holds a script of the repository's own,
     load-with-kubectl.sh, which the package does not ship."""
     folder = ROOT / "examples"

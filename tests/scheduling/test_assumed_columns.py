@@ -119,7 +119,7 @@ def test_columns_give_what_loads_give(
     assert cache.unchanged(at.versions, names)
 
 
-def test_sum_that_would_leave_int64_turns_column_into_python_integers() -> None:
+def test_int64_overflow_turns_column_to_ints() -> None:
     columns = AssumedColumns(capacity=4)
     big = parse_binding(builders.binding("big", namespace="shop", replicas=3, requests={"memory": "2Ei"}))
     cache = AssumptionCache()
@@ -134,7 +134,7 @@ def test_sum_that_would_leave_int64_turns_column_into_python_integers() -> None:
     assert columns.deducted["memory"].values[slots].tolist() == [3 * amount, 3 * amount]
 
 
-def test_columns_grow_past_their_first_capacity_keeping_every_sum() -> None:
+def test_columns_grow_keeping_sums() -> None:
     cache = AssumptionCache()
     web = parse_binding(builders.binding("web", namespace="shop", replicas=2, requests={"cpu": "1"}))
     many = [TargetCluster(f"m{i}", 2) for i in range(600)]

@@ -65,7 +65,7 @@ def test_cluster_resource_bindings_are_never_assumed() -> None:
     assert held(cache, "m1") == {}
 
 
-def test_new_decision_replaces_old_one_and_releases_dropped_clusters() -> None:
+def test_new_decision_releases_dropped_clusters() -> None:
     cache = AssumptionCache()
     web = rb("web")
     cache.assume(web, [TargetCluster("m1", 2), TargetCluster("m2", 2)], multi_template=False)
@@ -149,7 +149,7 @@ def test_deleted_binding_releases_everything() -> None:
     assert (held(cache, "m1"), held(cache, "m2"), len(cache)) == ({}, {}, 0)
 
 
-def test_assumption_expires_after_ttl_and_each_assume_refreshes_it() -> None:
+def test_assumption_expires_after_ttl() -> None:
     clock = Clock()
     cache = AssumptionCache(clock=clock)
     cache.assume(rb("web"), [TargetCluster("m1", 2)], multi_template=False)
@@ -214,7 +214,7 @@ def test_cluster_listing_cached_until_something_changes() -> None:
     assert after is not first and [w.components[0].name for w in after] == ["api"]
 
 
-def test_cluster_listing_leaves_out_deciding_binding_s_own_workload() -> None:
+def test_cluster_listing_leaves_out_own_workload() -> None:
     cache = AssumptionCache()
     cache.assume(rb("api"), [TargetCluster("m1", 3)], multi_template=False)
     cache.assume(rb("db"), [TargetCluster("m1", 1)], multi_template=False)
@@ -271,7 +271,7 @@ def test_replica_share_rounds_down_once() -> None:
     assert cache.taken_since(read, ["m1"]) == {"m1": 2}
 
 
-def test_versions_not_read_over_fleet_cannot_say_what_was_taken_since() -> None:
+def test_unread_versions_cannot_tell_taken() -> None:
     cache = AssumptionCache()
     deciding = rb("d")
     _, versions = cache.others(deciding, ["m1"])

@@ -30,7 +30,7 @@ def test_store_hands_invalid_binding_out_with_error_and_view() -> None:
     assert (entry.meta.key, str(entry.error), entry.status) == ("default/web", "spec.replicas: -1 is less than 0", {})
 
 
-def test_parsed_bindings_are_stored_versions_and_leave_out_invalid() -> None:
+def test_parsed_bindings_leave_out_invalid() -> None:
     """`parsed_bindings` (a preemption's scan) reads the parse cache only where it holds the stored version: a
     binding updated since its last parse is parsed again."""
     store = BindingStore()

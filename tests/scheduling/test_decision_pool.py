@@ -177,7 +177,7 @@ async def test_cancelled_decision_drops_answer_and_process_goes_on(pool: Decisio
     assert all(not p.outstanding for p in pool._processes)
 
 
-async def test_decision_over_cpu_limit_in_process_raises_over_cpu_limit(pool: DecisionPool) -> None:
+async def test_process_decision_over_cpu_limit_raises(pool: DecisionPool) -> None:
     wide = [builders.cluster(f"wide-{i:02d}", region=f"wide-region-{i:02d}") for i in range(26)]
     exponential = parse_binding(builders.binding("search", replicas=26, placement=placement(
         spread=[{"spreadByField": "region", "minGroups": 1, "maxGroups": 26},
@@ -203,7 +203,7 @@ async def test_dead_process_leaves_decision_here(pool: DecisionPool) -> None:
     assert (pool.remote, pool.local) == (0, 1)
 
 
-async def test_close_stops_every_process_and_later_decisions_are_made_here() -> None:
+async def test_close_stops_processes_decides_here() -> None:
     started = DecisionPool(2)
     await started.start()
     processes = [p.process for p in started._processes]

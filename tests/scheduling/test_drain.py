@@ -102,7 +102,7 @@ async def test_overrunning_commit_is_cancelled_before_drain_ends() -> None:
     client.released.set()
 
 
-async def test_commit_that_ends_within_deadline_is_drained_with_both_writes() -> None:
+async def test_timely_commit_drained_with_both_writes() -> None:
     client = HeldWrites()
     scheduler = make_scheduler(client)
     scheduler.start()

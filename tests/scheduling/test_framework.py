@@ -181,7 +181,7 @@ async def decide_and_reserve(framework: Framework, binding: Binding, fleet: Snap
     return decision
 
 
-async def test_reserved_decision_is_deducted_from_next_ones_general_estimate() -> None:
+async def test_reserved_decision_deducted_from_next() -> None:
     framework = Framework(build_plugins(), assumptions=AssumptionCache())
     fleet = tight_fleet()
     first = await decide_and_reserve(framework, aggregated("a", 4), fleet)
@@ -207,7 +207,7 @@ async def test_reserved_decision_is_on_next_estimates_models() -> None:
     assert (first.clusters, second.clusters) == ((TargetCluster("m1", 4),), (TargetCluster("m2", 4),))
 
 
-async def test_without_assumptions_every_decision_sees_same_free_capacity() -> None:
+async def test_unassumed_decisions_see_same_capacity() -> None:
     framework = Framework(build_plugins())
     fleet = tight_fleet()
     decisions = [await decide_and_reserve(framework, aggregated(name, 4), fleet) for name in ("a", "b", "c")]
@@ -472,7 +472,7 @@ async def test_plugin_error_keeps_kind_and_message() -> None:
     assert told.steps == [("Filter", "Error")]
 
 
-async def test_any_other_exception_from_plugin_is_bug_and_error_names_it() -> None:
+async def test_other_plugin_exception_is_bug() -> None:
     decision = await decide_binding(aggregated("a", 1), tight_fleet(),
                                     build_plugins(extra=[Refusing(KeyError("zone"))]))
 

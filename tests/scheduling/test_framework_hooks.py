@@ -60,7 +60,7 @@ def test_fit_error_reports_unschedulable_filter_step_and_stops() -> None:
     assert recorder.steps == [("Filter", "Unschedulable")]
 
 
-def test_metrics_hook_feeds_karmadas_steps_and_extension_points_only() -> None:
+def test_metrics_hook_feeds_karmadas_steps() -> None:
     metrics = SchedulerMetrics()
     rb = parse_binding(binding(replicas=2, placement=placement()))
     schedule(rb, snapshot(make_cluster("m1")), build_plugins(), hooks=[MetricsHook(metrics)])

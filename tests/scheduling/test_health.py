@@ -128,7 +128,7 @@ async def test_readiness_flips(client: aiohttp.ClientSession) -> None:
         assert (await get(client, s.health_port, "/readyz"))[0] == 503
 
 
-async def test_failing_readiness_check_is_not_ready_and_keeps_error_in_log(
+async def test_failing_readiness_check_not_ready(
     client: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
 ) -> None:
     def broken() -> bool:

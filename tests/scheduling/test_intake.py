@@ -78,7 +78,7 @@ def with_small_slices(monkeypatch: pytest.MonkeyPatch, clusters: list[dict[str, 
     return scheduler
 
 
-def test_generation_change_queues_binding_and_status_change_does_not() -> None:
+def test_only_generation_change_queues() -> None:
     scheduler = make_scheduler()
     scheduler.on_binding(body("web"))
     assert queued(scheduler) == ["default/web"]
@@ -277,7 +277,7 @@ async def test_cluster_change_queues_many_bindings_in_slices(
     assert events_counted(scheduler, "ClusterChanged") == 10  # tested against its old labels and its new ones
 
 
-async def test_cluster_deleted_under_many_bindings_requeues_them_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_deleted_cluster_requeues_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     placed = [body(f"b{index}", on=("m1",) if index != 2 else ("m2",)) for index in range(5)]
     scheduler = with_small_slices(monkeypatch, [cluster("m1"), cluster("m2")], placed)
 

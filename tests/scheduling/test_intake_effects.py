@@ -40,7 +40,7 @@ def test_schedule_priority_that_is_not_integer_counts_as_zero(priority: object) 
     assert queued(scheduler) == ["default/a-none", "default/b-odd", "default/c-minus"]
 
 
-def test_binding_that_starts_passing_event_filter_is_queued_as_added() -> None:
+def test_newly_filtered_in_binding_is_added() -> None:
     scheduler = make_scheduler()
     unlabelled = body("web")
     unlabelled["metadata"]["labels"] = {}
@@ -268,7 +268,7 @@ async def test_one_slice_requeued_without_task(
     assert queued(scheduler) == ["default/b0", "default/b1"]
 
 
-def test_without_event_loop_requeue_over_many_bindings_runs_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loopless_requeue_runs_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     scheduler = with_small_slices(monkeypatch, [cluster("m1", labels={"tier": "gold"})],
                                   [body(f"b{index}") for index in range(5)])
 

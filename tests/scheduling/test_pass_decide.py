@@ -234,7 +234,7 @@ async def test_decision_beaten_to_clusters_is_made_again() -> None:
     assert decided == [1, 1]
 
 
-async def test_decision_beaten_to_clusters_three_times_in_row_is_requeued(
+async def test_thrice_beaten_decision_is_requeued(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     client = ScriptedClient()
@@ -281,7 +281,7 @@ async def test_fit_error_clears_clusters_without_retry(
     assert attempts(run, "error", "ReconcileSchedule") == 0
 
 
-async def test_too_few_replicas_anywhere_writes_no_spec_and_is_unschedulable() -> None:
+async def test_too_few_replicas_is_unschedulable() -> None:
     client = ScriptedClient()
     aggregated = placement(scheduling={"replicaSchedulingType": "Divided", "replicaDivisionPreference": "Aggregated"})
     run = Run(binding(replicas=5, placement=aggregated, requests={"cpu": "2"}), client)

@@ -55,7 +55,7 @@ async def test_success_posts_event_on_binding_and_resource() -> None:
         ("Normal", "ScheduleBindingSucceed", "Binding has been scheduled successfully. Result: {m1:1}")}
 
 
-async def test_placement_owner_must_fix_is_warning_and_not_operators_error(
+async def test_owners_placement_error_is_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Karmada's reason stays SchedulerError; but a tenant's spreadByLabel is not the scheduler's fault, so it must
@@ -190,7 +190,7 @@ async def test_failed_decision_logs_condition_reason(
 # -- the outcome for the queue ---------------------------------------------------------------------------------
 
 
-async def test_fit_error_that_is_not_retried_ends_pass_as_no_cluster_fit() -> None:
+async def test_unretried_fit_error_is_no_cluster_fit() -> None:
     error = fit_error()
 
     assert _outcome_of(error, condition_for(error)) is PassOutcome.NO_CLUSTER_FIT
@@ -245,7 +245,7 @@ async def test_event_on_bare_body_names_them_empty() -> None:
 # -- references, settlement, the framework and the context -------------------------------------------------------
 
 
-async def test_cluster_resource_binding_is_referenced_by_kind_and_name_only() -> None:
+async def test_crb_referenced_by_kind_and_name() -> None:
     ref = binding_ref(make_binding("role", cluster_scoped=True, placement=placement()))
 
     assert ref == BindingRef(kind="ClusterResourceBinding", name="role")

@@ -64,7 +64,7 @@ async def test_explicit_zero_replicas_not_rewritten() -> None:
     assert client.versions() == [("status", "7")]
 
 
-async def test_failed_spec_write_gives_scheduler_error_condition_and_retry() -> None:
+async def test_failed_spec_write_errs_and_retries() -> None:
     client = FakeClient(spec_error=ServerError(500, "InternalError", "etcd is unhappy"))
     outcome, events = await run(binding(replicas=1, placement=placement()), client, "m1")
     assert outcome is PassOutcome.ERROR
@@ -146,7 +146,7 @@ async def test_result_already_in_place_is_not_assumed() -> None:
     assert run.ctx.assumptions.assumed_on("m1") == {}
 
 
-async def test_duplicated_binding_decided_again_where_it_runs_is_not_assumed() -> None:
+async def test_redecided_duplicated_is_not_assumed() -> None:
     """What a new leader does at takeover: it decides every Duplicated binding again, and each already holds
     its result; assuming them would hide the capacity they use twice until the TTL (5 min)."""
     run = protected(placed_body(), ScriptedClient())

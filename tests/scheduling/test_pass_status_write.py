@@ -164,7 +164,7 @@ async def test_deleted_during_spec_write_gets_status_write() -> None:
 
 
 @pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
-async def test_lone_status_write_refused_with_409_is_counted_and_requeued(body: dict[str, Any]) -> None:
+async def test_lone_status_409_counted_and_requeued(body: dict[str, Any]) -> None:
     run = Run(body, ScriptedClient(status=[CONFLICT]))
     assert await run.pass_() is PassOutcome.CONFLICT
     assert run.writes(WriteKind.STATUS, WriteResult.CONFLICT) == 1
@@ -172,7 +172,7 @@ async def test_lone_status_write_refused_with_409_is_counted_and_requeued(body: 
 
 
 @pytest.mark.parametrize("body", [recording(), binding(replicas=1)], ids=["recording-the-generation", "refusal"])
-async def test_lone_status_write_in_terminating_namespace_forgets_binding(body: dict[str, Any]) -> None:
+async def test_lone_status_write_terminating_forgets(body: dict[str, Any]) -> None:
     run = Run(body, ScriptedClient(status=[TERMINATING]))
     assert await run.pass_() is PassOutcome.FORGOTTEN
     assert run.writes(WriteKind.STATUS, WriteResult.ERROR) == 1
@@ -285,7 +285,7 @@ async def test_closed_gate_status_write_counted_and_raised() -> None:
     assert run.writes(WriteKind.STATUS, WriteResult.GATE_CLOSED) == 1
 
 
-async def test_status_write_api_server_fails_is_counted_as_error_and_raised() -> None:
+async def test_failed_status_write_counted_and_raised() -> None:
     failure = ServerError(500, "InternalError", "etcd is unhappy")
     run = at_now(Run(binding(replicas=1, placement=placement()), ScriptedClient(status=[failure])))
 

@@ -151,7 +151,7 @@ def test_plugin_disabled_by_name_is_not_even_constructed(monkeypatch: pytest.Mon
     assert "OnlyEurope" not in load_plugins("TaintToleration").names
 
 
-def test_plugin_whose_constructor_raises_is_plugin_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_raising_plugin_constructor_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     install(monkeypatch, entry("Exploding", "ExplodingConstructor"))
     with pytest.raises(PluginError) as caught:
         load_plugins("*")

@@ -158,7 +158,7 @@ def test_over_thousand_bindings_on_cluster_fail_preemption() -> None:
     assert str(raised.value) == "too many preemption victim candidates on cluster m1: 1001 bindings, at most 1000"
 
 
-def test_rate_bound_counts_preemptions_of_last_sixty_seconds_exactly(
+def test_rate_bound_counts_last_minute(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     now = [1000.0]
@@ -231,7 +231,7 @@ def test_blocked_preemptor_woken_when_it_fails() -> None:
     assert woken == [("default/second", HIGH)]
 
 
-def test_preemptor_blocked_by_claim_is_woken_when_that_claim_expires() -> None:
+def test_blocked_preemptor_woken_on_expiry() -> None:
     now = [0.0]
     claims, woken = waiting(clock=lambda: now[0])
     now[0] = 600.0

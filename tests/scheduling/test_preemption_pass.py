@@ -201,7 +201,7 @@ def bounded_run(client: ScriptedClient, *others: dict[str, Any], max_victims: in
     return run, limited
 
 
-async def test_preemption_that_needs_more_victims_than_allowed_is_not_made() -> None:
+async def test_too_many_victims_no_preemption() -> None:
     client = ScriptedClient()
     run, limited = bounded_run(client, *(prioritized(f"low-{i}", LOW, policy="Never", placed=True, replicas=1)
                                          for i in range(3)), max_victims=2)
@@ -296,7 +296,7 @@ async def test_stop_during_eviction_lets_preemption_finish() -> None:
     assert client.sent == ["/high", "/low", "/high/status"]
 
 
-async def test_preemption_cut_at_drain_deadline_writes_nothing_after_stop() -> None:
+async def test_cut_preemption_writes_nothing_after_stop() -> None:
     """The write in flight (the claim on the preemptor) is cancelled and nothing more is sent: no victim was
     evicted. Cut later, the claim written before the evictions is what the next leader takes up."""
     client = HeldEvictions()
@@ -347,7 +347,7 @@ def test_later_scheduler_takes_up_written_claim() -> None:
     assert (claims.of("default/old"), claims.of("default/bad")) == (None, None)
 
 
-async def test_preempting_pass_logs_decision_line_and_counts_error_attempt(
+async def test_preempting_pass_logs_and_counts(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     import logging

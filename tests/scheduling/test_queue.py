@@ -51,7 +51,7 @@ def test_key_waiting_in_active_queue_is_not_added_twice(queue: SchedulingQueue) 
     assert drain(queue) == ["ns/a"]
 
 
-def test_key_pushed_while_pass_runs_is_handed_out_again_after_done(queue: SchedulingQueue) -> None:
+def test_key_pushed_during_pass_comes_again(queue: SchedulingQueue) -> None:
     queue.push("ns/a")
     first = queue.pop_nowait()
     assert first is not None

@@ -137,7 +137,7 @@ def test_parallel_passes_never_reserve_more_than_cluster_has(
 
 
 @pytest.mark.parametrize("estimator", [None, Unbounded()], ids=["general estimate", "accurate estimator"])
-def test_on_roomy_clusters_every_pass_deciding_side_by_side_is_kept(estimator: Unbounded | None) -> None:
+def test_roomy_clusters_keep_every_pass(estimator: Unbounded | None) -> None:
     roomy = {name: {"cpu": 200, "memory": 400, "pods": 500} for name in CLUSTERS}
     bindings: list[Binding] = [
         parse_binding(builders.binding(f"b{i}", namespace="shop", replicas=4, requests={"cpu": "1", "memory": "1Gi"},

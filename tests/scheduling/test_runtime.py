@@ -113,7 +113,7 @@ def test_bindings_placed_on_removed_cluster_are_scheduled_again() -> None:
     assert queued(scheduler) == ["default/web"]
 
 
-def test_our_own_write_onto_cluster_removed_since_is_scheduled_again() -> None:
+def test_own_write_onto_removed_cluster_rescheduled() -> None:
     """The removal reached us first (a relist after a watch gap), then the event of our own earlier write."""
     scheduler = make_scheduler()
     body = binding(replicas=1, placement=placement())

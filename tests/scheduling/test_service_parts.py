@@ -190,7 +190,7 @@ async def test_deleted_cluster_leaves_channels(service: SchedulerService) -> Non
     assert [e.forgotten for e in estimators] == [["m1"], ["m1"]]
 
 
-async def test_cluster_missing_from_relist_leaves_every_estimators_channels(service: SchedulerService) -> None:
+async def test_relisted_away_cluster_leaves_channels(service: SchedulerService) -> None:
     service.scheduler.on_cluster(cluster("m1"))
     estimator = RecordingEstimator()
     service._estimators = [estimator]  # type: ignore[list-item]

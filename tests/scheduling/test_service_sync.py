@@ -63,7 +63,7 @@ async def test_sync_lists_all_kinds_across_pages(
     assert seconds is not None and float(seconds[1]) < 60
 
 
-async def test_list_that_fails_for_while_is_tried_again_until_it_succeeds(
+async def test_failing_list_retried_until_success(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("binding_scheduler.scheduling.lifecycle.service.SYNC_RETRY_INITIAL", 0.01)
@@ -174,7 +174,7 @@ async def test_list_asks_for_pages_of_500_and_returns_items() -> None:
     assert client.asked == [(CLUSTERS, {"limit": 500})]
 
 
-async def test_listed_bindings_get_kind_of_their_list_unless_they_name_one() -> None:
+async def test_listed_bindings_get_list_kind() -> None:
     service = await offline(SchedulerConfig())
     unkinded = binding("a", replicas=1, placement=placement())
     del unkinded["kind"]
@@ -401,7 +401,7 @@ async def test_stop_while_winning_lease_hands_it_back(
     assert (spec["holderIdentity"], spec["leaseDurationSeconds"]) == ("", 1)
 
 
-async def test_stop_while_standing_by_cancels_acquisition_and_writes_nothing() -> None:
+async def test_stop_in_standby_writes_nothing() -> None:
     async with DevCluster() as api:
         service = standby(api)
         starting = await standing_by_beside_another_holder(api, service)

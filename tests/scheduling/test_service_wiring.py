@@ -94,7 +94,7 @@ async def test_without_leader_election_there_is_no_lease() -> None:
     assert service.lease is None
 
 
-async def test_without_identity_instance_is_named_hostname_underscore_uuid() -> None:
+async def test_default_identity_is_hostname_uuid() -> None:
     service = await offline(SchedulerConfig())
     host, _, uid = service.identity.rpartition("_")
     assert host and len(uid) == 36
@@ -116,7 +116,7 @@ def test_passes_share_client_metrics_and_queue(service: SchedulerService) -> Non
     assert service.scheduler.queue is service.queue
 
 
-def test_both_api_clients_count_their_requests_in_services_metrics(service: SchedulerService) -> None:
+def test_both_clients_count_requests(service: SchedulerService) -> None:
     assert service.client.observer is service.metrics.rest_client
     assert service.lease_client.observer is service.metrics.rest_client
 
@@ -239,7 +239,7 @@ def test_unknown_plugin_list_says_none_running(
         "'-Name' then disables one); running: none"]
 
 
-def test_workload_affinity_gate_registers_workload_affinity_filters(service: SchedulerService) -> None:
+def test_affinity_gate_registers_filters(service: SchedulerService) -> None:
     service.apply_config(SchedulerConfig(feature_gates=FeatureGatesConfig(workload_affinity=True)))
     on = set(service.scheduler.settings.plugins.names)
     service.apply_config(SchedulerConfig())

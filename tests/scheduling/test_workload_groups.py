@@ -146,7 +146,7 @@ def test_written_binding_in_no_group_is_not_kept() -> None:
     assert index.assigning == {}
 
 
-def test_versions_that_cannot_be_compared_make_member_incomparable() -> None:
+def test_incomparable_versions_mark_member() -> None:
     index = WorkloadGroupIndex()
     index.stored(rb("a", "m1", version="abc"))
     index.assigned(rb("a", "m2", version="11"))
@@ -228,7 +228,7 @@ def test_relist_forgets_members_it_lacks() -> None:
     assert where(ctx.workload_groups) == {"b": frozenset({"m2"})}
 
 
-async def test_second_member_decided_before_watch_delivers_first_joins_it() -> None:
+async def test_second_member_joins_undelivered_first() -> None:
     first, second = rb("a-deployment"), rb("b-deployment")
     first["spec"]["resource"]["name"], second["spec"]["resource"]["name"] = "a", "b"
     first["spec"]["placement"]["clusterAffinity"] = {"clusterNames": ["m2"]}

@@ -24,7 +24,7 @@ def test_unreadable_kubeconfig_exits_with_status_1(tmp_path: Path, config_file: 
     assert operator.exit_code == 1
 
 
-def test_failed_initial_list_exits_with_status_1_and_releases_lease(api: DevCluster, config_file: Path) -> None:
+def test_failed_first_list_exits_1(api: DevCluster, config_file: Path) -> None:
     api.faults.add(method="GET", path=r"/apis/cluster.karmada.io/v1alpha1/clusters$", status=403)
     operator = OperatorThread(api, config_file, identity="first").start(wait_leading=False)
     wait_until(lambda: not operator.alive, timeout=60, what="the operator to give up")

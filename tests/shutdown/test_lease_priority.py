@@ -27,7 +27,7 @@ def renewals_since(api: DevCluster, moment: float) -> list[float]:
     return [e.time for e in puts if e.time > moment and e.status == 200]
 
 
-def test_leader_whose_passes_use_up_rate_limit_keeps_renewing_lease(
+def test_rate_limited_leader_keeps_renewing(
     api: DevCluster, tmp_path: Path
 ) -> None:
     spec = config_spec(workers=8, kubeAPI={"qps": 2, "burst": 2})  # 100 bindings need ~100 s of requests

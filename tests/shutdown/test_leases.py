@@ -26,7 +26,7 @@ DUPLICATED = {"replicaScheduling": {"replicaSchedulingType": "Duplicated"}}
 LEASE = r"/leases/karmada-scheduler$"
 
 
-def test_losing_lease_mid_pass_stops_every_write_and_exits_non_zero(api: DevCluster, config_file: Path) -> None:
+def test_lease_lost_mid_pass_stops_writes(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web"))
     held = HeldPasses()
     operator = OperatorThread(api, config_file, plugins=[held]).start()
@@ -43,7 +43,7 @@ def test_losing_lease_mid_pass_stops_every_write_and_exits_non_zero(api: DevClus
     assert binding_writes(api, "web") == []
 
 
-def test_losing_lease_during_spec_write_cancels_it_and_nothing_lands(api: DevCluster, config_file: Path) -> None:
+def test_lease_lost_in_spec_write_lands_nothing(api: DevCluster, config_file: Path) -> None:
     apply(api, cluster_doc("m1"), binding_doc("web"))
     write = api.faults.add(method="PATCH", path=r"/resourcebindings/web$", hang=True, times=1)
     operator = OperatorThread(api, config_file).start()

@@ -94,7 +94,7 @@ def test_apply_with_server_dry_run_stores_nothing(kubectl: Kubectl, cluster: Dev
     assert stored(cluster, "dry") is None
 
 
-def test_apply_server_side_records_manager_and_conflicts_like_kube(kubectl: Kubectl, cluster: DevCluster) -> None:
+def test_server_side_apply_conflicts_like_kube(kubectl: Kubectl, cluster: DevCluster) -> None:
     assert kubectl("apply", "--server-side", "-f", "-", stdin=rb("ssa")).stdout.strip() == (
         "resourcebinding.work.karmada.io/ssa serverside-applied")
     applied = kubectl.json("get", "rb", "ssa", "--show-managed-fields")
