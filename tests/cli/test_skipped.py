@@ -96,3 +96,11 @@ def test_explain_with_all_explains_skipped_binding(tmp_path: Path, capsys: pytes
     inputs = write(tmp_path, cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER, scheduler_name="other"))
     assert main(["explain", "-f", inputs, "--binding", "default/web", "--all"]) == 0
     assert "result: Scheduled=True reason=Success" in capsys.readouterr().out.splitlines()
+
+
+def test_explain_json_says_skipped_as_simulate_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inputs = write(tmp_path, cluster_doc("m1"), binding_doc("web", placement=ONE_CLUSTER, scheduler_name="other"))
+    assert main(["explain", "-f", inputs, "--binding", "default/web", "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "kind": "ResourceBinding", "namespace": "default", "name": "web", "scheduled": False, "reason": "Skipped",
+        "message": "skipped: spec.schedulerName is other, and this scheduler is default-scheduler", "skipped": True}

@@ -1,9 +1,9 @@
 """`binding-scheduler examples --apply`: put the bundled examples on an API server as their controllers would.
 
-A plain `kubectl apply -f` of the examples falls short twice: the bindings' namespaces do not exist, and the
-server drops every Cluster's `status` (Cluster has a status subresource, so the main resource ignores it), which
-leaves each Cluster without `Ready` or resources and every binding `NoClusterFit`. Here each namespace the
-documents name is applied first, each object is applied server-side, and an object's status is then applied
+A plain `kubectl apply -f` of the examples (they carry their Namespaces) falls short once: the server drops every
+Cluster's `status` (Cluster has a status subresource, so the main resource ignores it), which leaves each Cluster
+without `Ready` or resources and every binding `NoClusterFit`. Here each namespace the documents name is applied
+first (for files without their Namespaces), each object is applied server-side, and an object's status is then applied
 through its `/status` subresource, as a cluster agent would report it. Server-side apply makes a second run an
 update, not an error.
 """

@@ -57,7 +57,8 @@ def not_decided(entry: StoredBinding, skipped: str | None, output: str) -> str:
     meta = entry.meta
     extra: dict[str, Any]
     if skipped is not None:
-        text, extra = f"skipped: {skipped} (--all explains the decision anyway)", {"skipped": skipped}
+        text, extra = f"skipped: {skipped} (--all explains the decision anyway)", {
+            "scheduled": False, "reason": "Skipped", "message": f"skipped: {skipped}", "skipped": True}
     else:
         assert isinstance(entry, InvalidBinding)
         text, extra = f"SchedulerError invalid binding: {entry.error}", {
