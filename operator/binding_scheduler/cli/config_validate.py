@@ -16,10 +16,17 @@ from typing import Any
 from ..algorithm.plugins import PluginError
 from ..model import ValidationError
 from ..model.config import KIND, SchedulerConfig, read_config
-from ..operator.config_file import STDIN, STDIN_NAME, ConfigFileError, describe, is_other_kind, read_documents
+from ..operator.config_file import (
+    STDIN,
+    STDIN_NAME,
+    ConfigFileError,
+    describe,
+    is_other_kind,
+    read_documents,
+    touches_plugins,
+)
 from ..scheduling.framework.plugins import load_plugins, plugin_warnings
 
-PLUGIN_FIELDS = ("spec.plugins", "spec.featureGates")
 """The fields the plugins are chosen by: they are checked only when these are right."""
 
 
@@ -61,14 +68,10 @@ def _say(*lines: str) -> None:
 def check(document: Any) -> tuple[list[ValidationError], list[str]]:
     """Every error of one object, its plugins' included, and the warnings `run` would log about them."""
     config, errors = read_config(document)
-    if any(_under(error.path, field) for error in errors for field in PLUGIN_FIELDS):
+    if touches_plugins(errors):
         return errors, []
     plugin_error, warnings = _plugins(config)
     return ([*errors, plugin_error] if plugin_error else errors), warnings
-
-
-def _under(path: str, field: str) -> bool:
-    return path == field or path.startswith((field + ".", field + "["))
 
 
 def _plugins(config: SchedulerConfig) -> tuple[ValidationError | None, list[str]]:

@@ -9,9 +9,6 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
-import yaml
 
 from ..algorithm.plugins import PluginError, WorkloadGroups
 from ..algorithm.registry import PluginSet
@@ -20,11 +17,12 @@ from ..model import Binding, ValidationError
 from ..model.config import DEFAULT_CONFIG, KIND, FeatureGatesConfig, SchedulerConfig, parse_config
 from ..model.config.sections import json_fields
 from ..model.meta import ObjectMeta
+from ..operator.config_file import ConfigFileError, read_documents
 from ..scheduling.framework.plugins import UnknownPlugins, load_plugins, parse_plugin_spec, plugin_warnings
 from ..scheduling.framework.preemptor import Preemption
 from ..scheduling.state.claims import PreemptionClaims
 from ..scheduling.state.workload_groups import WorkloadGroupIndex
-from .inputs import Inputs, SourcedConfig, documents
+from .inputs import Inputs, SourcedConfig
 from .karmada_flags import FALSE_WORDS, TRUE_WORDS
 
 FEATURE_GATES = tuple(name for name, _ in json_fields(FeatureGatesConfig) if name != "SchedulingOvercommitProtection")
@@ -161,13 +159,10 @@ def decision_settings(args: argparse.Namespace, inputs: Inputs) -> DecisionSetti
 
 def _config_file(path: str) -> list[SourcedConfig]:
     try:
-        found = [d for d in documents(Path(path)) if isinstance(d, dict) and d.get("kind") == KIND]
-    except OSError as error:
-        print(f"error: --config-file {path}: {error.strerror or error}", file=sys.stderr)
-        raise SystemExit(2) from None
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        print(f"error: --config-file {path}: not valid YAML or JSON: {str(error).replace(chr(10), ' ')}",
-              file=sys.stderr)
+        found = [d for d in read_documents(path) if isinstance(d, dict) and d.get("kind") == KIND]
+    except ConfigFileError as error:
+        for line in error.lines:
+            print(f"error: --config-file {line}", file=sys.stderr)
         raise SystemExit(2) from None
     if not found:
         print(f"error: --config-file {path}: no {KIND} in it", file=sys.stderr)

@@ -102,7 +102,7 @@ def load_config_file(path: str, overrides: SpecOverrides = NO_OVERRIDES) -> Sche
     ((number, document),) = ours
     merged = overrides.merged(document)
     config, errors = read_config(merged)
-    if not any(_under_plugins(error.path) for error in errors):
+    if not touches_plugins(errors):
         errors += _plugin_errors(config)  # every error at once: an unknown plugin name too
     if errors:
         error = overrides.named(combined(errors))
@@ -110,8 +110,14 @@ def load_config_file(path: str, overrides: SpecOverrides = NO_OVERRIDES) -> Sche
     return config
 
 
-def _under_plugins(path: str) -> bool:
-    return path in ("spec.plugins", "spec.allowUnknownPlugins") or path.startswith("spec.plugins[")
+PLUGIN_FIELDS = ("spec.plugins", "spec.allowUnknownPlugins", "spec.featureGates")
+"""The fields that choose the plugins: while one of them is wrong, which plugins it means is not known."""
+
+
+def touches_plugins(errors: list[ValidationError]) -> bool:
+    """Is one of `errors` at a field that chooses the plugins (then they are not loaded to check their names)?"""
+    return any(error.path == field or error.path.startswith((field + ".", field + "["))
+               for error in errors for field in PLUGIN_FIELDS)
 
 
 def _plugin_errors(config: SchedulerConfig) -> list[ValidationError]:
