@@ -1,8 +1,24 @@
-"""Discovery: /version, /api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION."""
+"""Discovery: /version, /api, /api/v1, /apis, /apis/GROUP, /apis/GROUP/VERSION.
+
+Every test here only reads, so the module shares one server (the one module-scoped devcluster: a server starts in
+about 6 ms, so the tests that write keep a fresh one each, for isolation rather than speed)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
 from binding_scheduler.devcluster import DevCluster
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def api() -> AsyncIterator[DevCluster]:
+    async with DevCluster() as cluster:
+        yield cluster
 
 
 async def test_version_reports_kubernetes_version(api: DevCluster) -> None:
