@@ -426,8 +426,11 @@ def interpolate(samples: list[tuple[float, float]], at: float) -> float:
 
 def run_trial(
     args: argparse.Namespace, variant: str, tree: Path, workers: int, endpoints: dict[str, str], folder: Path,
-    profile: Path | None,
+    profile: Path | None, window: Path | None = None,
 ) -> Trial:
+    """One trial. `profile`: py-spy runs the scheduler, start to end (speedscope); `window`: py-spy attaches at
+    the first decision and stops when the scheduler has settled, the window CPU per binding is measured over
+    (py-spy's raw format, blocking samples, subprocesses included: benchmarks.profile reads it)."""
     host: Any = RealHost(folder) if args.real else DevclusterHost(args.server_cpu)
     try:
         if args.real:
@@ -456,6 +459,7 @@ def run_trial(
         server: list[tuple[float, float]] = []
         server_pid = host.proc.pid if not args.real else None
         deadline = spawned + args.timeout
+        spy: subprocess.Popen[bytes] | None = None
         try:
             while True:
                 if proc.poll() is not None:
@@ -466,6 +470,8 @@ def run_trial(
                     if server_pid is not None:
                         server.append((time.monotonic(), proc_cpu(server_pid)))
                 answer = stats()
+                if window is not None and spy is None and answer["scheduled"] >= 1:
+                    spy = _attach_py_spy(args.py_spy, pid, window)
                 if answer["scheduled"] >= args.bindings:
                     break
                 if time.monotonic() > deadline:
@@ -482,12 +488,18 @@ def run_trial(
                     sent, quiet_since = total, time.monotonic()
                 time.sleep(0.1)
             settled = quiet_since
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)
+                spy.wait(120)
             samples.append((time.monotonic(), proc_cpu(pid)))
             if server_pid is not None:
                 server.append((time.monotonic(), proc_cpu(server_pid)))
             rss = proc_hwm_mib(pid)
             answer = {**answer, "first": scheduled_answer["first"], "last": scheduled_answer["last"]}
         finally:
+            if spy is not None and spy.poll() is None:
+                spy.kill()
+                spy.wait()
             proc.send_signal(signal.SIGINT if profile is not None else signal.SIGTERM)
             try:
                 proc.wait(60)
@@ -511,6 +523,14 @@ def run_trial(
         )
     finally:
         host.close()
+
+
+def _attach_py_spy(py_spy: str, pid: int, output: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [py_spy, "record", "--pid", str(pid), "--format", "raw", "--function", "--full-filenames", "--subprocesses",
+         "--rate", "250", "-o", str(output)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
 
 
 def _python_pid(proc: subprocess.Popen[str]) -> int:

@@ -4,6 +4,8 @@ the SchedulerConfiguration's `Valid` one, and the one timestamp format (`metav1.
 from __future__ import annotations
 
 import datetime
+import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -35,12 +37,14 @@ class ConditionState:
 
 
 def rfc3339(moment: datetime.datetime | float) -> str:
-    """`metav1.Time` as it is serialized: seconds precision, UTC (`moment` a datetime, or seconds since the epoch)."""
-    if not isinstance(moment, datetime.datetime):
-        moment = datetime.datetime.fromtimestamp(moment, datetime.UTC)
-    elif moment.tzinfo is not None:
-        moment = moment.astimezone(datetime.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """`metav1.Time` as it is serialized: seconds precision, UTC (`moment` a datetime, or seconds since the epoch;
+    a naive datetime is UTC). Formatted by `time.strftime`: a third of what `datetime.strftime` costs, and a pass
+    writes two to four of these."""
+    if isinstance(moment, datetime.datetime):
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=datetime.UTC)
+        moment = moment.timestamp()
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(math.floor(moment)))
 
 
 def upsert_condition(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
 
+from .children import Children
+
 REQUEST_DURATION_BUCKETS: tuple[float, ...] = (0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 """client-go's `rest_client_request_duration_seconds` bounds (component-base's `requestLatency`)."""
 
@@ -29,14 +31,16 @@ class RestClientMetrics:
             "Time from a request's call to its end (rate limit and Retry-After waits included), in seconds, by "
             "HTTP method and server host.",
             ["verb", "host"], buckets=REQUEST_DURATION_BUCKETS, registry=registry)
+        self._requests_of = Children(self._requests)
+        self._duration_of = Children(self._duration)
 
     def request_result(self, code: str, method: str, host: str) -> None:
-        self._requests.labels(code=code, method=method, host=host).inc()
+        self._requests_of(code, method, host).inc()
 
     def request_latency(self, method: str, host: str, seconds: float) -> None:
         if seconds < 0:
             raise ValueError(f"a duration must not be negative (got {seconds})")
-        self._duration.labels(verb=method, host=host).observe(seconds)
+        self._duration_of(method, host).observe(seconds)
 
 
 def register_process_collector(registry: CollectorRegistry) -> None:

@@ -24,6 +24,7 @@ from binding_scheduler import __version__
 from ...algorithm.triggers import ScheduleType
 from ...estimation.failures import failure_counter
 from ..framework.hooks import ExtensionPoint, FrameworkHook
+from .children import Children
 from .client_metrics import RestClientMetrics, go_float, register_process_collector
 from .labels import (
     AttemptResult,
@@ -136,6 +137,7 @@ class SchedulerMetrics:
         self.registry: CollectorRegistry = registry if registry is not None else CollectorRegistry()
         self._register_karmadas(self.registry)
         self._register_ours(self.registry)
+        self._children()
         self._zero_our_series()
         self.rest_client = RestClientMetrics(self.registry)
         """client-go's request metrics: the `kube.RequestObserver` of every API client of the service."""
@@ -226,6 +228,19 @@ class SchedulerMetrics:
             "1 when the last SchedulerConfiguration seen was valid, 0 when the last good one is kept in force.",
             registry=r)
 
+    def _children(self) -> None:
+        """The labelled series observed on every pass, each resolved once (`Children`)."""
+        self._attempts_of = Children(self._attempts)
+        self._e2e_of = Children(self._e2e)
+        self._algorithm_of = Children(self._algorithm)
+        self._incoming_of = Children(self._incoming)
+        self._extension_point_of = Children(self._extension_point)
+        self._plugin_of = Children(self._plugin)
+        self._queue_depth_of = Children(self._queue_depth)
+        self._errors_of = Children(self._errors)
+        self._outcomes_of = Children(self._outcomes)
+        self._writes_of = Children(self._writes)
+
     def _zero_our_series(self) -> None:
         """Our own series exist from the start (zero), so rate() and alerts see them before the first event."""
         for queue in QUEUES:
@@ -254,24 +269,24 @@ class SchedulerMetrics:
         `scheduleResourceBinding` returns after its deferred condition patch, which turns a FitError into nil:
         a FitError counts as `scheduled`."""
         _check_seconds(seconds)
-        self._attempts.labels(result=result, schedule_type=schedule_type).inc()
-        self._e2e.labels(result=result, schedule_type=schedule_type).observe(seconds)
+        self._attempts_of(result, schedule_type).inc()
+        self._e2e_of(result, schedule_type).observe(seconds)
 
     def observe_step(self, step: ScheduleStep, seconds: float) -> None:
         """The duration of one algorithm step (Filter, Score, Select, AssignReplicas)."""
         _check_seconds(seconds)
-        self._algorithm.labels(schedule_step=step).observe(seconds)
+        self._algorithm_of(step).observe(seconds)
 
     def binding_event(self, event: BindingEvent) -> None:
         """A binding key entered the queue because of `event` (Karmada's
         `pkg/scheduler/metrics/metrics.go: CountSchedulerBindings`, called by the handlers of
         `pkg/scheduler/event_handler.go` and by `pkg/scheduler/scheduler.go: handleErr`)."""
-        self._incoming.labels(event=event).inc()
+        self._incoming_of(event).inc()
 
     def observe_extension_point(self, extension_point: PluginPoint, result: PluginResult, seconds: float) -> None:
         """One run of a framework extension point (Filter or Score)."""
         _check_seconds(seconds)
-        self._extension_point.labels(extension_point=extension_point, result=result).observe(seconds)
+        self._extension_point_of(extension_point, result).observe(seconds)
 
     def observe_plugin(self, plugin: str, extension_point: PluginPoint, result: PluginResult, seconds: float) -> None:
         """One run of one plugin at one extension point. Observed directly (Karmada samples these through a
@@ -279,7 +294,7 @@ class SchedulerMetrics:
         if not plugin:
             raise ValueError("a plugin name must not be empty")
         _check_seconds(seconds)
-        self._plugin.labels(plugin=plugin, extension_point=extension_point, result=result).observe(seconds)
+        self._plugin_of(plugin, extension_point, result).observe(seconds)
 
     # --- ours ----------------------------------------------------------------------------------------------------
 
@@ -289,7 +304,7 @@ class SchedulerMetrics:
         for queue, depth in depths.items():
             _check_count(f"{queue} queue depth", depth)
         for queue, depth in depths.items():
-            self._queue_depth.labels(queue=queue).set(depth)
+            self._queue_depth_of(queue).set(depth)
 
     def pass_started(self) -> None:
         """A pass began; pair with `pass_finished`."""
@@ -297,12 +312,12 @@ class SchedulerMetrics:
 
     def schedule_error(self, *, owner: bool) -> None:
         """A scheduling attempt failed; `owner`: the binding's owner or the fleet's must act, else the operator."""
-        self._errors.labels(fault="owner" if owner else "operator").inc()
+        self._errors_of("owner" if owner else "operator").inc()
 
     def pass_finished(self, outcome: PassOutcome) -> None:
         """A pass ended with `outcome`."""
         self._in_flight.dec()
-        self._outcomes.labels(outcome=outcome).inc()
+        self._outcomes_of(outcome).inc()
 
     def preemption_attempt(self, *, success: bool, victims: int) -> None:
         """A preemption was carried out (`victims` evicted) or stopped at a victim it could not evict."""
@@ -316,7 +331,7 @@ class SchedulerMetrics:
 
     def write(self, kind: WriteKind, result: WriteResult) -> None:
         """One write attempt (or one refused by the closed write gate) and how it ended."""
-        self._writes.labels(kind=kind, result=result).inc()
+        self._writes_of(kind, result).inc()
 
     def shutdown_report(self, cancelled: int, drained: int, cut: int, seconds: float) -> None:
         """The shutdown report: passes cancelled before their commit point, drained, cut at the deadline, and
