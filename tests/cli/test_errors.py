@@ -385,8 +385,7 @@ def test_estimator_stub_that_hangs_needs_no_answers_to_give() -> None:
 def test_empty_estimator_stub_says_so() -> None:
     result = cli("estimator-stub", "--cluster", "m1", "--port", "0", timeout=30)
     assert result.returncode != 0
-    assert "a stub that answers (mode ok) needs fixed answers (replicas/sets) or a resource summary source" in (
-        result.stderr)
+    assert "--mode ok answers, so it needs --replicas (and optionally --sets) or --cluster-file" in result.stderr
 
 
 # -- before the Lease: the API server is karmada-apiserver, with what --config and --namespace name --------------

@@ -147,7 +147,7 @@ def test_invalid_binding_is_row_saying_why_and_warning(
         "ResourceBinding default/web    1      1",
     ]
     assert err.splitlines() == [
-        f"warning: {path}: ResourceBinding bad: {problem} (its placement is not shown)",
+        f"warning: {path}: ResourceBinding default/bad: invalid binding: {problem} (its placement is not shown)",
         "2 bindings on 1 cluster: 1 replica placed, 1 invalid",
     ]
 

@@ -160,7 +160,8 @@ def test_strict_bad_input_exits_2_one_line_each(
     assert out == ""
     assert err.splitlines() == [
         f"{files}: Cluster m1: spec.syncMode: 'Sideways' is not one of Push, Pull",
-        f"{files}: ResourceBinding web: spec.placement.replicaScheduling.replicaSchedulingType: "
+        f"{files}: ResourceBinding default/web: invalid binding: "
+        "spec.placement.replicaScheduling.replicaSchedulingType: "
         "'Triplicated' is not one of Duplicated, Divided",
     ]
 

@@ -54,7 +54,7 @@ def test_with_strict_invalid_binding_is_bad_input(tmp_path: Path, capsys: pytest
     inputs = export(tmp_path, cluster_doc("m1"), binding_doc("bad", placement=TRIPLICATED))
     assert main(["simulate", "-f", inputs, "--strict"]) == 2
     out, err = capsys.readouterr()
-    assert (out, err) == ("", f"{inputs}: ResourceBinding bad: {INVALID.removeprefix('invalid binding: ')}\n")
+    assert (out, err) == ("", f"{inputs}: ResourceBinding default/bad: {INVALID}\n")
 
 
 def test_dash_reads_inputs_from_standard_input(

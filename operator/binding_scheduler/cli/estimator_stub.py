@@ -70,6 +70,9 @@ def build_stub(args: argparse.Namespace) -> EstimatorStub:
     from ..estimation.stub import EstimatorStub, StubMode, StubTls
 
     summary = _load_cluster(args.cluster_file, args.cluster) if args.cluster_file else None
+    if args.replicas is None and summary is None and args.mode in ("ok", "latency"):
+        raise ValueError(f"--mode {args.mode} answers, so it needs --replicas (and optionally --sets) or "
+                         "--cluster-file; --mode hang, error or garbage needs neither")
     if args.mode == "latency" and args.latency <= 0:
         raise ValueError("--mode latency needs --latency SECONDS > 0")
     if bool(args.tls_cert) != bool(args.tls_key):

@@ -56,8 +56,9 @@ class Inputs:
         return [e for e in self.entries if isinstance(e, InvalidBinding)]
 
     def invalid_lines(self) -> list[str]:
-        """`SOURCE: KIND NAME: field: problem`, one per binding the model refused."""
-        return [f"{self.sources[id(e)]}: {e.meta.kind} {e.meta.name or '-'}: {e.error}" for e in self.invalid]
+        """`SOURCE: KIND NAMESPACE/NAME: invalid binding: field: problem`, one per binding the model refused."""
+        return [f"{self.sources[id(e)]}: {e.meta.kind} {e.meta.key or '-'}: invalid binding: {e.error}"
+                for e in self.invalid]
 
 
 def input_files(paths: Sequence[str]) -> Iterator[Path]:
