@@ -1,7 +1,7 @@
 """Where a binding's CPU goes, end to end: the operator's and `simulate`'s shares, from sampled stacks.
 
     .venv/bin/python -m benchmarks.profile [--clusters 100,1000] [--bindings 3000] [--workers 8]
-        [--simulate 1000x1000] [--keep DIR]
+        [--estimators 20ms --capacity K] [--simulate 1000x1000] [--keep DIR]
 
 Operator: one `benchmarks.e2e` trial per size (devcluster in its own process, no client-side limit). py-spy (an
 optional tool: `pip install py-spy`) attaches to the scheduler at its first decision and stops when it has
@@ -59,6 +59,8 @@ OPERATOR_SHARES: list[tuple[str, Callable[[Sequence[Frame]], bool]]] = [
     ("intake: routing, the stores, parsing a binding",
      lambda s: _has(s, name=("_deliver", "Scheduler.on_binding", "Scheduler.on_cluster"))
      or _has(s, path=("scheduling/state/stores.py", "model/binding.py", "model/body.py"))),
+    ("accurate estimators: requests, gRPC, answers",
+     lambda s: _has(s, path=("estimation/", "grpc/", "grpc_aio", "google/protobuf/"))),
     ("Reserve and assumptions", lambda s: _has(s, name=("Framework.reserve",)) or _has(
         s, path=("scheduling/reserve/",)) or (_has(s, path=("scheduling/state/assum",)) and not _decision(s))),
     ("status and spec: building the patches", lambda s: _has(
@@ -74,9 +76,9 @@ OPERATOR_SHARES: list[tuple[str, Callable[[Sequence[Frame]], bool]]] = [
 
 SIMULATE_SHARES: list[tuple[str, Callable[[Sequence[Frame]], bool]]] = [
     ("interpreter start and imports", lambda s: _has(s, name=("_find_and_load", "_call_with_frames_removed"))),
-    ("reading the input (JSON/YAML)", lambda s: _has(s, path=("cli/inputs.py", "kube/jsonio.py", "yaml/"))
-     and not _has(s, name=("dumps",))),
-    ("parsing bindings and clusters", lambda s: _has(s, path=("model/",)) and not _decision(s)),
+    ("parsing bindings and clusters into the model", lambda s: _has(s, path=("model/",)) and not _decision(s)),
+    ("reading the input: JSON/YAML, unknown fields", lambda s: _has(
+        s, path=("cli/inputs.py", "kube/jsonio.py", "yaml/")) and not _has(s, name=("dumps",))),
     ("the decision", _decision),
     ("writing the output", lambda s: _has(s, path=("cli/simulate.py", "cli/explain.py", "kube/jsonio.py",
                                                   "json/"))),
@@ -153,13 +155,16 @@ class Profiled:
     extra: str
 
 
-def profile_operator(clusters: int, bindings: int, workers: int, folder: Path, py_spy: str) -> Profiled:
+def profile_operator(clusters: int, bindings: int, workers: int, folder: Path, py_spy: str,
+                     estimators: dict[str, str] | None = None, capacity: int = 1) -> Profiled:
     args = argparse.Namespace(real=False, server_cpu=None, scheduler_cpu=None, clusters=clusters, bindings=bindings,
-                              seed=13, capacity=1, qps=1e6, py_spy=py_spy, timeout=900.0)
+                              seed=13, capacity=capacity, qps=1e6, py_spy=py_spy, timeout=900.0)
     raw = folder / f"operator-{clusters}.raw"
-    trial = e2e.run_trial(args, f"w={workers}", ROOT, workers, {}, folder, None, window=raw)
+    trial = e2e.run_trial(args, f"w={workers}", ROOT, workers, estimators or {}, folder, None, window=raw)
     stacks = read_raw(raw)
-    return Profiled(f"operator, {clusters:,} clusters", shares(stacks, OPERATOR_SHARES), trial.cpu_ms_per_binding,
+    label = f"operator, {clusters:,} clusters, workers {workers}" + (
+        f", {len(estimators)} accurate estimators" if estimators else "")
+    return Profiled(label, shares(stacks, OPERATOR_SHARES), trial.cpu_ms_per_binding,
                     sum(c for _, c in stacks),
                     f"{trial.per_second:,.0f} bindings/s, {trial.writes_per_binding:.2f} writes a binding")
 
@@ -210,6 +215,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--simulate", default="1000x1000", metavar="CLUSTERSxBINDINGS",
                         help="the simulate run's fleet ('' to skip it)")
+    parser.add_argument("--estimators", default=None, metavar="LATENCY",
+                        help="accurate estimators (e2e's stubs, one per cluster) answering after LATENCY")
+    parser.add_argument("--capacity", type=int, default=1, metavar="K", help="each cluster's allocatable times K")
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or str(ROOT / ".venv/bin/py-spy"))
     parser.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep the raw profiles in DIR")
     args = parser.parse_args()
@@ -219,8 +227,16 @@ def main() -> None:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         for clusters in (int(c) for c in args.clusters.split(",") if c):
-            print(table(profile_operator(clusters, args.bindings, args.workers, folder, args.py_spy)), end="\n\n",
-                  flush=True)
+            stubs, endpoints = e2e.start_estimators(clusters, e2e.parse_seconds(args.estimators)) if (
+                args.estimators) else ([], {})
+            try:
+                result = profile_operator(clusters, args.bindings, args.workers, folder, args.py_spy, endpoints,
+                                          args.capacity)
+            finally:
+                for stub in stubs:
+                    stub.terminate()
+                    stub.wait(20)
+            print(table(result), end="\n\n", flush=True)
         if args.simulate:
             clusters, _, bindings = args.simulate.partition("x")
             print(table(profile_simulate(int(clusters), int(bindings), folder, args.py_spy)), flush=True)

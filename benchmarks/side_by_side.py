@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.side_by_side [--sizes 100,1000] [--bindings 2000] [--qps default,unlimited]
         [--rounds 1] [--seed 1] [--tree PATH] [--quiet 3] [--timeout 1800] [--json FILE] [--keep DIR] [--py-spy]
-        [--schedulers karmada,ours] [--ours-workers 1]
+        [--schedulers karmada,ours] [--ours-workers 1] [--ours-decision-processes N]
 
 One real control plane (testsupport/realcluster: etcd + kube-apiserver built from their Go modules, with an audit log)
 serves the whole run. For each size, a fleet of that many Clusters (testsupport/realcluster/side_by_side.py's generator:
@@ -74,6 +74,7 @@ from benchmarks import ROOT
 from testsupport.realcluster.controlplane import (
     ControlPlane,
     ControlPlaneError,
+    process_ids,
     start,
     stop,
 )
@@ -197,6 +198,7 @@ class Measurement:
     conflicts: int  # writes answered 409
     peak_rss_mib: float
     cpu_seconds: float
+    plane_cpu_seconds: float = float("nan")  # kube-apiserver + etcd, spawn to stop
     unsettled: list[str] = field(default_factory=list)
     exited: str = ""  # the scheduler ended by itself: how
 
@@ -207,6 +209,10 @@ class Measurement:
     @property
     def cpu_ms_per_binding(self) -> float:
         return 1000 * self.cpu_seconds / self.bindings
+
+    @property
+    def plane_cpu_ms_per_binding(self) -> float:
+        return 1000 * self.plane_cpu_seconds / self.bindings
 
 
 def proc_status_kib(pid: int, key: str) -> int:
@@ -243,14 +249,17 @@ class Bench:
         return write.user == "admin" and write.agent.startswith("karmada-scheduler")
 
     def _our_config(self, tag: str) -> tuple[str, ...]:
-        """`--config-file` setting `workers` when `--ours-workers` asks for more than Karmada's one worker (the
-        flags set every other field, as they do Karmada's)."""
-        if self.args.ours_workers == 1:
+        """`--config-file` setting `workers` when `--ours-workers` asks for more than Karmada's one worker, and
+        `decisionProcesses` (`--ours-decision-processes`); the flags set every other field, as they do Karmada's."""
+        if self.args.ours_workers == 1 and not self.args.ours_decision_processes:
             return ()
+        spec: dict[str, int] = {"workers": self.args.ours_workers}
+        if self.args.ours_decision_processes:
+            spec["decisionProcesses"] = self.args.ours_decision_processes
         path = self.workdir / f"{tag}-ours-config.json"
         path.write_text(json.dumps({
             "apiVersion": "config.binding-scheduler.io/v1alpha1", "kind": "SchedulerConfiguration",
-            "metadata": {"name": "side-by-side"}, "spec": {"workers": self.args.ours_workers}}))
+            "metadata": {"name": "side-by-side"}, "spec": spec}))
         return (f"--config-file={path}",)
 
     def measure(self, scheduler: str, size: int, setting: str, round_: int,
@@ -273,6 +282,7 @@ class Bench:
         flags = (f"--kube-api-qps={qps:g}", f"--kube-api-burst={burst}")
         log = self.workdir / f"{tag}-{scheduler}.log"
         self.audit.skip_to_end()
+        plane_before = self._plane_cpu()
         spawned = time.time()
         if scheduler == "karmada":
             process = karmada_scheduler(self.plane, copy.scheduler_name, log, *flags)
@@ -343,6 +353,7 @@ class Bench:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     profiler.wait(30)
             stopped = time.time()
+            plane_cpu = self._plane_cpu() - plane_before
             process.stop()
         for write in self.audit.read():  # what was written before the stop, and nothing after it
             if self.is_ours(scheduler, write) and write.received < stopped:
@@ -359,7 +370,7 @@ class Bench:
             startup=first - spawned, span=last - first, settled=max(last_write.values(), default=spawned) - spawned,
             writes=sum(by_resource.values()),
             writes_by_resource=dict(by_resource), conflicts=conflicts, peak_rss_mib=peak, cpu_seconds=cpu,
-            unsettled=unsettled, exited=exited,
+            plane_cpu_seconds=plane_cpu, unsettled=unsettled, exited=exited,
         )
         if len(times) < n:
             measurement.unsettled = sorted(set(names.values()) - {names[k] for k in decided}) or unsettled
@@ -367,6 +378,14 @@ class Bench:
 
     def _key(self, copy: Copy, g: Generated) -> str:
         return f"{copy.namespace if g.kind == 'ResourceBinding' else ''}/{copy.name_of(g)}"
+
+    def _plane_cpu(self) -> float:
+        """CPU seconds used so far by the control plane's kube-apiserver and etcd (NaN where unreadable)."""
+        try:
+            return sum(proc_cpu_seconds(pid) for name, pid in process_ids(self.plane.state).items()
+                       if name in ("etcd", "kube-apiserver"))
+        except (OSError, ValueError, IndexError):
+            return float("nan")
 
     def _profile(self, process: Process, tag: str) -> subprocess.Popen[bytes] | None:
         py_spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
@@ -423,8 +442,8 @@ def median(values: Sequence[float]) -> float:
 def render(measurements: Sequence[Measurement], bindings: int) -> str:
     lines = [
         "| clusters | QPS/burst | scheduler | decisions/s | first decision after | all settled after | writes/binding "
-        "(bindings, status, events, lease) | peak RSS MiB | CPU ms/binding |",
-        "|---:|---|---|---:|---:|---:|---|---:|---:|",
+        "(bindings, status, events, lease) | peak RSS MiB | CPU ms/binding | API server + etcd CPU ms/binding |",
+        "|---:|---|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     ratios = [
         "| clusters | QPS/burst | decisions/s ours/Karmada | all settled after ours/Karmada | writes/binding "
@@ -458,6 +477,7 @@ def render(measurements: Sequence[Measurement], bindings: int) -> str:
                 "writes": median([m.writes_per_binding for m in ms]),
                 "rss": median([m.peak_rss_mib for m in ms]),
                 "cpu": median([m.cpu_ms_per_binding for m in ms]),
+                "plane": median([m.plane_cpu_ms_per_binding for m in ms]),
             }
             row[scheduler] = values
             rates = [m.per_second for m in ms]
@@ -469,7 +489,7 @@ def render(measurements: Sequence[Measurement], bindings: int) -> str:
                 f"{values['rate']:,.1f}{spread} | {values['startup']:.1f} s | {values['settled']:.0f} s | "
                 f"{values['writes']:.2f} "
                 f"({spec:.2f}, {status:.2f}, {events:.2f}, {leases:.3f}) | {values['rss']:,.0f} | "
-                f"{values['cpu']:.2f} |" + (f" NOT SETTLED: {unsettled}" if unsettled else "")
+                f"{values['cpu']:.2f} | {values['plane']:.2f} |" + (f" NOT SETTLED: {unsettled}" if unsettled else "")
                 + (f" EXITED: {exits}" if exits else "")
             )
         if len(row) == 2:
@@ -487,6 +507,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bindings", type=int, default=2000)
     parser.add_argument("--ours-workers", type=int, default=1,
                         help="our scheduler's `workers` (default 1, as Karmada's one worker)")
+    parser.add_argument("--ours-decision-processes", type=int, default=0, metavar="N",
+                        help="our scheduler's decisionProcesses (default 0: decisions in its own process)")
     parser.add_argument("--qps", default="default,unlimited", help=f"settings among {', '.join(SETTINGS)}")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)

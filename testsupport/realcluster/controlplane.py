@@ -197,6 +197,11 @@ def stop(state: Path) -> bool:
     return bool(killed)
 
 
+def process_ids(state: Path) -> dict[str, int]:
+    """The pids of the control plane's processes (`etcd`, `kube-apiserver`) as started in `state`."""
+    return {name: identity.pid for name, identity in _recorded(state).items()}
+
+
 def _recorded(state: Path) -> dict[str, Identity]:
     """The processes recorded in `state/pids.json` (a bare pid, as older state files hold, cannot be checked)."""
     path = state / "pids.json"
