@@ -31,6 +31,7 @@ def spawn() -> Iterator[Spawn]:
         process = subprocess.Popen(list(command), start_new_session=True, stdin=stdin, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
         started.append(process)
+        _await_command_line(process.pid)
         return process
 
     yield start
@@ -40,6 +41,14 @@ def spawn() -> Iterator[Spawn]:
         process.wait(5)
         if process.stdin is not None:
             process.stdin.close()
+
+
+def _await_command_line(pid: int) -> None:
+    """Popen returns once exec closed its error pipe, which the kernel does before it sets the new program's
+    arguments: /proc/PID/cmdline reads empty for a moment, as an exiting process's does."""
+    deadline = time.monotonic() + 5
+    while not Path(f"/proc/{pid}/cmdline").read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 def start_time(pid: int) -> int:
