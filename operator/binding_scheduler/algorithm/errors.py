@@ -66,21 +66,38 @@ class NotEnoughResources(PlacementError):
 
 
 class FitError(SchedulingError):
-    """No cluster passed the filters: reason `NoClusterFit`, `spec.clusters` is cleared, not retried."""
+    """No cluster passed the filters: reason `NoClusterFit`, `spec.clusters` is cleared, not retried.
+
+    `diagnosis` is each failed cluster's reason by name. The message needs only how many clusters failed for each
+    reason: a diagnosis that can count them without naming every cluster (`plugins.Diagnosis`, over 1,000
+    clusters) is read that way and kept as it is, named only when a reader asks (pickling names it)."""
 
     def __init__(self, num_all_clusters: int, diagnosis: Mapping[str, str]) -> None:
         self.num_all_clusters = num_all_clusters
-        self.diagnosis = dict(diagnosis)
-        super().__init__(fit_error_message(num_all_clusters, self.diagnosis))
+        self.diagnosis = diagnosis
+        super().__init__(fit_error_message(num_all_clusters, diagnosis))
+
+    def __reduce__(self) -> tuple[Callable[..., SchedulingError], tuple[type[SchedulingError], dict[str, Any],
+                                                                     tuple[Any, ...]]]:
+        return _rebuilt, (self.__class__, {**self.__dict__, "diagnosis": dict(self.diagnosis)}, self.args)
+
+
+def reason_counts(diagnosis: Mapping[str, str]) -> dict[str, int]:
+    """How many clusters failed for each reason: the diagnosis's own `reason_counts()` where it has one."""
+    counted: Callable[[], dict[str, int]] | None = getattr(diagnosis, "reason_counts", None)
+    if counted is not None:
+        return counted()
+    counts: dict[str, int] = {}
+    for reason in diagnosis.values():
+        counts[reason] = counts.get(reason, 0) + 1
+    return counts
 
 
 def fit_error_message(num_all_clusters: int, diagnosis: Mapping[str, str]) -> str:
     """`0/N clusters are available: <count> <reason>, ...` with the items sorted as strings."""
-    if num_all_clusters == 0 or not diagnosis:
+    counts = reason_counts(diagnosis) if num_all_clusters else {}
+    if not counts:
         return f"0/{num_all_clusters} clusters are available: no cluster exists."
-    counts: dict[str, int] = {}
-    for reason in diagnosis.values():
-        counts[reason] = counts.get(reason, 0) + 1
     items = sorted(f"{count} {reason}" for reason, count in counts.items())
     return f"0/{num_all_clusters} clusters are available: {', '.join(items)}."
 

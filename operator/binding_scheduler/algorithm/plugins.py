@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+import numpy as np
+
 from ..model import Binding, Cluster, ClusterAffinity, TargetCluster
 from .candidates import ClusterDetail
 from .fleet import FleetColumns, Indices, Mask
@@ -185,6 +187,20 @@ class Diagnosis(LazyMapping[str, str]):
         super().__init__()
         self._names = names
         self._failures = failures
+
+    def reason_counts(self) -> dict[str, int]:
+        """How many clusters failed for each reason (what a FitError's message says), without naming them: the
+        filters' masks are disjoint (each sees only the clusters still feasible)."""
+        counts: dict[str, int] = {}
+        for failed in self._failures:
+            reason = failed.reason
+            if isinstance(reason, str):
+                counts[reason] = counts.get(reason, 0) + int(np.count_nonzero(failed.failed))
+            else:
+                for index in failed.where:
+                    text = reason(index)
+                    counts[text] = counts.get(text, 0) + 1
+        return counts
 
     def _build(self) -> dict[str, str]:
         names, by_name = self._names, {}

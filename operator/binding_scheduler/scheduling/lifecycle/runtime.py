@@ -121,9 +121,9 @@ class Scheduler:
                 self._updated_while_committing.add(key)
             elif not self.ctx.bindings.is_own_write(body):  # our spec write: the pass that made it records it
                 self._enqueue(body, BindingEvent.UPDATE)
-            elif self._placed_on_a_missing_cluster(body):  # our write, onto a cluster removed since
+            elif self._placed_on_a_missing_cluster(key):  # our write, onto a cluster removed since
                 self._enqueue(body, BindingEvent.CLUSTER_CHANGED)
-        elif now_passes and self._placed_on_a_missing_cluster(body):
+        elif now_passes and self._placed_on_a_missing_cluster(key):
             self._enqueue(body, BindingEvent.CLUSTER_CHANGED)
 
     def _say_skipped(self, key: str, body: Mapping[str, Any]) -> None:
@@ -133,11 +133,12 @@ class Scheduler:
             self._skipped_said[key] = reason  # interned: a handful of texts for any number of bindings
             logger.info("binding %s is not scheduled here: %s", key, reason)
 
-    def _placed_on_a_missing_cluster(self, body: Mapping[str, Any]) -> bool:
-        """A body that places the binding on a cluster we no longer know: its removal reached us before this
+    def _placed_on_a_missing_cluster(self, key: str) -> bool:
+        """The stored body places the binding on a cluster we no longer know: its removal reached us before this
         body did (a relist after a watch gap), so `_cluster_gone` could not requeue it then. Read from the raw
-        body: every watch event comes through here, and most are never parsed."""
-        return any(self.ctx.clusters.get(name) is None for name in BindingBody(body).target_names)
+        body as the store keeps it: every watch event comes through here, and most are never parsed."""
+        stored = self.ctx.bindings.body(key)
+        return stored is not None and not self.ctx.clusters.places_only_known(stored)
 
     def _waits_for_an_api(self, binding: Binding) -> bool:
         """Its last pass found no cluster fit: by its condition, or, when that status write's watch event has

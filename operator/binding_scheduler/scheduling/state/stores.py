@@ -26,7 +26,7 @@ from ...model import (
     parse_binding,
     parse_target_clusters,
 )
-from ...model.body import compacted, equal_but_clusters, raw_spec, raw_targets, raw_version
+from ...model.body import BindingBody, compacted, equal_but_clusters, raw_spec, raw_targets, raw_version
 from ...model.fields import INT32_MAX
 
 
@@ -37,6 +37,7 @@ def binding_key(body: Mapping[str, Any]) -> str:
 _Items = TypeVar("_Items", list[Any], tuple[TargetCluster, ...])
 
 _NO_REPLICAS = -1
+PLACEMENTS_KEPT = 4096  # ClusterStore.places_only_known's answers, at most
 """The pool key's replicas for an entry written without `replicas`
 (`{"name": n}` is not `{"name": n, "replicas": 0}`)."""
 
@@ -309,6 +310,8 @@ class ClusterStore:
         self._without: dict[str, set[str]] = {"provider": set(), "region": set(), "zone": set()}
         self._deleting: set[str] = set()
         self._estimator = EstimatorCache()  # handed from snapshot to snapshot: unchanged clusters keep their profile
+        self._membership = 0  # bumped when a name joins or leaves `_clusters`
+        self._placements: dict[int, tuple[object, int, bool]] = {}  # knows_all's answers, by the list read
 
     def upsert(self, cluster: Cluster) -> Cluster | None:
         previous = self._clusters.get(cluster.name)
@@ -318,6 +321,7 @@ class ClusterStore:
             return previous
         if previous is None:
             bisect.insort(self._names, cluster.name)
+            self._membership += 1
         else:
             self._unindex(previous)
             self._estimator.forget(cluster.name)
@@ -334,6 +338,7 @@ class ClusterStore:
     def remove(self, name: str) -> Cluster | None:
         previous = self._clusters.pop(name, None)
         if previous is not None:
+            self._membership += 1
             del self._names[bisect.bisect_left(self._names, name)]
             self._unindex(previous)
             self._estimator.forget(name)
@@ -351,6 +356,23 @@ class ClusterStore:
 
     def get(self, name: str) -> Cluster | None:
         return self._clusters.get(name)
+
+    def places_only_known(self, body: Mapping[str, Any]) -> bool:
+        """Whether every cluster a stored binding body places it on is a valid cluster here. The answer is kept
+        for the body's `spec.clusters` list until a cluster joins or leaves: the store shares one list between
+        the bindings placed alike (`TargetPool`), and every watch event of a Duplicated binding over 800
+        clusters asks it again (3 % of a binding's CPU at 1,000 clusters, by benchmarks.profile)."""
+        targets = raw_targets(raw_spec(body))
+        if not isinstance(targets, list) or len(targets) < TargetPool.SHARED_FROM:
+            return all(name in self._clusters for name in BindingBody(body).target_names)
+        kept = self._placements.get(id(targets))
+        if kept is not None and kept[0] is targets and kept[1] == self._membership:
+            return kept[2]
+        answer = all(name in self._clusters for name in BindingBody(body).target_names)
+        if len(self._placements) >= PLACEMENTS_KEPT:
+            self._placements.clear()
+        self._placements[id(targets)] = (targets, self._membership, answer)
+        return answer
 
     @property
     def invalid(self) -> Mapping[str, ValidationError]:
