@@ -46,3 +46,30 @@ def test_kopfs_watch_streams_parse_with_it() -> None:
     assert kopf_api.json.loads is jsonio.loads
     assert kopf_api.json.dumps is json.dumps  # anything else stays the standard library's
     assert kopf_api.json.loads('{"type": "ADDED", "object": {}}') == {"type": "ADDED", "object": {}}
+
+
+async def test_kopfs_lists_parse_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kopf's `api.get` (each page of its lists) is Kopf's request, its answer read through jsonio."""
+    asked: dict[str, object] = {}
+
+    class Answer:
+        async def __aenter__(self) -> Answer:
+            return self
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        async def json(self, *, loads: object) -> object:
+            asked["loads"] = loads
+            return {"kind": "List", "items": []}
+
+    async def request(**kwargs: object) -> Answer:
+        asked.update(kwargs)
+        return Answer()
+
+    watch_guard.install()
+    monkeypatch.setattr(kopf_api, "request", request)
+    answer = await kopf_api.get("/apis/x/v1/things", settings="settings", logger="logger")
+    assert answer == {"kind": "List", "items": []}
+    assert asked == {"method": "get", "url": "/apis/x/v1/things", "payload": None, "headers": None, "timeout": None,
+                     "settings": "settings", "logger": "logger", "loads": jsonio.loads}
