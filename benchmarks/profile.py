@@ -58,13 +58,14 @@ OPERATOR_SHARES: list[tuple[str, Callable[[Sequence[Frame]], bool]]] = [
      and not _has(s, name=("_deliver",))),
     ("intake: routing, the stores, parsing a binding",
      lambda s: _has(s, name=("_deliver", "Scheduler.on_binding", "Scheduler.on_cluster"))
-     or _has(s, path=("scheduling/state/stores.py", "model/binding.py", "model/body.py"))),
+     or _has(s, path=("scheduling/state/stores.py",))),
     ("accurate estimators: requests, gRPC, answers",
      lambda s: _has(s, path=("estimation/", "grpc/", "grpc_aio", "google/protobuf/"))),
     ("Reserve and assumptions", lambda s: _has(s, name=("Framework.reserve",)) or _has(
         s, path=("scheduling/reserve/",)) or (_has(s, path=("scheduling/state/assum",)) and not _decision(s))),
-    ("status and spec: building the patches", lambda s: _has(
-        s, path=("model/conditions.py", "algorithm/status.py", "model/patches.py"))),
+    ("status and spec: building the patches", lambda s: (_has(
+        s, path=("model/conditions.py", "algorithm/status.py", "kube/bindings.py"), name=("_write_spec.<locals>",))
+        and not _has(s, path=("kube/client.py",)))),
     ("the decision (filter, score, estimate, select, divide)", _decision),
     ("spec and status writes: encoding and HTTP", lambda s: _has(s, path=("kube/client.py", "kube/bindings.py"))),
     ("socket reads and request bodies (any request)", lambda s: _has(
