@@ -67,12 +67,9 @@ def _load_cluster(path: Path, name: str) -> Cluster:
 
 def build_stub(args: argparse.Namespace) -> EstimatorStub:
     """The stub the arguments describe; raises ValueError, OSError or ValidationError when they are wrong."""
-    from ..estimation.stub import EstimatorStub, StubMode, StubTls
+    from ..estimation.stub import EstimatorStub, NoAnswers, StubMode, StubTls
 
     summary = _load_cluster(args.cluster_file, args.cluster) if args.cluster_file else None
-    if args.replicas is None and summary is None and args.mode in ("ok", "latency"):
-        raise ValueError(f"--mode {args.mode} answers, so it needs --replicas (and optionally --sets) or "
-                         "--cluster-file; --mode hang, error or garbage needs neither")
     if args.mode == "latency" and args.latency <= 0:
         raise ValueError("--mode latency needs --latency SECONDS > 0")
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -86,18 +83,22 @@ def build_stub(args: argparse.Namespace) -> EstimatorStub:
             certificate_chain=args.tls_cert.read_bytes(),
             client_ca=args.client_ca.read_bytes() if args.client_ca else None,
         )
-    return EstimatorStub(
-        args.cluster,
-        replicas=args.replicas,
-        sets=args.sets,
-        summary=summary,
-        mode=StubMode.OK if args.mode == "latency" else StubMode(args.mode),
-        latency=args.latency,
-        error_message=args.error_message,
-        host=args.host,
-        port=args.port,
-        tls=tls,
-    )
+    try:
+        return EstimatorStub(
+            args.cluster,
+            replicas=args.replicas,
+            sets=args.sets,
+            summary=summary,
+            mode=StubMode.OK if args.mode == "latency" else StubMode(args.mode),
+            latency=args.latency,
+            error_message=args.error_message,
+            host=args.host,
+            port=args.port,
+            tls=tls,
+        )
+    except NoAnswers:
+        raise ValueError(f"--mode {args.mode} answers, so it needs --replicas (and optionally --sets) or "
+                         "--cluster-file; --mode hang, error or garbage needs neither") from None
 
 
 async def serve(stub: EstimatorStub) -> int:

@@ -37,6 +37,10 @@ from .wire import GET_UNSCHEDULABLE_REPLICAS, INT32_MAX, MAX_AVAILABLE_COMPONENT
 GARBAGE = b"\x08"  # field 1 announced as a varint, and then nothing: not a message
 
 
+class NoAnswers(ValueError):
+    """A stub that answers was given nothing to answer with."""
+
+
 class StubMode(StrEnum):
     OK = "ok"
     HANG = "hang"
@@ -92,8 +96,8 @@ class EstimatorStub:
         tls: StubTls | None = None,
     ) -> None:
         if replicas is None and summary is None and StubMode(mode) is StubMode.OK:
-            raise ValueError("a stub that answers (mode ok) needs fixed answers (replicas/sets) or a resource summary "
-                             "source; one that hangs or fails needs neither")
+            raise NoAnswers("a stub that answers (mode ok) needs fixed answers (replicas/sets) or a resource summary "
+                            "source; one that hangs or fails needs neither")
         self.cluster_name = cluster_name
         self.replicas = replicas
         self.sets = sets

@@ -129,7 +129,6 @@ def install() -> None:
         kopf_api.json = _KopfJson()  # type: ignore[assignment,attr-defined]
     get = getattr(kopf_api, "get", None)
     if get is not None and tuple(inspect.signature(get).parameters) == EXPECTED_GET_PARAMETERS:
-        _wrapped["get"] = get
         kopf_api.get = _get_through_orjson
 
 

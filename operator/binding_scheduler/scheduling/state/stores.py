@@ -363,15 +363,15 @@ class ClusterStore:
         the bindings placed alike (`TargetPool`), and every watch event of a Duplicated binding over 800
         clusters asks it again (3 % of a binding's CPU at 1,000 clusters, by benchmarks.profile)."""
         targets = raw_targets(raw_spec(body))
-        if not isinstance(targets, list) or len(targets) < TargetPool.SHARED_FROM:
-            return all(name in self._clusters for name in BindingBody(body).target_names)
-        kept = self._placements.get(id(targets))
+        shared = isinstance(targets, list) and len(targets) >= TargetPool.SHARED_FROM
+        kept = self._placements.get(id(targets)) if shared else None
         if kept is not None and kept[0] is targets and kept[1] == self._membership:
             return kept[2]
         answer = all(name in self._clusters for name in BindingBody(body).target_names)
-        if len(self._placements) >= PLACEMENTS_KEPT:
-            self._placements.clear()
-        self._placements[id(targets)] = (targets, self._membership, answer)
+        if shared:
+            if len(self._placements) >= PLACEMENTS_KEPT:
+                self._placements.clear()
+            self._placements[id(targets)] = (targets, self._membership, answer)
         return answer
 
     @property
