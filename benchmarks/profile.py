@@ -1,7 +1,7 @@
 """Where a binding's CPU goes, end to end: the operator's and `simulate`'s shares, from sampled stacks.
 
     .venv/bin/python -m benchmarks.profile [--clusters 100,1000] [--bindings 3000] [--workers 8]
-        [--estimators 20ms --capacity K] [--simulate 1000x1000] [--keep DIR]
+        [--estimators 20ms --capacity K] [--simulate 1000x1000] [--detail N] [--keep DIR]
 
 Operator: one `benchmarks.e2e` trial per size (devcluster in its own process, no client-side limit). py-spy (an
 optional tool: `pip install py-spy`) attaches to the scheduler at its first decision and stops when it has
@@ -22,6 +22,7 @@ import argparse
 import json
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -86,6 +87,9 @@ SIMULATE_SHARES: list[tuple[str, Callable[[Sequence[Frame]], bool]]] = [
     ("the rest", lambda s: True),
 ]
 
+Stacks = list[tuple[list[Frame], int]]
+"""Distinct stacks (root first) and how many samples each was."""
+
 _FRAME = re.compile(r"(.*) \((.*):\d+\)$")
 _ROOTS = ("binding_scheduler/", "site-packages/", "lib/python3.11/", "lib/python3.12/", "lib/python3.13/")
 
@@ -106,7 +110,7 @@ WAITS = {("_worker", "concurrent/futures/thread.py"), ("Condition.wait", "thread
 """Where a thread blocks on a lock, which py-spy does not always see as idle: not CPU, dropped."""
 
 
-def read_raw(path: Path) -> list[tuple[list[Frame], int]]:
+def read_raw(path: Path) -> Stacks:
     """py-spy's raw format: one `frame;frame;... count` line per distinct stack, root first (waits dropped)."""
     stacks = []
     for line in path.read_text().splitlines():
@@ -120,16 +124,15 @@ def read_raw(path: Path) -> list[tuple[list[Frame], int]]:
     return stacks
 
 
-def classify(stacks: list[tuple[list[Frame], int]],
-             rules: list[tuple[str, Callable[[Sequence[Frame]], bool]]]) -> dict[str, list[tuple[list[Frame], int]]]:
+def classify(stacks: Stacks, rules: list[tuple[str, Callable[[Sequence[Frame]], bool]]]) -> dict[str, Stacks]:
     """The stacks of each share: the first rule a stack satisfies."""
-    found: dict[str, list[tuple[list[Frame], int]]] = {name: [] for name, _ in rules}
+    found: dict[str, Stacks] = {name: [] for name, _ in rules}
     for stack, count in stacks:
         found[next(name for name, rule in rules if rule(stack))].append((stack, count))
     return found
 
 
-def top_functions(stacks: list[tuple[list[Frame], int]], limit: int) -> list[tuple[str, int]]:
+def top_functions(stacks: Stacks, limit: int) -> list[tuple[str, int]]:
     """The functions most samples of these stacks were in (self), as `function (path)`."""
     own: Counter[str] = Counter()
     for stack, count in stacks:
@@ -139,21 +142,23 @@ def top_functions(stacks: list[tuple[list[Frame], int]], limit: int) -> list[tup
     return own.most_common(limit)
 
 
-def shares(stacks: list[tuple[list[Frame], int]],
-           rules: list[tuple[str, Callable[[Sequence[Frame]], bool]]]) -> dict[str, float]:
-    """Each share's fraction of the samples."""
-    counts = {name: sum(c for _, c in found) for name, found in classify(stacks, rules).items()}
-    total = sum(counts.values()) or 1
-    return {name: count / total for name, count in counts.items()}
-
-
 @dataclass
 class Profiled:
     label: str
-    shares: dict[str, float]
+    found: dict[str, Stacks]
+    """Each share's stacks (`classify`)."""
     cpu_ms_per_binding: float
-    samples: int
     extra: str
+
+    @property
+    def samples(self) -> int:
+        return sum(count for stacks in self.found.values() for _, count in stacks)
+
+    @property
+    def shares(self) -> dict[str, float]:
+        """Each share's fraction of the samples."""
+        total = self.samples or 1
+        return {name: sum(count for _, count in stacks) / total for name, stacks in self.found.items()}
 
 
 def profile_operator(clusters: int, bindings: int, workers: int, folder: Path, py_spy: str,
@@ -162,11 +167,9 @@ def profile_operator(clusters: int, bindings: int, workers: int, folder: Path, p
                               seed=13, capacity=capacity, qps=1e6, py_spy=py_spy, timeout=900.0)
     raw = folder / f"operator-{clusters}.raw"
     trial = e2e.run_trial(args, f"w={workers}", ROOT, workers, estimators or {}, folder, None, window=raw)
-    stacks = read_raw(raw)
     label = f"operator, {clusters:,} clusters, workers {workers}" + (
         f", {len(estimators)} accurate estimators" if estimators else "")
-    return Profiled(label, shares(stacks, OPERATOR_SHARES), trial.cpu_ms_per_binding,
-                    sum(c for _, c in stacks),
+    return Profiled(label, classify(read_raw(raw), OPERATOR_SHARES), trial.cpu_ms_per_binding,
                     f"{trial.per_second:,.0f} bindings/s, {trial.writes_per_binding:.2f} writes a binding")
 
 
@@ -188,24 +191,26 @@ def profile_simulate(clusters: int, bindings: int, folder: Path, py_spy: str) ->
     before = _children_cpu()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     cpu = _children_cpu() - before
-    stacks = read_raw(raw)
-    return Profiled(f"simulate, {clusters:,} x {bindings:,}", shares(stacks, SIMULATE_SHARES),
-                    cpu * 1000 / bindings, sum(c for _, c in stacks),
-                    f"{cpu:.2f} s of CPU unprofiled ({elapsed:.1f} s wall under py-spy)")
+    return Profiled(f"simulate, {clusters:,} x {bindings:,}", classify(read_raw(raw), SIMULATE_SHARES),
+                    cpu * 1000 / bindings, f"{cpu:.2f} s of CPU unprofiled ({elapsed:.1f} s wall under py-spy)")
 
 
 def _children_cpu() -> float:
-    import resource
-
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def table(result: Profiled) -> str:
+def table(result: Profiled, detail: int = 0) -> str:
+    """The shares as a Markdown table; with `detail`, then each share's `detail` busiest functions."""
     lines = [f"{result.label}: {result.cpu_ms_per_binding:.2f} ms of CPU a binding, {result.samples:,} samples; "
              f"{result.extra}", "", "| share | % | ms a binding |", "|---|---:|---:|"]
     for name, share in result.shares.items():
         lines.append(f"| {name} | {100 * share:.1f} | {share * result.cpu_ms_per_binding:.2f} |")
+    total = result.samples or 1
+    for name, stacks in result.found.items() if detail else ():
+        if stacks:
+            lines += ["", f"{name}:", *(f"  {100 * count / total:5.2f} %  {function}"
+                                        for function, count in top_functions(stacks, detail))]
     return "\n".join(lines)
 
 
@@ -220,6 +225,8 @@ def main() -> None:
                         help="accurate estimators (e2e's stubs, one per cluster) answering after LATENCY")
     parser.add_argument("--capacity", type=int, default=1, metavar="K", help="each cluster's allocatable times K")
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or str(ROOT / ".venv/bin/py-spy"))
+    parser.add_argument("--detail", type=int, default=0, metavar="N",
+                        help="also each share's N busiest functions (their own samples)")
     parser.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep the raw profiles in DIR")
     args = parser.parse_args()
     if not Path(args.py_spy).exists() and shutil.which(args.py_spy) is None:
@@ -237,10 +244,10 @@ def main() -> None:
                 for stub in stubs:
                     stub.terminate()
                     stub.wait(20)
-            print(table(result), end="\n\n", flush=True)
+            print(table(result, args.detail), end="\n\n", flush=True)
         if args.simulate:
             clusters, _, bindings = args.simulate.partition("x")
-            print(table(profile_simulate(int(clusters), int(bindings), folder, args.py_spy)), flush=True)
+            print(table(profile_simulate(int(clusters), int(bindings), folder, args.py_spy), args.detail), flush=True)
 
 
 if __name__ == "__main__":
