@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from binding_scheduler.scheduling.framework.cpu import INLINE_SLICE, OverCpuLimit, compute
+from binding_scheduler.scheduling.framework import cpu
+from binding_scheduler.scheduling.framework.cpu import CHECK_EVERY, INLINE_SLICE, OverCpuLimit, compute
 
 
 def spin(
@@ -32,6 +33,20 @@ async def test_short_computation_runs_on_event_loop() -> None:
     ran_in: list[int] = []
     assert await compute(spin(1000, ran_in), cpu_limit=5.0) == 1000
     assert ran_in == [threading.get_ident()]
+
+
+async def test_computation_shorter_than_one_look_never_reads_cpu_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[float] = []
+
+    def thread_time() -> float:
+        reads.append(0.0)
+        return 0.0
+
+    monkeypatch.setattr(cpu.time, "thread_time", thread_time)
+    assert await compute(spin(CHECK_EVERY - 1, []), cpu_limit=5.0) == CHECK_EVERY - 1
+    assert reads == []
+    assert await compute(spin(CHECK_EVERY, []), cpu_limit=5.0) == CHECK_EVERY
+    assert len(reads) == 1
 
 
 async def test_long_computation_moves_to_thread_and_loop_keeps_running() -> None:
