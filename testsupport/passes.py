@@ -39,7 +39,7 @@ class ScriptedClient:
         self.fresh = fresh
         self.sent: list[tuple[str, str, Mapping[str, Any]]] = []
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         kind = "status" if path.endswith("/status") else "spec"
         self.sent.append((kind, path, body))
         answer = self.answers[kind].pop(0) if self.answers[kind] else {}
@@ -124,7 +124,7 @@ class FakeClient:
         self.spec_error, self.status_error = spec_error, status_error
         self.sent: list[tuple[str, Mapping[str, Any]]] = []
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         self.sent.append((path, body))
         error = self.status_error if path.endswith("/status") else self.spec_error
         if error is not None:
@@ -243,7 +243,7 @@ class ForgettingClient(ScriptedClient):
         super().__init__(spec=[written(2, "8")])
         self.store = store
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         if not path.endswith("/status"):
             self.store.remove("default/web")
         return await super().patch_merge(path, body)
@@ -302,7 +302,7 @@ def parsed(body: Mapping[str, Any]) -> Binding:
 class GateClosedClient(ScriptedClient):
     """Every patch is refused by the closed write gate."""
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         self.sent.append(("status" if path.endswith("/status") else "spec", path, body))
         raise WriteGateClosed("leadership lost")
 

@@ -124,13 +124,14 @@ async def test_status_patch_uses_spec_writes_version(
                  "lastTransitionTime": "2024-01-01T00:00:00Z"}
     status = {"conditions": [condition], "schedulerObservedGeneration": 1,
               "lastScheduledTime": "2024-01-01T00:00:00Z"}
-    answer = await patch_status(client, RB, written["metadata"]["resourceVersion"], status)
+    await patch_status(client, RB, written["metadata"]["resourceVersion"], status)
     entry = api.journal[-1]
     assert (entry.method, entry.path, entry.status) == ("PATCH", rb_path("rb1", sub="status"), 200)
     assert entry.body == {"metadata": {"resourceVersion": written["metadata"]["resourceVersion"]},
                           "status": status}
-    assert answer["status"] == status
-    assert (answer["spec"], answer["metadata"]["generation"]) == (written["spec"], 2)
+    stored = await client.get(RB.path())
+    assert stored["status"] == status
+    assert (stored["spec"], stored["metadata"]["generation"]) == (written["spec"], 2)
 
 
 async def test_cluster_resource_bindings_are_written_cluster_scoped(api: DevCluster, client: ApiClient) -> None:

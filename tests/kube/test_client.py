@@ -35,6 +35,22 @@ async def test_create_get_put_patch_and_delete_round_trip(api: DevCluster, clien
         ("POST", 201), ("GET", 200), ("PUT", 200), ("PATCH", 200), ("DELETE", 200)]
 
 
+async def test_write_without_answer_returns_empty_and_still_applies(
+    api: DevCluster, client: ApiClient, rb1: dict[str, Any]
+) -> None:
+    assert await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 5}}, answer=False) == {}
+    assert (await client.get(rb_path("rb1")))["spec"]["replicas"] == 5
+
+
+async def test_write_without_answer_still_reads_the_error(
+    api: DevCluster, client: ApiClient, rb1: dict[str, Any]
+) -> None:
+    api.faults.add(method="PATCH", status=500, message="etcd is unhappy", times=1)
+    with pytest.raises(ServerError, match="etcd is unhappy") as raised:
+        await client.patch_merge(rb_path("rb1"), {"spec": {"replicas": 5}}, answer=False)
+    assert raised.value.status == 500
+
+
 async def test_list_with_limit_follows_every_page(api: DevCluster, client: ApiClient) -> None:
     for index in range(5):
         await client.create(rb_path(), rb_body(f"rb{index}"))

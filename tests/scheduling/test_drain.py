@@ -38,7 +38,7 @@ class HeldWrites:
         if not held:
             self.released.set()
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         self.sent.append(path)
         self.arrived.set()
         try:
@@ -191,7 +191,7 @@ async def unwind_slowly() -> None:
 class SlowToUnwindWrites(HeldWrites):
     """Held writes whose cancellation takes many turns to unwind, as a real request's abort does."""
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         try:
             return await super().patch_merge(path, body)
         except asyncio.CancelledError:

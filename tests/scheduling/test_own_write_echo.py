@@ -30,7 +30,7 @@ class EchoingClient:
         self.scheduler: Scheduler | None = None
         self.sent: list[str] = []
 
-    async def patch_merge(self, path: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, patch: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         self.sent.append(path)
         body = copy.deepcopy(self.body)
         metadata = body["metadata"]

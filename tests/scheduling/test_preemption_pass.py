@@ -246,7 +246,7 @@ class HeldEvictions:
         self.arrived = asyncio.Event()
         self.released = asyncio.Event()
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         self.sent.append(path.removeprefix(RB))
         self.arrived.set()
         try:

@@ -31,7 +31,7 @@ class Client:
         self.spec_error, self.status_error = spec_error, status_error
         self.sent: list[str] = []
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         self.sent.append(path.rsplit("/", 1)[-1])
         error = self.status_error if path.endswith("/status") else self.spec_error
         if error is not None:
@@ -108,7 +108,7 @@ async def test_drained_pass_routes_key_nowhere() -> None:
     release = asyncio.Event()
 
     class HeldFailingClient(Client):
-        async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
             await release.wait()
             return await super().patch_merge(path, body)
 

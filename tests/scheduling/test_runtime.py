@@ -135,7 +135,7 @@ class ConflictingSpecWrites:
     def __init__(self) -> None:
         self.sent: list[str] = []
 
-    async def patch_merge(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, body: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         self.sent.append(path.rsplit("/", 1)[-1])
         if not path.endswith("/status"):
             raise Conflict(409, "Conflict", "the object has been modified; please apply your changes to the latest")

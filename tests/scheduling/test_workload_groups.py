@@ -177,7 +177,7 @@ class ApiServer:
         self.bodies = {b["metadata"]["name"]: copy.deepcopy(b) for b in bodies}
         self.version = 100
 
-    async def patch_merge(self, path: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+    async def patch_merge(self, path: str, patch: Mapping[str, Any], *, answer: bool = True) -> dict[str, Any]:
         parts = path.split("/")
         status = parts[-1] == "status"
         body = self.bodies[parts[-2] if status else parts[-1]]

@@ -142,13 +142,14 @@ async def patch_graceful_eviction(
 
 async def patch_status(
     client: ApiClient, ref: BindingRef, resource_version: str, status: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Merge `status` into the `/status` subresource, if the binding is still at `resource_version`.
+) -> None:
+    """Merge `status` into the `/status` subresource, if the binding is still at `resource_version`. The answer
+    (the whole binding) is not read: the watch brings the same object to the store.
 
     Merge-patch semantics: lists (such as `conditions`) are replaced whole, so pass the full list."""
     _require_version(resource_version)
     body = {"metadata": {"resourceVersion": resource_version}, "status": dict(status)}
-    return await client.patch_merge(ref.path("status"), body)
+    await client.patch_merge(ref.path("status"), body, answer=False)
 
 
 def _require_version(resource_version: str) -> None:
