@@ -3,11 +3,11 @@ the route, for the kubectl package to decode (protobuf bodies of the built-in ki
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import yaml
 
+from .jsontext import loads
 from .patch import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH
 
 
@@ -30,7 +30,7 @@ def parse_body(raw: bytes, content_type: str) -> tuple[Any, str | None]:
     if content_type not in (*_JSON_BODIES, "application/yaml", APPLY_PATCH):
         return Undecoded(content_type, raw), None
     try:
-        return json.loads(raw), None
+        return loads(raw), None
     except ValueError as exc:
         if content_type not in ("application/yaml", APPLY_PATCH):
             return None, f"the body of the request could not be decoded as JSON: {exc}"

@@ -15,7 +15,7 @@ import yaml
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import discovery, errors
+from . import discovery, errors, jsontext
 from .bodies import Undecoded, parse_body
 from .errors import ApiError, bad_request, invalid_options
 from .faults import Fault, Faults
@@ -34,11 +34,7 @@ _NOT_FOUND = "the server could not find the requested resource"
 
 _REP = web.RequestKey("rep", kubectl.Representation)  # the representation the Accept header asked for
 _JSON_REP = kubectl.Representation()
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
-
-
-def _dumps(value: Any) -> bytes:
-    return _ENCODER.encode(value).encode()
+_dumps = jsontext.dumps
 
 
 Headers = Mapping[str, str] | Sequence[tuple[str, str]] | None

@@ -25,6 +25,27 @@ def test_duplicate_fields_are_found_by_their_paths() -> None:
     assert duplicate_fields(b"a: 1\na: 2\n") == []  # YAML: not looked at
 
 
+def test_keys_repeated_across_objects_are_not_duplicates() -> None:
+    assert duplicate_fields(b'{"spec":{"clusters":[{"name":"m1","replicas":1},{"name":"m2","replicas":2}]}}') == []
+
+
+def test_duplicate_found_beside_string_values_that_look_like_keys() -> None:
+    assert duplicate_fields(b'{"l":["v",":x"],"m":[{"a":1},{"a":1, "a" :3}]}') == ["m[1].a"]
+    assert duplicate_fields(b'{"l":["v",":x"],"m":{"a":1},"n":{"a":2}}') == []
+
+
+def test_duplicate_found_among_strings_that_start_with_a_colon() -> None:
+    assert duplicate_fields(b'{"l":[":x"],"m":{":k":":1",":k":":2"},"n":[{":k":1}]}') == ["m.:k"]
+
+
+def test_duplicate_found_where_blanks_part_a_key_from_its_colon() -> None:
+    assert duplicate_fields(b'{"a" :1,"b":[{"a":1}],"a"\n:2}') == ["a"]
+
+
+def test_duplicate_found_in_text_with_escapes() -> None:
+    assert duplicate_fields(b'{"a\\"":1,"m":{"b":1,"b":2},"n":{"b":3}}') == ["m.b"]
+
+
 def test_warn_collects_warning_per_unknown_field() -> None:
     body = rb_body("web", bogus=1)
     validation = FieldValidation.of(None, "CreateOptions", [])

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from binding_scheduler.crds.structural import unknown_fields
 
 from ..errors import ApiError, bad_request, invalid_options
@@ -29,11 +31,31 @@ class _Duplicates(dict[str, Any]):
 # Every object key without escapes in a JSON text (and a few string values that look like one: only ever
 # more, so a body whose matches are all different has no duplicate key).
 _KEYS = re.compile(rb'"([^"\\]*)"\s*:')
+# A backslash (a quote may be inside a string), or a quote a blank follows (a key may be apart from its colon).
+_UNCOUNTABLE = (b"\\", b'" ', b'"\n', b'"\t', b'"\r')
+
+
+def _has_no_duplicate_key(raw: bytes) -> bool:
+    """True when the JSON text surely has no key twice in one object, told in C. Without `_UNCOUNTABLE` every
+    quote opens or closes a string and every key is followed by its colon, so the text's `":` are its keys and
+    its strings that start with a colon; written back compact, its parse (where a duplicate collapses) keeps those
+    strings and has one key fewer for each duplicate: as many `":` means no duplicate. False when that cannot be
+    told: the pairs hook below then looks object by object (a Python call each, ~1 ms for a binding's 800
+    `spec.clusters` entries, whose keys repeat from entry to entry)."""
+    if any(needle in raw for needle in _UNCOUNTABLE):
+        return False
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    return raw.count(b'":') == orjson.dumps(value).count(b'":')
 
 
 def duplicate_fields(raw: bytes) -> list[str]:
     """The paths of the fields a JSON body has more than once (kube keeps the last of them); none for a body
     that is not JSON (a YAML one). A body whose keys are all different (most small patches) costs one scan."""
+    if _has_no_duplicate_key(raw):
+        return []
     keys = _KEYS.findall(raw)
     if len(keys) == len(set(keys)):
         return []
