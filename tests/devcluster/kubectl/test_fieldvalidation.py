@@ -42,6 +42,15 @@ def test_duplicate_found_where_blanks_part_a_key_from_its_colon() -> None:
     assert duplicate_fields(b'{"a" :1,"b":[{"a":1}],"a"\n:2}') == ["a"]
 
 
+def test_duplicate_found_beside_escaped_quotes_and_colons() -> None:
+    assert duplicate_fields(b'{"note":"{\\"a\\":1,\\"a\\":2}","m":{"b":1,"b":2},"n":[{"b":3}]}') == ["m.b"]
+    assert duplicate_fields(b'{"note":"{\\"a\\":1,\\"a\\":2}","n":[{"b":3},{"b":4}]}') == []
+
+
+def test_duplicate_found_where_an_escape_spells_a_quote() -> None:
+    assert duplicate_fields(b'{"x":"\\u0022:","m":{"b":1,"b":2},"n":[{"b":3}]}') == ["m.b"]
+
+
 def test_duplicate_found_in_text_with_escapes() -> None:
     assert duplicate_fields(b'{"a\\"":1,"m":{"b":1,"b":2},"n":{"b":3}}') == ["m.b"]
 
