@@ -3,6 +3,8 @@ unknown ones. tests/conformance holds the answers against kube-apiserver's."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from binding_scheduler.crds import default_crds_dir, load_crds
@@ -49,6 +51,12 @@ def test_duplicate_found_beside_escaped_quotes_and_colons() -> None:
 
 def test_duplicate_found_where_an_escape_spells_a_quote() -> None:
     assert duplicate_fields(b'{"x":"\\u0022:","m":{"b":1,"b":2},"n":[{"b":3}]}') == ["m.b"]
+
+
+def test_duplicate_found_with_the_parse_the_request_gave() -> None:
+    raw = b'{"m":{"b":1,"b":2},"n":[{"b":3}]}'
+    assert duplicate_fields(raw, json.loads(raw)) == ["m.b"]
+    assert duplicate_fields(b'{"n":[{"b":3},{"b":4}]}', {"n": [{"b": 3}, {"b": 4}]}) == []
 
 
 def test_duplicate_found_in_text_with_escapes() -> None:

@@ -49,7 +49,7 @@ class WriteOptions:
     def read(cls, request: web.BaseRequest, rt: ResourceType, body: Any, raw: bytes) -> WriteOptions:
         """The options of `request`; a create's or update's body is validated here (a patch's once patched)."""
         validation = FieldValidation.of(request.query.get("fieldValidation"), OPTIONS_KINDS[request.method],
-                                        duplicate_fields(raw) if raw else [])
+                                        duplicate_fields(raw, body) if raw else [])
         if request.method in ("POST", "PUT") and isinstance(body, Mapping):
             validation.check(rt, body)
         return cls(field_manager(request), request.query.get("force", "") in _TRUE, validation)
