@@ -105,7 +105,7 @@ class Schema:
             if key in ("apiVersion", "kind", "metadata") or (only is not None and key != only):
                 continue
             if key in obj:
-                _validate(obj[key], sub, key, "" if only else key, causes)
+                _validate(obj[key], sub, (None, key), only is not None, causes)
         if only is None:
             for key in self.root.get("required") or ():
                 if key not in obj:
@@ -185,73 +185,108 @@ def _invalid(path: str, value: Any, why: str) -> Cause:
     return {"reason": "FieldValueInvalid", "field": path, "message": f"Invalid value: {_show(value)}: {why}"}
 
 
-def _validate(
-    value: Any, schema: Mapping[str, Any], path: str, body: str, causes: list[Cause]
-) -> None:
-    """`path` is the cause's field (`spec.clusters[0].name`); `body` the path its message names."""
+Where = tuple["Where | None", str | int]
+"""Where a value is: its parent's `Where` (None at a top-level field) and its key or index. Rendered into a
+field path only for a cause: building every path of an 800-entry list was most of a valid write's validation."""
+
+
+def _field(where: Where) -> str:
+    """The cause's field (`spec.clusters[0].name`)."""
+    return _joined(_tokens(where))
+
+
+def _shown(where: Where, relative: bool) -> str:
+    """The path a message names: the field, or under `relative` (a write through `/status`) the path below the
+    top-level field (`conditions[0].type`; the field itself where nothing is below it but indices)."""
+    if not relative:
+        return _field(where)
+    tokens = _tokens(where)[1:]
+    while tokens and isinstance(tokens[0], int):
+        tokens.pop(0)
+    return _joined(tokens) or _field(where)
+
+
+def _tokens(where: Where | None) -> list[str | int]:
+    tokens: list[str | int] = []
+    while where is not None:
+        where, token = where
+        tokens.append(token)
+    tokens.reverse()
+    return tokens
+
+
+def _joined(tokens: list[str | int]) -> str:
+    path = ""
+    for token in tokens:
+        path = f"{path}[{token}]" if isinstance(token, int) else child_path(path, token)
+    return path
+
+
+def _validate(value: Any, schema: Mapping[str, Any], where: Where, relative: bool, causes: list[Cause]) -> None:
     if value is None and schema.get("nullable"):
         return
     allowed = _allowed_types(schema)
     actual = _json_type(value)
     if allowed and actual not in allowed and not (actual == "integer" and "number" in allowed):
-        causes.append(_type_error(path, body or path, actual, ",".join(allowed)))
+        causes.append(_type_error(_field(where), _shown(where, relative), actual, ",".join(allowed)))
         return
     if "enum" in schema and value not in schema["enum"]:
         supported = ", ".join(_show(item) for item in schema["enum"])
-        causes.append({"reason": "FieldValueNotSupported", "field": path,
+        causes.append({"reason": "FieldValueNotSupported", "field": _field(where),
                        "message": f"Unsupported value: {_show(value)}: supported values: {supported}"})
-    shown = body or path
     if isinstance(value, str):
-        _validate_string(value, schema, path, shown, causes)
+        _validate_string(value, schema, where, relative, causes)
     elif actual in ("integer", "number"):
         if "minimum" in schema and value < schema["minimum"]:
-            causes.append(_invalid(path, value, f"{shown} in body should be greater than or equal to "
-                                                f"{schema['minimum']}"))
+            causes.append(_invalid(_field(where), value, f"{_shown(where, relative)} in body should be greater "
+                                                         f"than or equal to {schema['minimum']}"))
         if "maximum" in schema and value > schema["maximum"]:
-            causes.append(_invalid(path, value, f"{shown} in body should be less than or equal to "
-                                                f"{schema['maximum']}"))
+            causes.append(_invalid(_field(where), value, f"{_shown(where, relative)} in body should be less than "
+                                                         f"or equal to {schema['maximum']}"))
     elif isinstance(value, list):
-        _validate_list(value, schema, path, body, causes)
+        _validate_list(value, schema, where, relative, causes)
     elif isinstance(value, dict):
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
         for key, item in value.items():
             sub = properties.get(key, additional if isinstance(additional, dict) else None)
             if isinstance(sub, dict):
-                _validate(item, sub, child_path(path, key), child_path(body, key), causes)
+                _validate(item, sub, (where, key), relative, causes)
         for key in schema.get("required") or ():
             if key not in value:
                 causes.append({"reason": "FieldValueRequired", "message": "Required value",
-                               "field": child_path(path, key)})
+                               "field": _field((where, key))})
 
 
-def _validate_string(value: str, schema: Mapping[str, Any], path: str, shown: str, causes: list[Cause]) -> None:
+def _validate_string(value: str, schema: Mapping[str, Any], where: Where, relative: bool,
+                     causes: list[Cause]) -> None:
     if "maxLength" in schema and len(value) > schema["maxLength"]:
-        causes.append({"reason": "FieldValueTooLong", "field": path,
+        causes.append({"reason": "FieldValueTooLong", "field": _field(where),
                        "message": f"Too long: may not be more than {schema['maxLength']} bytes"})
     if "minLength" in schema and len(value) < schema["minLength"]:
-        causes.append(_invalid(path, value, f"{shown} in body should be at least {schema['minLength']} chars long"))
+        causes.append(_invalid(_field(where), value, f"{_shown(where, relative)} in body should be at least "
+                                                     f"{schema['minLength']} chars long"))
     if "pattern" in schema and not re.search(schema["pattern"], value):
-        causes.append(_invalid(path, value, f"{shown} in body should match '{schema['pattern']}'"))
+        causes.append(_invalid(_field(where), value, f"{_shown(where, relative)} in body should match "
+                                                     f"'{schema['pattern']}'"))
     if schema.get("format") == "date-time" and not _DATE_TIME.fullmatch(value):
-        causes.append({"reason": "FieldValueTypeInvalid", "field": path,
-                       "message": f"Invalid value: {_show(value)}: {shown} in body must be of type date-time: "
-                                  f"{_show(value)}"})
+        causes.append({"reason": "FieldValueTypeInvalid", "field": _field(where),
+                       "message": f"Invalid value: {_show(value)}: {_shown(where, relative)} in body must be of "
+                                  f"type date-time: {_show(value)}"})
 
 
-def _validate_list(
-    value: list[Any], schema: Mapping[str, Any], path: str, body: str, causes: list[Cause]
-) -> None:
-    shown = body or path
+def _validate_list(value: list[Any], schema: Mapping[str, Any], where: Where, relative: bool,
+                   causes: list[Cause]) -> None:
     if "maxItems" in schema and len(value) > schema["maxItems"]:
-        causes.append({"reason": "FieldValueTooMany", "field": path,
+        causes.append({"reason": "FieldValueTooMany", "field": _field(where),
                        "message": f"Too many: {len(value)}: must have at most {schema['maxItems']} items"})
     if "minItems" in schema and len(value) < schema["minItems"]:
-        causes.append(_invalid(path, value, f"{shown} in body should have at least {schema['minItems']} items"))
+        causes.append(_invalid(_field(where), value, f"{_shown(where, relative)} in body should have at least "
+                                                     f"{schema['minItems']} items"))
     items = schema.get("items")
     if isinstance(items, dict):
         for index, item in enumerate(value):
-            _validate(item, items, f"{path}[{index}]", f"{body}[{index}]" if body else "", causes)
+            _validate(item, items, (where, index), relative, causes)
     list_type = schema.get("x-kubernetes-list-type")
     if list_type not in ("set", "map"):
         return
@@ -263,7 +298,7 @@ def _validate_list(
             else {k: item.get(k) for k in keys} if isinstance(item, dict) else item
         )
         if identity in seen:
-            causes.append({"reason": "FieldValueDuplicate", "field": f"{path}[{index}]",
+            causes.append({"reason": "FieldValueDuplicate", "field": _field((where, index)),
                            "message": f"Duplicate value: {_show(identity)}"})
         else:
             seen.append(identity)
