@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import math
 import os
@@ -176,9 +177,10 @@ def binding_doc(index: int, rng: random.Random) -> dict[str, Any]:
 
 async def serve_devcluster() -> None:
     """Child mode: devcluster plus a control channel on stdin/stdout (one JSON command/answer per line)."""
-    from binding_scheduler.devcluster import DevCluster
+    from binding_scheduler.devcluster import GC_THRESHOLDS, DevCluster
     from binding_scheduler.devcluster.journal import JournalEntry
 
+    gc.set_threshold(*GC_THRESHOLDS)
     api = DevCluster(history=200_000, journal_limit=1)
     requests: Counter[str] = Counter()
     scheduled: dict[str, float] = {}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import gc
 import json
 import os
 import signal
@@ -10,9 +13,11 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 import yaml
 
-from binding_scheduler.devcluster import PACKAGE_CRDS, DevCluster, default_crds_dir
+from binding_scheduler.cli.devcluster import serve
+from binding_scheduler.devcluster import GC_THRESHOLDS, PACKAGE_CRDS, DevCluster, default_crds_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,3 +120,19 @@ def test_cli_serves_until_sigterm(tmp_path: Path) -> None:
             proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+async def test_cli_collects_garbage_at_devclusters_thresholds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    set_to: list[tuple[int, ...]] = []
+    monkeypatch.setattr(gc, "set_threshold", lambda *thresholds: set_to.append(thresholds))
+    args = argparse.Namespace(crds=None, host="127.0.0.1", port=0, history=100,
+                              kubeconfig_out=tmp_path / "kc.yaml")
+    serving = asyncio.create_task(serve(args))
+    while "devcluster: serving" not in capsys.readouterr().out:  # noqa: ASYNC110 - printed, no event to wait on
+        await asyncio.sleep(0.01)
+    serving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await serving
+    assert set_to == [GC_THRESHOLDS]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import signal
 import sys
 from pathlib import Path
@@ -32,7 +33,9 @@ def register(subparsers: Any) -> None:
 
 
 async def serve(args: argparse.Namespace) -> int:
-    from binding_scheduler.devcluster import DevCluster
+    from binding_scheduler.devcluster import GC_THRESHOLDS, DevCluster
+
+    gc.set_threshold(*GC_THRESHOLDS)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -7,7 +7,7 @@ distribution of its own, binding-scheduler-devcluster. See docs/devcluster.md.
 from binding_scheduler.crds import PACKAGE_CRDS, default_crds_dir
 
 from .client import DevClient, Reply, WatchStream, resource_path
-from .cluster import DevCluster
+from .cluster import GC_THRESHOLDS, DevCluster
 from .errors import ApiError
 from .faults import Fault, Faults
 from .journal import Journal, JournalEntry
@@ -16,6 +16,7 @@ from .resources import Registry, ResourceType
 from .store import Store
 
 __all__ = [
+    "GC_THRESHOLDS",
     "PACKAGE_CRDS",
     "ApiError",
     "DevClient",
