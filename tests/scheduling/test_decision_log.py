@@ -54,3 +54,10 @@ def test_json_form_carries_lines_facts_as_keys(caplog: pytest.LogCaptureFixture)
 def test_record_without_fields_keeps_four_keys() -> None:
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello %s", ("world",), None)
     assert json.loads(JsonFormatter().format(record)).keys() == {"ts", "level", "logger", "msg"}
+
+
+def test_json_form_takes_fields_as_a_dict_too() -> None:
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "hello", (), None)
+    record.fields = {"binding": "shop/web", "msg": "not this"}
+    entry = json.loads(JsonFormatter().format(record))
+    assert (entry["binding"], entry["msg"]) == ("shop/web", "hello")

@@ -24,7 +24,8 @@ QUIET_LIBRARIES = ("kopf", "aiohttp.access", "asyncio")
 
 class JsonFormatter(logging.Formatter):
     """`{"ts": ..., "level": ..., "logger": ..., "msg": ...}` per line (and `error` with the traceback), plus the
-    keys of a record's `fields` (the decision lines carry theirs: binding, reason, clusters, ...)."""
+    keys of a record's `fields`, a dict or a function that returns one (the decision lines carry theirs: binding,
+    reason, clusters, ...; as a function, so that the text format never builds them)."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
@@ -35,6 +36,8 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
         }
         fields = getattr(record, "fields", None)
+        if callable(fields):
+            fields = fields()
         if isinstance(fields, dict):
             entry.update({key: value for key, value in fields.items() if key not in entry})
         if record.exc_info:
