@@ -60,7 +60,7 @@ def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KarmadaPlane]:
         pytest.skip("Karmada tier: Go is not installed, so Karmada and its members cannot be built")
     state = tmp_path_factory.mktemp("karmada") / "state"
     try:
-        started = start(state, scheduler="ours", tie_to_parent=True, in_cluster=node.missing() is None)
+        started = start(state, scheduler="ours", tie_to_parent=True, in_cluster=node.readied() is None)
     except KarmadaError as error:
         pytest.fail(f"the Karmada control plane did not start: {error}", pytrace=False)
     try:

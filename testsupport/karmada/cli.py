@@ -50,7 +50,7 @@ def up(scheduler: str, state: Path = STATE, *, in_cluster: bool = False, layout:
     started = time.monotonic()
     if in_cluster:
         stop(state)  # a plane of its own that ran there before frees the node's bridge
-    if in_cluster and (reason := node.missing()):
+    if in_cluster and (reason := node.readied()):
         raise KarmadaError(f"--in-cluster: {node.REQUIREMENT}; this machine: {reason}")
     plane = start(state, scheduler=scheduler, tie_to_parent=False, in_cluster=in_cluster, layout=layout)
     print(serving_line(plane), flush=True)
@@ -139,7 +139,7 @@ def rollout(scheduler: str | None, triggers: Sequence[str], bindings: int, delay
 
 def rollout_reports(scheduler: str, triggers: Sequence[str], bindings: int,
                     delay: float) -> tuple[list[rollout_scenario.RolloutReport], int]:
-    if reason := node.missing():
+    if reason := node.readied():
         raise KarmadaError(f"rollout: {node.REQUIREMENT}; this machine: {reason}")
     chosen = [t for t in triggers or rollout_scenario.TRIGGERS if not (t == "upgrade" and scheduler == "karmada")]
 

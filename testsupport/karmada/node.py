@@ -54,6 +54,22 @@ class NodeError(RuntimeError):
     """The node could not be set up; the message says which step and why."""
 
 
+PACKAGES = {"containerd": "containerd", "containerd-shim-runc-v2": "containerd", "ctr": "containerd", "runc": "runc",
+            "iptables": "iptables", "ip": "iproute2", "mount": "mount", "umount": "mount"}
+"""The Debian package of each of `COMMANDS`."""
+
+
+def readied() -> str | None:
+    """`missing()`, once the Debian packages of the missing `COMMANDS` are installed (apt-get, as root), as the
+    image tier installs its own: where this can run a node, it must not skip for want of a package."""
+    from scripts.image import CannotBuild, ensure_commands
+
+    if os.geteuid() == 0:
+        with suppress(CannotBuild):  # missing() then says what is still missing
+            ensure_commands(PACKAGES)
+    return missing()
+
+
 def missing() -> str | None:
     """Why this machine cannot run a node (None when it can)."""
     if os.geteuid() != 0:
@@ -237,6 +253,8 @@ def leftovers(home: Path) -> list[str]:
                     found.append(f"process {entry.name}")
     found += [f"cgroup {path}" for path in CGROUP_ROOT.glob("*/kubepods")]
     for command in ("iptables", "ip6tables"):
+        if shutil.which(command) is None:  # no node ever ran here: no chains of one
+            continue
         for table in ("filter", "nat", "mangle"):
             listed = subprocess.run([command, "-t", table, "-S"], capture_output=True, text=True,
                                     check=False).stdout
