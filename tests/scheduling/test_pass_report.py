@@ -120,7 +120,7 @@ async def test_scheduled_decision_carries_no_message_in_fields(caplog: pytest.Lo
                       Decision((TargetCluster("m1", 1),), None, None), Attempt(ScheduleType.RECONCILE, 0.0, 1), 0.01)
 
     (record,) = caplog.records
-    fields = record.__dict__["fields"]
+    fields = record.__dict__["fields"]()  # called by the JSON log format only
     assert (fields["reason"], fields["message"], fields["clusters"]) == (
         "Success", "", [{"name": "m1", "replicas": 1}])
 
